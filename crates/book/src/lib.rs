@@ -1,0 +1,1 @@
+//! stera-book (under construction).

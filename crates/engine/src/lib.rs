@@ -1,0 +1,1 @@
+//! stera-engine (under construction).

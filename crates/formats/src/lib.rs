@@ -1,0 +1,1 @@
+//! stera-formats (under construction).

@@ -1,0 +1,432 @@
+use rsshogi::board::Position as Backend;
+use rsshogi::board::movegen::{LegalAll, generate_moves};
+use rsshogi::board::MoveList;
+use rsshogi::types::{Color as BColor, Hand, HandPiece, Move32, Piece, PieceType, Square};
+
+use crate::{Color, Key, Move, RulesError, zobrist};
+
+/// The SFEN of the initial position.
+pub const STARTPOS_SFEN: &str = "lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL b - 1";
+
+/// A shogi position with its game history (for repetition and undo).
+///
+/// ```
+/// use stera_rules::Position;
+/// let mut pos = Position::startpos();
+/// assert_eq!(pos.legal_moves().len(), 30);
+/// let m = pos.parse_move("7g7f").unwrap();
+/// let predicted = pos.key_after(m);
+/// pos.do_move(m);
+/// assert_eq!(pos.key(), predicted);
+/// pos.undo_move().unwrap();
+/// assert_eq!(pos.to_sfen(), stera_rules::STARTPOS_SFEN);
+/// ```
+#[derive(Clone)]
+pub struct Position {
+    inner: Backend,
+    /// Moves played since construction, with the key before each move.
+    history: Vec<(Move32, Key)>,
+    key: Key,
+}
+
+impl std::fmt::Debug for Position {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Position({})", self.to_sfen())
+    }
+}
+
+impl Position {
+    /// The initial position (ply 1).
+    #[must_use]
+    pub fn startpos() -> Self {
+        Self::from_backend(rsshogi::board::hirate_position())
+    }
+
+    /// Parses an SFEN (`<board> <b|w> <hand|-> [<ply>]`), with or without a leading
+    /// `sfen `. Hand pieces may come in any order; [`Position::to_sfen`] prints the
+    /// canonical order. A missing ply means 1.
+    ///
+    /// # Errors
+    /// [`RulesError::Sfen`] with the reason.
+    pub fn from_sfen(text: &str) -> Result<Self, RulesError> {
+        let trimmed = text.trim();
+        let body = trimmed.strip_prefix("sfen ").unwrap_or(trimmed).trim();
+        let fields: Vec<&str> = body.split_whitespace().collect();
+        let err = |reason: String| RulesError::Sfen { sfen: text.to_owned(), reason };
+        if fields.len() < 3 {
+            return Err(err(format!("expected 4 fields (board, side, hand, ply), got {}", fields.len())));
+        }
+        if fields.len() > 4 {
+            return Err(err(format!("unexpected text after the ply: `{}`", fields[4..].join(" "))));
+        }
+        let ply = match fields.get(3) {
+            Some(p) => match p.parse::<u32>() {
+                Ok(n) if n >= 1 => n,
+                _ => return Err(err(format!("ply `{p}` is not a positive integer"))),
+            },
+            None => 1,
+        };
+        validate_board_field(fields[0]).map_err(err)?;
+        if fields[1] != "b" && fields[1] != "w" {
+            return Err(err(format!("side to move `{}` is neither `b` nor `w`", fields[1])));
+        }
+        validate_hand_field(fields[2]).map_err(err)?;
+        let normalized = format!("{} {} {} {}", fields[0], fields[1], fields[2], ply);
+        let inner = rsshogi::board::position_from_sfen(&normalized).map_err(|e| err(e.to_string()))?;
+        let pos = Self::from_backend(inner);
+        pos.validate_piece_counts().map_err(err)?;
+        Ok(pos)
+    }
+
+    /// Parses what follows `position` in a USI command (`startpos moves ...`,
+    /// `sfen ... moves ...`); a leading `position ` is accepted too. Every move is
+    /// checked for legality.
+    ///
+    /// # Errors
+    /// [`RulesError::PositionCommand`], [`RulesError::Sfen`] or
+    /// [`RulesError::IllegalMoveInSequence`] saying which move is wrong.
+    pub fn from_position_command(command: &str) -> Result<Self, RulesError> {
+        let text = command.trim();
+        let text = text.strip_prefix("position ").unwrap_or(text).trim();
+        let (base, moves) = match text.find(" moves") {
+            Some(i) if text[i + 6..].is_empty() || text[i + 6..].starts_with(' ') => {
+                (text[..i].trim(), Some(text[i + 6..].trim()))
+            }
+            _ => (text, None),
+        };
+        let mut pos = if base == "startpos" {
+            Self::startpos()
+        } else if base.starts_with("sfen ") || base.split_whitespace().count() >= 3 {
+            Self::from_sfen(base)?
+        } else {
+            return Err(RulesError::PositionCommand {
+                command: command.to_owned(),
+                reason: "expected `startpos` or `sfen <board> <side> <hand> <ply>`".to_owned(),
+            });
+        };
+        for (index, token) in moves.unwrap_or("").split_whitespace().enumerate() {
+            let mv = pos.parse_move(token).map_err(|_| RulesError::IllegalMoveInSequence {
+                index: index + 1,
+                mv: token.to_owned(),
+                sfen: pos.to_sfen(),
+            })?;
+            pos.do_move(mv);
+        }
+        Ok(pos)
+    }
+
+    fn from_backend(mut inner: Backend) -> Self {
+        inner.init_stack();
+        let mut pos = Self { inner, history: Vec::new(), key: Key(0) };
+        pos.key = pos.compute_key();
+        pos
+    }
+
+    /// SFEN with the current ply, hands in canonical order (R B G S N L P).
+    #[must_use]
+    pub fn to_sfen(&self) -> String {
+        self.inner.to_sfen(None)
+    }
+
+    /// SFEN without the ply field (what identifies a position in a book).
+    #[must_use]
+    pub fn to_sfen_without_ply(&self) -> String {
+        let s = self.to_sfen();
+        match s.rfind(' ') {
+            Some(i) => s[..i].to_owned(),
+            None => s,
+        }
+    }
+
+    /// The game ply (1 for the initial position).
+    #[must_use]
+    pub fn ply(&self) -> u32 {
+        u32::try_from(self.inner.game_ply()).unwrap_or(0)
+    }
+
+    /// The side to move.
+    #[must_use]
+    pub fn side_to_move(&self) -> Color {
+        Color::from_backend(self.inner.turn())
+    }
+
+    /// The 128-bit key of this position (board, hands, side; not ply or history).
+    #[must_use]
+    pub fn key(&self) -> Key {
+        self.key
+    }
+
+    /// Number of moves played since this position was constructed.
+    #[must_use]
+    pub fn history_len(&self) -> usize {
+        self.history.len()
+    }
+
+    /// Every legal move, including optional non-promotions, in canonical order
+    /// (ascending [`Move::raw`]). Stores keep per-move data in this order.
+    #[must_use]
+    pub fn legal_moves(&self) -> Vec<Move> {
+        let mut out = Vec::new();
+        self.legal_moves_into(&mut out);
+        out
+    }
+
+    /// [`Position::legal_moves`] into a reused buffer (cleared first).
+    pub fn legal_moves_into(&self, out: &mut Vec<Move>) {
+        let mut list = MoveList::new();
+        generate_moves::<LegalAll>(&self.inner, &mut list);
+        out.clear();
+        out.extend(list.iter().map(|m| Move::from_backend(*m)));
+        out.sort_unstable();
+    }
+
+    /// Number of legal moves (no sorting, no allocation).
+    #[must_use]
+    pub fn legal_move_count(&self) -> usize {
+        let mut list = MoveList::new();
+        generate_moves::<LegalAll>(&self.inner, &mut list);
+        list.len()
+    }
+
+    /// True if `mv` is legal here.
+    #[must_use]
+    pub fn is_legal(&self, mv: Move) -> bool {
+        let b = mv.backend();
+        // The backend's own check trusts move encodings; generating is the safe oracle
+        // for moves that come from outside (engine output, files, the network).
+        let mut list = MoveList::new();
+        generate_moves::<LegalAll>(&self.inner, &mut list);
+        list.iter().any(|m| m.raw() == b.raw())
+    }
+
+    /// Parses a USI move and checks that it is legal here.
+    ///
+    /// # Errors
+    /// [`RulesError::MoveSyntax`] or [`RulesError::IllegalMove`].
+    pub fn parse_move(&self, usi: &str) -> Result<Move, RulesError> {
+        let mv = Move::from_usi(usi)?;
+        if self.is_legal(mv) {
+            Ok(mv)
+        } else {
+            Err(RulesError::IllegalMove { mv: usi.to_owned(), sfen: self.to_sfen() })
+        }
+    }
+
+    /// Plays a legal move. The move must come from [`Position::legal_moves`] or
+    /// [`Position::parse_move`] of this position.
+    pub fn do_move(&mut self, mv: Move) {
+        debug_assert!(self.is_legal(mv), "do_move({mv}) on {}", self.to_sfen());
+        let next_key = self.key_after(mv);
+        let mv32 = self.inner.move32_from_move(mv.backend());
+        self.inner.apply_move32(mv32);
+        self.history.push((mv32, self.key));
+        self.key = next_key;
+    }
+
+    /// Takes back the last move played with [`Position::do_move`].
+    ///
+    /// # Errors
+    /// [`RulesError::NothingToUndo`] at the construction point.
+    pub fn undo_move(&mut self) -> Result<Move, RulesError> {
+        let (mv32, key) = self.history.pop().ok_or(RulesError::NothingToUndo)?;
+        self.inner.undo_move32(mv32).map_err(|_| RulesError::NothingToUndo)?;
+        self.key = key;
+        Ok(Move::from_backend(mv32.to_move()))
+    }
+
+    /// The key of the position after `mv`, computed without playing it.
+    /// `mv` must be legal here.
+    #[must_use]
+    pub fn key_after(&self, mv: Move) -> Key {
+        let m = mv.backend();
+        let us = self.inner.turn();
+        let us_i = us.to_index();
+        let to = m.to_sq().to_index();
+        let mut k = self.key.0 ^ zobrist::side();
+        if let Some(pt) = m.dropped_piece() {
+            let n = hand_count(self.inner.hand(us), pt);
+            k ^= zobrist::hand(us_i, pt_index(pt), n) ^ zobrist::hand(us_i, pt_index(pt), n.saturating_sub(1));
+            k ^= zobrist::board(us_i, pt_index(pt), to);
+            return Key(k);
+        }
+        let from = m.from_sq();
+        let moved = self.inner.piece_on(from);
+        let moved_after = if m.is_promotion() { moved.promote() } else { moved };
+        k ^= zobrist::board(us_i, pt_index(moved.piece_type()), from.to_index());
+        k ^= zobrist::board(us_i, pt_index(moved_after.piece_type()), to);
+        let captured = self.inner.piece_on(m.to_sq());
+        if !captured.is_empty() {
+            let them_i = captured.color().to_index();
+            k ^= zobrist::board(them_i, pt_index(captured.piece_type()), to);
+            let base = captured.base_piece_type();
+            let n = hand_count(self.inner.hand(us), base);
+            k ^= zobrist::hand(us_i, pt_index(base), n) ^ zobrist::hand(us_i, pt_index(base), n + 1);
+        }
+        Key(k)
+    }
+
+    /// Recomputes the key from the board and hands (the oracle for [`Position::key`]).
+    #[must_use]
+    pub fn compute_key(&self) -> Key {
+        let mut k = 0u128;
+        for sq in Square::iter() {
+            let p = self.inner.piece_on(sq);
+            if !p.is_empty() {
+                k ^= zobrist::board(p.color().to_index(), pt_index(p.piece_type()), sq.to_index());
+            }
+        }
+        for color in [BColor::BLACK, BColor::WHITE] {
+            let hand = self.inner.hand(color);
+            for hp in HandPiece::iter() {
+                let n = Hand::count_of(hand, hp) as usize;
+                if n > 0 {
+                    k ^= zobrist::hand(color.to_index(), pt_index(hp.to_piece_type()), n);
+                }
+            }
+        }
+        if self.inner.turn() == BColor::WHITE {
+            k ^= zobrist::side();
+        }
+        Key(k)
+    }
+
+    /// True if the side to move is in check.
+    #[must_use]
+    pub fn in_check(&self) -> bool {
+        self.inner.is_in_check()
+    }
+
+    /// True if the side to move has no legal move (in shogi that loses, checked or not).
+    #[must_use]
+    pub fn has_no_legal_move(&self) -> bool {
+        self.inner.is_mated()
+    }
+
+    /// True if the side to move is in check and has no legal move.
+    #[must_use]
+    pub fn is_checkmate(&self) -> bool {
+        self.in_check() && self.has_no_legal_move()
+    }
+
+    /// True if `mv` gives check.
+    #[must_use]
+    pub fn gives_check(&self, mv: Move) -> bool {
+        self.inner.gives_check_move(mv.backend())
+    }
+
+    /// The backend position (for the engine's hot paths; other crates use this API).
+    #[must_use]
+    pub fn backend(&self) -> &Backend {
+        &self.inner
+    }
+
+    pub(crate) fn backend_mut(&mut self) -> &mut Backend {
+        &mut self.inner
+    }
+
+    /// Rejects positions whose piece counts exceed the physical set (the backend
+    /// parser accepts e.g. 19 pawns; a book must never hold such a position).
+    fn validate_piece_counts(&self) -> Result<(), String> {
+        // pawn, lance, knight, silver, bishop, rook, gold, king
+        const LIMITS: [(PieceType, usize, &str); 8] = [
+            (PieceType::PAWN, 18, "pawns"),
+            (PieceType::LANCE, 4, "lances"),
+            (PieceType::KNIGHT, 4, "knights"),
+            (PieceType::SILVER, 4, "silvers"),
+            (PieceType::BISHOP, 2, "bishops"),
+            (PieceType::ROOK, 2, "rooks"),
+            (PieceType::GOLD, 4, "golds"),
+            (PieceType::KING, 2, "kings"),
+        ];
+        let mut counts = [0usize; 16];
+        let mut kings = [0usize; 2];
+        for sq in Square::iter() {
+            let p: Piece = self.inner.piece_on(sq);
+            if !p.is_empty() {
+                let base = if p.piece_type() == PieceType::KING { PieceType::KING } else { p.base_piece_type() };
+                counts[pt_index(base)] += 1;
+                if base == PieceType::KING {
+                    kings[p.color().to_index()] += 1;
+                }
+            }
+        }
+        for color in [BColor::BLACK, BColor::WHITE] {
+            let hand = self.inner.hand(color);
+            for hp in HandPiece::iter() {
+                counts[pt_index(hp.to_piece_type())] += Hand::count_of(hand, hp) as usize;
+            }
+        }
+        for (pt, limit, name) in LIMITS {
+            if counts[pt_index(pt)] > limit {
+                return Err(format!("{} {name} on board and in hand (at most {limit})", counts[pt_index(pt)]));
+            }
+        }
+        if kings != [1, 1] {
+            return Err(format!("each side needs exactly one king (black {}, white {})", kings[0], kings[1]));
+        }
+        Ok(())
+    }
+}
+
+#[inline]
+fn pt_index(pt: PieceType) -> usize {
+    usize::try_from(pt.raw()).unwrap_or(0)
+}
+
+#[inline]
+fn hand_count(hand: Hand, pt: PieceType) -> usize {
+    HandPiece::from_piece_type(pt).map_or(0, |hp| Hand::count_of(hand, hp) as usize)
+}
+
+fn validate_board_field(board: &str) -> Result<(), String> {
+    let ranks: Vec<&str> = board.split('/').collect();
+    if ranks.len() != 9 {
+        return Err(format!("board has {} ranks, expected 9", ranks.len()));
+    }
+    for (i, rank) in ranks.iter().enumerate() {
+        let mut files = 0u32;
+        let mut promoted = false;
+        for c in rank.chars() {
+            match c {
+                '1'..='9' if !promoted => files += c.to_digit(10).unwrap_or(0),
+                '+' if !promoted => promoted = true,
+                'p' | 'l' | 'n' | 's' | 'b' | 'r' | 'P' | 'L' | 'N' | 'S' | 'B' | 'R' => {
+                    files += 1;
+                    promoted = false;
+                }
+                'g' | 'k' | 'G' | 'K' if !promoted => files += 1,
+                _ => return Err(format!("rank {} has an invalid character `{c}`", i + 1)),
+            }
+        }
+        if promoted {
+            return Err(format!("rank {} ends with `+`", i + 1));
+        }
+        if files != 9 {
+            return Err(format!("rank {} covers {files} files, expected 9", i + 1));
+        }
+    }
+    Ok(())
+}
+
+fn validate_hand_field(hand: &str) -> Result<(), String> {
+    if hand == "-" {
+        return Ok(());
+    }
+    let mut digits = String::new();
+    for c in hand.chars() {
+        match c {
+            '0'..='9' => digits.push(c),
+            'p' | 'l' | 'n' | 's' | 'b' | 'r' | 'g' | 'P' | 'L' | 'N' | 'S' | 'B' | 'R' | 'G' => {
+                if digits == "0" || digits.len() > 2 {
+                    return Err(format!("hand count `{digits}{c}` is out of range"));
+                }
+                digits.clear();
+            }
+            _ => return Err(format!("hand has an invalid character `{c}`")),
+        }
+    }
+    if !digits.is_empty() {
+        return Err(format!("hand ends with a count `{digits}` and no piece"));
+    }
+    Ok(())
+}

@@ -1,0 +1,51 @@
+//! Score units shared by the engine, the book and the export (YaneuraOu conventions).
+//!
+//! Values are centipawns from the point of view of the side to move. Mate in `n`
+//! plies is `MATE - n`; being mated in `n` plies is `-(MATE - n)`.
+
+/// The score of delivering mate now.
+pub const MATE: i32 = 32_000;
+/// Larger than every real score.
+pub const INFINITE: i32 = 32_001;
+/// "No value".
+pub const NONE: i32 = 32_002;
+/// Scores at or beyond this magnitude are mate scores.
+pub const MATE_IN_MAX_PLY: i32 = MATE - 1_000;
+/// A draw.
+pub const DRAW: i32 = 0;
+
+/// Mate delivered in `ply` plies.
+///
+/// ```
+/// assert_eq!(stera_rules::value::mate_in(3), 31_997);
+/// ```
+#[must_use]
+pub const fn mate_in(ply: i32) -> i32 {
+    MATE - ply
+}
+
+/// Mated in `ply` plies.
+#[must_use]
+pub const fn mated_in(ply: i32) -> i32 {
+    -MATE + ply
+}
+
+/// True for a mate score of either sign.
+#[must_use]
+pub const fn is_mate(v: i32) -> bool {
+    v >= MATE_IN_MAX_PLY || v <= -MATE_IN_MAX_PLY
+}
+
+/// Clamps to the book range `-MATE..=MATE` and converts to `i16`.
+#[must_use]
+#[allow(clippy::cast_possible_truncation)]
+pub const fn clamp_to_i16(v: i32) -> i16 {
+    let c = if v > MATE {
+        MATE
+    } else if v < -MATE {
+        -MATE
+    } else {
+        v
+    };
+    c as i16
+}
