@@ -1,1 +1,5 @@
-//! stera-engine (under construction).
+//! Evaluators: the means by which a worker gives a value to every legal move.
+
+mod evaluator;
+
+pub use evaluator::{EvalError, Evaluation, Evaluator, Limits, MoveValue};

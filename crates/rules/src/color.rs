@@ -25,6 +25,10 @@ impl Color {
     }
 
     pub(crate) fn from_backend(c: rsshogi::types::Color) -> Self {
-        if c == rsshogi::types::Color::BLACK { Self::Black } else { Self::White }
+        if c == rsshogi::types::Color::BLACK {
+            Self::Black
+        } else {
+            Self::White
+        }
     }
 }

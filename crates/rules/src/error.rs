@@ -10,7 +10,11 @@ pub enum RulesError {
     #[error("illegal move `{mv}` in position `{sfen}`")]
     IllegalMove { mv: String, sfen: String },
     #[error("move {index} (`{mv}`) of the position command is not legal in `{sfen}`")]
-    IllegalMoveInSequence { index: usize, mv: String, sfen: String },
+    IllegalMoveInSequence {
+        index: usize,
+        mv: String,
+        sfen: String,
+    },
     #[error("malformed position command `{command}`: {reason}")]
     PositionCommand { command: String, reason: String },
     #[error("no move to undo")]

@@ -17,8 +17,8 @@ mod moves;
 mod perft;
 mod position;
 mod repetition;
-mod zobrist;
 pub mod value;
+mod zobrist;
 
 pub use color::Color;
 pub use error::RulesError;

@@ -32,7 +32,9 @@ impl Move {
         let m = rsshogi::types::Move::from_raw(raw);
         // A round trip through USI text rejects encodings that name no square.
         let usi = m.to_usi();
-        rsshogi::types::Move::from_usi(&usi).filter(|back| back.raw() == raw).map(|_| Self(raw))
+        rsshogi::types::Move::from_usi(&usi)
+            .filter(|back| back.raw() == raw)
+            .map(|_| Self(raw))
     }
 
     /// Parses USI text (`7g7f`, `8h2b+`, `P*5e`) without looking at a position.

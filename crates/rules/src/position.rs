@@ -1,6 +1,6 @@
+use rsshogi::board::MoveList;
 use rsshogi::board::Position as Backend;
 use rsshogi::board::movegen::{LegalAll, generate_moves};
-use rsshogi::board::MoveList;
 use rsshogi::types::{Color as BColor, Hand, HandPiece, Move32, Piece, PieceType, Square};
 
 use crate::{Color, Key, Move, RulesError, zobrist};
@@ -52,12 +52,21 @@ impl Position {
         let trimmed = text.trim();
         let body = trimmed.strip_prefix("sfen ").unwrap_or(trimmed).trim();
         let fields: Vec<&str> = body.split_whitespace().collect();
-        let err = |reason: String| RulesError::Sfen { sfen: text.to_owned(), reason };
+        let err = |reason: String| RulesError::Sfen {
+            sfen: text.to_owned(),
+            reason,
+        };
         if fields.len() < 3 {
-            return Err(err(format!("expected 4 fields (board, side, hand, ply), got {}", fields.len())));
+            return Err(err(format!(
+                "expected 4 fields (board, side, hand, ply), got {}",
+                fields.len()
+            )));
         }
         if fields.len() > 4 {
-            return Err(err(format!("unexpected text after the ply: `{}`", fields[4..].join(" "))));
+            return Err(err(format!(
+                "unexpected text after the ply: `{}`",
+                fields[4..].join(" ")
+            )));
         }
         let ply = match fields.get(3) {
             Some(p) => match p.parse::<u32>() {
@@ -68,11 +77,15 @@ impl Position {
         };
         validate_board_field(fields[0]).map_err(err)?;
         if fields[1] != "b" && fields[1] != "w" {
-            return Err(err(format!("side to move `{}` is neither `b` nor `w`", fields[1])));
+            return Err(err(format!(
+                "side to move `{}` is neither `b` nor `w`",
+                fields[1]
+            )));
         }
         validate_hand_field(fields[2]).map_err(err)?;
         let normalized = format!("{} {} {} {}", fields[0], fields[1], fields[2], ply);
-        let inner = rsshogi::board::position_from_sfen(&normalized).map_err(|e| err(e.to_string()))?;
+        let inner =
+            rsshogi::board::position_from_sfen(&normalized).map_err(|e| err(e.to_string()))?;
         let pos = Self::from_backend(inner);
         pos.validate_piece_counts().map_err(err)?;
         Ok(pos)
@@ -105,11 +118,13 @@ impl Position {
             });
         };
         for (index, token) in moves.unwrap_or("").split_whitespace().enumerate() {
-            let mv = pos.parse_move(token).map_err(|_| RulesError::IllegalMoveInSequence {
-                index: index + 1,
-                mv: token.to_owned(),
-                sfen: pos.to_sfen(),
-            })?;
+            let mv = pos
+                .parse_move(token)
+                .map_err(|_| RulesError::IllegalMoveInSequence {
+                    index: index + 1,
+                    mv: token.to_owned(),
+                    sfen: pos.to_sfen(),
+                })?;
             pos.do_move(mv);
         }
         Ok(pos)
@@ -117,7 +132,11 @@ impl Position {
 
     fn from_backend(mut inner: Backend) -> Self {
         inner.init_stack();
-        let mut pos = Self { inner, history: Vec::new(), key: Key(0) };
+        let mut pos = Self {
+            inner,
+            history: Vec::new(),
+            key: Key(0),
+        };
         pos.key = pos.compute_key();
         pos
     }
@@ -208,7 +227,10 @@ impl Position {
         if self.is_legal(mv) {
             Ok(mv)
         } else {
-            Err(RulesError::IllegalMove { mv: usi.to_owned(), sfen: self.to_sfen() })
+            Err(RulesError::IllegalMove {
+                mv: usi.to_owned(),
+                sfen: self.to_sfen(),
+            })
         }
     }
 
@@ -229,7 +251,9 @@ impl Position {
     /// [`RulesError::NothingToUndo`] at the construction point.
     pub fn undo_move(&mut self) -> Result<Move, RulesError> {
         let (mv32, key) = self.history.pop().ok_or(RulesError::NothingToUndo)?;
-        self.inner.undo_move32(mv32).map_err(|_| RulesError::NothingToUndo)?;
+        self.inner
+            .undo_move32(mv32)
+            .map_err(|_| RulesError::NothingToUndo)?;
         self.key = key;
         Ok(Move::from_backend(mv32.to_move()))
     }
@@ -245,13 +269,18 @@ impl Position {
         let mut k = self.key.0 ^ zobrist::side();
         if let Some(pt) = m.dropped_piece() {
             let n = hand_count(self.inner.hand(us), pt);
-            k ^= zobrist::hand(us_i, pt_index(pt), n) ^ zobrist::hand(us_i, pt_index(pt), n.saturating_sub(1));
+            k ^= zobrist::hand(us_i, pt_index(pt), n)
+                ^ zobrist::hand(us_i, pt_index(pt), n.saturating_sub(1));
             k ^= zobrist::board(us_i, pt_index(pt), to);
             return Key(k);
         }
         let from = m.from_sq();
         let moved = self.inner.piece_on(from);
-        let moved_after = if m.is_promotion() { moved.promote() } else { moved };
+        let moved_after = if m.is_promotion() {
+            moved.promote()
+        } else {
+            moved
+        };
         k ^= zobrist::board(us_i, pt_index(moved.piece_type()), from.to_index());
         k ^= zobrist::board(us_i, pt_index(moved_after.piece_type()), to);
         let captured = self.inner.piece_on(m.to_sq());
@@ -260,7 +289,8 @@ impl Position {
             k ^= zobrist::board(them_i, pt_index(captured.piece_type()), to);
             let base = captured.base_piece_type();
             let n = hand_count(self.inner.hand(us), base);
-            k ^= zobrist::hand(us_i, pt_index(base), n) ^ zobrist::hand(us_i, pt_index(base), n + 1);
+            k ^=
+                zobrist::hand(us_i, pt_index(base), n) ^ zobrist::hand(us_i, pt_index(base), n + 1);
         }
         Key(k)
     }
@@ -272,7 +302,11 @@ impl Position {
         for sq in Square::iter() {
             let p = self.inner.piece_on(sq);
             if !p.is_empty() {
-                k ^= zobrist::board(p.color().to_index(), pt_index(p.piece_type()), sq.to_index());
+                k ^= zobrist::board(
+                    p.color().to_index(),
+                    pt_index(p.piece_type()),
+                    sq.to_index(),
+                );
             }
         }
         for color in [BColor::BLACK, BColor::WHITE] {
@@ -343,7 +377,11 @@ impl Position {
         for sq in Square::iter() {
             let p: Piece = self.inner.piece_on(sq);
             if !p.is_empty() {
-                let base = if p.piece_type() == PieceType::KING { PieceType::KING } else { p.base_piece_type() };
+                let base = if p.piece_type() == PieceType::KING {
+                    PieceType::KING
+                } else {
+                    p.base_piece_type()
+                };
                 counts[pt_index(base)] += 1;
                 if base == PieceType::KING {
                     kings[p.color().to_index()] += 1;
@@ -358,11 +396,17 @@ impl Position {
         }
         for (pt, limit, name) in LIMITS {
             if counts[pt_index(pt)] > limit {
-                return Err(format!("{} {name} on board and in hand (at most {limit})", counts[pt_index(pt)]));
+                return Err(format!(
+                    "{} {name} on board and in hand (at most {limit})",
+                    counts[pt_index(pt)]
+                ));
             }
         }
         if kings != [1, 1] {
-            return Err(format!("each side needs exactly one king (black {}, white {})", kings[0], kings[1]));
+            return Err(format!(
+                "each side needs exactly one king (black {}, white {})",
+                kings[0], kings[1]
+            ));
         }
         Ok(())
     }
