@@ -8,7 +8,7 @@
 //! ```
 //! use stera_rules::Position;
 //! let pos = Position::from_position_command("startpos moves 7g7f 3c3d").unwrap();
-//! assert_eq!(pos.to_sfen(), "lnsgkgsnl/1r5b1/pp1pppppp/2p6/9/2P6/PP1PPPPPP/1B5R1/LNSGKGSNL b - 3");
+//! assert_eq!(pos.to_sfen(), "lnsgkgsnl/1r5b1/pppppp1pp/6p2/9/2P6/PP1PPPPPP/1B5R1/LNSGKGSNL b - 3");
 //! ```
 
 mod color;

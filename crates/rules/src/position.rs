@@ -160,7 +160,7 @@ impl Position {
     /// The game ply (1 for the initial position).
     #[must_use]
     pub fn ply(&self) -> u32 {
-        u32::try_from(self.inner.game_ply()).unwrap_or(0)
+        u32::from(self.inner.game_ply())
     }
 
     /// The side to move.

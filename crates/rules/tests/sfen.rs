@@ -1,0 +1,145 @@
+//! SFEN and position-command parsing, printing and error reporting.
+
+mod common;
+
+use stera_rules::{Position, RulesError};
+
+#[test]
+fn round_trip_over_random_games() {
+    for pos in common::random_positions(3, 500, 200) {
+        let sfen = pos.to_sfen();
+        let back = Position::from_sfen(&sfen).unwrap();
+        assert_eq!(back.to_sfen(), sfen);
+        assert_eq!(back.key(), pos.key());
+        assert_eq!(back.legal_moves(), pos.legal_moves());
+        let with_prefix = Position::from_sfen(&format!("sfen {sfen}")).unwrap();
+        assert_eq!(with_prefix.to_sfen(), sfen);
+    }
+}
+
+#[test]
+fn any_hand_order_prints_canonically() {
+    let scrambled = Position::from_sfen("4k4/9/9/9/9/9/9/9/4K4 b 2PpSRgN3LbB 1").unwrap();
+    assert_eq!(scrambled.to_sfen(), "4k4/9/9/9/9/9/9/9/4K4 b RBSN3L2Pbgp 1");
+}
+
+#[test]
+fn missing_ply_defaults_to_one() {
+    let pos = Position::from_sfen("4k4/9/9/9/9/9/9/9/4K4 b -").unwrap();
+    assert_eq!(pos.ply(), 1);
+}
+
+#[test]
+fn position_commands() {
+    let a = Position::from_position_command("position startpos moves 7g7f 3c3d").unwrap();
+    let b = Position::from_position_command("startpos moves 7g7f 3c3d").unwrap();
+    let c = Position::from_position_command(
+        "sfen lnsgkgsnl/1r5b1/ppppppppp/9/9/2P6/PP1PPPPPP/1B5R1/LNSGKGSNL w - 2 moves 3c3d",
+    )
+    .unwrap();
+    assert_eq!(a.to_sfen(), b.to_sfen());
+    assert_eq!(a.to_sfen(), c.to_sfen());
+    assert_eq!(a.ply(), 3);
+    assert_eq!(
+        Position::from_position_command("startpos")
+            .unwrap()
+            .to_sfen(),
+        stera_rules::STARTPOS_SFEN
+    );
+    assert_eq!(
+        Position::from_position_command("startpos moves")
+            .unwrap()
+            .ply(),
+        1
+    );
+}
+
+#[test]
+fn malformed_sfens_say_what_is_wrong() {
+    let cases = [
+        (
+            "lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1 b - 1",
+            "ranks",
+        ),
+        (
+            "lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSN b - 1",
+            "files",
+        ),
+        (
+            "lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL x - 1",
+            "side",
+        ),
+        (
+            "lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL b Q 1",
+            "invalid character",
+        ),
+        (
+            "lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL b - 0",
+            "ply",
+        ),
+        (
+            "lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL b - x",
+            "ply",
+        ),
+        (
+            "lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL b P 1",
+            "pawns",
+        ),
+        (
+            "lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSG1GSNL b - 1",
+            "king",
+        ),
+        (
+            "lnsgkgsnl/1r5b1/ppppp+kppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL b - 1",
+            "invalid character",
+        ),
+        ("lnsgkgsnl b", "fields"),
+        ("", "fields"),
+    ];
+    for (sfen, needle) in cases {
+        match Position::from_sfen(sfen) {
+            Err(RulesError::Sfen { reason, .. }) => {
+                assert!(
+                    reason.contains(needle),
+                    "`{sfen}`: reason `{reason}` lacks `{needle}`"
+                );
+            }
+            other => panic!("`{sfen}` gave {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn illegal_moves_in_commands_are_located() {
+    let err = Position::from_position_command("startpos moves 7g7f 3c3d 7g7f").unwrap_err();
+    assert!(
+        matches!(err, RulesError::IllegalMoveInSequence { index: 3, .. }),
+        "{err:?}"
+    );
+    let err = Position::from_position_command("startpos moves 7g7x").unwrap_err();
+    assert!(
+        matches!(err, RulesError::IllegalMoveInSequence { index: 1, .. }),
+        "{err:?}"
+    );
+    assert!(Position::from_position_command("nonsense").is_err());
+}
+
+#[test]
+fn usi_moves_parse_and_print() {
+    let pos = Position::startpos();
+    for mv in pos.legal_moves() {
+        let text = mv.to_string();
+        assert_eq!(pos.parse_move(&text).unwrap(), mv);
+        assert_eq!(stera_rules::Move::from_raw(mv.raw()), Some(mv));
+    }
+    for bad in ["", "7g", "7g7f++", "0a1b", "P*", "K*5e", "7g7f "] {
+        assert!(
+            stera_rules::Move::from_usi(bad).is_err(),
+            "`{bad}` accepted"
+        );
+    }
+    assert!(matches!(
+        pos.parse_move("7g7e"),
+        Err(RulesError::IllegalMove { .. })
+    ));
+}

@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# The full check: formatting, lints, and every test (real engines and the cshogi
+# oracle are required, so a missing install fails instead of skipping).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+export STERA_REQUIRE_ENGINES=1
+export STERA_REQUIRE_ORACLE=1
+export PATH="$PATH:/usr/games"
+
+cargo fmt --all -- --check
+cargo clippy --workspace --all-targets --locked -- -D warnings
+cargo test --workspace --locked
