@@ -1,1 +1,5 @@
-//! stera-formats (under construction).
+//! File formats of the book generator: YaneuraOu DB2016 books ([`db2016`]) and game
+//! records ([`kifu`]).
+
+pub mod db2016;
+mod lines;

@@ -1,0 +1,281 @@
+//! The ordered DB2016 writer and the atomic file it writes through.
+
+use std::fmt::Write as _;
+use std::fs::File;
+use std::io::{self, BufWriter, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+
+use tempfile::NamedTempFile;
+
+use super::entry::{clamp_value, sort_moves_best_first};
+use super::error::io_error;
+use super::{BookEntry, FormatError, HEADER};
+
+/// How the writer orders the moves of an entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum MoveOrder {
+    /// Best first like the reference writer: count, then value, descending (stable).
+    #[default]
+    BestFirst,
+    /// The caller's order is final (the tera-shock export orders by its own search).
+    AsGiven,
+}
+
+/// Options shared by both writers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct WriteOptions {
+    /// How moves inside an entry are ordered.
+    pub move_order: MoveOrder,
+}
+
+/// What a finished writer did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct WriteSummary {
+    /// Entries in the written book (the `# NOE:` number).
+    pub entries_written: u64,
+    /// Move lines in the written book.
+    pub moves_written: u64,
+    /// Input entries merged into an earlier entry of the same SFEN.
+    pub duplicates_merged: u64,
+    /// Input entries dropped because the same position came with a smaller ply.
+    pub ply_duplicates_dropped: u64,
+    /// Sorted runs spilled to disk (sorting writer only; 0 means it sorted in memory).
+    pub runs_spilled: u64,
+}
+
+/// Width reserved for the entry count so the `# NOE:` line can be filled in after the
+/// body is written (u64 has at most 20 digits); readers trim the padding blanks.
+const NOE_WIDTH: usize = 20;
+
+/// A file written under a temporary name in the target's directory and renamed over
+/// the target only after everything is written and synced. Dropping it unfinished
+/// deletes the temporary file, so no partial book is ever visible under the final name.
+pub(crate) struct AtomicFile {
+    out: BufWriter<NamedTempFile>,
+    final_path: PathBuf,
+}
+
+impl AtomicFile {
+    pub(crate) fn create(final_path: &Path) -> Result<Self, FormatError> {
+        let dir = parent_dir(final_path);
+        let name = final_path
+            .file_name()
+            .map_or_else(|| "book".into(), |n| n.to_string_lossy().into_owned());
+        let temp = tempfile::Builder::new()
+            .prefix(&format!(".{name}."))
+            .suffix(".tmp")
+            .tempfile_in(dir)
+            .map_err(io_error(
+                "cannot create a temporary file next to",
+                final_path,
+            ))?;
+        Ok(Self {
+            out: BufWriter::with_capacity(1 << 20, temp),
+            final_path: final_path.to_path_buf(),
+        })
+    }
+
+    pub(crate) fn write_all(&mut self, bytes: &[u8]) -> Result<(), FormatError> {
+        self.out.write_all(bytes).map_err(io_error(
+            "cannot write the temporary file for",
+            &self.final_path,
+        ))
+    }
+
+    /// Overwrites bytes at `offset` (already written) and renames the file into place.
+    pub(crate) fn commit(self, patch: Option<(u64, &[u8])>) -> Result<(), FormatError> {
+        let final_path = self.final_path;
+        let failed = |action| io_error(action, &final_path);
+        let mut temp = self
+            .out
+            .into_inner()
+            .map_err(|e| failed("cannot write the temporary file for")(e.into_error()))?;
+        if let Some((offset, bytes)) = patch {
+            let file = temp.as_file_mut();
+            file.seek(SeekFrom::Start(offset))
+                .and_then(|_| file.write_all(bytes))
+                .map_err(failed("cannot write the temporary file for"))?;
+        }
+        temp.as_file()
+            .sync_all()
+            .map_err(failed("cannot sync the temporary file for"))?;
+        temp.persist(&final_path)
+            .map_err(|e| failed("cannot rename the temporary file to")(e.error))?;
+        sync_dir(parent_dir(&final_path)).map_err(failed("cannot sync the directory of"))
+    }
+}
+
+fn parent_dir(path: &Path) -> &Path {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    }
+}
+
+/// Makes the rename durable. Some file systems cannot sync a directory; that is not
+/// an error worth losing a finished book over.
+fn sync_dir(dir: &Path) -> io::Result<()> {
+    match File::open(dir).and_then(|d| d.sync_all()) {
+        Err(e)
+            if matches!(
+                e.kind(),
+                io::ErrorKind::InvalidInput | io::ErrorKind::Unsupported
+            ) =>
+        {
+            Ok(())
+        }
+        other => other,
+    }
+}
+
+/// Writes a DB2016 book from entries given in ascending SFEN byte order (the text after
+/// `sfen `, ply included); an entry out of order is rejected with
+/// [`FormatError::OutOfOrder`] and the writer stays usable.
+///
+/// Entries with the same SFEN are merged ([`BookEntry::merge`]); of entries that differ
+/// only in ply the one with the smallest ply is kept. Output: header, `# NOE:<n>`
+/// (padded with blanks to a fixed width so it can be filled in at the end), CRLF line
+/// endings. The book appears under its name only when [`OrderedWriter::finish`]
+/// succeeds; dropping the writer leaves any previous file untouched.
+///
+/// ```
+/// use stera_formats::db2016::{BookEntry, BookMove, OrderedWriter, WriteOptions};
+/// let dir = tempfile::tempdir().unwrap();
+/// let path = dir.path().join("book.db");
+/// let mut writer = OrderedWriter::create(&path, WriteOptions::default()).unwrap();
+/// let mut entry = BookEntry::from_sfen("4k4/9/9/9/9/9/9/9/4K4 b G 1").unwrap();
+/// entry.push_move(BookMove::new("G*5b".parse().unwrap()));
+/// writer.write_entry(entry).unwrap();
+/// assert_eq!(writer.finish().unwrap().entries_written, 1);
+/// let text = std::fs::read_to_string(&path).unwrap();
+/// assert!(text.ends_with("sfen 4k4/9/9/9/9/9/9/9/4K4 b G 1\r\nG*5b none 0 0 1\r\n"));
+/// ```
+pub struct OrderedWriter {
+    file: AtomicFile,
+    options: WriteOptions,
+    noe_offset: u64,
+    last_input: Option<String>,
+    pending: Option<BookEntry>,
+    summary: WriteSummary,
+    text: String,
+}
+
+impl OrderedWriter {
+    /// Starts a book that will be renamed to `path` by [`OrderedWriter::finish`].
+    ///
+    /// # Errors
+    /// [`FormatError::Io`] when the temporary file cannot be created or written.
+    pub fn create(path: impl AsRef<Path>, options: WriteOptions) -> Result<Self, FormatError> {
+        let mut file = AtomicFile::create(path.as_ref())?;
+        let head = format!("{HEADER}\r\n");
+        file.write_all(head.as_bytes())?;
+        file.write_all(noe_line(0).as_bytes())?;
+        Ok(Self {
+            file,
+            options,
+            noe_offset: head.len() as u64,
+            last_input: None,
+            pending: None,
+            summary: WriteSummary::default(),
+            text: String::new(),
+        })
+    }
+
+    /// Adds an entry.
+    ///
+    /// # Errors
+    /// [`FormatError::OutOfOrder`] (nothing written; the writer stays usable) or
+    /// [`FormatError::Io`].
+    pub fn write_entry(&mut self, entry: BookEntry) -> Result<(), FormatError> {
+        match &mut self.last_input {
+            Some(last) if entry.sfen() < last.as_str() => {
+                return Err(FormatError::OutOfOrder {
+                    previous: last.clone(),
+                    next: entry.sfen().to_owned(),
+                });
+            }
+            Some(last) => {
+                last.clear();
+                last.push_str(entry.sfen());
+            }
+            None => self.last_input = Some(entry.sfen().to_owned()),
+        }
+        let Some(pending) = &mut self.pending else {
+            self.pending = Some(entry);
+            return Ok(());
+        };
+        if pending.sfen() == entry.sfen() {
+            pending.merge(entry);
+            self.summary.duplicates_merged += 1;
+        } else if pending.sfen_without_ply() == entry.sfen_without_ply() {
+            // Sorted input keeps all plies of a position together ("... 10" sorts
+            // before "... 2"), so the smallest ply is found within the group.
+            self.summary.ply_duplicates_dropped += 1;
+            if entry.ply() < pending.ply() {
+                *pending = entry;
+            }
+        } else if let Some(done) = self.pending.replace(entry) {
+            self.emit(done)?;
+        }
+        Ok(())
+    }
+
+    fn emit(&mut self, mut entry: BookEntry) -> Result<(), FormatError> {
+        if self.options.move_order == MoveOrder::BestFirst {
+            sort_moves_best_first(&mut entry.moves);
+        }
+        self.text.clear();
+        self.text.push_str("sfen ");
+        self.text.push_str(entry.sfen());
+        self.text.push_str("\r\n");
+        for m in &entry.moves {
+            // Writing to a String cannot fail.
+            let _ = write!(self.text, "{} ", m.mv);
+            match m.ponder {
+                Some(p) => {
+                    let _ = write!(self.text, "{p}");
+                }
+                None => self.text.push_str("none"),
+            }
+            let _ = write!(
+                self.text,
+                " {} {} {}\r\n",
+                clamp_value(i64::from(m.value)),
+                m.depth,
+                m.count
+            );
+        }
+        self.file.write_all(self.text.as_bytes())?;
+        self.summary.entries_written += 1;
+        self.summary.moves_written += entry.moves.len() as u64;
+        Ok(())
+    }
+
+    /// Entries accepted so far that are already written or pending.
+    #[must_use]
+    pub fn summary(&self) -> &WriteSummary {
+        &self.summary
+    }
+
+    pub(crate) fn summary_mut(&mut self) -> &mut WriteSummary {
+        &mut self.summary
+    }
+
+    /// Writes the last entry, fills in the entry count, syncs and renames the book
+    /// into place.
+    ///
+    /// # Errors
+    /// [`FormatError::Io`]; the target path is then left as it was.
+    pub fn finish(mut self) -> Result<WriteSummary, FormatError> {
+        if let Some(done) = self.pending.take() {
+            self.emit(done)?;
+        }
+        let noe = noe_line(self.summary.entries_written);
+        self.file.commit(Some((self.noe_offset, noe.as_bytes())))?;
+        Ok(self.summary)
+    }
+}
+
+fn noe_line(entries: u64) -> String {
+    format!("# NOE:{entries:<NOE_WIDTH$}\r\n")
+}

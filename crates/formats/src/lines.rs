@@ -1,0 +1,141 @@
+//! Line splitting that accepts CR, LF and CRLF endings without loading the input.
+
+use std::io::{self, BufRead};
+
+/// Reads lines ending in `\n`, `\r\n` or a lone `\r` from a [`BufRead`], keeping a
+/// 1-based line counter. `BufRead::read_line` only knows `\n`, and books written on
+/// old Macs end lines with `\r`.
+pub(crate) struct LineSplitter<R> {
+    inner: R,
+    /// The previous line ended in `\r`; a `\n` right after it belongs to that ending.
+    skip_lf: bool,
+    line: u64,
+}
+
+impl<R: BufRead> LineSplitter<R> {
+    pub(crate) fn new(inner: R) -> Self {
+        Self {
+            inner,
+            skip_lf: false,
+            line: 0,
+        }
+    }
+
+    /// The number of the line last returned (0 before the first).
+    pub(crate) fn line(&self) -> u64 {
+        self.line
+    }
+
+    /// Reads the next line (without its ending) into `buf`; `false` at end of input.
+    pub(crate) fn next_line(&mut self, buf: &mut Vec<u8>) -> io::Result<bool> {
+        buf.clear();
+        let mut started = false;
+        loop {
+            let available = match self.inner.fill_buf() {
+                Ok(bytes) => bytes,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            };
+            if available.is_empty() {
+                if started {
+                    self.line += 1;
+                }
+                return Ok(started);
+            }
+            if self.skip_lf {
+                self.skip_lf = false;
+                if available[0] == b'\n' {
+                    self.inner.consume(1);
+                    continue;
+                }
+            }
+            started = true;
+            match available.iter().position(|&b| b == b'\n' || b == b'\r') {
+                Some(i) => {
+                    buf.extend_from_slice(&available[..i]);
+                    self.skip_lf = available[i] == b'\r';
+                    self.inner.consume(i + 1);
+                    self.line += 1;
+                    return Ok(true);
+                }
+                None => {
+                    let n = available.len();
+                    buf.extend_from_slice(available);
+                    self.inner.consume(n);
+                }
+            }
+        }
+    }
+}
+
+/// Splits decoded text into lines on CR, LF or CRLF (for whole-file formats).
+pub(crate) fn split_lines(text: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let bytes = text.as_bytes();
+    let mut start = 0;
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'\n' => {
+                out.push(&text[start..i]);
+                start = i + 1;
+            }
+            b'\r' => {
+                out.push(&text[start..i]);
+                if bytes.get(i + 1) == Some(&b'\n') {
+                    i += 1;
+                }
+                start = i + 1;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    if start < bytes.len() {
+        out.push(&text[start..]);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn collect(input: &[u8], capacity: usize) -> Vec<(u64, String)> {
+        let reader = io::BufReader::with_capacity(capacity, input);
+        let mut splitter = LineSplitter::new(reader);
+        let mut buf = Vec::new();
+        let mut out = Vec::new();
+        while splitter.next_line(&mut buf).unwrap() {
+            out.push((splitter.line(), String::from_utf8(buf.clone()).unwrap()));
+        }
+        out
+    }
+
+    #[test]
+    fn mixed_endings_count_one_line_each() {
+        let input = b"a\r\nb\rc\nd\r\r\ne";
+        let expected: Vec<(u64, String)> = vec![
+            (1, "a".into()),
+            (2, "b".into()),
+            (3, "c".into()),
+            (4, "d".into()),
+            (5, String::new()),
+            (6, "e".into()),
+        ];
+        // A one-byte buffer splits every CRLF across two fills.
+        for capacity in [1, 2, 3, 64] {
+            assert_eq!(collect(input, capacity), expected, "capacity {capacity}");
+        }
+        let text = std::str::from_utf8(input).unwrap();
+        let split: Vec<&str> = split_lines(text);
+        assert_eq!(split, ["a", "b", "c", "d", "", "e"]);
+    }
+
+    #[test]
+    fn trailing_newline_makes_no_extra_line() {
+        assert_eq!(collect(b"x\r\n", 1), vec![(1, "x".to_owned())]);
+        assert!(collect(b"", 8).is_empty());
+        assert_eq!(split_lines("x\r\n"), ["x"]);
+    }
+}
