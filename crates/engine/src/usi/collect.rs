@@ -1,0 +1,163 @@
+//! Turning the `info` lines of a search into values per move.
+
+use stera_rules::Move;
+
+use super::info::Info;
+use super::score::ScoreConversion;
+use crate::MoveValue;
+
+/// The values found so far for the legal moves of one position.
+///
+/// A MultiPV search prints each move many times (one line per iteration); the last
+/// exact score is the deepest complete one, so it replaces earlier ones. Bounds
+/// (`lowerbound`/`upperbound`) come from failed aspiration windows and are skipped.
+#[derive(Debug, Clone)]
+pub(crate) struct MoveScores {
+    /// Canonical order, as [`stera_rules::Position::legal_moves`] gives it.
+    legal: Vec<Move>,
+    /// `(value, depth)` per legal move, from the mover's point of view.
+    values: Vec<Option<(i32, u32)>>,
+}
+
+impl MoveScores {
+    pub(crate) fn new(legal: Vec<Move>) -> Self {
+        let values = vec![None; legal.len()];
+        Self { legal, values }
+    }
+
+    /// Takes the score of a complete line for its first move. Lines for moves that
+    /// are not legal here (`resign`, `pass`, another notation) are ignored: the
+    /// missing move is searched separately anyway.
+    pub(crate) fn record(&mut self, info: &Info, scores: &ScoreConversion) {
+        let (Some(score), Some(first)) = (info.exact_score(), info.first_pv_move.as_deref()) else {
+            return;
+        };
+        let Ok(mv) = Move::from_usi(first) else {
+            return;
+        };
+        if let Ok(index) = self.legal.binary_search(&mv) {
+            self.values[index] = Some((scores.to_value(score), info.depth.unwrap_or(0)));
+        }
+    }
+
+    /// Sets the value of a legal move (found by searching its child position).
+    pub(crate) fn set(&mut self, mv: Move, value: i32, depth: u32) {
+        if let Ok(index) = self.legal.binary_search(&mv) {
+            self.values[index] = Some((value, depth));
+        }
+    }
+
+    /// The legal moves without a value yet, in canonical order.
+    pub(crate) fn missing(&self) -> Vec<Move> {
+        self.legal
+            .iter()
+            .zip(&self.values)
+            .filter(|(_, v)| v.is_none())
+            .map(|(mv, _)| *mv)
+            .collect()
+    }
+
+    /// The deepest depth of any value so far (at least 1).
+    pub(crate) fn max_depth(&self) -> u32 {
+        self.values
+            .iter()
+            .flatten()
+            .map(|&(_, d)| d)
+            .max()
+            .unwrap_or(0)
+            .max(1)
+    }
+
+    /// The moves that have a value, in canonical order.
+    pub(crate) fn into_move_values(self) -> Vec<MoveValue> {
+        self.legal
+            .into_iter()
+            .zip(self.values)
+            .filter_map(|(mv, v)| v.map(|(value, depth)| MoveValue { mv, value, depth }))
+            .collect()
+    }
+}
+
+/// The value of the searched position for its side to move: the last exact score of
+/// the principal line, with its depth.
+pub(crate) fn principal_value(scored: &[Info], scores: &ScoreConversion) -> Option<(i32, u32)> {
+    scored.iter().rev().find_map(|info| {
+        let score = info.exact_score().filter(|_| info.is_principal())?;
+        Some((scores.to_value(score), info.depth.unwrap_or(0)))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use stera_rules::Position;
+
+    use super::*;
+
+    fn infos(lines: &[&str]) -> Vec<Info> {
+        lines.iter().filter_map(|l| Info::parse(l)).collect()
+    }
+
+    fn value_of(values: &[MoveValue], usi: &str) -> Option<(i32, u32)> {
+        values
+            .iter()
+            .find(|m| m.mv.to_string() == usi)
+            .map(|m| (m.value, m.depth))
+    }
+
+    #[test]
+    fn last_complete_score_per_move_wins_and_bounds_are_ignored() {
+        let mut scores = MoveScores::new(Position::startpos().legal_moves());
+        let lines = infos(&[
+            "info depth 1 multipv 1 score cp 96 pv 7g7f",
+            "info depth 1 multipv 2 score cp 33 pv 2g2f",
+            "info depth 2 multipv 1 score cp 120 pv 7g7f 3c3d",
+            "info depth 2 multipv 2 score cp 40 pv 2g2f",
+            // A failed aspiration window at depth 3: not a value.
+            "info depth 3 multipv 1 score cp 500 lowerbound pv 7g7f",
+            "info depth 3 multipv 2 score cp -900 upperbound pv 2g2f",
+            // The move order of MultiPV lines changes between iterations.
+            "info depth 3 multipv 1 score cp 80 pv 2g2f 8c8d",
+            "info depth 3 multipv 2 score mate -5 pv 7g7f",
+            "info depth 4 multipv 1 score cp 999 pv resign",
+            "info depth 4 multipv 2 score cp 999 pv 7g7e",
+        ]);
+        let conversion = ScoreConversion::default();
+        for info in &lines {
+            scores.record(info, &conversion);
+        }
+        assert_eq!(scores.missing().len(), 28);
+        let values = scores.into_move_values();
+        assert_eq!(values.len(), 2);
+        assert_eq!(value_of(&values, "2g2f"), Some((80, 3)));
+        assert_eq!(value_of(&values, "7g7f"), Some((-31_995, 3)));
+    }
+
+    #[test]
+    fn set_fills_missing_moves_in_canonical_order() {
+        let legal = Position::startpos().legal_moves();
+        let mut scores = MoveScores::new(legal.clone());
+        for (i, mv) in legal.iter().enumerate().rev() {
+            scores.set(*mv, i32::try_from(i).unwrap(), 2);
+        }
+        assert!(scores.missing().is_empty());
+        assert_eq!(scores.max_depth(), 2);
+        let values = scores.into_move_values();
+        let order: Vec<Move> = values.iter().map(|m| m.mv).collect();
+        assert_eq!(order, legal);
+    }
+
+    #[test]
+    fn principal_value_takes_the_last_exact_principal_line() {
+        let conversion = ScoreConversion::default();
+        let lines = infos(&[
+            "info depth 5 score cp 20 pv 7g7f",
+            "info depth 6 multipv 1 score cp 35 pv 7g7f",
+            "info depth 6 multipv 2 score cp 10 pv 2g2f",
+            "info depth 7 multipv 1 score cp 70 lowerbound pv 7g7f",
+        ]);
+        assert_eq!(principal_value(&lines, &conversion), Some((35, 6)));
+        assert_eq!(principal_value(&lines[..1], &conversion), Some((20, 5)));
+        assert_eq!(principal_value(&lines[3..], &conversion), None);
+        assert_eq!(principal_value(&[], &conversion), None);
+    }
+}

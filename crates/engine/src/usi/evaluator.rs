@@ -1,0 +1,487 @@
+//! [`UsiEvaluator`]: every legal move's value from an external USI engine.
+
+use std::time::{Duration, Instant};
+
+use stera_rules::value::{MATE, mate_in, mated_in};
+use stera_rules::{Move, Position, Repetition};
+
+use super::collect::{MoveScores, principal_value};
+use super::config::{GoMode, UsiConfig};
+use super::score::value_for_parent;
+use super::session::{Session, SessionError};
+use crate::{EvalError, Evaluation, Evaluator, Limits};
+
+/// Options that change speed, logging or resources but not what a search of given
+/// limits returns; they are left out of the identity so that a book does not look
+/// like it mixes engines when only the hash size changed.
+const NON_VALUE_OPTIONS: &[&str] = &[
+    "Hash",
+    "USI_Hash",
+    "Threads",
+    "Thread",
+    "Ponder",
+    "USI_Ponder",
+    "Debug Log File",
+    "InputLogFile",
+    "ErrorLogFile",
+    "CSAFile",
+    "Verbose",
+    "Move Overhead",
+    "NetworkDelay",
+    "NetworkDelay2",
+    "MinimumThinkingTime",
+    "Minimum Thinking Time",
+    "Slow Mover",
+    "SlowMover",
+];
+
+/// Counters over the life of one evaluator (for measurements and logs).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct UsiStats {
+    /// Positions evaluated successfully.
+    pub positions: u64,
+    /// `go` commands sent, root and child searches together.
+    pub searches: u64,
+    /// Child searches made for moves the root search did not report.
+    pub child_searches: u64,
+    /// Sum of the last `time` each search printed: the engine's own view of its
+    /// search time (engines that print no `time` add nothing).
+    pub engine_time: Duration,
+    /// Engine restarts after a crash or a time-out.
+    pub restarts: u64,
+}
+
+/// The `go` commands for one position.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct SearchPlan {
+    root_go: String,
+    child_go: String,
+    /// The byoyomi of each search; the time-out comes on top of it.
+    byoyomi: Duration,
+}
+
+impl SearchPlan {
+    fn new(limits: &Limits, byoyomi_only: bool, engine: &str) -> Result<Self, EvalError> {
+        if limits.nodes.is_none() && limits.depth.is_none() && limits.time.is_none() {
+            return Err(EvalError::UnsupportedLimits(
+                "no depth, nodes or time limit: an external engine would search forever".to_owned(),
+            ));
+        }
+        if byoyomi_only && (limits.nodes.is_some() || limits.depth.is_some()) {
+            return Err(EvalError::UnsupportedLimits(format!(
+                "engine `{engine}` takes only time (byoyomi) limits, not depth or nodes"
+            )));
+        }
+        let go = |depth: Option<u32>| {
+            let mut go = "go".to_owned();
+            if let Some(d) = depth {
+                go.push_str(&format!(" depth {d}"));
+            }
+            if let Some(n) = limits.nodes {
+                go.push_str(&format!(" nodes {n}"));
+            }
+            if let Some(t) = limits.time {
+                go.push_str(&format!(
+                    " btime 0 wtime 0 byoyomi {}",
+                    t.as_millis().max(1)
+                ));
+            }
+            go
+        };
+        Ok(Self {
+            root_go: go(limits.depth),
+            // A child is one ply deeper than the root already: one ply less keeps
+            // its value comparable with the moves the root search reported.
+            child_go: go(limits.depth.map(|d| d.saturating_sub(1).max(1))),
+            byoyomi: limits.time.unwrap_or(Duration::ZERO),
+        })
+    }
+}
+
+/// An [`Evaluator`] backed by an external USI engine process.
+///
+/// Per position it sets MultiPV to the number of legal moves (capped at the engine's
+/// maximum), searches once, and keeps the last exact score per first move of the
+/// principal variations. Moves the engine did not report (engines without MultiPV,
+/// such as GPS Shogi, or moves an engine prunes, such as some non-promotions) are
+/// valued by searching the position after the move with MultiPV 1 and negating the
+/// result; children that are already decided (no legal move, repetition in the
+/// position's history) get their exact value without asking the engine.
+///
+/// Limits: `depth` and `nodes` go to the engine as `go depth` / `go nodes` (child
+/// searches get one ply less); `time` is the byoyomi of **every** search, so a
+/// position that needs child searches takes several times that. The engine sees the
+/// position as an SFEN, without the game history.
+///
+/// Scores are the engine's own scale: values from different engines are not
+/// comparable, which is why the identity names the engine and its value-changing
+/// options. Engines that print win rates are supported through
+/// [`super::ScoreConversion`].
+///
+/// A crashed engine is restarted and the position retried (at most
+/// [`UsiConfig::max_restarts`] times); a search that exceeds its time-out kills the
+/// engine, restarts it for the next position and fails with [`EvalError::Timeout`].
+/// Dropping the evaluator sends `quit` and kills the engine if it does not exit.
+pub struct UsiEvaluator {
+    config: UsiConfig,
+    session: Option<Session>,
+    engine_name: String,
+    identity: String,
+    byoyomi_only: bool,
+    stats: UsiStats,
+}
+
+impl UsiEvaluator {
+    /// Starts the engine (handshake, options, `isready`, `usinewgame`).
+    ///
+    /// # Errors
+    /// [`EvalError::Io`] when the program cannot be started, [`EvalError::Engine`]
+    /// when it exits or rejects an option, [`EvalError::Timeout`] when it does not
+    /// become ready within [`UsiConfig::startup_timeout`].
+    pub fn new(config: UsiConfig) -> Result<Self, EvalError> {
+        let label = config.program.display().to_string();
+        let session = Session::start(&config).map_err(|e| session_error(e, &label, "startup"))?;
+        let engine_name = if session.info.name.is_empty() {
+            label
+        } else {
+            session.info.name.clone()
+        };
+        let byoyomi_only = match config.go_mode {
+            GoMode::Any => false,
+            GoMode::ByoyomiOnly => true,
+            GoMode::Auto => engine_name.to_ascii_lowercase().contains("gpsshogi"),
+        };
+        let identity = identity(&engine_name, &config);
+        Ok(Self {
+            config,
+            session: Some(session),
+            engine_name,
+            identity,
+            byoyomi_only,
+            stats: UsiStats::default(),
+        })
+    }
+
+    /// The engine's `id name` (the program path when it printed none).
+    #[must_use]
+    pub fn engine_name(&self) -> &str {
+        &self.engine_name
+    }
+
+    /// The largest MultiPV the engine accepts, `None` without a MultiPV option.
+    #[must_use]
+    pub fn multipv_max(&self) -> Option<u32> {
+        self.session.as_ref().and_then(|s| s.info.multipv_max())
+    }
+
+    /// Counters since the evaluator was created.
+    #[must_use]
+    pub fn stats(&self) -> UsiStats {
+        self.stats
+    }
+
+    fn session(&mut self) -> Result<&mut Session, SessionError> {
+        if self.session.is_none() {
+            self.session = Some(Session::start(&self.config)?);
+        }
+        self.session
+            .as_mut()
+            .ok_or_else(|| SessionError::Crashed("engine not running".to_owned()))
+    }
+
+    /// One try at the whole position; any session error aborts it.
+    fn attempt(
+        &mut self,
+        position: &Position,
+        legal: &[Move],
+        plan: &SearchPlan,
+        position_deadline: Option<Instant>,
+    ) -> Result<Evaluation, SessionError> {
+        let sfen = position.to_sfen();
+        let conversion = self.config.scores;
+        let search_budget = plan.byoyomi + self.config.search_timeout;
+        let deadline = |now: Instant| {
+            let search = now + search_budget;
+            match position_deadline {
+                Some(p) if p < search => (p, p.saturating_duration_since(now)),
+                _ => (search, search_budget),
+            }
+        };
+        let multipv = u32::try_from(legal.len()).unwrap_or(u32::MAX);
+        let mut nodes = 0;
+        let (at, budget) = deadline(Instant::now());
+        let root = self.session()?.search(
+            &format!("sfen {sfen}"),
+            &plan.root_go,
+            Some(multipv),
+            at,
+            budget,
+        )?;
+        self.count_search(root.time_ms);
+        nodes += root.nodes;
+        let mut scores = MoveScores::new(legal.to_vec());
+        for info in &root.scored {
+            scores.record(info, &conversion);
+        }
+        let exact_depth = scores.max_depth();
+        for mv in scores.missing() {
+            let mut child = position.clone();
+            child.do_move(mv);
+            if let Some(value) = decided_value(&child) {
+                scores.set(mv, value, exact_depth);
+                continue;
+            }
+            let (at, budget) = deadline(Instant::now());
+            let out = self.session()?.search(
+                &format!("sfen {sfen} moves {mv}"),
+                &plan.child_go,
+                Some(1),
+                at,
+                budget,
+            )?;
+            self.count_search(out.time_ms);
+            self.stats.child_searches += 1;
+            nodes += out.nodes;
+            let (child_value, depth) = match principal_value(&out.scored, &conversion) {
+                Some(found) => found,
+                // Without any score, a resignation still says who wins.
+                None if out.bestmove == "resign" => (-MATE, 0),
+                None if out.bestmove == "win" => (MATE, 0),
+                None => {
+                    return Err(SessionError::Rejected(format!(
+                        "no score for `position sfen {sfen} moves {mv}` (bestmove {})",
+                        out.bestmove
+                    )));
+                }
+            };
+            scores.set(mv, value_for_parent(child_value), depth + 1);
+        }
+        Ok(Evaluation {
+            moves: scores.into_move_values(),
+            nodes,
+            elapsed: Duration::ZERO,
+            engine: self.identity.clone(),
+        })
+    }
+
+    fn count_search(&mut self, time_ms: u64) {
+        self.stats.searches += 1;
+        self.stats.engine_time += Duration::from_millis(time_ms);
+    }
+}
+
+impl Evaluator for UsiEvaluator {
+    fn evaluate(&mut self, position: &Position, limits: &Limits) -> Result<Evaluation, EvalError> {
+        let start = Instant::now();
+        let legal = position.legal_moves();
+        if legal.is_empty() {
+            // Nothing to value; the book scores a position without moves itself.
+            return Ok(Evaluation {
+                moves: Vec::new(),
+                nodes: 0,
+                elapsed: start.elapsed(),
+                engine: self.identity.clone(),
+            });
+        }
+        let plan = SearchPlan::new(limits, self.byoyomi_only, &self.engine_name)?;
+        let position_deadline = self.config.position_timeout.map(|t| start + t);
+        let mut crashes = 0;
+        loop {
+            match self.attempt(position, &legal, &plan, position_deadline) {
+                Ok(mut evaluation) => {
+                    evaluation.elapsed = start.elapsed();
+                    evaluation.check_complete(position)?;
+                    self.stats.positions += 1;
+                    return Ok(evaluation);
+                }
+                Err(SessionError::Crashed(reason)) if crashes < self.config.max_restarts => {
+                    crashes += 1;
+                    self.stats.restarts += 1;
+                    tracing::warn!(
+                        target: "stera_engine::usi",
+                        "engine `{}` crashed ({reason}); restart {crashes} of {} for `{}`",
+                        self.engine_name,
+                        self.config.max_restarts,
+                        position.to_sfen()
+                    );
+                    // Dropping the session reaps the dead process; the next attempt
+                    // starts a fresh one.
+                    self.session = None;
+                }
+                Err(SessionError::Timeout(after)) => {
+                    if let Some(session) = self.session.as_mut() {
+                        session.kill();
+                    }
+                    self.session = None;
+                    self.stats.restarts += 1;
+                    // Restarted now so that the next position finds a ready engine;
+                    // if that fails, the next evaluate tries again and reports it.
+                    self.session = Session::start(&self.config).ok();
+                    return Err(EvalError::Timeout {
+                        engine: self.engine_name.clone(),
+                        sfen: position.to_sfen(),
+                        after,
+                    });
+                }
+                Err(SessionError::Crashed(reason)) => {
+                    self.session = None;
+                    return Err(EvalError::Engine {
+                        engine: self.engine_name.clone(),
+                        reason: format!(
+                            "crashed {} times on `{}`; last: {reason}",
+                            crashes + 1,
+                            position.to_sfen()
+                        ),
+                    });
+                }
+                Err(other) => {
+                    return Err(session_error(other, &self.engine_name, &position.to_sfen()));
+                }
+            }
+        }
+    }
+
+    fn identity(&self) -> String {
+        self.identity.clone()
+    }
+}
+
+/// The value, for the side that just moved, of a child position that needs no
+/// search: no legal move (mate, or the rare stalemate, which also loses in shogi) or
+/// a fourfold repetition in the position's history.
+fn decided_value(child: &Position) -> Option<i32> {
+    if child.has_no_legal_move() {
+        return Some(mate_in(1));
+    }
+    match child.game_repetition()? {
+        Repetition::Draw => Some(0),
+        // The mover checked on every move of the cycle: the mover loses.
+        Repetition::OpponentPerpetualCheck => Some(mated_in(1)),
+        Repetition::OwnPerpetualCheck => Some(mate_in(1)),
+    }
+}
+
+fn session_error(error: SessionError, engine: &str, context: &str) -> EvalError {
+    match error {
+        SessionError::Spawn(source) => EvalError::Io {
+            engine: engine.to_owned(),
+            source,
+        },
+        SessionError::Timeout(after) => EvalError::Timeout {
+            engine: engine.to_owned(),
+            sfen: context.to_owned(),
+            after,
+        },
+        SessionError::Crashed(reason) | SessionError::Rejected(reason) => EvalError::Engine {
+            engine: engine.to_owned(),
+            reason,
+        },
+    }
+}
+
+/// `id name` plus the options and score conversion that change values, e.g.
+/// `Fairy-Stockfish 11.1 LB 64 [UCI_Variant=shogi]`.
+fn identity(engine_name: &str, config: &UsiConfig) -> String {
+    let mut parts: Vec<String> = config
+        .options
+        .iter()
+        .filter(|(name, _)| {
+            !NON_VALUE_OPTIONS
+                .iter()
+                .any(|n| n.eq_ignore_ascii_case(name))
+        })
+        .map(|(name, value)| format!("{name}={value}"))
+        .collect();
+    if !config.scores.is_default() {
+        if let Some(scale) = config.scores.cp_is_win_rate {
+            parts.push(format!("cp-is-win-rate/{scale}"));
+        }
+        parts.push(format!(
+            "win-rate-coefficient={}",
+            config.scores.win_rate_coefficient
+        ));
+    }
+    if parts.is_empty() {
+        engine_name.to_owned()
+    } else {
+        format!("{engine_name} [{}]", parts.join(" "))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::usi::ScoreConversion;
+
+    #[test]
+    fn go_commands_follow_the_limits() {
+        let limits = Limits {
+            depth: Some(6),
+            ..Limits::default()
+        };
+        let plan = SearchPlan::new(&limits, false, "e").unwrap();
+        assert_eq!(plan.root_go, "go depth 6");
+        assert_eq!(plan.child_go, "go depth 5");
+        let limits = Limits {
+            nodes: Some(5000),
+            time: Some(Duration::from_millis(150)),
+            ..Limits::default()
+        };
+        let plan = SearchPlan::new(&limits, true, "e");
+        assert!(matches!(plan, Err(EvalError::UnsupportedLimits(_))));
+        let plan = SearchPlan::new(&limits, false, "e").unwrap();
+        assert_eq!(plan.root_go, "go nodes 5000 btime 0 wtime 0 byoyomi 150");
+        assert_eq!(plan.child_go, plan.root_go);
+        let limits = Limits {
+            time: Some(Duration::from_millis(100)),
+            ..Limits::default()
+        };
+        let plan = SearchPlan::new(&limits, true, "e").unwrap();
+        assert_eq!(plan.root_go, "go btime 0 wtime 0 byoyomi 100");
+        assert!(SearchPlan::new(&Limits::default(), false, "e").is_err());
+        let shallow = Limits {
+            depth: Some(1),
+            ..Limits::default()
+        };
+        assert_eq!(
+            SearchPlan::new(&shallow, false, "e").unwrap().child_go,
+            "go depth 1"
+        );
+    }
+
+    #[test]
+    fn identity_names_value_changing_options_only() {
+        let config = UsiConfig::new("x")
+            .with_option("UCI_Variant", "shogi")
+            .with_option("Hash", "256")
+            .with_option("threads", "4");
+        assert_eq!(
+            identity("Engine 1", &config),
+            "Engine 1 [UCI_Variant=shogi]"
+        );
+        assert_eq!(identity("Engine 1", &UsiConfig::new("x")), "Engine 1");
+        let mut config = UsiConfig::new("x");
+        config.scores = ScoreConversion {
+            cp_is_win_rate: Some(10_000.0),
+            win_rate_coefficient: 600.0,
+        };
+        assert_eq!(
+            identity("E", &config),
+            "E [cp-is-win-rate/10000 win-rate-coefficient=600]"
+        );
+    }
+
+    #[test]
+    fn decided_children() {
+        // After G*5b the white king on 5a is mated (gold protected by the pawn... on 5c).
+        let pos = Position::from_sfen("4k4/9/4P4/9/9/9/9/9/4K4 b G 1").unwrap();
+        let mate = pos.parse_move("G*5b").unwrap();
+        let mut child = pos.clone();
+        child.do_move(mate);
+        assert_eq!(decided_value(&child), Some(mate_in(1)));
+        let quiet = pos.parse_move("G*9a").unwrap();
+        let mut child = pos;
+        child.do_move(quiet);
+        assert_eq!(decided_value(&child), None);
+    }
+}
