@@ -1,1 +1,28 @@
-//! stera-book (under construction).
+//! The Super Tera-Shock book: thought positions, their store, and the selector
+//! that decides what to think next.
+//!
+//! * [`ThoughtNode`] (module `node`): one evaluated position, immutable, with a
+//!   value for every legal move in canonical order.
+//! * [`NodeStore`]: persistence behind a trait; [`SledStore`] (durable, compact
+//!   chunked records) and [`MemoryStore`].
+//! * [`Book`]: the in-memory index (key -> node, values), a few dozen bytes per
+//!   node plus 2 bytes per move.
+//! * [`Selector`]: alpha-beta over the book from the roots, handing out leaves
+//!   while earlier ones are in flight (`select` / `complete` / `abandon`).
+//! * [`synthetic`]: a deterministic pseudo-evaluator and a fast book grower for
+//!   benchmarks.
+
+mod book;
+mod error;
+mod node;
+mod selector;
+mod sled_store;
+mod store;
+pub mod synthetic;
+
+pub use book::Book;
+pub use error::BookError;
+pub use node::{NodeId, Origin, Thought, ThoughtNode};
+pub use selector::{Leaf, SelectStats, Selector};
+pub use sled_store::SledStore;
+pub use store::{MemoryStore, NodeStore, RunConfig};

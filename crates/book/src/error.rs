@@ -1,0 +1,35 @@
+//! The book's error type.
+
+use thiserror::Error;
+
+/// Everything that can go wrong in the store, the book and the selector.
+#[derive(Debug, Error)]
+pub enum BookError {
+    /// The storage engine failed (I/O, a damaged database).
+    #[error("store `{path}`: {source}")]
+    Store {
+        path: String,
+        #[source]
+        source: sled::Error,
+    },
+    /// Stored bytes that cannot be decoded.
+    #[error("corrupt store data: {0}")]
+    Corrupt(String),
+    /// A value handed in that breaks the book's rules (wrong move count, key...).
+    #[error("invalid input: {0}")]
+    Invalid(String),
+    /// A root that is not a valid position command.
+    #[error("root {index} (`{text}`): {source}")]
+    Root {
+        index: usize,
+        text: String,
+        #[source]
+        source: stera_rules::RulesError,
+    },
+    /// A leaf handed back that the selector did not hand out (or already took back).
+    #[error("leaf {0} is not in flight")]
+    NotInFlight(stera_rules::Key),
+    /// The in-memory book ran out of its index range (over 4G stored move values).
+    #[error("the in-memory book is full: {0}")]
+    Full(String),
+}

@@ -1,0 +1,389 @@
+//! The durable [`NodeStore`] on sled.
+//!
+//! sled keeps roughly every byte written resident in memory, so the layout is
+//! chosen for bytes, not for convenience:
+//!
+//! * tree `nodes`: one entry per **append batch** ("chunk"). The sled key is the
+//!   first node id of the batch (u32 big-endian, so chunks iterate in id order and
+//!   keys are sequential, never the random 128-bit position key); the value is a
+//!   u32 record count followed by the records of [`ThoughtNode`] (about
+//!   33 bytes + 2 per move). Large batches (bulk growth, imports) amortise sled's
+//!   per-entry overhead; [`SledStore::compact`] merges small batches later.
+//! * tree `bans`: key = node id (u32 BE) + move (u16 BE), empty value.
+//! * tree `kifu`: one entry per added batch, key = batch number (u32 BE), value =
+//!   the 16-byte keys.
+//! * tree `meta`: `format`, `config` (text, see [`RunConfig::to_text`]) and
+//!   `evaluator` + id (u16 BE) -> identity.
+//!
+//! Durability: [`NodeStore::append`], [`NodeStore::add_kifu_keys`],
+//! [`NodeStore::intern_evaluator`] and [`NodeStore::save_config`] call
+//! `sled::Db::flush` (which writes and fsyncs the log) before returning. A batch
+//! is one sled insert, so after a crash it is either wholly there or wholly absent.
+
+use std::path::{Path, PathBuf};
+
+use stera_rules::{Key, Move};
+
+use crate::{BookError, NodeId, NodeStore, RunConfig, ThoughtNode};
+
+const FORMAT: &[u8] = b"stera-book 1";
+
+/// A book store in a sled database directory.
+pub struct SledStore {
+    path: PathBuf,
+    db: sled::Db,
+    nodes: sled::Tree,
+    bans: sled::Tree,
+    kifu: sled::Tree,
+    meta: sled::Tree,
+    len: u32,
+    evaluators: Vec<String>,
+    encode_buffer: Vec<u8>,
+}
+
+impl std::fmt::Debug for SledStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "SledStore({}, {} nodes)", self.path.display(), self.len)
+    }
+}
+
+impl SledStore {
+    /// Opens (or creates) the store in directory `path`.
+    ///
+    /// # Errors
+    /// [`BookError::Store`] when sled cannot open it, [`BookError::Corrupt`] when it
+    /// holds something that is not a book of this format.
+    pub fn open(path: &Path) -> Result<Self, BookError> {
+        let db = sled::Config::new()
+            .path(path)
+            // sled's page cache; the data stays resident anyway (see module doc), so
+            // a large cache buys nothing.
+            .cache_capacity(64 << 20)
+            .open()
+            .map_err(|e| store_error(path, e))?;
+        let tree = |name: &str| db.open_tree(name).map_err(|e| store_error(path, e));
+        let nodes = tree("nodes")?;
+        let bans = tree("bans")?;
+        let kifu = tree("kifu")?;
+        let meta = tree("meta")?;
+        match meta.get("format").map_err(|e| store_error(path, e))? {
+            Some(f) if f.as_ref() == FORMAT => {}
+            Some(f) => {
+                return Err(BookError::Corrupt(format!(
+                    "`{}` is format `{}`, expected `{}`",
+                    path.display(),
+                    String::from_utf8_lossy(&f),
+                    String::from_utf8_lossy(FORMAT)
+                )));
+            }
+            None if nodes.is_empty() => {
+                meta.insert("format", FORMAT)
+                    .map_err(|e| store_error(path, e))?;
+                db.flush().map_err(|e| store_error(path, e))?;
+            }
+            None => {
+                return Err(BookError::Corrupt(format!(
+                    "`{}` holds nodes but no format marker",
+                    path.display()
+                )));
+            }
+        }
+        let len = match nodes.last().map_err(|e| store_error(path, e))? {
+            Some((k, v)) => {
+                let first = chunk_first_id(&k)?;
+                let count = chunk_count(&v)?;
+                first.checked_add(count).ok_or_else(|| {
+                    BookError::Corrupt(format!("chunk {first} + {count} overflows"))
+                })?
+            }
+            None => 0,
+        };
+        let mut evaluators = Vec::new();
+        for item in meta.scan_prefix("evaluator") {
+            let (k, v) = item.map_err(|e| store_error(path, e))?;
+            let id = match k.get(9..11) {
+                Some(b) => usize::from(u16::from_be_bytes([b[0], b[1]])),
+                None => return Err(BookError::Corrupt("evaluator key without id".into())),
+            };
+            if id != evaluators.len() {
+                return Err(BookError::Corrupt(format!(
+                    "evaluator ids not dense at {id}"
+                )));
+            }
+            evaluators.push(String::from_utf8_lossy(&v).into_owned());
+        }
+        Ok(Self {
+            path: path.to_owned(),
+            db,
+            nodes,
+            bans,
+            kifu,
+            meta,
+            len,
+            evaluators,
+            encode_buffer: Vec::new(),
+        })
+    }
+
+    fn err(&self, e: sled::Error) -> BookError {
+        store_error(&self.path, e)
+    }
+
+    /// Bytes sled reports on disk.
+    ///
+    /// # Errors
+    /// Storage failure.
+    pub fn size_on_disk(&self) -> Result<u64, BookError> {
+        self.db.size_on_disk().map_err(|e| self.err(e))
+    }
+
+    /// Number of node chunks (append batches not yet merged).
+    #[must_use]
+    pub fn chunk_count(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// Merges consecutive node chunks until each holds at least `min_records`
+    /// (the last one may hold fewer). Every merge is one atomic sled batch (insert
+    /// the merged chunk, remove the merged ones), so a crash leaves either the old
+    /// chunks or the new one. Returns the number of chunks removed.
+    ///
+    /// # Errors
+    /// Storage failure or corrupt chunks.
+    pub fn compact(&mut self, min_records: u32) -> Result<usize, BookError> {
+        let mut removed = 0;
+        let mut group: Vec<(sled::IVec, sled::IVec)> = Vec::new();
+        let mut group_records = 0u32;
+        let flush_group =
+            |group: &mut Vec<(sled::IVec, sled::IVec)>, this: &Self| -> Result<usize, BookError> {
+                if group.len() < 2 {
+                    group.clear();
+                    return Ok(0);
+                }
+                let mut total = 0u32;
+                let mut body = Vec::new();
+                for (_, v) in group.iter() {
+                    total += chunk_count(v)?;
+                    body.extend_from_slice(&v[4..]);
+                }
+                let mut value = total.to_le_bytes().to_vec();
+                value.extend_from_slice(&body);
+                let mut batch = sled::Batch::default();
+                for (k, _) in group.iter().skip(1) {
+                    batch.remove(k.clone());
+                }
+                batch.insert(group[0].0.clone(), value);
+                this.nodes.apply_batch(batch).map_err(|e| this.err(e))?;
+                this.db.flush().map_err(|e| this.err(e))?;
+                let n = group.len() - 1;
+                group.clear();
+                Ok(n)
+            };
+        for item in self.nodes.iter() {
+            let (k, v) = item.map_err(|e| self.err(e))?;
+            let count = chunk_count(&v)?;
+            group.push((k, v));
+            group_records += count;
+            if group_records >= min_records {
+                removed += flush_group(&mut group, self)?;
+                group_records = 0;
+            }
+        }
+        removed += flush_group(&mut group, self)?;
+        Ok(removed)
+    }
+}
+
+fn store_error(path: &Path, source: sled::Error) -> BookError {
+    BookError::Store {
+        path: path.display().to_string(),
+        source,
+    }
+}
+
+fn chunk_first_id(key: &[u8]) -> Result<u32, BookError> {
+    let b: [u8; 4] = key
+        .try_into()
+        .map_err(|_| BookError::Corrupt(format!("node chunk key of {} bytes", key.len())))?;
+    Ok(u32::from_be_bytes(b))
+}
+
+fn chunk_count(value: &[u8]) -> Result<u32, BookError> {
+    match value.get(..4) {
+        Some(b) => Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]])),
+        None => Err(BookError::Corrupt("node chunk without a count".into())),
+    }
+}
+
+impl NodeStore for SledStore {
+    fn append(&mut self, nodes: &[ThoughtNode]) -> Result<NodeId, BookError> {
+        if nodes.is_empty() {
+            return Ok(NodeId(self.len));
+        }
+        let count = u32::try_from(nodes.len())
+            .map_err(|_| BookError::Invalid(format!("batch of {} nodes", nodes.len())))?;
+        let first = self.len;
+        let next = first
+            .checked_add(count)
+            .ok_or_else(|| BookError::Full("more than 2^32 nodes".into()))?;
+        let buf = &mut self.encode_buffer;
+        buf.clear();
+        buf.extend_from_slice(&count.to_le_bytes());
+        for n in nodes {
+            n.encode_into(buf)?;
+        }
+        self.nodes
+            .insert(first.to_be_bytes(), buf.as_slice())
+            .map_err(|e| store_error(&self.path, e))?;
+        self.db.flush().map_err(|e| store_error(&self.path, e))?;
+        self.len = next;
+        if buf.capacity() > (16 << 20) {
+            *buf = Vec::new();
+        }
+        Ok(NodeId(first))
+    }
+
+    fn len(&self) -> u32 {
+        self.len
+    }
+
+    fn for_each_node(
+        &self,
+        visit: &mut dyn FnMut(NodeId, ThoughtNode) -> Result<(), BookError>,
+    ) -> Result<(), BookError> {
+        let mut expected = 0u32;
+        for item in self.nodes.iter() {
+            let (k, v) = item.map_err(|e| self.err(e))?;
+            let first = chunk_first_id(&k)?;
+            if first != expected {
+                return Err(BookError::Corrupt(format!(
+                    "node chunk starts at id {first}, expected {expected}"
+                )));
+            }
+            let count = chunk_count(&v)?;
+            let mut rest = &v[4..];
+            for i in 0..count {
+                let (node, tail) = ThoughtNode::decode(rest)
+                    .map_err(|e| BookError::Corrupt(format!("node {}: {e}", first + i)))?;
+                rest = tail;
+                visit(NodeId(first + i), node)?;
+            }
+            if !rest.is_empty() {
+                return Err(BookError::Corrupt(format!(
+                    "chunk at {first}: {} bytes after {count} records",
+                    rest.len()
+                )));
+            }
+            expected = first + count;
+        }
+        Ok(())
+    }
+
+    fn ban(&mut self, node: NodeId, mv: Move) -> Result<(), BookError> {
+        let mut key = [0u8; 6];
+        key[..4].copy_from_slice(&node.0.to_be_bytes());
+        key[4..].copy_from_slice(&mv.raw().to_be_bytes());
+        self.bans.insert(key, &[]).map_err(|e| self.err(e))?;
+        Ok(())
+    }
+
+    fn bans(&self) -> Result<Vec<(NodeId, Move)>, BookError> {
+        let mut out = Vec::new();
+        for item in self.bans.iter() {
+            let (k, _) = item.map_err(|e| self.err(e))?;
+            if k.len() != 6 {
+                return Err(BookError::Corrupt(format!("ban key of {} bytes", k.len())));
+            }
+            let node = NodeId(u32::from_be_bytes([k[0], k[1], k[2], k[3]]));
+            let raw = u16::from_be_bytes([k[4], k[5]]);
+            let mv = Move::from_raw(raw)
+                .ok_or_else(|| BookError::Corrupt(format!("banned move code {raw:#06x}")))?;
+            out.push((node, mv));
+        }
+        Ok(out)
+    }
+
+    fn add_kifu_keys(&mut self, keys: &[Key]) -> Result<(), BookError> {
+        if keys.is_empty() {
+            return Ok(());
+        }
+        let next = match self.kifu.last().map_err(|e| self.err(e))? {
+            Some((k, _)) => chunk_first_id(&k)?
+                .checked_add(1)
+                .ok_or_else(|| BookError::Full("kifu batches".into()))?,
+            None => 0,
+        };
+        let mut value = Vec::with_capacity(keys.len() * 16);
+        for k in keys {
+            value.extend_from_slice(&k.to_bytes());
+        }
+        self.kifu
+            .insert(next.to_be_bytes(), value)
+            .map_err(|e| self.err(e))?;
+        self.db.flush().map_err(|e| self.err(e))?;
+        Ok(())
+    }
+
+    fn kifu_keys(&self) -> Result<Vec<Key>, BookError> {
+        let mut out = Vec::new();
+        for item in self.kifu.iter() {
+            let (_, v) = item.map_err(|e| self.err(e))?;
+            if v.len() % 16 != 0 {
+                return Err(BookError::Corrupt(format!(
+                    "kifu batch of {} bytes",
+                    v.len()
+                )));
+            }
+            for c in v.chunks_exact(16) {
+                let mut b = [0u8; 16];
+                b.copy_from_slice(c);
+                out.push(Key::from_bytes(b));
+            }
+        }
+        Ok(out)
+    }
+
+    fn intern_evaluator(&mut self, identity: &str) -> Result<u16, BookError> {
+        if let Some(i) = self.evaluators.iter().position(|e| e == identity) {
+            return u16::try_from(i).map_err(|_| BookError::Full("evaluators".into()));
+        }
+        let id = u16::try_from(self.evaluators.len())
+            .map_err(|_| BookError::Full("more than 65,536 evaluators".into()))?;
+        let mut key = b"evaluator".to_vec();
+        key.extend_from_slice(&id.to_be_bytes());
+        self.meta
+            .insert(key, identity.as_bytes())
+            .map_err(|e| self.err(e))?;
+        self.db.flush().map_err(|e| self.err(e))?;
+        self.evaluators.push(identity.to_owned());
+        Ok(id)
+    }
+
+    fn evaluators(&self) -> Result<Vec<String>, BookError> {
+        Ok(self.evaluators.clone())
+    }
+
+    fn save_config(&mut self, config: &RunConfig) -> Result<(), BookError> {
+        self.meta
+            .insert("config", config.to_text().as_bytes())
+            .map_err(|e| self.err(e))?;
+        self.db.flush().map_err(|e| self.err(e))?;
+        Ok(())
+    }
+
+    fn config(&self) -> Result<Option<RunConfig>, BookError> {
+        match self.meta.get("config").map_err(|e| self.err(e))? {
+            Some(v) => {
+                let text = std::str::from_utf8(&v)
+                    .map_err(|_| BookError::Corrupt("run config is not UTF-8".into()))?;
+                Ok(Some(RunConfig::from_text(text)?))
+            }
+            None => Ok(None),
+        }
+    }
+
+    fn flush(&mut self) -> Result<(), BookError> {
+        self.db.flush().map_err(|e| self.err(e))?;
+        Ok(())
+    }
+}

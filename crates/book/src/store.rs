@@ -1,0 +1,269 @@
+//! What the book persists, behind a trait: thought nodes (append-only), banned
+//! (node, move) pairs, the kifu key set, interned evaluator identities and the run
+//! configuration. [`crate::SledStore`] is the durable implementation,
+//! [`MemoryStore`] the one for tests and throw-away runs.
+
+use stera_rules::{Key, Move};
+
+use crate::{BookError, NodeId, ThoughtNode};
+
+/// Selection settings that belong to a book run and persist with it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunConfig {
+    /// Root position commands (`startpos`, `startpos moves ...`, `sfen ...`).
+    pub roots: Vec<String>,
+    /// Added to a leaf move's value during selection when it leads to a kifu position.
+    pub kifu_bonus: i32,
+    /// Game ply at which a line scores as a draw.
+    pub ply_limit: u32,
+    /// Leaves taken from one root before moving to the next; the search cache is
+    /// reused within such a turn (a new generation starts with every turn).
+    pub leaves_per_turn: u32,
+}
+
+impl Default for RunConfig {
+    /// The reference defaults: startpos and its 30 children, bonus 100, ply 512.
+    fn default() -> Self {
+        let start = stera_rules::Position::startpos();
+        let mut roots = vec!["startpos".to_owned()];
+        roots.extend(
+            start
+                .legal_moves()
+                .iter()
+                .map(|m| format!("startpos moves {m}")),
+        );
+        Self {
+            roots,
+            kifu_bonus: 100,
+            ply_limit: 512,
+            leaves_per_turn: 8,
+        }
+    }
+}
+
+impl RunConfig {
+    /// Text form: one `name value` per line, roots as repeated `root` lines.
+    #[must_use]
+    pub fn to_text(&self) -> String {
+        let mut s = format!(
+            "kifu_bonus {}\nply_limit {}\nleaves_per_turn {}\n",
+            self.kifu_bonus, self.ply_limit, self.leaves_per_turn
+        );
+        for r in &self.roots {
+            s.push_str("root ");
+            s.push_str(r);
+            s.push('\n');
+        }
+        s
+    }
+
+    /// Parses [`RunConfig::to_text`].
+    ///
+    /// # Errors
+    /// [`BookError::Corrupt`] naming the bad line.
+    pub fn from_text(text: &str) -> Result<Self, BookError> {
+        let mut c = Self {
+            roots: Vec::new(),
+            ..Self::default()
+        };
+        for (i, line) in text.lines().enumerate() {
+            let bad = || BookError::Corrupt(format!("run config line {}: `{line}`", i + 1));
+            let (name, value) = line.split_once(' ').ok_or_else(bad)?;
+            match name {
+                "kifu_bonus" => c.kifu_bonus = value.parse().map_err(|_| bad())?,
+                "ply_limit" => c.ply_limit = value.parse().map_err(|_| bad())?,
+                "leaves_per_turn" => c.leaves_per_turn = value.parse().map_err(|_| bad())?,
+                "root" => c.roots.push(value.to_owned()),
+                _ => return Err(bad()),
+            }
+        }
+        Ok(c)
+    }
+}
+
+/// Persistence for a book. Node ids are dense and given in append order.
+pub trait NodeStore {
+    /// Appends `nodes` with ids `len()..len()+nodes.len()` and returns the first id.
+    /// The nodes are durable when this returns: a crash (even SIGKILL or power
+    /// loss, as far as the disk honours fsync) afterwards does not lose them.
+    ///
+    /// # Errors
+    /// Encoding or storage failure; nothing is appended then.
+    fn append(&mut self, nodes: &[ThoughtNode]) -> Result<NodeId, BookError>;
+
+    /// Number of stored nodes (the next id).
+    fn len(&self) -> u32;
+
+    /// True when no node is stored.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Visits every node in id order.
+    ///
+    /// # Errors
+    /// Storage failure, corrupt data, or an error returned by `visit`.
+    fn for_each_node(
+        &self,
+        visit: &mut dyn FnMut(NodeId, ThoughtNode) -> Result<(), BookError>,
+    ) -> Result<(), BookError>;
+
+    /// Records that `mv` of `node` must not be selected again. Durable with the
+    /// next [`NodeStore::append`] or [`NodeStore::flush`]: a ban lost in a crash is
+    /// found again by the next selection that meets it.
+    ///
+    /// # Errors
+    /// Storage failure.
+    fn ban(&mut self, node: NodeId, mv: Move) -> Result<(), BookError>;
+
+    /// Every banned pair.
+    ///
+    /// # Errors
+    /// Storage failure or corrupt data.
+    fn bans(&self) -> Result<Vec<(NodeId, Move)>, BookError>;
+
+    /// Adds positions from game records (durable on return).
+    ///
+    /// # Errors
+    /// Storage failure.
+    fn add_kifu_keys(&mut self, keys: &[Key]) -> Result<(), BookError>;
+
+    /// Every kifu key added so far (duplicates possible).
+    ///
+    /// # Errors
+    /// Storage failure or corrupt data.
+    fn kifu_keys(&self) -> Result<Vec<Key>, BookError>;
+
+    /// The id of an evaluator identity, assigning (durably) a new one if needed.
+    ///
+    /// # Errors
+    /// Storage failure, or more than 65,536 identities.
+    fn intern_evaluator(&mut self, identity: &str) -> Result<u16, BookError>;
+
+    /// Every interned identity, indexed by id.
+    ///
+    /// # Errors
+    /// Storage failure or corrupt data.
+    fn evaluators(&self) -> Result<Vec<String>, BookError>;
+
+    /// Stores the run configuration (durable on return).
+    ///
+    /// # Errors
+    /// Storage failure.
+    fn save_config(&mut self, config: &RunConfig) -> Result<(), BookError>;
+
+    /// The stored run configuration, if any.
+    ///
+    /// # Errors
+    /// Storage failure or corrupt data.
+    fn config(&self) -> Result<Option<RunConfig>, BookError>;
+
+    /// Makes everything written so far durable.
+    ///
+    /// # Errors
+    /// Storage failure.
+    fn flush(&mut self) -> Result<(), BookError>;
+}
+
+/// A store in memory (tests, dry runs). Same contract, no durability.
+#[derive(Debug, Default)]
+pub struct MemoryStore {
+    nodes: Vec<ThoughtNode>,
+    bans: Vec<(NodeId, Move)>,
+    kifu: Vec<Key>,
+    evaluators: Vec<String>,
+    config: Option<RunConfig>,
+}
+
+impl MemoryStore {
+    /// An empty store.
+    #[must_use]
+    pub fn new() -> Self {
+        Self::default()
+    }
+}
+
+impl NodeStore for MemoryStore {
+    fn append(&mut self, nodes: &[ThoughtNode]) -> Result<NodeId, BookError> {
+        let first = self.len();
+        u32::try_from(self.nodes.len() + nodes.len())
+            .map_err(|_| BookError::Full("more than 2^32 nodes".to_owned()))?;
+        self.nodes.extend_from_slice(nodes);
+        Ok(NodeId(first))
+    }
+
+    fn len(&self) -> u32 {
+        u32::try_from(self.nodes.len()).unwrap_or(u32::MAX)
+    }
+
+    fn for_each_node(
+        &self,
+        visit: &mut dyn FnMut(NodeId, ThoughtNode) -> Result<(), BookError>,
+    ) -> Result<(), BookError> {
+        for (i, n) in self.nodes.iter().enumerate() {
+            visit(NodeId(u32::try_from(i).unwrap_or(u32::MAX)), n.clone())?;
+        }
+        Ok(())
+    }
+
+    fn ban(&mut self, node: NodeId, mv: Move) -> Result<(), BookError> {
+        self.bans.push((node, mv));
+        Ok(())
+    }
+
+    fn bans(&self) -> Result<Vec<(NodeId, Move)>, BookError> {
+        Ok(self.bans.clone())
+    }
+
+    fn add_kifu_keys(&mut self, keys: &[Key]) -> Result<(), BookError> {
+        self.kifu.extend_from_slice(keys);
+        Ok(())
+    }
+
+    fn kifu_keys(&self) -> Result<Vec<Key>, BookError> {
+        Ok(self.kifu.clone())
+    }
+
+    fn intern_evaluator(&mut self, identity: &str) -> Result<u16, BookError> {
+        if let Some(i) = self.evaluators.iter().position(|e| e == identity) {
+            return u16::try_from(i).map_err(|_| BookError::Full("evaluators".into()));
+        }
+        let id = u16::try_from(self.evaluators.len())
+            .map_err(|_| BookError::Full("more than 65,536 evaluators".into()))?;
+        self.evaluators.push(identity.to_owned());
+        Ok(id)
+    }
+
+    fn evaluators(&self) -> Result<Vec<String>, BookError> {
+        Ok(self.evaluators.clone())
+    }
+
+    fn save_config(&mut self, config: &RunConfig) -> Result<(), BookError> {
+        self.config = Some(config.clone());
+        Ok(())
+    }
+
+    fn config(&self) -> Result<Option<RunConfig>, BookError> {
+        Ok(self.config.clone())
+    }
+
+    fn flush(&mut self) -> Result<(), BookError> {
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_config_has_startpos_and_its_children_and_round_trips() {
+        let c = RunConfig::default();
+        assert_eq!(c.roots.len(), 31);
+        assert_eq!(c.roots[0], "startpos");
+        assert!(c.roots.contains(&"startpos moves 7g7f".to_owned()));
+        assert_eq!(RunConfig::from_text(&c.to_text()).unwrap(), c);
+        assert!(RunConfig::from_text("ply_limit x\n").is_err());
+        assert!(RunConfig::from_text("colour blue\n").is_err());
+    }
+}
