@@ -1,6 +1,8 @@
 //! Evaluators: the means by which a worker gives a value to every legal move.
 
+pub mod builtin;
 mod evaluator;
 pub mod usi;
 
+pub use builtin::BuiltinEvaluator;
 pub use evaluator::{EvalError, Evaluation, Evaluator, Limits, MoveValue};

@@ -1,0 +1,200 @@
+//! The built-in engine: an alpha-beta searcher with a hand-crafted evaluation,
+//! the default evaluator (nothing to install or configure).
+//!
+//! * [`BuiltinEvaluator`] scores every legal move of a position for the book
+//!   (see [`Evaluator`]).
+//! * [`run_usi`] speaks USI over any reader/writer pair, so GUIs and tools can
+//!   play against the engine or analyse with it.
+//!
+//! ```
+//! use stera_engine::{BuiltinEvaluator, Evaluator, Limits};
+//! use stera_rules::Position;
+//!
+//! let mut engine = BuiltinEvaluator::new();
+//! let pos = Position::startpos();
+//! let limits = Limits { nodes: Some(20_000), ..Limits::default() };
+//! let evaluation = engine.evaluate(&pos, &limits).unwrap();
+//! assert_eq!(evaluation.moves.len(), 30);
+//! ```
+
+pub mod eval;
+mod search;
+pub mod tt;
+mod usi;
+
+use std::time::Instant;
+
+use stera_rules::Position;
+use stera_rules::backend::board::Position as Board;
+use stera_rules::backend::types::{Move as BackendMove, Move32};
+
+use crate::{EvalError, Evaluation, Evaluator, Limits, MoveValue};
+
+pub use search::{MAX_DEPTH, MAX_PLY, RootMove, SearchLimits};
+pub use tt::{DEFAULT_HASH_MB, TranspositionTable};
+pub use usi::run_usi;
+
+/// The node budget per position when the caller sets no limit at all.
+///
+/// 300 000 nodes take a fraction of a second on one core and reach depth 4-6 on
+/// every move of an opening position, which is the useful range for a book filler.
+pub const DEFAULT_NODES: u64 = 300_000;
+
+/// The engine name used in the identity string and `id name`.
+pub const ENGINE_NAME: &str = "stera-builtin";
+
+/// Settings of the built-in evaluator.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BuiltinConfig {
+    /// Transposition table size in MiB.
+    pub hash_mb: usize,
+    /// Nodes per position when [`Limits`] is empty.
+    pub default_nodes: u64,
+}
+
+impl Default for BuiltinConfig {
+    fn default() -> Self {
+        Self {
+            hash_mb: DEFAULT_HASH_MB,
+            default_nodes: DEFAULT_NODES,
+        }
+    }
+}
+
+/// The built-in engine as an [`Evaluator`]: every legal move gets an exact value
+/// at one common depth.
+///
+/// Limits: `nodes` is a budget for the whole position (all moves together);
+/// `depth` is the nominal depth of the last iteration; `time` is a wall-clock
+/// budget. With no limit at all, [`BuiltinConfig::default_nodes`] applies. The
+/// first iteration (depth 1 plus quiescence) always completes; a later iteration
+/// that would not fit is not started, and one cut short is discarded.
+///
+/// With a node or depth limit (no time limit) the result is deterministic: the
+/// same position and limits give the same values on any machine.
+pub struct BuiltinEvaluator {
+    config: BuiltinConfig,
+    tt: TranspositionTable,
+}
+
+impl Default for BuiltinEvaluator {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl BuiltinEvaluator {
+    /// The evaluator with [`BuiltinConfig::default`].
+    #[must_use]
+    pub fn new() -> Self {
+        Self::with_config(BuiltinConfig::default())
+    }
+
+    /// The evaluator with explicit settings.
+    #[must_use]
+    pub fn with_config(config: BuiltinConfig) -> Self {
+        Self {
+            config,
+            tt: TranspositionTable::new(config.hash_mb),
+        }
+    }
+
+    /// The settings in use.
+    #[must_use]
+    pub fn config(&self) -> BuiltinConfig {
+        self.config
+    }
+}
+
+/// The identity string of the built-in engine, e.g. `stera-builtin 0.1.0 (hce)`.
+#[must_use]
+pub fn identity() -> String {
+    format!("{ENGINE_NAME} {} (hce)", env!("CARGO_PKG_VERSION"))
+}
+
+/// Root moves for `board`: the given legal moves with their backend encoding.
+fn root_moves(board: &Board, moves: &[stera_rules::Move]) -> Vec<RootMove> {
+    moves
+        .iter()
+        .map(|m| RootMove {
+            mv: board.move32_from_move(BackendMove::from_raw(m.raw())),
+            value: 0,
+            exact: false,
+            depth: 0,
+            pv: Vec::new(),
+        })
+        .collect()
+}
+
+/// The rules move for a root move, looked up among the legal moves the root was
+/// built from (sorted by raw encoding).
+fn to_rules_move(legal: &[stera_rules::Move], mv: Move32) -> Option<stera_rules::Move> {
+    let raw = mv.to_move().raw();
+    legal
+        .binary_search_by_key(&raw, |m| m.raw())
+        .ok()
+        .map(|i| legal[i])
+}
+
+impl Evaluator for BuiltinEvaluator {
+    fn evaluate(&mut self, position: &Position, limits: &Limits) -> Result<Evaluation, EvalError> {
+        let started = Instant::now();
+        if limits.depth == Some(0) {
+            return Err(EvalError::UnsupportedLimits(
+                "depth must be at least 1".to_owned(),
+            ));
+        }
+        if let Some(d) = limits.depth.filter(|&d| d > MAX_DEPTH) {
+            return Err(EvalError::UnsupportedLimits(format!(
+                "depth {d} exceeds the built-in engine's maximum of {MAX_DEPTH}"
+            )));
+        }
+        let unlimited = limits.nodes.is_none() && limits.depth.is_none() && limits.time.is_none();
+        let search_limits = SearchLimits {
+            nodes: if unlimited {
+                Some(self.config.default_nodes)
+            } else {
+                limits.nodes
+            },
+            depth: limits.depth,
+            deadline: limits.time.map(|t| started + t),
+            stop: None,
+        };
+        let legal = position.legal_moves();
+        let board = position.backend().clone();
+        let mut root = root_moves(&board, &legal);
+        let mut searcher = search::Searcher::new(board, &mut self.tt, search_limits);
+        let depth = searcher.run(&mut root, usize::MAX, |_| {});
+        if let Some(reason) = searcher.failure() {
+            return Err(EvalError::Engine {
+                engine: identity(),
+                reason: reason.to_owned(),
+            });
+        }
+        let nodes = searcher.nodes();
+        let mut moves = Vec::with_capacity(root.len());
+        for rm in &root {
+            let mv = to_rules_move(&legal, rm.mv).ok_or_else(|| EvalError::Engine {
+                engine: identity(),
+                reason: format!("root move {} lost its encoding", rm.mv.to_usi()),
+            })?;
+            moves.push(MoveValue {
+                mv,
+                value: rm.value,
+                depth: rm.depth.min(depth),
+            });
+        }
+        let mut evaluation = Evaluation {
+            moves,
+            nodes,
+            elapsed: started.elapsed(),
+            engine: identity(),
+        };
+        evaluation.check_complete(position)?;
+        Ok(evaluation)
+    }
+
+    fn identity(&self) -> String {
+        identity()
+    }
+}
