@@ -2,4 +2,5 @@
 //! records ([`kifu`]).
 
 pub mod db2016;
+pub mod kifu;
 mod lines;

@@ -179,7 +179,7 @@ impl BookEntry {
 /// Sorts moves best first the way the reference writer does: count, then value,
 /// both descending; ties keep their order (the sort is stable).
 pub fn sort_moves_best_first(moves: &mut [BookMove]) {
-    moves.sort_by(|a, b| compare_best_first(a, b));
+    moves.sort_by(compare_best_first);
 }
 
 fn compare_best_first(a: &BookMove, b: &BookMove) -> Ordering {

@@ -55,7 +55,7 @@ enum Current {
     /// Nothing yet: a move line here has no entry.
     Nothing,
     /// The entry being read; the position is kept only for the legality check.
-    Entry(BookEntry, Option<Position>),
+    Entry(BookEntry, Option<Box<Position>>),
     /// A spoiled entry: its remaining move lines are skipped silently.
     Skipping,
 }
@@ -209,7 +209,7 @@ impl<R: BufRead> Db2016Reader<R> {
         match Position::from_sfen(sfen) {
             Ok(position) => {
                 let entry = BookEntry::new(&position);
-                let keep = self.check_legality.then_some(position);
+                let keep = self.check_legality.then(|| Box::new(position));
                 self.finish_current(Current::Entry(entry, keep));
             }
             Err(source) => {

@@ -1,0 +1,105 @@
+//! CSA V2.x files: games separated by `/` lines, parsed by rsshogi's CSA reader.
+
+use rsshogi::records::formats::csa::{CsaError, parse_csa_str};
+
+use super::{Collector, game_from_record};
+use crate::lines::split_lines;
+
+/// A non-empty line of the file with its 1-based number.
+type NumberedLine<'a> = (u64, &'a str);
+
+/// Reads every game of a CSA file; a bad game is skipped with the line of its problem.
+pub(crate) fn read(text: &str, collector: &mut Collector<'_>) {
+    let mut chunk: Vec<NumberedLine<'_>> = Vec::new();
+    for (i, line) in split_lines(text).into_iter().enumerate() {
+        let number = i as u64 + 1;
+        if line.trim() == "/" {
+            read_game(&chunk, collector);
+            chunk.clear();
+        } else if !line.trim().is_empty() {
+            // rsshogi ends the header at an empty line, so blank lines are left out.
+            chunk.push((number, line));
+        }
+    }
+    read_game(&chunk, collector);
+}
+
+fn read_game(lines: &[NumberedLine<'_>], collector: &mut Collector<'_>) {
+    // A section of only comments (e.g. after the last `/`) is not a game.
+    let Some(&(first_line, _)) = lines
+        .iter()
+        .find(|(_, l)| !l.trim_start().starts_with('\''))
+    else {
+        return;
+    };
+    // rsshogi skips header lines it does not know, so text that is not CSA at all
+    // would read as an empty game from the initial position.
+    if let Some((line, text)) = lines.iter().find(|(_, l)| !is_csa_statement(l)) {
+        collector.skip(*line, format!("not a CSA line: `{}`", text.trim()));
+        return;
+    }
+    let text: Vec<&str> = lines.iter().map(|(_, l)| *l).collect();
+    match parse_csa_str(&text.join("\n")) {
+        Ok(record) => match game_from_record(&record, first_line) {
+            Ok(game) => collector.game(game),
+            Err((index, reason)) => {
+                let line = index
+                    .and_then(|i| move_token(lines, i))
+                    .map_or(first_line, |(line, _)| line);
+                collector.skip(line, reason);
+            }
+        },
+        Err(error) => {
+            let (line, reason) = locate(lines, first_line, &error);
+            collector.skip(line, reason);
+        }
+    }
+}
+
+/// The line and text of the `index`-th move (0-based) of a game, counted the way the
+/// parser does: comma-separated statements starting with `+`/`-` of 7+ characters.
+fn move_token<'a>(lines: &[NumberedLine<'a>], index: usize) -> Option<(u64, &'a str)> {
+    lines
+        .iter()
+        .filter(|(_, l)| !matches!(l.trim_start().chars().next(), Some('\'' | 'N' | '$')))
+        .flat_map(|&(n, l)| l.split(',').map(move |t| (n, t.trim())))
+        .filter(|(_, t)| (t.starts_with('+') || t.starts_with('-')) && t.len() >= 7)
+        .nth(index)
+}
+
+fn locate(lines: &[NumberedLine<'_>], first_line: u64, error: &CsaError) -> (u64, String) {
+    let containing = |text: &str| {
+        let text = text.trim();
+        lines
+            .iter()
+            .find(|(_, l)| !text.is_empty() && l.contains(text))
+            .map_or(first_line, |(n, _)| *n)
+    };
+    match error {
+        CsaError::IllegalMove { index } => match move_token(lines, *index) {
+            Some((line, token)) => (line, format!("move {} `{token}` is illegal", index + 1)),
+            None => (first_line, format!("move {} is illegal", index + 1)),
+        },
+        CsaError::InvalidLine(text)
+        | CsaError::InvalidBoard(text)
+        | CsaError::InvalidMove(text)
+        | CsaError::MoveSideMismatch(text) => (containing(text), error.to_string()),
+        CsaError::Sfen(_) => {
+            let board = lines
+                .iter()
+                .find(|(_, l)| l.starts_with('P'))
+                .map_or(first_line, |(n, _)| *n);
+            (board, format!("bad start position: {error}"))
+        }
+        CsaError::MissingEndMarker => (first_line, error.to_string()),
+    }
+}
+
+/// True for the line kinds of CSA V2.x: version, names, `$` info, position, side,
+/// moves, times, special moves and comments.
+fn is_csa_statement(line: &str) -> bool {
+    matches!(
+        line.trim_start().chars().next(),
+        Some('V' | 'N' | '$' | 'P' | '+' | '-' | 'T' | '%' | '\'')
+    )
+}

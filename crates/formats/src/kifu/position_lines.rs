@@ -1,0 +1,51 @@
+//! One game per line: USI `position` commands and bare SFENs.
+
+use std::io::{self, BufRead};
+
+use stera_rules::Position;
+
+use super::{Collector, Game};
+use crate::lines::LineSplitter;
+
+/// Reads `[position] (startpos | [sfen] <sfen>) [moves <usi>...]` lines, streaming.
+/// Empty lines and `#` / `//` comments are skipped.
+pub(crate) fn read(input: impl BufRead, collector: &mut Collector<'_>) -> io::Result<()> {
+    let mut lines = LineSplitter::new(input);
+    let mut buf = Vec::new();
+    while lines.next_line(&mut buf)? {
+        let line_no = lines.line();
+        let Ok(text) = std::str::from_utf8(&buf) else {
+            collector.skip(line_no, "line is not valid UTF-8".to_owned());
+            continue;
+        };
+        let text = text.trim();
+        if text.is_empty() || text.starts_with('#') || text.starts_with("//") {
+            continue;
+        }
+        match parse_line(text, line_no) {
+            Ok(game) => collector.game(game),
+            Err(reason) => collector.skip(line_no, reason),
+        }
+    }
+    Ok(())
+}
+
+fn parse_line(text: &str, line: u64) -> Result<Game, String> {
+    let tokens: Vec<&str> = text.split_whitespace().collect();
+    let tokens = match tokens.first() {
+        Some(&"position") => &tokens[1..],
+        _ => &tokens[..],
+    };
+    let moves_at = tokens.iter().position(|t| *t == "moves");
+    let (base, moves) = match moves_at {
+        Some(i) => (&tokens[..i], &tokens[i + 1..]),
+        None => (tokens, &[][..]),
+    };
+    let start = match base {
+        ["startpos"] => Position::startpos(),
+        [] => return Err("missing start position (`startpos` or an SFEN)".to_owned()),
+        _ => Position::from_sfen(&base.join(" ")).map_err(|e| e.to_string())?,
+    };
+    Game::from_usi_moves(&start, moves.iter().copied(), line)
+        .map_err(|(index, e)| format!("move {} `{}`: {e}", index + 1, moves[index]))
+}
