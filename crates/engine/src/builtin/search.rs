@@ -30,6 +30,13 @@ pub const MAX_DEPTH: u32 = 64;
 /// Half-width of the first aspiration window around a move's previous value.
 const ASPIRATION: i32 = 50;
 
+/// Quiescence plies after which only recaptures on the last destination are tried.
+const QS_RECAPTURE_DEPTH: u32 = 4;
+/// Quiescence plies after which a check is no longer answered with all evasions.
+const QS_EVASION_DEPTH: u32 = 6;
+/// Quiescence plies after which the static evaluation is final.
+const QS_MAX_DEPTH: u32 = 16;
+
 const TT_MOVE_SCORE: i32 = 10_000_000;
 const CAPTURE_SCORE: i32 = 1_000_000;
 const PROMOTION_SCORE: i32 = 900_000;
@@ -423,7 +430,7 @@ impl<'t> Searcher<'t> {
         null_ok: bool,
     ) -> i32 {
         if depth <= 0 {
-            return self.qsearch(alpha, beta, ply);
+            return self.qsearch(alpha, beta, ply, 0);
         }
         self.pv[ply].clear();
         self.nodes += 1;
@@ -561,18 +568,27 @@ impl<'t> Searcher<'t> {
     }
 
     /// Quiescence: captures and promotions until the position is quiet; every
-    /// evasion when in check (so mates at the horizon are seen).
-    fn qsearch(&mut self, mut alpha: i32, beta: i32, ply: usize) -> i32 {
+    /// evasion when in check (so mates at the horizon are seen). `qdepth` counts
+    /// plies below the horizon: deep down only recaptures are tried and checks are
+    /// no longer answered, which bounds the tree in wild positions (drops make
+    /// capture-check sequences branch enormously).
+    fn qsearch(&mut self, mut alpha: i32, beta: i32, ply: usize, qdepth: u32) -> i32 {
         self.pv[ply].clear();
         self.nodes += 1;
         if self.check_abort() {
             return 0;
         }
         self.seldepth = self.seldepth.max(ply);
-        if ply >= MAX_PLY {
+        if ply >= MAX_PLY || qdepth >= QS_MAX_DEPTH {
             return evaluate(&self.board);
         }
         let in_check = self.board.is_in_check();
+        if in_check && qdepth >= QS_EVASION_DEPTH {
+            // Only evasions are legal here; past this depth the static value stands.
+            return evaluate(&self.board);
+        }
+        let recaptures_only = qdepth >= QS_RECAPTURE_DEPTH;
+        let last_to = self.board.last_move().to_sq();
         let mut moves = std::mem::take(&mut self.move_buffers[ply]);
         moves.clear();
         let mut best;
@@ -595,7 +611,9 @@ impl<'t> Searcher<'t> {
             best = stand_pat;
             generate_moves_move32_into::<CapturePlusPro, _>(&self.board, &mut Collect(&mut moves));
             let board = &self.board;
-            moves.retain(|m| board.is_legal_after_pseudo_move32(m.mv));
+            moves.retain(|m| {
+                (!recaptures_only || m.mv.to_sq() == last_to) && board.is_legal_after_pseudo_move32(m.mv)
+            });
         }
         self.score_moves(&mut moves, 0, MAX_PLY + 1);
         let them = self.board.turn().flip();
@@ -626,7 +644,7 @@ impl<'t> Searcher<'t> {
             }
             let gives_check = self.board.gives_check_move32(mv);
             self.board.apply_move32_with_gives_check(mv, gives_check);
-            let v = -self.qsearch(-beta, -alpha, ply + 1);
+            let v = -self.qsearch(-beta, -alpha, ply + 1, qdepth + 1);
             self.undo(mv);
             if self.aborted {
                 self.move_buffers[ply] = moves;
