@@ -21,7 +21,9 @@ const POSITIONS: [&str; 6] = [
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let nodes = match std::env::args().nth(1) {
-        Some(arg) => arg.parse::<u64>().map_err(|e| format!("node budget `{arg}`: {e}"))?,
+        Some(arg) => arg
+            .parse::<u64>()
+            .map_err(|e| format!("node budget `{arg}`: {e}"))?,
         None => DEFAULT_NODES,
     };
     let positions = POSITIONS
@@ -33,7 +35,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         nodes: Some(nodes),
         ..Limits::default()
     };
-    println!("engine: {}  budget: {nodes} nodes/position", engine.identity());
+    println!(
+        "engine: {}  budget: {nodes} nodes/position",
+        engine.identity()
+    );
     let started = Instant::now();
     let mut total_nodes = 0u64;
     let mut total_moves = 0usize;

@@ -2,7 +2,7 @@
 //! distance (checked against an independent brute-force mate solver), determinism.
 
 use stera_engine::{BuiltinEvaluator, Evaluation, Evaluator, Limits};
-use stera_rules::value::{MATE, MATE_IN_MAX_PLY};
+use stera_rules::value::MATE;
 use stera_rules::{Move, Position};
 
 fn nodes(n: u64) -> Limits {
@@ -99,7 +99,10 @@ fn every_legal_move_is_scored_on_random_positions() {
         with_drops += usize::from(legal.iter().any(|m| m.to_string().contains('*')));
     }
     assert_eq!(checked, 12);
-    assert!(with_drops > 0, "random play should reach positions with drops");
+    assert!(
+        with_drops > 0,
+        "random play should reach positions with drops"
+    );
 }
 
 #[test]
@@ -148,7 +151,10 @@ fn finds_mate_in_three_with_the_mate_score() {
         assert_eq!(value, MATE - 3, "{sfen}: best {mv} scored {value}");
         // The engine's move really mates in 3 against every defence.
         pos.do_move(mv);
-        assert!(defender_lost(&mut pos, 2), "{sfen}: {mv} does not mate in 3");
+        assert!(
+            defender_lost(&mut pos, 2),
+            "{sfen}: {mv} does not mate in 3"
+        );
         pos.undo_move().expect("undo");
         // Every move the engine calls mate-in-3 is one.
         for m in evaluation.moves.iter().filter(|m| m.value == MATE - 3) {
@@ -187,7 +193,9 @@ fn same_input_gives_same_output() {
     // Whatever the engine searched in between must not change the result.
     engine.evaluate(&other, &limits).expect("evaluates");
     let second = engine.evaluate(&pos, &limits).expect("evaluates");
-    let fresh = BuiltinEvaluator::new().evaluate(&pos, &limits).expect("evaluates");
+    let fresh = BuiltinEvaluator::new()
+        .evaluate(&pos, &limits)
+        .expect("evaluates");
     assert_eq!(first.moves, second.moves);
     assert_eq!(first.nodes, second.nodes);
     assert_eq!(first.moves, fresh.moves);
@@ -234,4 +242,3 @@ fn hanging_rook_is_recaptured() {
     assert_eq!(mv.to_string(), "3c3d");
     assert!(value > 1_000, "winning a rook is worth more than {value}");
 }
-

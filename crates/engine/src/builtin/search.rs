@@ -461,16 +461,17 @@ impl<'t> Searcher<'t> {
         let key = self.board.key();
         let hit = self.tt.probe(key, ply);
         let tt_move = hit.map_or(0, |h| h.mv);
-        if let Some(h) = hit {
-            if !pv_node && h.depth >= depth {
-                let usable = match h.bound {
-                    Bound::Exact => true,
-                    Bound::Lower => h.value >= beta,
-                    Bound::Upper => h.value <= alpha,
-                };
-                if usable {
-                    return h.value;
-                }
+        if let Some(h) = hit
+            && !pv_node
+            && h.depth >= depth
+        {
+            let usable = match h.bound {
+                Bound::Exact => true,
+                Bound::Lower => h.value >= beta,
+                Bound::Upper => h.value <= alpha,
+            };
+            if usable {
+                return h.value;
             }
         }
         let in_check = self.board.is_in_check();
@@ -612,7 +613,8 @@ impl<'t> Searcher<'t> {
             generate_moves_move32_into::<CapturePlusPro, _>(&self.board, &mut Collect(&mut moves));
             let board = &self.board;
             moves.retain(|m| {
-                (!recaptures_only || m.mv.to_sq() == last_to) && board.is_legal_after_pseudo_move32(m.mv)
+                (!recaptures_only || m.mv.to_sq() == last_to)
+                    && board.is_legal_after_pseudo_move32(m.mv)
             });
         }
         self.score_moves(&mut moves, 0, MAX_PLY + 1);

@@ -315,10 +315,10 @@ fn think<W: Write>(
         let mut searcher = Searcher::new(board, tt, limits);
         let mut write_error = None;
         searcher.run(&mut root, multipv, |it| {
-            if write_error.is_none() {
-                if let Err(e) = report(out, it, multipv) {
-                    write_error = Some(e);
-                }
+            if write_error.is_none()
+                && let Err(e) = report(out, it, multipv)
+            {
+                write_error = Some(e);
             }
         });
         if let Some(reason) = searcher.failure() {
