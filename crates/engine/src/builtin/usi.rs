@@ -12,9 +12,9 @@ use std::sync::{Arc, Mutex};
 use std::thread::{Scope, ScopedJoinHandle};
 use std::time::{Duration, Instant};
 
+use stera_rules::Position;
 use stera_rules::backend::types::{Color as BColor, EnteringKingRule, MOVE_NONE};
 use stera_rules::value::{MATE, MATE_IN_MAX_PLY};
-use stera_rules::{MAX_LEGAL_MOVES, Position};
 
 use super::search::{Iteration, SearchLimits, Searcher};
 use super::tt::{DEFAULT_HASH_MB, TranspositionTable};
@@ -22,6 +22,8 @@ use super::{ENGINE_NAME, root_moves};
 
 /// Largest accepted `Hash` in MiB.
 const MAX_HASH_MB: usize = 65_536;
+/// Largest accepted `MultiPV` (what YaneuraOu accepts; more than any position has moves).
+const MAX_MULTIPV: usize = 600;
 /// Stack for the search thread (the search keeps its buffers on the heap; this is
 /// a generous margin for the recursion itself).
 const SEARCH_STACK_BYTES: usize = 16 * 1024 * 1024;
@@ -159,7 +161,7 @@ impl<'s, W: Write + Send> Session<'s, W> {
             "option name Hash type spin default {DEFAULT_HASH_MB} min 1 max {MAX_HASH_MB}"
         ))?;
         self.say(&format!(
-            "option name MultiPV type spin default 1 min 1 max {MAX_LEGAL_MOVES}"
+            "option name MultiPV type spin default 1 min 1 max {MAX_MULTIPV}"
         ))?;
         self.say(
             "option name EnteringKingRule type combo default NoEnteringKing \
@@ -196,12 +198,12 @@ impl<'s, W: Write + Send> Session<'s, W> {
                 )),
             },
             "multipv" => match value.parse::<usize>() {
-                Ok(n) if (1..=MAX_LEGAL_MOVES).contains(&n) => {
+                Ok(n) if (1..=MAX_MULTIPV).contains(&n) => {
                     self.multipv = n;
                     Ok(())
                 }
                 _ => self.say(&format!(
-                    "info string error: MultiPV must be 1..={MAX_LEGAL_MOVES}, got `{value}`"
+                    "info string error: MultiPV must be 1..={MAX_MULTIPV}, got `{value}`"
                 )),
             },
             "enteringkingrule" => {
