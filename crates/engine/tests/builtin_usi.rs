@@ -188,6 +188,12 @@ fn scripted_session() {
     let lines = gui.until("bestmove");
     assert!(Position::startpos().parse_move(bestmove(&lines)).is_ok());
 
+    // `go ponder` ends with a bestmove on `ponderhit`.
+    gui.send("go ponder");
+    gui.send("ponderhit");
+    let lines = gui.until("bestmove");
+    assert!(Position::startpos().parse_move(bestmove(&lines)).is_ok());
+
     // Clock-based search with byoyomi.
     gui.send("go btime 0 wtime 0 byoyomi 200");
     let lines = gui.until("bestmove");

@@ -143,7 +143,13 @@ impl<'s, W: Write + Send> Session<'s, W> {
                     self.go(rest, scope)?;
                 }
                 "stop" | "gameover" => self.finish_search()?,
-                "ponderhit" => {}
+                // Pondering is not advertised; should a GUI ponder anyway, answer at
+                // once on `ponderhit` rather than run its clock down.
+                "ponderhit" => {
+                    if let Some(running) = &self.running {
+                        running.stop.store(true, Ordering::Relaxed);
+                    }
+                }
                 "quit" => return Ok(()),
                 other => self.say(&format!("info string unknown command `{other}`"))?,
             }
