@@ -17,6 +17,7 @@ mod moves;
 mod perft;
 mod position;
 mod repetition;
+mod sfen;
 pub mod value;
 mod zobrist;
 
@@ -25,6 +26,7 @@ pub use error::RulesError;
 pub use moves::Move;
 pub use position::{Position, STARTPOS_SFEN};
 pub use repetition::Repetition;
+pub use sfen::canonical_sfen;
 pub use zobrist::Key;
 
 /// The largest number of legal moves in any shogi position.

@@ -143,3 +143,52 @@ fn usi_moves_parse_and_print() {
         Err(RulesError::IllegalMove { .. })
     ));
 }
+
+/// The text canonicaliser agrees with parsing and printing, including scrambled hands
+/// and split runs of empty squares, and rejects what the parser rejects.
+#[test]
+fn canonical_sfen_agrees_with_position() {
+    for pos in common::random_positions(5, 400, 200) {
+        let sfen = pos.to_sfen();
+        assert_eq!(stera_rules::canonical_sfen(&sfen).unwrap(), sfen);
+        // Reverse the hand field's piece groups and split the first run of 9 empties.
+        let mut parts: Vec<String> = sfen.split(' ').map(str::to_owned).collect();
+        if parts[2] != "-" {
+            let mut groups = Vec::new();
+            let mut cur = String::new();
+            for c in parts[2].chars() {
+                cur.push(c);
+                if !c.is_ascii_digit() {
+                    groups.push(std::mem::take(&mut cur));
+                }
+            }
+            groups.reverse();
+            parts[2] = groups.concat();
+        }
+        parts[0] = parts[0].replacen('9', "45", 1);
+        let scrambled = parts.join(" ");
+        assert_eq!(
+            stera_rules::canonical_sfen(&scrambled).unwrap(),
+            sfen,
+            "from `{scrambled}`"
+        );
+        assert_eq!(Position::from_sfen(&scrambled).unwrap().to_sfen(), sfen);
+    }
+    for bad in [
+        "lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL b P 1",
+        "lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSG1GSNL b - 1",
+        "lnsgkgsnl/1r5b1/ppppp+kppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL b - 1",
+        "lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL b 0P 1",
+        "lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL b - 0",
+        "lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1 b - 1",
+        "lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL b -",
+    ] {
+        let canon = stera_rules::canonical_sfen(bad);
+        let parsed = Position::from_sfen(bad);
+        assert_eq!(
+            canon.is_ok(),
+            parsed.is_ok(),
+            "`{bad}`: {canon:?} vs {parsed:?}"
+        );
+    }
+}
