@@ -78,13 +78,54 @@ impl MoveScores {
     }
 }
 
-/// The value of the searched position for its side to move: the last exact score of
-/// the principal line, with its depth.
-pub(crate) fn principal_value(scored: &[Info], scores: &ScoreConversion) -> Option<(i32, u32)> {
-    scored.iter().rev().find_map(|info| {
-        let score = info.exact_score().filter(|_| info.is_principal())?;
-        Some((scores.to_value(score), info.depth.unwrap_or(0)))
-    })
+/// The value of the searched position for its side to move, with its depth.
+///
+/// In order of preference: the last exact line that starts with the engine's
+/// `bestmove`; for MultiPV engines, the last exact `multipv 1` line; otherwise the
+/// best of the last exact scores per first move. The last one matters for engines
+/// such as GPS Shogi, which print lines for several root moves without `multipv`
+/// and may omit the line of the move they finally play: then the best score shown
+/// is the closest thing to the position's value.
+pub(crate) fn position_value(
+    scored: &[Info],
+    bestmove: &str,
+    scores: &ScoreConversion,
+) -> Option<(i32, u32)> {
+    let value = |info: &Info| {
+        info.exact_score()
+            .map(|score| (scores.to_value(score), info.depth.unwrap_or(0)))
+    };
+    let of_bestmove = scored
+        .iter()
+        .rev()
+        .filter(|info| info.first_pv_move.as_deref() == Some(bestmove))
+        .find_map(value);
+    if of_bestmove.is_some() {
+        return of_bestmove;
+    }
+    if scored.iter().any(|info| info.multipv.is_some()) {
+        return scored
+            .iter()
+            .rev()
+            .filter(|info| info.multipv == Some(1))
+            .find_map(value);
+    }
+    let mut last_per_move: Vec<(&str, (i32, u32))> = Vec::new();
+    for info in scored {
+        let (Some(first), Some(v)) = (info.first_pv_move.as_deref(), value(info)) else {
+            continue;
+        };
+        match last_per_move.iter_mut().find(|(mv, _)| *mv == first) {
+            Some(entry) => entry.1 = v,
+            None => last_per_move.push((first, v)),
+        }
+    }
+    let best = last_per_move
+        .into_iter()
+        .map(|(_, v)| v)
+        .max_by_key(|&(value, _)| value);
+    // A line without a principal variation still carries the position's score.
+    best.or_else(|| scored.iter().rev().find_map(value))
 }
 
 #[cfg(test)]
@@ -147,17 +188,45 @@ mod tests {
     }
 
     #[test]
-    fn principal_value_takes_the_last_exact_principal_line() {
+    fn position_value_prefers_the_bestmove_line() {
         let conversion = ScoreConversion::default();
         let lines = infos(&[
             "info depth 5 score cp 20 pv 7g7f",
+            "info depth 6 score cp 35 pv 2g2f",
+            "info depth 7 score cp 70 lowerbound pv 7g7f",
+            "info depth 6 score cp -40 pv 5g5f",
+        ]);
+        assert_eq!(position_value(&lines, "7g7f", &conversion), Some((20, 5)));
+        assert_eq!(position_value(&lines, "2g2f", &conversion), Some((35, 6)));
+    }
+
+    #[test]
+    fn position_value_of_multipv_engines_is_the_first_line() {
+        let conversion = ScoreConversion::default();
+        let lines = infos(&[
             "info depth 6 multipv 1 score cp 35 pv 7g7f",
             "info depth 6 multipv 2 score cp 10 pv 2g2f",
-            "info depth 7 multipv 1 score cp 70 lowerbound pv 7g7f",
+            "info depth 7 multipv 1 score cp 90 upperbound pv 2g2f",
+            "info depth 7 multipv 2 score cp 5 pv 5g5f",
         ]);
-        assert_eq!(principal_value(&lines, &conversion), Some((35, 6)));
-        assert_eq!(principal_value(&lines[..1], &conversion), Some((20, 5)));
-        assert_eq!(principal_value(&lines[3..], &conversion), None);
-        assert_eq!(principal_value(&[], &conversion), None);
+        // The engine played a move it never printed an exact line for.
+        assert_eq!(position_value(&lines, "2g2f", &conversion), Some((10, 6)));
+        assert_eq!(position_value(&lines, "9g9f", &conversion), Some((35, 6)));
+    }
+
+    #[test]
+    fn position_value_without_the_bestmove_line_is_the_best_shown() {
+        // GPS Shogi: several root moves, no `multipv`, no line for its bestmove.
+        let conversion = ScoreConversion::default();
+        let lines = infos(&[
+            "info depth 3 score cp -39 pv 7a6b 2g2f",
+            "info depth 3 score cp -71 pv 8b4b 7i6h",
+            "info depth 4 score cp -80 pv 7a6b 2g2f",
+            "info depth 3 score cp -57 pv 5c5d 2g2f",
+        ]);
+        assert_eq!(position_value(&lines, "3c3d", &conversion), Some((-57, 3)));
+        let no_pv = infos(&["info depth 3 score cp 12"]);
+        assert_eq!(position_value(&no_pv, "3c3d", &conversion), Some((12, 3)));
+        assert_eq!(position_value(&[], "3c3d", &conversion), None);
     }
 }

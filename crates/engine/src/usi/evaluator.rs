@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 use stera_rules::value::{MATE, mate_in, mated_in};
 use stera_rules::{Move, Position, Repetition};
 
-use super::collect::{MoveScores, principal_value};
+use super::collect::{MoveScores, position_value};
 use super::config::{GoMode, UsiConfig};
 use super::score::value_for_parent;
 use super::session::{Session, SessionError};
@@ -242,7 +242,8 @@ impl UsiEvaluator {
             self.count_search(out.time_ms);
             self.stats.child_searches += 1;
             nodes += out.nodes;
-            let (child_value, depth) = match principal_value(&out.scored, &conversion) {
+            let (child_value, depth) = match position_value(&out.scored, &out.bestmove, &conversion)
+            {
                 Some(found) => found,
                 // Without any score, a resignation still says who wins.
                 None if out.bestmove == "resign" => (-MATE, 0),

@@ -79,12 +79,6 @@ impl Info {
     pub fn is_complete(&self) -> bool {
         self.exact_score().is_some() && self.first_pv_move.is_some()
     }
-
-    /// The principal line (MultiPV 1, or an engine without MultiPV).
-    #[must_use]
-    pub fn is_principal(&self) -> bool {
-        self.multipv.is_none_or(|k| k == 1)
-    }
 }
 
 fn parse_score<'a>(tokens: &mut impl Iterator<Item = &'a str>) -> Option<RawScore> {
@@ -142,16 +136,14 @@ mod tests {
         assert_eq!(i.time_ms, Some(4));
         assert_eq!(i.first_pv_move.as_deref(), Some("5g5f"));
         assert!(i.is_complete());
-        assert!(!i.is_principal());
     }
 
     #[test]
-    fn gpsusi_line_without_multipv_is_principal() {
+    fn gpsusi_line_without_multipv() {
         let i = parse(
             "info depth 6 seldepth 10 time 461 score cp 29 nodes 99262 nps 215041 pv 7g7f 3c3d 2g2f",
         );
         assert_eq!(i.multipv, None);
-        assert!(i.is_principal());
         assert!(i.is_complete());
         assert_eq!(i.time_ms, Some(461));
     }
