@@ -5,6 +5,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod evaluate;
 mod perft;
 
 #[derive(Parser)]
@@ -22,12 +23,15 @@ struct Cli {
 enum Command {
     /// Count the leaf nodes of the legal move tree (move generator check and speed).
     Perft(perft::Args),
+    /// Value every legal move of a position with the built-in or a USI engine.
+    Evaluate(evaluate::Args),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Perft(args) => perft::run(&args),
+        Command::Evaluate(args) => evaluate::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

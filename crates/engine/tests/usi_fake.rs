@@ -143,7 +143,8 @@ fn startup_failures_are_clear_errors() {
     assert!(text.contains("refusing to start"), "{text}");
     let missing = stera_engine::usi::UsiConfig::new("./no/such/engine");
     let err = UsiEvaluator::new(missing).err().unwrap();
-    assert!(matches!(err, EvalError::Io { .. }), "{err}");
+    assert!(matches!(err, EvalError::Engine { .. }), "{err}");
+    assert!(err.to_string().contains("cannot run the program"), "{err}");
 }
 
 #[test]

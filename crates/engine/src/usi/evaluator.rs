@@ -135,8 +135,8 @@ impl UsiEvaluator {
     /// Starts the engine (handshake, options, `isready`, `usinewgame`).
     ///
     /// # Errors
-    /// [`EvalError::Io`] when the program cannot be started, [`EvalError::Engine`]
-    /// when it exits or rejects an option, [`EvalError::Timeout`] when it does not
+    /// [`EvalError::Engine`] when the program cannot be run, exits or rejects an
+    /// option, [`EvalError::Timeout`] when it does not
     /// become ready within [`UsiConfig::startup_timeout`].
     pub fn new(config: UsiConfig) -> Result<Self, EvalError> {
         let label = config.program.display().to_string();
@@ -364,9 +364,11 @@ fn decided_value(child: &Position) -> Option<i32> {
 
 fn session_error(error: SessionError, engine: &str, context: &str) -> EvalError {
     match error {
-        SessionError::Spawn(source) => EvalError::Io {
+        // `EvalError::Io` would print the OS error twice in an error chain; the
+        // reason alone reads better and names the failing step.
+        SessionError::Spawn(source) => EvalError::Engine {
             engine: engine.to_owned(),
-            source,
+            reason: format!("cannot run the program: {source}"),
         },
         SessionError::Timeout(after) => EvalError::Timeout {
             engine: engine.to_owned(),
