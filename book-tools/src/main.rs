@@ -5,8 +5,10 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod bench;
 mod evaluate;
 mod perft;
+mod synth;
 
 #[derive(Parser)]
 #[command(
@@ -23,6 +25,10 @@ struct Cli {
 enum Command {
     /// Count the leaf nodes of the legal move tree (move generator check and speed).
     Perft(perft::Args),
+    /// Grow a synthetic book (pseudo-evaluator, real selector) for benchmarks.
+    Synth(synth::Args),
+    /// Measure the book: `bench select` (latency, throughput, memory).
+    Bench(bench::Args),
     /// Value every legal move of a position with the built-in or a USI engine.
     Evaluate(evaluate::Args),
 }
@@ -31,6 +37,8 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Perft(args) => perft::run(&args),
+        Command::Synth(args) => synth::run(&args),
+        Command::Bench(args) => bench::run(&args),
         Command::Evaluate(args) => evaluate::run(&args),
     };
     match result {

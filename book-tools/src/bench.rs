@@ -1,0 +1,183 @@
+//! `book-tools bench`: performance measurements on a real book store.
+//!
+//! `bench select` measures selection while leaves are in flight and results are
+//! being inserted, the coordinator's steady state: after filling `--in-flight`
+//! leaves, each step selects one leaf (timed) and, every `--batch` steps, the
+//! oldest `--batch` in-flight leaves are thought by the pseudo-evaluator and
+//! completed with one durable write. The book grows by `--count` nodes.
+
+use std::collections::VecDeque;
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use clap::{Args as ClapArgs, Subcommand};
+use stera_book::synthetic::PseudoEvaluator;
+use stera_book::{NodeStore, Selector, SledStore};
+
+#[derive(ClapArgs, Debug)]
+pub struct Args {
+    #[command(subcommand)]
+    what: What,
+}
+
+#[derive(Subcommand, Debug)]
+enum What {
+    /// Selection latency and throughput with leaves in flight (adds nodes to the book).
+    Select(SelectArgs),
+}
+
+#[derive(ClapArgs, Debug)]
+struct SelectArgs {
+    /// Book store directory (e.g. made by `book-tools synth`).
+    #[arg(long)]
+    db: PathBuf,
+    /// Timed selections.
+    #[arg(long, default_value_t = 2000)]
+    count: usize,
+    /// Leaves kept in flight while measuring.
+    #[arg(long, default_value_t = 1000)]
+    in_flight: usize,
+    /// In-flight leaves completed together (one durable write per batch).
+    #[arg(long, default_value_t = 16)]
+    batch: usize,
+    /// Seed of the pseudo-evaluator that thinks the leaves.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Override the stored leaves-per-turn (cache reuse span) for this run.
+    #[arg(long)]
+    leaves_per_turn: Option<u32>,
+}
+
+/// Resident set size of this process in MB (0 where /proc is unavailable).
+pub fn rss_mb() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmRSS:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|kb| kb.parse::<u64>().ok())
+        })
+        .map_or(0, |kb| kb / 1024)
+}
+
+/// Runs the subcommand.
+pub fn run(args: &Args) -> Result<()> {
+    match &args.what {
+        What::Select(a) => select(a),
+    }
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[i.min(sorted.len() - 1)].as_secs_f64() * 1000.0
+}
+
+fn select(args: &SelectArgs) -> Result<()> {
+    if !args.db.exists() {
+        bail!("book store {} does not exist (make one with `book-tools synth`)", args.db.display());
+    }
+    let t = Instant::now();
+    let store = SledStore::open(&args.db)
+        .with_context(|| format!("opening book store {}", args.db.display()))?;
+    let open_s = t.elapsed().as_secs_f64();
+    let config = match args.leaves_per_turn {
+        Some(n) => {
+            let mut c = store.config()?.unwrap_or_default();
+            c.leaves_per_turn = n;
+            Some(c)
+        }
+        None => None,
+    };
+    let mut selector = Selector::open(store, config)
+        .with_context(|| format!("loading book {}", args.db.display()))?;
+    let reopen_s = t.elapsed().as_secs_f64();
+    eprintln!(
+        "reopen_s={reopen_s:.2} (sled open {open_s:.2}s, index rebuild {:.2}s) nodes={} moves={} \
+         book_tables_mb={} rss_mb={}",
+        reopen_s - open_s,
+        selector.book().len(),
+        selector.book().value_count(),
+        selector.book().memory_bytes() >> 20,
+        rss_mb()
+    );
+    let eval = PseudoEvaluator::new(args.seed);
+    let fill = Instant::now();
+    let mut queue: VecDeque<_> = selector.select(args.in_flight)?.into();
+    eprintln!(
+        "filled {} in flight in {:.2}s",
+        queue.len(),
+        fill.elapsed().as_secs_f64()
+    );
+    let tty = std::io::stderr().is_terminal();
+    let bar = if tty {
+        indicatif::ProgressBar::new(args.count as u64)
+    } else {
+        indicatif::ProgressBar::hidden()
+    };
+    let mut latencies = Vec::with_capacity(args.count);
+    let visited_before = selector.stats().nodes_visited;
+    let mut last_log = Instant::now();
+    let started = Instant::now();
+    let mut moves = Vec::new();
+    for i in 0..args.count {
+        let t = Instant::now();
+        let leaves = selector.select(1)?;
+        latencies.push(t.elapsed());
+        if leaves.is_empty() {
+            bail!("no selectable leaf after {i} selections");
+        }
+        queue.extend(leaves);
+        if (i + 1) % args.batch.max(1) == 0 {
+            let mut items = Vec::with_capacity(args.batch);
+            while items.len() < args.batch.max(1) && queue.len() > args.in_flight.saturating_sub(args.batch) {
+                let Some(leaf) = queue.pop_front() else { break };
+                let mut values = Vec::new();
+                eval.evaluate_into(&leaf.position, &mut moves, &mut values);
+                let thought = stera_book::Thought {
+                    values,
+                    depths: None,
+                    evaluator: eval.identity(),
+                    timestamp: 1_700_000_000,
+                };
+                items.push((leaf, thought));
+            }
+            selector.complete_batch(items)?;
+        }
+        bar.inc(1);
+        if !tty && last_log.elapsed() >= Duration::from_secs(10) {
+            last_log = Instant::now();
+            eprintln!("bench select: {}/{}", i + 1, args.count);
+        }
+    }
+    let wall = started.elapsed().as_secs_f64();
+    bar.finish_and_clear();
+    let mut sorted = latencies.clone();
+    sorted.sort_unstable();
+    let select_s: f64 = latencies.iter().map(Duration::as_secs_f64).sum();
+    let visited = selector.stats().nodes_visited - visited_before;
+    eprintln!(
+        "select-only rate {:.0}/s, {:.0} book nodes visited per selection, max {:.1} ms, \
+         in flight at end {}, disk {} MB",
+        args.count as f64 / select_s.max(1e-9),
+        visited as f64 / args.count.max(1) as f64,
+        percentile(&sorted, 1.0),
+        selector.in_flight(),
+        selector.store().size_on_disk()? >> 20
+    );
+    println!(
+        "select p50_ms={:.3} p99_ms={:.3} per_s={:.0} rss_mb={} nodes={}",
+        percentile(&sorted, 0.5),
+        percentile(&sorted, 0.99),
+        args.count as f64 / wall.max(1e-9),
+        rss_mb(),
+        selector.book().len()
+    );
+    Ok(())
+}

@@ -1,0 +1,100 @@
+//! `book-tools synth`: grow a realistic book quickly for benchmarks, through the
+//! real selector and a deterministic pseudo-evaluator (material + hash noise).
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+use clap::Args as ClapArgs;
+use stera_book::synthetic::{GrowProgress, PseudoEvaluator, grow};
+use stera_book::{NodeStore, RunConfig, Selector, SledStore};
+
+#[derive(ClapArgs, Debug)]
+pub struct Args {
+    /// Book store directory (created if missing; an existing book is grown further).
+    #[arg(long)]
+    db: PathBuf,
+    /// Total number of thought nodes to reach.
+    #[arg(long)]
+    nodes: usize,
+    /// Seed of the pseudo-evaluator's noise.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Leaves selected and completed per durable write.
+    #[arg(long, default_value_t = 4096)]
+    batch: usize,
+    /// Leaves taken from one root before the next root's turn (cache reuse span).
+    #[arg(long, default_value_t = 256)]
+    leaves_per_turn: u32,
+}
+
+/// Runs the subcommand.
+pub fn run(args: &Args) -> Result<()> {
+    let started = Instant::now();
+    let store = SledStore::open(&args.db)
+        .with_context(|| format!("opening book store {}", args.db.display()))?;
+    let existing = store.len();
+    let config = RunConfig {
+        leaves_per_turn: args.leaves_per_turn,
+        ..store.config()?.unwrap_or_default()
+    };
+    let mut selector = Selector::open(store, Some(config))
+        .with_context(|| format!("loading book {}", args.db.display()))?;
+    eprintln!(
+        "opened {} with {existing} nodes in {:.1}s",
+        args.db.display(),
+        started.elapsed().as_secs_f64()
+    );
+    let eval = PseudoEvaluator::new(args.seed);
+    let tty = std::io::stderr().is_terminal();
+    let bar = if tty {
+        let bar = indicatif::ProgressBar::new(args.nodes as u64);
+        bar.set_style(
+            indicatif::ProgressStyle::with_template(
+                "{elapsed_precise} [{bar:40}] {pos}/{len} nodes {per_sec} eta {eta}",
+            )
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
+        bar
+    } else {
+        indicatif::ProgressBar::hidden()
+    };
+    let grow_started = Instant::now();
+    let mut last_log = Instant::now();
+    let mut on_progress = |p: GrowProgress| {
+        bar.set_position(p.nodes as u64);
+        if !tty && last_log.elapsed() >= Duration::from_secs(10) {
+            last_log = Instant::now();
+            let rate = (p.nodes as f64 - f64::from(existing)) / grow_started.elapsed().as_secs_f64();
+            eprintln!(
+                "synth: {} / {} nodes, {rate:.0} nodes/s, rss {} MB",
+                p.nodes,
+                args.nodes,
+                crate::bench::rss_mb()
+            );
+        }
+    };
+    let reached = grow(&mut selector, &eval, args.nodes, args.batch, &mut on_progress)
+        .context("growing the book")?;
+    bar.finish_and_clear();
+    let secs = grow_started.elapsed().as_secs_f64();
+    let added = reached.saturating_sub(existing as usize);
+    let stats = selector.stats();
+    eprintln!(
+        "synth: {reached} nodes ({added} added in {secs:.1}s, {:.0} nodes/s), {} moves stored, \
+         {:.1} book nodes visited per selection, {} bans, book tables {} MB, disk {} MB, rss {} MB",
+        added as f64 / secs.max(1e-9),
+        selector.book().value_count(),
+        stats.nodes_visited as f64 / stats.leaves.max(1) as f64,
+        stats.bans,
+        selector.book().memory_bytes() >> 20,
+        selector.store().size_on_disk()? >> 20,
+        crate::bench::rss_mb()
+    );
+    if reached < args.nodes {
+        anyhow::bail!("no selectable leaf left at {reached} nodes (asked for {})", args.nodes);
+    }
+    println!("synth nodes={reached} added={added} seconds={secs:.1}");
+    Ok(())
+}
