@@ -89,8 +89,8 @@ impl BookEntry {
     /// # Errors
     /// [`FormatError::Sfen`] when the text is not a valid position.
     pub fn from_sfen(text: &str) -> Result<Self, FormatError> {
-        let position = Position::from_sfen(text).map_err(FormatError::Sfen)?;
-        Ok(Self::new(&position))
+        let sfen = stera_rules::canonical_sfen(text).map_err(FormatError::Sfen)?;
+        Ok(Self::from_canonical_sfen(sfen))
     }
 
     /// An entry whose SFEN is already canonical (read back from our own sort runs).
