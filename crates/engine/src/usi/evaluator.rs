@@ -8,7 +8,7 @@ use stera_rules::{Move, Position, Repetition};
 use super::collect::{MoveScores, position_value};
 use super::config::{GoMode, UsiConfig};
 use super::score::value_for_parent;
-use super::session::{Session, SessionError};
+use super::session::{SearchOutput, Session, SessionError};
 use crate::{EvalError, Evaluation, Evaluator, Limits};
 
 /// Options that change speed, logging or resources but not what a search of given
@@ -47,6 +47,10 @@ pub struct UsiStats {
     /// Sum of the last `time` each search printed: the engine's own view of its
     /// search time (engines that print no `time` add nothing).
     pub engine_time: Duration,
+    /// Sum of the wall time from sending `go` to reading `bestmove`. What
+    /// `evaluate` takes beyond this is the evaluator's own overhead (options,
+    /// `position`, the `isready` round trip, parsing, checking).
+    pub go_to_bestmove: Duration,
     /// Engine restarts after a crash or a time-out.
     pub restarts: u64,
 }
@@ -217,7 +221,7 @@ impl UsiEvaluator {
             at,
             budget,
         )?;
-        self.count_search(root.time_ms);
+        self.count_search(&root);
         nodes += root.nodes;
         let mut scores = MoveScores::new(legal.to_vec());
         for info in &root.scored {
@@ -239,7 +243,7 @@ impl UsiEvaluator {
                 at,
                 budget,
             )?;
-            self.count_search(out.time_ms);
+            self.count_search(&out);
             self.stats.child_searches += 1;
             nodes += out.nodes;
             let (child_value, depth) = match position_value(&out.scored, &out.bestmove, &conversion)
@@ -265,9 +269,10 @@ impl UsiEvaluator {
         })
     }
 
-    fn count_search(&mut self, time_ms: u64) {
+    fn count_search(&mut self, search: &SearchOutput) {
         self.stats.searches += 1;
-        self.stats.engine_time += Duration::from_millis(time_ms);
+        self.stats.engine_time += Duration::from_millis(search.time_ms);
+        self.stats.go_to_bestmove += search.go_to_bestmove;
     }
 }
 

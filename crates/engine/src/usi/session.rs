@@ -90,6 +90,9 @@ pub(crate) struct SearchOutput {
     pub nodes: u64,
     /// The last `time` printed, in milliseconds.
     pub time_ms: u64,
+    /// Wall time from sending `go` to reading `bestmove`: the engine's share of the
+    /// search as seen from outside.
+    pub go_to_bestmove: Duration,
 }
 
 /// A started engine, ready for `position` and `go`.
@@ -183,6 +186,7 @@ impl Session {
         send(&mut self.process, &format!("position {position}"))?;
         self.wait_ready(deadline, timeout)?;
         send(&mut self.process, go)?;
+        let go_sent = Instant::now();
         let mut output = SearchOutput::default();
         loop {
             let line = read(&mut self.process, deadline, timeout)?;
@@ -201,6 +205,7 @@ impl Session {
                     .next()
                     .unwrap_or("")
                     .clone_into(&mut output.bestmove);
+                output.go_to_bestmove = go_sent.elapsed();
                 return Ok(output);
             }
         }
