@@ -7,9 +7,10 @@ mod engines;
 use std::time::Duration;
 
 use engines::{fake_engine, temp_path};
-use stera_engine::usi::UsiEvaluator;
+use stera_engine::usi::{ScoreConversion, UsiEvaluator, win_rate_to_value};
 use stera_engine::{EvalError, Evaluator, Limits};
 use stera_rules::Position;
+use stera_rules::value::mate_in;
 
 fn depth(d: u32) -> Limits {
     Limits {
@@ -194,4 +195,62 @@ fn a_position_without_moves_needs_no_engine() {
     assert!(mated.is_checkmate());
     let evaluation = engine.evaluate(&mated, &depth(2)).unwrap();
     assert!(evaluation.moves.is_empty());
+}
+
+#[test]
+fn win_rates_are_converted() {
+    let pos = Position::startpos();
+    // `score winrate` is always a probability; `cp` is centipawns by default.
+    let mut engine = UsiEvaluator::new(fake_engine("winrate", &[])).unwrap();
+    let evaluation = engine.evaluate(&pos, &depth(2)).unwrap();
+    assert_eq!(
+        value_of(&evaluation, "7g7f"),
+        (win_rate_to_value(0.75, 756.0), 2)
+    );
+    assert_eq!(value_of(&evaluation, "7g7f").0, 831);
+    assert_eq!(value_of(&evaluation, "2g2f"), (2500, 2));
+    // Told that `cp` holds a win rate times 10000, 2500 is 25 %.
+    let mut config = fake_engine("winrate", &[]);
+    config.scores = ScoreConversion {
+        cp_is_win_rate: Some(10_000.0),
+        win_rate_coefficient: 756.0,
+    };
+    let mut engine = UsiEvaluator::new(config).unwrap();
+    let evaluation = engine.evaluate(&pos, &depth(2)).unwrap();
+    assert_eq!(value_of(&evaluation, "2g2f").0, -831);
+    assert!(
+        evaluation.engine.contains("cp-is-win-rate/10000"),
+        "{}",
+        evaluation.engine
+    );
+}
+
+#[test]
+fn a_mating_move_the_engine_did_not_report_gets_the_mate_value() {
+    // The scripted engine reports no legal move here, so every move is a child
+    // search, except G*5b, after which the opponent has no legal move at all.
+    let pos = Position::from_sfen("4k4/9/4P4/9/9/9/9/9/4K4 b G 1").unwrap();
+    let mut engine = UsiEvaluator::new(fake_engine("few", &[])).unwrap();
+    let evaluation = engine.evaluate(&pos, &depth(3)).unwrap();
+    assert_eq!(evaluation.moves.len(), pos.legal_move_count());
+    assert_eq!(value_of(&evaluation, "G*5b").0, mate_in(1));
+    assert_eq!(value_of(&evaluation, "G*9a"), (-10, 4));
+    assert_eq!(
+        engine.stats().child_searches,
+        u64::try_from(pos.legal_move_count() - 1).unwrap()
+    );
+}
+
+#[test]
+fn a_move_that_repeats_the_position_a_fourth_time_is_a_draw() {
+    // Kings shuffle: the next 5b5a brings back the initial position a fourth time.
+    let pos = Position::from_position_command(
+        "startpos moves 5i5h 5a5b 5h5i 5b5a 5i5h 5a5b 5h5i 5b5a 5i5h 5a5b 5h5i",
+    )
+    .unwrap();
+    let mut engine = UsiEvaluator::new(fake_engine("few", &[])).unwrap();
+    let evaluation = engine.evaluate(&pos, &depth(3)).unwrap();
+    assert_eq!(value_of(&evaluation, "5b5a").0, 0);
+    // Other moves come from the engine (cp 10 for the opponent after the move).
+    assert_eq!(value_of(&evaluation, "5b4b"), (-10, 4));
 }
