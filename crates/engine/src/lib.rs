@@ -6,3 +6,4 @@ pub mod usi;
 
 pub use builtin::BuiltinEvaluator;
 pub use evaluator::{EvalError, Evaluation, Evaluator, Limits, MoveValue};
+pub use usi::{UsiConfig, UsiEvaluator};
