@@ -148,29 +148,25 @@ fn start_usi(args: &Args) -> Result<UsiEvaluator> {
     UsiEvaluator::new(config).with_context(|| format!("cannot start USI engine `{command}`"))
 }
 
-/// Runs `work`, telling a watching user that the search goes on: a ticking line on
-/// a terminal, a log line every [`PROGRESS_INTERVAL`] otherwise.
+/// Runs `work`, telling a watching user that the search goes on: a spinner on a
+/// terminal, a log line every [`PROGRESS_INTERVAL`] otherwise.
 fn with_progress<T>(work: impl FnOnce() -> T) -> T {
+    if std::io::stderr().is_terminal() {
+        let spinner = indicatif::ProgressBar::new_spinner().with_message("evaluating");
+        spinner.set_style(
+            indicatif::ProgressStyle::with_template("{spinner} {msg} {elapsed}")
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
+        );
+        spinner.enable_steady_tick(Duration::from_millis(120));
+        let result = work();
+        spinner.finish_and_clear();
+        return result;
+    }
     let (done, finished) = mpsc::channel::<()>();
-    let interactive = std::io::stderr().is_terminal();
     let start = Instant::now();
     let reporter = thread::spawn(move || {
-        let tick = if interactive {
-            Duration::from_millis(200)
-        } else {
-            PROGRESS_INTERVAL
-        };
-        while let Err(mpsc::RecvTimeoutError::Timeout) = finished.recv_timeout(tick) {
-            let secs = start.elapsed().as_secs_f64();
-            if interactive {
-                eprint!("\revaluating... {secs:.1} s");
-            } else {
-                eprintln!("evaluating... {secs:.0} s");
-            }
-        }
-        if interactive && start.elapsed() >= tick {
-            // Clear the ticking line before the results.
-            eprint!("\r{:40}\r", "");
+        while let Err(mpsc::RecvTimeoutError::Timeout) = finished.recv_timeout(PROGRESS_INTERVAL) {
+            eprintln!("evaluating... {:.0} s", start.elapsed().as_secs_f64());
         }
     });
     let result = work();
