@@ -71,6 +71,11 @@ impl SearchPlan {
                 "no depth, nodes or time limit: an external engine would search forever".to_owned(),
             ));
         }
+        if limits.depth == Some(0) || limits.nodes == Some(0) {
+            return Err(EvalError::UnsupportedLimits(
+                "depth and nodes must be at least 1".to_owned(),
+            ));
+        }
         if byoyomi_only && (limits.nodes.is_some() || limits.depth.is_some()) {
             return Err(EvalError::UnsupportedLimits(format!(
                 "engine `{engine}` takes only time (byoyomi) limits, not depth or nodes"
@@ -447,6 +452,11 @@ mod tests {
         let plan = SearchPlan::new(&limits, true, "e").unwrap();
         assert_eq!(plan.root_go, "go btime 0 wtime 0 byoyomi 100");
         assert!(SearchPlan::new(&Limits::default(), false, "e").is_err());
+        let zero = Limits {
+            depth: Some(0),
+            ..Limits::default()
+        };
+        assert!(SearchPlan::new(&zero, false, "e").is_err());
         let shallow = Limits {
             depth: Some(1),
             ..Limits::default()
