@@ -19,6 +19,7 @@ mod selector;
 mod sled_store;
 mod store;
 pub mod synthetic;
+pub mod terashock;
 
 pub use book::Book;
 pub use error::BookError;

@@ -1,0 +1,20 @@
+//! The export's error type.
+
+use thiserror::Error;
+
+use crate::BookError;
+
+/// What can stop an analysis or an export.
+#[derive(Debug, Error)]
+pub enum TeraShockError {
+    /// The book is damaged (a broken origin chain, a node whose value count does
+    /// not match its position) or its store failed.
+    #[error(transparent)]
+    Book(#[from] BookError),
+    /// Writing the DB2016 file failed.
+    #[error(transparent)]
+    Format(#[from] stera_formats::db2016::FormatError),
+    /// Inputs that do not belong together (e.g. extras of another book).
+    #[error("{0}")]
+    Invalid(String),
+}

@@ -1,0 +1,128 @@
+//! What the export needs besides the in-memory [`Book`]: the stored plies (the
+//! SFEN lines carry them), timestamps (statistics) and per-move search depths
+//! (the raw export). The book keeps only keys and values, so these come from one
+//! scan of the store.
+
+use super::TeraShockError;
+use crate::{Book, BookError, NodeId, NodeStore};
+
+/// Per-node data from the store that [`Book`] does not keep.
+#[derive(Debug, Clone, Default)]
+pub struct NodeExtras {
+    /// Game ply of each node when first reached, by node id.
+    pub plies: Vec<u16>,
+    /// When each node was thought (seconds since the Unix epoch), by node id.
+    pub timestamps: Vec<u32>,
+    /// Per-move search depths (0 where none were stored), when loaded.
+    depths: Option<Depths>,
+}
+
+#[derive(Debug, Clone, Default)]
+struct Depths {
+    /// `start[i]..start[i + 1]` are node `i`'s depths.
+    start: Vec<u64>,
+    depths: Vec<u8>,
+}
+
+impl NodeExtras {
+    /// Reads the extras of every node of `store` (one scan), with per-move depths
+    /// if `with_depths` (one byte per stored value).
+    ///
+    /// # Errors
+    /// Storage failure or corrupt records.
+    pub fn scan(store: &dyn NodeStore, with_depths: bool) -> Result<Self, BookError> {
+        let mut extras = Self::with_capacity(store.len() as usize, with_depths);
+        store.for_each_node(&mut |_, node| {
+            extras.push(&node);
+            Ok(())
+        })?;
+        Ok(extras)
+    }
+
+    /// Loads the book and its extras with one scan of `store`.
+    ///
+    /// # Errors
+    /// Storage failure, corrupt records, a store that repeats a key.
+    pub fn load_with_book(
+        store: &dyn NodeStore,
+        with_depths: bool,
+    ) -> Result<(Book, Self), BookError> {
+        let n = store.len() as usize;
+        let mut book = Book::with_capacity(n, n * 48);
+        let mut extras = Self::with_capacity(n, with_depths);
+        store.for_each_node(&mut |id, node| {
+            let got = book.insert(&node)?;
+            if got != id {
+                return Err(BookError::Corrupt(format!(
+                    "node {id} loaded as {got} (duplicate key {})",
+                    node.key
+                )));
+            }
+            extras.push(&node);
+            Ok(())
+        })?;
+        Ok((book, extras))
+    }
+
+    fn with_capacity(n: usize, with_depths: bool) -> Self {
+        Self {
+            plies: Vec::with_capacity(n),
+            timestamps: Vec::with_capacity(n),
+            depths: with_depths.then(|| Depths {
+                start: vec![0],
+                depths: Vec::new(),
+            }),
+        }
+    }
+
+    fn push(&mut self, node: &crate::ThoughtNode) {
+        self.plies.push(node.ply);
+        self.timestamps.push(node.timestamp);
+        if let Some(d) = &mut self.depths {
+            match &node.depths {
+                Some(nd) => d.depths.extend_from_slice(nd),
+                None => d.depths.resize(d.depths.len() + node.values.len(), 0),
+            }
+            d.start.push(d.depths.len() as u64);
+        }
+    }
+
+    /// Number of nodes covered.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.plies.len()
+    }
+
+    /// True when no node is covered.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.plies.is_empty()
+    }
+
+    /// The stored per-move depths of a node, if depths were loaded.
+    #[must_use]
+    pub fn depths(&self, id: NodeId) -> Option<&[u8]> {
+        let d = self.depths.as_ref()?;
+        let i = id.index();
+        let (s, e) = (*d.start.get(i)?, *d.start.get(i + 1)?);
+        d.depths
+            .get(usize::try_from(s).ok()?..usize::try_from(e).ok()?)
+    }
+
+    /// Checks that these extras cover exactly the nodes of `book`.
+    ///
+    /// # Errors
+    /// [`TeraShockError::Invalid`] when the counts differ (extras of another book,
+    /// or nodes added since the scan).
+    pub fn check_covers(&self, book: &Book) -> Result<(), TeraShockError> {
+        if self.len() == book.len() {
+            Ok(())
+        } else {
+            Err(TeraShockError::Invalid(format!(
+                "node extras cover {} nodes, the book has {}",
+                self.len(),
+                book.len()
+            )))
+        }
+    }
+}

@@ -1,0 +1,220 @@
+//! The book as a graph: for every node, its edges to thought children and the
+//! best of its leaf moves.
+
+use stera_rules::{Move, Position};
+
+use super::{Progress, TeraShockError, walk_positions};
+use crate::{Book, BookError, NodeId};
+
+/// "No such move" in per-node move index tables.
+pub(crate) const NO_MOVE: u16 = u16::MAX;
+
+/// An edge from a node to a thought child.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Edge {
+    /// The move's index in the node's canonical move order (its stored value's index).
+    pub index: u16,
+    /// The move.
+    pub mv: Move,
+    /// The thought position the move leads to.
+    pub child: NodeId,
+}
+
+/// Every node's edges to thought children, its best leaf move and whether its
+/// side to move is in check: what the retrograde analysis needs, without
+/// positions. About 20 bytes per node and 8 per edge.
+#[derive(Debug, Default)]
+pub struct BookGraph {
+    edge_start: Vec<u32>,
+    edge_len: Vec<u16>,
+    edge_child: Vec<u32>,
+    edge_move: Vec<u16>,
+    edge_index: Vec<u16>,
+    move_count: Vec<u16>,
+    leaf_best_value: Vec<i16>,
+    leaf_best_index: Vec<u16>,
+    leaf_best_move: Vec<u16>,
+    in_check: Vec<u64>,
+    leaf_edges: u64,
+}
+
+/// A stored value in the book's range (±32000).
+#[inline]
+pub(crate) fn clamp_stored(v: i16) -> i16 {
+    v.clamp(
+        -(stera_rules::value::MATE as i16),
+        stera_rules::value::MATE as i16,
+    )
+}
+
+impl BookGraph {
+    /// Builds the graph of `book` (one walk over every position).
+    ///
+    /// # Errors
+    /// [`BookError::Corrupt`] for a broken origin chain or a node whose value
+    /// count differs from its legal move count.
+    pub fn build(book: &Book, progress: Progress<'_>) -> Result<Self, TeraShockError> {
+        let n = book.len();
+        let mut g = Self {
+            edge_start: vec![0; n],
+            edge_len: vec![0; n],
+            move_count: vec![0; n],
+            leaf_best_value: vec![0; n],
+            leaf_best_index: vec![NO_MOVE; n],
+            leaf_best_move: vec![0; n],
+            in_check: vec![0; n.div_ceil(64)],
+            // Most nodes have one thought child or two; the vectors grow if needed.
+            edge_child: Vec::with_capacity(n * 2),
+            edge_move: Vec::with_capacity(n * 2),
+            edge_index: Vec::with_capacity(n * 2),
+            leaf_edges: 0,
+        };
+        let mut moves: Vec<Move> = Vec::with_capacity(600);
+        walk_positions(book, None, progress, &mut |id, pos: &Position| {
+            g.add_node(book, id, pos, &mut moves)
+        })?;
+        g.edge_child.shrink_to_fit();
+        g.edge_move.shrink_to_fit();
+        g.edge_index.shrink_to_fit();
+        Ok(g)
+    }
+
+    fn add_node(
+        &mut self,
+        book: &Book,
+        id: NodeId,
+        pos: &Position,
+        moves: &mut Vec<Move>,
+    ) -> Result<(), TeraShockError> {
+        pos.legal_moves_into(moves);
+        let values = book.values(id);
+        if values.len() != moves.len() {
+            return Err(BookError::Corrupt(format!(
+                "node {id} has {} values but `{}` has {} legal moves",
+                values.len(),
+                pos.to_sfen(),
+                moves.len()
+            ))
+            .into());
+        }
+        let i = id.index();
+        let first = u32::try_from(self.edge_child.len())
+            .map_err(|_| TeraShockError::Invalid("more than 2^32 book edges".into()))?;
+        self.edge_start[i] = first;
+        self.move_count[i] = u16::try_from(moves.len()).unwrap_or(u16::MAX);
+        if pos.in_check() {
+            self.in_check[i / 64] |= 1 << (i % 64);
+        }
+        let mut best: Option<(i16, u16, u16)> = None;
+        let mut edges = 0u16;
+        for (index, (&mv, &stored)) in moves.iter().zip(values).enumerate() {
+            let index = u16::try_from(index).unwrap_or(NO_MOVE);
+            if let Some(child) = book.get(pos.key_after(mv)) {
+                self.edge_child.push(child.0);
+                self.edge_move.push(mv.raw());
+                self.edge_index.push(index);
+                edges += 1;
+            } else {
+                self.leaf_edges += 1;
+                let v = clamp_stored(stored);
+                // Strictly better only: ties keep the earlier move (canonical order).
+                if best.is_none_or(|(b, _, _)| v > b) {
+                    best = Some((v, index, mv.raw()));
+                }
+            }
+        }
+        self.edge_len[i] = edges;
+        if let Some((v, index, raw)) = best {
+            self.leaf_best_value[i] = v;
+            self.leaf_best_index[i] = index;
+            self.leaf_best_move[i] = raw;
+        }
+        Ok(())
+    }
+
+    /// Number of nodes.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.edge_len.len()
+    }
+
+    /// True for the graph of an empty book.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.edge_len.is_empty()
+    }
+
+    /// Edges to thought children in all.
+    #[must_use]
+    pub fn edge_count(&self) -> usize {
+        self.edge_child.len()
+    }
+
+    /// Moves whose child is not thought (leaf edges) in all.
+    #[must_use]
+    pub fn leaf_edge_count(&self) -> u64 {
+        self.leaf_edges
+    }
+
+    /// Number of legal moves of a node.
+    #[must_use]
+    pub fn move_count(&self, id: NodeId) -> usize {
+        usize::from(self.move_count[id.index()])
+    }
+
+    /// True if the side to move of a node is in check.
+    #[must_use]
+    pub fn in_check(&self, id: NodeId) -> bool {
+        let i = id.index();
+        self.in_check[i / 64] >> (i % 64) & 1 != 0
+    }
+
+    /// The edges of a node to thought children, in canonical move order.
+    pub fn edges(&self, id: NodeId) -> impl Iterator<Item = Edge> + '_ {
+        let range = self.edge_range(id);
+        range.filter_map(move |e| {
+            Some(Edge {
+                index: self.edge_index[e],
+                mv: Move::from_raw(self.edge_move[e])?,
+                child: NodeId(self.edge_child[e]),
+            })
+        })
+    }
+
+    pub(crate) fn edge_range(&self, id: NodeId) -> std::ops::Range<usize> {
+        let i = id.index();
+        let s = self.edge_start[i] as usize;
+        s..s + usize::from(self.edge_len[i])
+    }
+
+    pub(crate) fn edge_child(&self, e: usize) -> u32 {
+        self.edge_child[e]
+    }
+
+    pub(crate) fn edge_index(&self, e: usize) -> u16 {
+        self.edge_index[e]
+    }
+
+    pub(crate) fn edge_move(&self, e: usize) -> u16 {
+        self.edge_move[e]
+    }
+
+    /// The best leaf move of a node: (value, canonical index, raw move), if it
+    /// has a leaf move.
+    pub(crate) fn leaf_best(&self, id: NodeId) -> Option<(i16, u16, u16)> {
+        let i = id.index();
+        (self.leaf_best_index[i] != NO_MOVE).then(|| {
+            (
+                self.leaf_best_value[i],
+                self.leaf_best_index[i],
+                self.leaf_best_move[i],
+            )
+        })
+    }
+
+    /// Bytes held by the graph's tables.
+    #[must_use]
+    pub fn memory_bytes(&self) -> usize {
+        self.len() * (4 + 2 + 2 + 2 + 2 + 2) + self.in_check.len() * 8 + self.edge_count() * 8
+    }
+}

@@ -1,0 +1,573 @@
+//! Retrograde analysis over the book graph.
+//!
+//! Values first, depths second. A move's value never depends on depths (value is
+//! the first criterion), so:
+//!
+//! 1. **Values.** The acyclic part (nodes from which every line reaches leaf
+//!    moves without returning) is solved exactly, each node once, in reverse
+//!    topological order (Kahn's algorithm on the reversed edges). The rest — nodes
+//!    on cycles and the nodes above them — starts at draw (0) and is relaxed with a
+//!    FIFO work list (a node is re-evaluated when a child changed) until nothing
+//!    changes: a fixed point where every value is the best of its moves. Starting
+//!    from the draw makes a line that goes round forever a draw, as repetition is.
+//! 2. **Depths**, given the values, like a distance-to-mate table: only moves
+//!    that achieve the node's value count; a side at or above 0 takes the shortest
+//!    such line (it resolves as soon as one child does), a side below 0 the longest
+//!    (it resolves when all have), in order of increasing depth (bucket queue).
+//!    Lines that never reach a leaf keep the infinite depth. When the queue runs
+//!    dry, a losing side still waiting on a loop takes its longest line that does
+//!    end (a loop would lengthen "losing slowly" without end, which is not a line
+//!    anyone can play). On an acyclic book this is exactly backward propagation of
+//!    (value, depth) with the tie rule.
+//! 3. **Perpetual check.** The best moves of the nodes at "draw, infinite depth"
+//!    form loops. A loop in which one side gives check with every move is a
+//!    perpetual check: that side loses. Its nodes are re-seeded at -32000 (checker
+//!    to move) / +32000 (checked side to move), values are relaxed again and depths
+//!    recomputed, so a checker that has any other move takes it, and one that has
+//!    none loses.
+
+use std::collections::VecDeque;
+
+use stera_rules::Move;
+use stera_rules::value::MATE;
+
+use super::BookGraph;
+use super::graph::NO_MOVE;
+use crate::NodeId;
+
+/// The depth of a line that never reaches a leaf (a repetition).
+pub const DEPTH_INFINITE: u16 = u16::MAX;
+
+/// Re-seeding rounds for perpetual-check loops; each round handles every loop
+/// found, so more than a few means loops that keep re-forming.
+const MAX_PERPETUAL_ROUNDS: usize = 16;
+
+const MATE_I16: i16 = MATE as i16;
+
+/// Counters of one analysis.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SolveStats {
+    /// Nodes solved exactly by backward propagation.
+    pub acyclic: usize,
+    /// Nodes on or above cycles, solved by fixed-point iteration.
+    pub cyclic: usize,
+    /// Node evaluations of the fixed-point iteration.
+    pub iterations: u64,
+    /// Perpetual-check loops found and scored.
+    pub perpetual_loops: usize,
+    /// Nodes still changing when the iteration gave up (0: a true fixed point).
+    pub unconverged: usize,
+}
+
+/// The propagated value of every node: its best move, that move's value (the
+/// side to move's view) and the plies from the node to the leaf of its line.
+#[derive(Debug, Clone, Default)]
+pub struct Solution {
+    value: Vec<i16>,
+    depth: Vec<u16>,
+    best_index: Vec<u16>,
+    best_move: Vec<u16>,
+    stats: SolveStats,
+}
+
+/// A candidate line: value, depth, canonical move index, raw move.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Line {
+    value: i16,
+    depth: u16,
+    index: u16,
+    mv: u16,
+}
+
+/// Compares two lines by value then depth: `Greater` when `a` is better.
+/// Between equal values, at or above 0 the shorter line is better (win fast, draw
+/// by the shortest known line), below 0 the longer (lose slowly).
+///
+/// ```
+/// use std::cmp::Ordering;
+/// use stera_book::terashock::compare_lines;
+/// assert_eq!(compare_lines((30, 5), (20, 1)), Ordering::Greater);
+/// assert_eq!(compare_lines((30, 2), (30, 5)), Ordering::Greater);
+/// assert_eq!(compare_lines((-30, 2), (-30, 5)), Ordering::Less);
+/// ```
+#[must_use]
+pub fn compare_lines(a: (i16, u16), b: (i16, u16)) -> std::cmp::Ordering {
+    a.0.cmp(&b.0).then_with(|| {
+        if a.0 >= 0 {
+            b.1.cmp(&a.1)
+        } else {
+            a.1.cmp(&b.1)
+        }
+    })
+}
+
+impl Line {
+    fn better_than(self, other: Self) -> bool {
+        match compare_lines((self.value, self.depth), (other.value, other.depth)) {
+            std::cmp::Ordering::Greater => true,
+            std::cmp::Ordering::Less => false,
+            std::cmp::Ordering::Equal => self.index < other.index,
+        }
+    }
+}
+
+/// One ply more, saturating; infinite stays infinite.
+#[inline]
+#[must_use]
+pub fn deeper(depth: u16) -> u16 {
+    if depth == DEPTH_INFINITE {
+        DEPTH_INFINITE
+    } else {
+        (depth + 1).min(DEPTH_INFINITE - 1)
+    }
+}
+impl Solution {
+    /// The best move value of a node (its side to move's view), within ±32000.
+    #[must_use]
+    pub fn value(&self, id: NodeId) -> i16 {
+        self.value[id.index()]
+    }
+
+    /// Plies from a node to the leaf of its best line ([`DEPTH_INFINITE`] for a
+    /// line that never reaches one: a repetition).
+    #[must_use]
+    pub fn depth(&self, id: NodeId) -> u16 {
+        self.depth[id.index()]
+    }
+
+    /// The best move of a node (`None` for a node without legal moves).
+    #[must_use]
+    pub fn best_move(&self, id: NodeId) -> Option<Move> {
+        let i = id.index();
+        if self.best_index[i] == NO_MOVE {
+            None
+        } else {
+            Move::from_raw(self.best_move[i])
+        }
+    }
+
+    /// The best move's index in the node's canonical move order.
+    #[must_use]
+    pub fn best_index(&self, id: NodeId) -> Option<usize> {
+        let b = self.best_index[id.index()];
+        (b != NO_MOVE).then_some(usize::from(b))
+    }
+
+    /// The value and depth of a move into thought node `child`, from the mover's
+    /// view: `-(child value)`, child depth + 1.
+    #[must_use]
+    pub fn line_through(&self, child: NodeId) -> (i16, u16) {
+        (-self.value(child), deeper(self.depth(child)))
+    }
+
+    /// What the analysis did.
+    #[must_use]
+    pub fn stats(&self) -> SolveStats {
+        self.stats
+    }
+
+    /// The best value of node `i` from the current values of its children.
+    fn evaluate_value(&self, g: &BookGraph, i: usize) -> i16 {
+        let id = node(i);
+        let mut best = g.leaf_best(id).map(|(v, _, _)| v);
+        for e in g.edge_range(id) {
+            let v = -self.value[g.edge_child(e) as usize];
+            if best.is_none_or(|b| v > b) {
+                best = Some(v);
+            }
+        }
+        // No legal move: the side to move is mated.
+        best.unwrap_or(-MATE_I16)
+    }
+
+    /// The best move of node `i` from the final values and depths: the first line
+    /// by value, the depth rule and canonical order — for a losing side, among the
+    /// lines no longer than its depth (a loop can make a line through it look
+    /// longer than the line the depth step settled on).
+    fn choose_best(&mut self, g: &BookGraph, i: usize) {
+        let id = node(i);
+        let mut best = g.leaf_best(id).map(|(value, index, mv)| Line {
+            value,
+            depth: 0,
+            index,
+            mv,
+        });
+        let limit = if self.value[i] < 0 {
+            self.depth[i]
+        } else {
+            DEPTH_INFINITE
+        };
+        for e in g.edge_range(id) {
+            let (value, depth) = self.line_through(NodeId(g.edge_child(e)));
+            if value == self.value[i] && depth > limit {
+                continue;
+            }
+            let cand = Line {
+                value,
+                depth,
+                index: g.edge_index(e),
+                mv: g.edge_move(e),
+            };
+            if best.is_none_or(|b| cand.better_than(b)) {
+                best = Some(cand);
+            }
+        }
+        match best {
+            Some(b) => {
+                self.best_index[i] = b.index;
+                self.best_move[i] = b.mv;
+            }
+            None => {
+                self.best_index[i] = NO_MOVE;
+                self.best_move[i] = 0;
+            }
+        }
+    }
+}
+
+/// Bit set over node ids.
+struct Bits(Vec<u64>);
+
+impl Bits {
+    fn new(n: usize) -> Self {
+        Self(vec![0; n.div_ceil(64)])
+    }
+    fn get(&self, i: usize) -> bool {
+        self.0[i / 64] >> (i % 64) & 1 != 0
+    }
+    fn set(&mut self, i: usize, on: bool) {
+        if on {
+            self.0[i / 64] |= 1 << (i % 64);
+        } else {
+            self.0[i / 64] &= !(1 << (i % 64));
+        }
+    }
+}
+
+/// Parents of every node (CSR, one entry per edge), in increasing parent id order.
+struct Parents {
+    start: Vec<u32>,
+    parents: Vec<u32>,
+}
+
+impl Parents {
+    fn of(&self, i: usize) -> &[u32] {
+        &self.parents[self.start[i] as usize..self.start[i + 1] as usize]
+    }
+}
+
+/// Solves the whole graph (see the module documentation). Deterministic.
+#[must_use]
+pub fn solve(g: &BookGraph) -> Solution {
+    let n = g.len();
+    let mut s = Solution {
+        value: vec![0; n],
+        depth: vec![DEPTH_INFINITE; n],
+        best_index: vec![NO_MOVE; n],
+        best_move: vec![0; n],
+        stats: SolveStats::default(),
+    };
+    let parents = reverse_edges(g);
+
+    // Values, acyclic part: backward propagation.
+    let mut remaining: Vec<u16> = (0..n)
+        .map(|i| u16::try_from(g.edge_range(node(i)).len()).unwrap_or(u16::MAX))
+        .collect();
+    let mut resolved = Bits::new(n);
+    let mut queue: Vec<u32> = (0..n)
+        .filter(|&i| remaining[i] == 0)
+        .map(|i| node(i).0)
+        .collect();
+    let mut head = 0;
+    while head < queue.len() {
+        let i = queue[head] as usize;
+        head += 1;
+        s.value[i] = s.evaluate_value(g, i);
+        resolved.set(i, true);
+        for &p in parents.of(i) {
+            let r = &mut remaining[p as usize];
+            *r -= 1;
+            if *r == 0 {
+                queue.push(p);
+            }
+        }
+    }
+    s.stats.acyclic = queue.len();
+    drop(queue);
+    drop(remaining);
+
+    // Values, the rest: fixed point from the draw.
+    let cyclic: Vec<usize> = (0..n).filter(|&i| !resolved.get(i)).collect();
+    s.stats.cyclic = cyclic.len();
+    let budget = 1_000 + 200 * cyclic.len() as u64;
+    let mut in_queue = Bits::new(n);
+    let mut work: VecDeque<u32> = VecDeque::with_capacity(cyclic.len());
+    for &i in &cyclic {
+        work.push_back(node(i).0);
+        in_queue.set(i, true);
+    }
+    relax(
+        g,
+        &mut s,
+        &parents,
+        &resolved,
+        &mut in_queue,
+        &mut work,
+        budget,
+    );
+    depths_and_best_moves(g, &mut s, &parents);
+
+    let mut seeded: hashbrown::HashSet<Vec<u32>> = hashbrown::HashSet::new();
+    for _ in 0..MAX_PERPETUAL_ROUNDS {
+        let mut any = false;
+        for (cycle, checker_parity) in perpetual_loops(g, &s, &cyclic) {
+            let mut canonical = cycle.clone();
+            canonical.sort_unstable();
+            if !seeded.insert(canonical) {
+                continue;
+            }
+            any = true;
+            s.stats.perpetual_loops += 1;
+            for (k, &i) in cycle.iter().enumerate() {
+                let i = i as usize;
+                let checker = k % 2 == checker_parity;
+                s.value[i] = if checker { -MATE_I16 } else { MATE_I16 };
+                for &x in std::iter::once(&node(i).0).chain(parents.of(i)) {
+                    let x = x as usize;
+                    if !resolved.get(x) && !in_queue.get(x) {
+                        in_queue.set(x, true);
+                        work.push_back(node(x).0);
+                    }
+                }
+            }
+        }
+        if !any {
+            break;
+        }
+        relax(
+            g,
+            &mut s,
+            &parents,
+            &resolved,
+            &mut in_queue,
+            &mut work,
+            budget,
+        );
+        depths_and_best_moves(g, &mut s, &parents);
+    }
+    s
+}
+
+fn node(i: usize) -> NodeId {
+    NodeId(u32::try_from(i).unwrap_or(u32::MAX))
+}
+
+fn reverse_edges(g: &BookGraph) -> Parents {
+    let n = g.len();
+    let mut start = vec![0u32; n + 1];
+    for i in 0..n {
+        for e in g.edge_range(node(i)) {
+            start[g.edge_child(e) as usize + 1] += 1;
+        }
+    }
+    for i in 0..n {
+        start[i + 1] += start[i];
+    }
+    let mut fill = start.clone();
+    let mut parents = vec![0u32; g.edge_count()];
+    for i in 0..n {
+        for e in g.edge_range(node(i)) {
+            let c = g.edge_child(e) as usize;
+            parents[fill[c] as usize] = node(i).0;
+            fill[c] += 1;
+        }
+    }
+    Parents { start, parents }
+}
+
+/// Re-evaluates queued values until nothing changes or the budget is spent.
+fn relax(
+    g: &BookGraph,
+    s: &mut Solution,
+    parents: &Parents,
+    resolved: &Bits,
+    in_queue: &mut Bits,
+    work: &mut VecDeque<u32>,
+    budget: u64,
+) {
+    let mut spent = 0u64;
+    while spent < budget {
+        let Some(i) = work.pop_front() else { break };
+        let i = i as usize;
+        in_queue.set(i, false);
+        spent += 1;
+        s.stats.iterations += 1;
+        let v = s.evaluate_value(g, i);
+        if v != s.value[i] {
+            s.value[i] = v;
+            for &p in parents.of(i) {
+                let p = p as usize;
+                if !resolved.get(p) && !in_queue.get(p) {
+                    in_queue.set(p, true);
+                    work.push_back(node(p).0);
+                }
+            }
+        }
+    }
+    s.stats.unconverged = work.len();
+}
+
+/// No resolved optimal child seen yet (per losing node).
+const UNSEEN: u16 = u16::MAX;
+
+/// Depths given the values (module documentation, step 2), then best moves.
+fn depths_and_best_moves(g: &BookGraph, s: &mut Solution, parents: &Parents) {
+    let n = g.len();
+    s.depth.fill(DEPTH_INFINITE);
+    let optimal_edge = |s: &Solution, p: usize, c: usize| -s.value[c] == s.value[p];
+    // Per node: optimal edges not yet resolved; for losing nodes, the longest
+    // resolved optimal line so far.
+    let mut pending = vec![0u16; n];
+    let mut longest = vec![UNSEEN; n];
+    let mut buckets: Vec<Vec<u32>> = vec![Vec::new()];
+    for i in 0..n {
+        let id = node(i);
+        let optimal_leaf = g.leaf_best(id).is_some_and(|(v, _, _)| v == s.value[i]);
+        let count = g
+            .edge_range(id)
+            .filter(|&e| optimal_edge(s, i, g.edge_child(e) as usize))
+            .count();
+        pending[i] = u16::try_from(count).unwrap_or(u16::MAX);
+        if optimal_leaf {
+            longest[i] = 0;
+        }
+        let winning = s.value[i] >= 0;
+        if (winning && optimal_leaf) || (!winning && count == 0) {
+            s.depth[i] = 0;
+            buckets[0].push(id.0);
+        }
+    }
+    let mut level = 0usize;
+    loop {
+        while level < buckets.len() {
+            let bucket = std::mem::take(&mut buckets[level]);
+            for &c in &bucket {
+                let c = c as usize;
+                let d = deeper(s.depth[c]);
+                for &p in parents.of(c) {
+                    let p = p as usize;
+                    if s.depth[p] != DEPTH_INFINITE || !optimal_edge(s, p, c) {
+                        continue;
+                    }
+                    let resolve = if s.value[p] >= 0 {
+                        true
+                    } else {
+                        pending[p] -= 1;
+                        longest[p] = if longest[p] == UNSEEN {
+                            d
+                        } else {
+                            longest[p].max(d)
+                        };
+                        pending[p] == 0
+                    };
+                    if resolve {
+                        s.depth[p] = d;
+                        push_bucket(&mut buckets, d, p);
+                    }
+                }
+            }
+            level += 1;
+        }
+        // Stuck: losing nodes waiting on loops take their longest ending line.
+        let mut lowest = None;
+        for (i, &d) in longest.iter().enumerate() {
+            if s.depth[i] == DEPTH_INFINITE && s.value[i] < 0 && d != UNSEEN {
+                s.depth[i] = d;
+                push_bucket(&mut buckets, d, i);
+                lowest = Some(lowest.map_or(d, |l: u16| l.min(d)));
+            }
+        }
+        match lowest {
+            Some(l) => level = usize::from(l),
+            None => break,
+        }
+    }
+    for i in 0..n {
+        s.choose_best(g, i);
+    }
+}
+
+fn push_bucket(buckets: &mut Vec<Vec<u32>>, depth: u16, i: usize) {
+    let d = usize::from(depth);
+    if buckets.len() <= d {
+        buckets.resize_with(d + 1, Vec::new);
+    }
+    buckets[d].push(node(i).0);
+}
+
+/// Loops of best moves among nodes at "draw, infinite depth" in which one side
+/// checks with every move: (the loop's nodes in move order, parity of the
+/// checker's positions in it).
+fn perpetual_loops(g: &BookGraph, s: &Solution, cyclic: &[usize]) -> Vec<(Vec<u32>, usize)> {
+    let endless = |i: usize| s.value[i] == 0 && s.depth[i] == DEPTH_INFINITE;
+    let successor = |i: usize| -> Option<usize> {
+        let best = s.best_index[i];
+        g.edge_range(node(i))
+            .find(|&e| g.edge_index(e) == best)
+            .map(|e| g.edge_child(e) as usize)
+    };
+    // 1 = on the current path, 2 = done.
+    let mut state: hashbrown::HashMap<usize, u8> = hashbrown::HashMap::new();
+    let mut found = Vec::new();
+    for &first in cyclic {
+        if !endless(first) || state.contains_key(&first) {
+            continue;
+        }
+        let mut path: Vec<usize> = Vec::new();
+        let mut cur = Some(first);
+        while let Some(i) = cur {
+            match state.get(&i) {
+                Some(1) => {
+                    let at = path.iter().position(|&p| p == i).unwrap_or(0);
+                    let cycle: Vec<u32> = path[at..].iter().map(|&p| node(p).0).collect();
+                    if let Some(parity) = checker_parity(g, &cycle) {
+                        found.push((cycle, parity));
+                    }
+                    break;
+                }
+                Some(_) => break,
+                None => {}
+            }
+            if !endless(i) {
+                break;
+            }
+            state.insert(i, 1);
+            path.push(i);
+            cur = successor(i);
+        }
+        for p in path {
+            state.insert(p, 2);
+        }
+    }
+    found
+}
+
+/// For a loop of positions (each move goes to the next, the last to the first):
+/// the parity of the positions whose side gives check with every move, when
+/// exactly one side does.
+fn checker_parity(g: &BookGraph, cycle: &[u32]) -> Option<usize> {
+    let k = cycle.len();
+    if k < 2 || !k.is_multiple_of(2) {
+        return None;
+    }
+    let checks = |parity: usize| {
+        (parity..k)
+            .step_by(2)
+            .all(|i| g.in_check(NodeId(cycle[(i + 1) % k])))
+    };
+    match (checks(0), checks(1)) {
+        (true, false) => Some(0),
+        (false, true) => Some(1),
+        _ => None,
+    }
+}

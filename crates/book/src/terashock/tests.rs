@@ -1,0 +1,353 @@
+//! Unit tests of the retrograde analysis on hand-built books.
+
+use std::cmp::Ordering;
+
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use stera_rules::{Key, Move, Position};
+
+use super::*;
+use crate::{Book, NodeId, Origin, ThoughtNode};
+
+/// Builds books line by line: every position along a line becomes a node (once),
+/// its values from `value(position, move index)`.
+type ValueFn = Box<dyn Fn(&Position, usize) -> i16>;
+
+struct Builder {
+    book: Book,
+    value: ValueFn,
+}
+
+impl Builder {
+    fn new(value: impl Fn(&Position, usize) -> i16 + 'static) -> Self {
+        Self {
+            book: Book::new(),
+            value: Box::new(value),
+        }
+    }
+
+    fn node(&self, pos: &Position, origin: Origin) -> ThoughtNode {
+        let n = pos.legal_move_count();
+        ThoughtNode {
+            key: pos.key(),
+            origin,
+            ply: 1,
+            values: (0..n).map(|i| (self.value)(pos, i)).collect(),
+            depths: None,
+            evaluator: 0,
+            timestamp: 0,
+        }
+    }
+
+    /// Adds the start position and every position after each move of `line`.
+    fn line(&mut self, start: &str, line: &[&str]) -> Vec<NodeId> {
+        let mut pos = Position::from_sfen(start).unwrap();
+        let node = self.node(&pos, Origin::Sfen(pos.to_sfen_without_ply()));
+        let mut ids = vec![self.book.insert(&node).unwrap()];
+        for usi in line {
+            let mv = pos.parse_move(usi).unwrap();
+            let parent = *ids.last().unwrap();
+            pos.do_move(mv);
+            let node = self.node(&pos, Origin::Child { parent, mv });
+            ids.push(self.book.insert(&node).unwrap());
+        }
+        ids
+    }
+}
+
+fn analyse(book: &Book) -> (BookGraph, Solution) {
+    let graph = BookGraph::build(book, &mut |_, _, _| {}).unwrap();
+    let solution = solve(&graph);
+    (graph, solution)
+}
+
+/// A pseudo-random stored value from the position key and move index.
+fn noise(pos: &Position, i: usize) -> i16 {
+    let k = pos.key().0 ^ (i as u128).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    let h = (k ^ (k >> 61) ^ (k >> 17)) as u64;
+    i16::try_from(h % 801).unwrap() - 400
+}
+
+/// Minimax by plain recursion over positions (no graph, no propagation order):
+/// the value and depth of every move of the position. `None` on a cycle.
+fn naive_lines(
+    book: &Book,
+    pos: &mut Position,
+    on_path: &mut Vec<Key>,
+) -> Option<Vec<(Move, i16, u16)>> {
+    let id = book.get(pos.key())?;
+    if on_path.contains(&pos.key()) {
+        return None;
+    }
+    on_path.push(pos.key());
+    let mut out = Vec::new();
+    for (i, mv) in pos.legal_moves().into_iter().enumerate() {
+        pos.do_move(mv);
+        let line = if book.contains(pos.key()) {
+            let best = naive_best(book, pos, on_path);
+            best.map(|(v, d)| (mv, -v, d + 1))
+        } else {
+            Some((mv, book.values(id)[i].clamp(-32000, 32000), 0))
+        };
+        pos.undo_move().unwrap();
+        out.push(line?);
+    }
+    on_path.pop();
+    Some(out)
+}
+
+fn naive_best(book: &Book, pos: &mut Position, on_path: &mut Vec<Key>) -> Option<(i16, u16)> {
+    let lines = naive_lines(book, pos, on_path)?;
+    if lines.is_empty() {
+        return Some((-32000, 0));
+    }
+    let mut best = (lines[0].1, lines[0].2);
+    for &(_, v, d) in &lines[1..] {
+        // Written out rather than calling `compare_lines`, to stay independent.
+        let better =
+            v > best.0 || (v == best.0 && ((v >= 0 && d < best.1) || (v < 0 && d > best.1)));
+        if better {
+            best = (v, d);
+        }
+    }
+    Some(best)
+}
+
+#[test]
+fn retrograde_values_match_naive_minimax_on_random_acyclic_books() {
+    let start = stera_rules::STARTPOS_SFEN;
+    let mut checked_books = 0;
+    for seed in 0..24u64 {
+        let mut rng = StdRng::seed_from_u64(seed);
+        let mut b = Builder::new(noise);
+        // Few move choices per ply make many transpositions.
+        for _ in 0..40 {
+            let mut pos = Position::from_sfen(start).unwrap();
+            let mut line = Vec::new();
+            for _ in 0..rng.random_range(1..7) {
+                let moves = pos.legal_moves();
+                let mv = moves[rng.random_range(0..moves.len().min(5))];
+                line.push(mv.to_string());
+                pos.do_move(mv);
+            }
+            let refs: Vec<&str> = line.iter().map(String::as_str).collect();
+            b.line(start, &refs);
+        }
+        let book = &b.book;
+        let (graph, solution) = analyse(book);
+        let mut root = Position::from_sfen(start).unwrap();
+        let Some(expected_root) = naive_best(book, &mut root, &mut Vec::new()) else {
+            continue; // a cycle: not for this test
+        };
+        checked_books += 1;
+        let root_id = book.get(root.key()).unwrap();
+        assert_eq!(
+            (solution.value(root_id), solution.depth(root_id)),
+            expected_root
+        );
+        assert_eq!(solution.stats().cyclic, 0);
+        // Every move of every node, as the export lists them.
+        let mut moves = Vec::new();
+        let mut compared = 0;
+        walk_positions(book, None, &mut |_, _, _| {}, &mut |id, pos| {
+            let mut p = pos.clone();
+            let mut expected = naive_lines(book, &mut p, &mut Vec::new()).unwrap();
+            let lines = node_lines(book, &graph, Some(&solution), None, id, pos, &mut moves)?;
+            expected.sort_by(|a, b| compare_lines((b.1, b.2), (a.1, a.2)));
+            let got: Vec<(Move, i16, u16)> =
+                lines.iter().map(|l| (l.mv, l.value, l.depth)).collect();
+            let key = |v: &Vec<(Move, i16, u16)>| {
+                let mut v = v.clone();
+                v.sort_by_key(|x| x.0.raw());
+                v
+            };
+            assert_eq!(key(&got), key(&expected), "node {id}");
+            // Best first.
+            for w in got.windows(2) {
+                assert_ne!(
+                    compare_lines((w[0].1, w[0].2), (w[1].1, w[1].2)),
+                    Ordering::Less
+                );
+            }
+            compared += 1;
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(compared, book.len());
+    }
+    assert!(checked_books >= 8, "only {checked_books} acyclic books");
+}
+
+#[test]
+fn transposition_uses_the_child_value_even_for_moves_of_other_lines() {
+    // 7g7f 3c3d 2g2f and 2g2f 3c3d 7g7f reach the same position.
+    let mut b = Builder::new(|_, _| -10);
+    let a = b.line(stera_rules::STARTPOS_SFEN, &["7g7f", "3c3d", "2g2f"]);
+    let c = b.line(stera_rules::STARTPOS_SFEN, &["2g2f", "3c3d", "7g7f"]);
+    assert_eq!(a[3], c[3]);
+    let (graph, solution) = analyse(&b.book);
+    // Edges: root->7g7f, root->2g2f, each -> its 3c3d child, and both 3c3d
+    // children -> the shared node.
+    assert_eq!(graph.edge_count(), 6);
+    // The shared node: all leaves -10. Its parents: -(-10) = 10 at depth 1.
+    assert_eq!((solution.value(a[3]), solution.depth(a[3])), (-10, 0));
+    assert_eq!((solution.value(a[2]), solution.depth(a[2])), (10, 1));
+    assert_eq!((solution.value(c[2]), solution.depth(c[2])), (10, 1));
+    // 3c3d nodes' children are worth 10 to the mover: -10 at depth 2 vs leaves -10
+    // at depth 0: equal values below 0 prefer the longer line.
+    assert_eq!((solution.value(a[1]), solution.depth(a[1])), (-10, 2));
+}
+
+#[test]
+fn rook_shuffle_back_to_the_start_is_a_draw_with_infinite_depth() {
+    let line = ["2h3h", "8b7b", "3h2h", "7b8b"];
+    let mut b = Builder::new(|_, _| -50);
+    let ids = b.line(stera_rules::STARTPOS_SFEN, &line);
+    assert_eq!(ids[4], ids[0], "the shuffle returns to the start position");
+    let (_, s) = analyse(&b.book);
+    assert_eq!(s.stats().cyclic, 4);
+    for &id in &ids[..4] {
+        assert_eq!((s.value(id), s.depth(id)), (0, DEPTH_INFINITE), "{id}");
+    }
+    assert_eq!(s.best_move(ids[0]).unwrap().to_string(), "2h3h");
+    assert_eq!(s.stats().unconverged, 0);
+
+    // One good leaf for black after 2h3h 8b7b breaks the draw.
+    let good = Position::from_position_command("startpos moves 2h3h 8b7b").unwrap();
+    let good_key = good.key();
+    let mut b = Builder::new(move |p, i| {
+        if p.key() == good_key && i == 0 {
+            100
+        } else {
+            -50
+        }
+    });
+    let ids = b.line(stera_rules::STARTPOS_SFEN, &line);
+    let (_, s) = analyse(&b.book);
+    let line_of = |id| (s.value(id), s.depth(id));
+    assert_eq!(line_of(ids[2]), (100, 0));
+    // White after 2h3h: into that node -100 at depth 1, or a leaf -50.
+    assert_eq!(line_of(ids[1]), (-50, 0));
+    // Start: 2h3h is worth 50 at depth 1.
+    assert_eq!(line_of(ids[0]), (50, 1));
+    // White after 3h2h: 7b8b back to the start is -50 at depth 2, a tie with the
+    // leaves at depth 0: below 0 the longer line is preferred.
+    assert_eq!(line_of(ids[3]), (-50, 2));
+    assert_eq!(s.best_move(ids[3]).unwrap().to_string(), "7b8b");
+}
+
+/// White king on 1a, black rook checks from the 1st and 2nd file in turn.
+const PERPETUAL: &str = "8k/9/9/9/9/9/9/9/K6R1 b - 1";
+const PERPETUAL_LINE: [&str; 4] = ["2i1i", "1a2a", "1i2i", "2a1a"];
+
+#[test]
+fn perpetual_check_loses_for_the_checker() {
+    let mut b = Builder::new(|_, _| -100);
+    let ids = b.line(PERPETUAL, &PERPETUAL_LINE);
+    assert_eq!(ids[4], ids[0]);
+    let (graph, s) = analyse(&b.book);
+    assert!(graph.in_check(ids[1]) && graph.in_check(ids[3]));
+    assert_eq!(s.stats().perpetual_loops, 1);
+    // Without the rule the loop would be a draw (0) that beats every -100 leaf.
+    // The checker (black) must leave the loop: it takes its best leaf, now or
+    // after some checks; the line it settles on ends.
+    assert_eq!(s.value(ids[0]), -100);
+    assert_ne!(s.depth(ids[0]), DEPTH_INFINITE);
+    // White at ids[3]: 2a1a leads to black's -100: +100.
+    assert_eq!(s.value(ids[3]), 100);
+    assert_ne!(s.depth(ids[3]), DEPTH_INFINITE);
+    assert_eq!(s.stats().unconverged, 0);
+}
+
+#[test]
+fn forced_perpetual_check_scores_mate_for_the_checked_side() {
+    // Black's only alternatives are worse than any finite score: it is forced to
+    // keep checking, and so loses.
+    let mut p = Position::from_sfen(PERPETUAL).unwrap();
+    let p0 = p.key();
+    for usi in &PERPETUAL_LINE[..2] {
+        let mv = p.parse_move(usi).unwrap();
+        p.do_move(mv);
+    }
+    let p2 = p.key();
+    let mut b = Builder::new(move |p, _| {
+        if p.key() == p0 || p.key() == p2 {
+            -32000
+        } else {
+            -100
+        }
+    });
+    let ids = b.line(PERPETUAL, &PERPETUAL_LINE);
+    let (_, s) = analyse(&b.book);
+    assert_eq!(s.value(ids[0]), -32000);
+    assert_eq!(s.value(ids[3]), 32000);
+}
+
+#[test]
+fn mate_values_are_clamped_and_a_mated_node_scores_minus_mate() {
+    // Black mates with G*5b: the child has no legal move.
+    let sfen = "4k4/9/4P4/9/9/9/9/9/4K4 b G 1";
+    let mut b = Builder::new(|_, i| if i == 0 { -32768 } else { -5 });
+    let ids = b.line(sfen, &["G*5b"]);
+    let (graph, s) = analyse(&b.book);
+    assert_eq!(b.book.values(ids[1]).len(), 0);
+    assert_eq!((s.value(ids[1]), s.depth(ids[1])), (-32000, 0));
+    assert_eq!(s.best_move(ids[1]), None);
+    assert_eq!((s.value(ids[0]), s.depth(ids[0])), (32000, 1));
+    assert_eq!(s.best_move(ids[0]).unwrap().to_string(), "G*5b");
+    // The stored -32768 of the first move is clamped to -32000.
+    let pos = Position::from_sfen(sfen).unwrap();
+    let lines = node_lines(
+        &b.book,
+        &graph,
+        Some(&s),
+        None,
+        ids[0],
+        &pos,
+        &mut Vec::new(),
+    )
+    .unwrap();
+    let first = lines.iter().find(|l| l.index == 0).unwrap();
+    assert_eq!(first.value, -32000);
+}
+
+#[test]
+fn a_value_count_that_does_not_match_the_position_is_an_error() {
+    let pos = Position::startpos();
+    let mut book = Book::new();
+    book.insert(&ThoughtNode {
+        key: pos.key(),
+        origin: Origin::Sfen(pos.to_sfen_without_ply()),
+        ply: 1,
+        values: vec![0; 29],
+        depths: None,
+        evaluator: 0,
+        timestamp: 0,
+    })
+    .unwrap();
+    let err = BookGraph::build(&book, &mut |_, _, _| {}).unwrap_err();
+    assert!(err.to_string().contains("29 values"), "{err}");
+}
+
+#[test]
+fn analysis_is_deterministic() {
+    let mut b = Builder::new(noise);
+    for line in [
+        &["7g7f", "3c3d", "2g2f"][..],
+        &["2g2f", "3c3d", "7g7f", "8c8d"],
+        &["2h3h", "8b7b", "3h2h", "7b8b"],
+    ] {
+        b.line(stera_rules::STARTPOS_SFEN, line);
+    }
+    let (_, a) = analyse(&b.book);
+    let (_, c) = analyse(&b.book);
+    let table = |s: &Solution| -> Vec<(i16, u16, Option<usize>)> {
+        (0..b.book.len())
+            .map(|i| {
+                let id = NodeId(u32::try_from(i).unwrap());
+                (s.value(id), s.depth(id), s.best_index(id))
+            })
+            .collect()
+    };
+    assert_eq!(table(&a), table(&c));
+}
