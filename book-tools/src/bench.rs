@@ -81,7 +81,10 @@ fn percentile(sorted: &[Duration], p: f64) -> f64 {
 
 fn select(args: &SelectArgs) -> Result<()> {
     if !args.db.exists() {
-        bail!("book store {} does not exist (make one with `book-tools synth`)", args.db.display());
+        bail!(
+            "book store {} does not exist (make one with `book-tools synth`)",
+            args.db.display()
+        );
     }
     let t = Instant::now();
     let store = SledStore::open(&args.db)
@@ -136,7 +139,9 @@ fn select(args: &SelectArgs) -> Result<()> {
         queue.extend(leaves);
         if (i + 1) % args.batch.max(1) == 0 {
             let mut items = Vec::with_capacity(args.batch);
-            while items.len() < args.batch.max(1) && queue.len() > args.in_flight.saturating_sub(args.batch) {
+            while items.len() < args.batch.max(1)
+                && queue.len() > args.in_flight.saturating_sub(args.batch)
+            {
                 let Some(leaf) = queue.pop_front() else { break };
                 let mut values = Vec::new();
                 eval.evaluate_into(&leaf.position, &mut moves, &mut values);

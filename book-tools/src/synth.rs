@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 use clap::Args as ClapArgs;
-use stera_book::synthetic::{GrowProgress, PseudoEvaluator, grow};
+use stera_book::synthetic::{GrowOptions, GrowProgress, PseudoEvaluator, grow};
 use stera_book::{NodeStore, RunConfig, Selector, SledStore};
 
 #[derive(ClapArgs, Debug)]
@@ -25,8 +25,15 @@ pub struct Args {
     #[arg(long, default_value_t = 4096)]
     batch: usize,
     /// Leaves taken from one root before the next root's turn (cache reuse span).
-    #[arg(long, default_value_t = 256)]
+    #[arg(long, default_value_t = 4096)]
     leaves_per_turn: u32,
+    /// With every searched leaf, also hand out up to this many siblings within
+    /// `--sibling-margin` of its value (PV-guided batches; 0 = search every leaf).
+    #[arg(long, default_value_t = 8)]
+    siblings: usize,
+    /// Value window (cp) for `--siblings`.
+    #[arg(long, default_value_t = 150)]
+    sibling_margin: i32,
 }
 
 /// Runs the subcommand.
@@ -66,7 +73,8 @@ pub fn run(args: &Args) -> Result<()> {
         bar.set_position(p.nodes as u64);
         if !tty && last_log.elapsed() >= Duration::from_secs(10) {
             last_log = Instant::now();
-            let rate = (p.nodes as f64 - f64::from(existing)) / grow_started.elapsed().as_secs_f64();
+            let rate =
+                (p.nodes as f64 - f64::from(existing)) / grow_started.elapsed().as_secs_f64();
             eprintln!(
                 "synth: {} / {} nodes, {rate:.0} nodes/s, rss {} MB",
                 p.nodes,
@@ -75,8 +83,18 @@ pub fn run(args: &Args) -> Result<()> {
             );
         }
     };
-    let reached = grow(&mut selector, &eval, args.nodes, args.batch, &mut on_progress)
-        .context("growing the book")?;
+    let reached = grow(
+        &mut selector,
+        &eval,
+        args.nodes,
+        GrowOptions {
+            batch: args.batch,
+            siblings: args.siblings,
+            sibling_margin: args.sibling_margin,
+        },
+        &mut on_progress,
+    )
+    .context("growing the book")?;
     bar.finish_and_clear();
     let secs = grow_started.elapsed().as_secs_f64();
     let added = reached.saturating_sub(existing as usize);
@@ -93,7 +111,10 @@ pub fn run(args: &Args) -> Result<()> {
         crate::bench::rss_mb()
     );
     if reached < args.nodes {
-        anyhow::bail!("no selectable leaf left at {reached} nodes (asked for {})", args.nodes);
+        anyhow::bail!(
+            "no selectable leaf left at {reached} nodes (asked for {})",
+            args.nodes
+        );
     }
     println!("synth nodes={reached} added={added} seconds={secs:.1}");
     Ok(())

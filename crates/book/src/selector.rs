@@ -626,6 +626,68 @@ impl<S: NodeStore> Selector<S> {
         Some(best)
     }
 
+    /// Leaves next to `leaf`: the other leaf moves of its parent whose stored value
+    /// is within `margin` of `leaf`'s, best first, at most `max`; they are in
+    /// flight on return. Consecutive selections mostly pick these anyway (once the
+    /// best leaf of a node is in flight, the next best often is the new PV), so a
+    /// bulk grower can hand them out without a search each ("PV-guided batch").
+    pub fn select_siblings(&mut self, leaf: &Leaf, max: usize, margin: i32) -> Vec<Leaf> {
+        let Some((parent, leaf_move)) = leaf.parent else {
+            return Vec::new();
+        };
+        if max == 0 || parent.index() >= self.book.len() {
+            return Vec::new();
+        }
+        let mut parent_pos = leaf.position.clone();
+        if parent_pos.undo_move().is_err() {
+            return Vec::new();
+        }
+        let moves = parent_pos.legal_moves();
+        let values = self.book.values(parent);
+        if values.len() != moves.len() {
+            return Vec::new();
+        }
+        let Some(leaf_index) = moves.iter().position(|m| *m == leaf_move) else {
+            return Vec::new();
+        };
+        let floor = i32::from(values[leaf_index]) - margin;
+        let mut candidates: Vec<(i16, Move)> = moves
+            .iter()
+            .zip(values)
+            .filter(|(m, v)| **m != leaf_move && i32::from(**v) >= floor)
+            .map(|(m, v)| (*v, *m))
+            .collect();
+        candidates.sort_unstable_by_key(|c| std::cmp::Reverse(c.0));
+        let mut out = Vec::new();
+        for (_, mv) in candidates {
+            if out.len() >= max {
+                break;
+            }
+            let key = parent_pos.key_after(mv);
+            if self.skipped_by_ban(parent, mv)
+                || self.in_flight.contains(&key.0)
+                || self.book.contains(key)
+            {
+                continue;
+            }
+            let mut position = parent_pos.clone();
+            position.do_move(mv);
+            let mut path = leaf.path.clone();
+            path.pop();
+            path.push(mv);
+            self.in_flight.insert(key.0);
+            self.stats.leaves += 1;
+            out.push(Leaf {
+                root: leaf.root,
+                path,
+                parent: Some((parent, mv)),
+                key,
+                position,
+            });
+        }
+        out
+    }
+
     /// Takes back one thought leaf: see [`Selector::complete_batch`].
     ///
     /// # Errors

@@ -161,7 +161,10 @@ impl PseudoEvaluator {
             } else {
                 // A drop moves a piece from the hand (worth 110%) to the board.
                 let piece = [0u8, b'p', b'l', b'n', b's', b'b', b'r', b'g'];
-                let c = piece.get(usize::from((raw >> 7) & 0x7f)).copied().unwrap_or(0);
+                let c = piece
+                    .get(usize::from((raw >> 7) & 0x7f))
+                    .copied()
+                    .unwrap_or(0);
                 gain -= piece_value(c, false) / 10;
             }
             let v = base + gain + self.noise(pos.key_after(mv).0);
@@ -177,10 +180,33 @@ pub struct GrowProgress {
     pub selections: u64,
 }
 
+/// How [`grow`] picks leaves.
+#[derive(Debug, Clone, Copy)]
+pub struct GrowOptions {
+    /// Leaves thought and completed per durable write.
+    pub batch: usize,
+    /// With every selected leaf, also hand out up to this many of its siblings
+    /// ([`Selector::select_siblings`]); 0 = every leaf comes from a search.
+    pub siblings: usize,
+    /// Value window (cp) for those siblings.
+    pub sibling_margin: i32,
+}
+
+impl Default for GrowOptions {
+    fn default() -> Self {
+        Self {
+            batch: 4096,
+            siblings: 0,
+            sibling_margin: 150,
+        }
+    }
+}
+
 /// Grows the book behind `selector` to `target` nodes: select a batch of leaves
-/// (the real selector, leaves handed out while earlier ones are still in flight),
-/// think them with `eval`, complete the batch with one durable write. Returns the
-/// final node count (less than `target` if no root has a leaf left).
+/// (the real selector, leaves handed out while earlier ones are still in flight,
+/// optionally with their near siblings), think them with `eval`, complete the
+/// batch with one durable write. Returns the final node count (less than `target`
+/// if no root has a leaf left).
 ///
 /// # Errors
 /// Storage failures.
@@ -188,13 +214,22 @@ pub fn grow<S: NodeStore>(
     selector: &mut Selector<S>,
     eval: &PseudoEvaluator,
     target: usize,
-    batch: usize,
+    options: GrowOptions,
     progress: &mut dyn FnMut(GrowProgress),
 ) -> Result<usize, BookError> {
     let mut moves = Vec::new();
     while selector.book().len() < target {
-        let want = batch.min(target - selector.book().len()).max(1);
-        let leaves = selector.select(want)?;
+        let want = options.batch.min(target - selector.book().len()).max(1);
+        let mut leaves = Vec::with_capacity(want);
+        while leaves.len() < want {
+            let Some(leaf) = selector.select(1)?.pop() else {
+                break;
+            };
+            let room = (want - leaves.len() - 1).min(options.siblings);
+            let siblings = selector.select_siblings(&leaf, room, options.sibling_margin);
+            leaves.push(leaf);
+            leaves.extend(siblings);
+        }
         if leaves.is_empty() {
             break;
         }
@@ -257,7 +292,18 @@ mod tests {
             ..RunConfig::default()
         };
         let mut selector = Selector::open(MemoryStore::new(), Some(config)).unwrap();
-        let n = grow(&mut selector, &PseudoEvaluator::new(1), 300, 16, &mut |_| {}).unwrap();
+        let n = grow(
+            &mut selector,
+            &PseudoEvaluator::new(1),
+            300,
+            GrowOptions {
+                batch: 16,
+                siblings: 3,
+                sibling_margin: 100,
+            },
+            &mut |_| {},
+        )
+        .unwrap();
         assert_eq!(n, 300);
         assert_eq!(selector.in_flight(), 0);
         // Every node's position has as many values as legal moves.

@@ -34,7 +34,7 @@ fn node_for(id: u32) -> ThoughtNode {
         .collect();
     ThoughtNode {
         key: Key((u128::from(id) << 64) | u128::from(id.wrapping_mul(2_654_435_761))),
-        origin: if id % 5 == 0 {
+        origin: if id.is_multiple_of(5) {
             Origin::Sfen(format!("root-{id}"))
         } else {
             Origin::Child {
@@ -44,7 +44,9 @@ fn node_for(id: u32) -> ThoughtNode {
         },
         ply: u16::try_from(id % 300).unwrap(),
         values,
-        depths: (id % 3 == 0).then(|| (0..n).map(|i| u8::try_from(i % 256).unwrap()).collect()),
+        depths: id
+            .is_multiple_of(3)
+            .then(|| (0..n).map(|i| u8::try_from(i % 256).unwrap()).collect()),
         evaluator: 0,
         timestamp: id,
     }
@@ -79,7 +81,13 @@ fn sigkill_never_loses_acknowledged_nodes() {
     let mut acked_end = 0u32;
     for round in 0..6 {
         let mut child = Command::new(&exe)
-            .args(["writer_child", "--exact", "--ignored", "--nocapture", "--test-threads=1"])
+            .args([
+                "writer_child",
+                "--exact",
+                "--ignored",
+                "--nocapture",
+                "--test-threads=1",
+            ])
             .env(STORE_ENV, dir.path())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -101,7 +109,9 @@ fn sigkill_never_loses_acknowledged_nodes() {
         });
         // Wait for the first acknowledgement so the kill lands mid-stream, then a
         // random extra delay.
-        let first_ack = rx.recv_timeout(Duration::from_secs(60)).expect("writer acks");
+        let first_ack = rx
+            .recv_timeout(Duration::from_secs(60))
+            .expect("writer acks");
         acked_end = acked_end.max(first_ack);
         std::thread::sleep(Duration::from_millis(rng.random_range(5..300)));
         // SAFETY-free: std's kill sends SIGKILL on Unix.

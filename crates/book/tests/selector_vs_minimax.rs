@@ -39,7 +39,9 @@ fn random_value(rng: &mut StdRng) -> i16 {
 }
 
 fn build_book(rng: &mut StdRng, cyclic: bool, max_depth: usize, keep: f64) -> TestBook {
-    let mut candidate = vec!["7g7f", "2g2f", "3c3d", "8c8d", "6g6f", "4c4d", "9g9f", "1c1d"];
+    let mut candidate = vec![
+        "7g7f", "2g2f", "3c3d", "8c8d", "6g6f", "4c4d", "9g9f", "1c1d",
+    ];
     if cyclic {
         candidate.truncate(4);
         candidate.extend(["2h3h", "3h2h", "8b7b", "7b8b"]);
@@ -51,7 +53,8 @@ fn build_book(rng: &mut StdRng, cyclic: bool, max_depth: usize, keep: f64) -> Te
     let mut ids: HashMap<u128, u32> = HashMap::new();
     let root = Position::startpos();
     // Breadth first, so every position is expanded at its shallowest depth.
-    let mut frontier = std::collections::VecDeque::from([(root.clone(), None::<(u32, Move)>, 0usize)]);
+    let mut frontier =
+        std::collections::VecDeque::from([(root.clone(), None::<(u32, Move)>, 0usize)]);
     while let Some((pos, origin, depth)) = frontier.pop_front() {
         if book.values.contains_key(&pos.key().0) {
             continue;
@@ -162,19 +165,29 @@ impl Naive<'_> {
 
 fn check_leaf(naive: &Naive<'_>, root: &Position, path: &[Move]) {
     let mut pos = root.clone();
-    let root_value = naive.value(&mut pos, 0).expect("root has a selectable leaf");
+    let root_value = naive
+        .value(&mut pos, 0)
+        .expect("root has a selectable leaf");
     let mut expected = root_value;
     for (ply, mv) in path.iter().enumerate() {
         let ply = i32::try_from(ply).unwrap();
         let node_value = naive.value(&mut pos, ply).expect("path node has a value");
         assert_eq!(node_value, expected, "path node value at ply {ply}");
         let index = pos.legal_moves().iter().position(|m| m == mv).unwrap();
-        let edge = naive.edge(&mut pos, index, *mv, ply).expect("path edge skipped");
-        assert_eq!(edge, node_value, "edge {mv} at ply {ply} is not a best move");
+        let edge = naive
+            .edge(&mut pos, index, *mv, ply)
+            .expect("path edge skipped");
+        assert_eq!(
+            edge, node_value,
+            "edge {mv} at ply {ply} is not a best move"
+        );
         pos.do_move(*mv);
         expected = -edge;
     }
-    assert!(!naive.book.values.contains_key(&pos.key().0), "leaf is thought");
+    assert!(
+        !naive.book.values.contains_key(&pos.key().0),
+        "leaf is thought"
+    );
 }
 
 /// Runs `selections` one-leaf selections (fresh cache generation each) with
@@ -204,7 +217,9 @@ fn run_case(seed: u64, cyclic: bool, use_cache: bool, tolerate: bool) -> usize {
     let mut kifu = HashSet::new();
     for node in book.nodes.iter().take(20) {
         if let Origin::Child { .. } = node.origin
-            && let Ok(pos) = selector.book().position_of(selector.book().get(node.key).unwrap())
+            && let Ok(pos) = selector
+                .book()
+                .position_of(selector.book().get(node.key).unwrap())
         {
             for mv in pos.legal_moves().iter().take(3) {
                 kifu.insert(pos.key_after(*mv).0);
@@ -219,7 +234,9 @@ fn run_case(seed: u64, cyclic: bool, use_cache: bool, tolerate: bool) -> usize {
         let id = selector.book().get(node.key).unwrap();
         let pos = selector.book().position_of(id).unwrap();
         let moves = pos.legal_moves();
-        selector.ban(id, moves[rng.random_range(0..moves.len())]).unwrap();
+        selector
+            .ban(id, moves[rng.random_range(0..moves.len())])
+            .unwrap();
     }
     let root = Position::startpos();
     let mut in_flight = HashSet::new();
@@ -241,7 +258,10 @@ fn run_case(seed: u64, cyclic: bool, use_cache: bool, tolerate: bool) -> usize {
             ply_limit: 512,
         };
         let Some(leaf) = leaves.first() else {
-            assert!(naive.value(&mut root.clone(), 0).is_none(), "selector found nothing");
+            assert!(
+                naive.value(&mut root.clone(), 0).is_none(),
+                "selector found nothing"
+            );
             break;
         };
         assert!(!in_flight.contains(&leaf.key.0), "leaf handed out twice");
@@ -289,5 +309,8 @@ fn cyclic_books_with_the_cache_still_hand_out_valid_leaves() {
         "cyclic books with cache: {total} of {} leaves off the naive PV",
         6 * SELECTIONS
     );
-    assert!(total < 6 * SELECTIONS, "the cached search never agrees with minimax");
+    assert!(
+        total < 6 * SELECTIONS,
+        "the cached search never agrees with minimax"
+    );
 }

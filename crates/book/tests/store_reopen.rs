@@ -1,0 +1,143 @@
+//! A selector over a sled store: everything it was told survives a reopen, and
+//! terminal positions lead to persistent bans.
+
+use stera_book::synthetic::{GrowOptions, PseudoEvaluator, grow};
+use stera_book::{BookError, NodeStore, RunConfig, Selector, SledStore, Thought};
+use stera_rules::{Key, Position};
+
+fn thought(values: Vec<i16>) -> Thought {
+    Thought {
+        values,
+        depths: None,
+        evaluator: "test-engine 1.0".into(),
+        timestamp: 42,
+    }
+}
+
+#[test]
+fn nodes_bans_kifu_and_config_survive_reopen() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = RunConfig {
+        roots: vec!["startpos".into(), "startpos moves 2g2f".into()],
+        kifu_bonus: 77,
+        ply_limit: 300,
+        leaves_per_turn: 4,
+    };
+    let (keys, values, banned) = {
+        let store = SledStore::open(dir.path()).unwrap();
+        let mut selector = Selector::open(store, Some(config.clone())).unwrap();
+        grow(
+            &mut selector,
+            &PseudoEvaluator::new(5),
+            500,
+            GrowOptions {
+                batch: 32,
+                ..GrowOptions::default()
+            },
+            &mut |_| {},
+        )
+        .unwrap();
+        let id = stera_book::NodeId(3);
+        let pos = selector.book().position_of(id).unwrap();
+        let mv = pos.legal_moves()[1];
+        selector.ban(id, mv).unwrap();
+        selector.add_kifu_keys(&[Key(99), Key(100)]).unwrap();
+        // Leaves in flight at shutdown are simply not there after reopening.
+        assert_eq!(selector.select(10).unwrap().len(), 10);
+        let keys: Vec<Key> = (0..500)
+            .map(|i| selector.book().key(stera_book::NodeId(i)))
+            .collect();
+        let values: Vec<Vec<i16>> = (0..500)
+            .map(|i| selector.book().values(stera_book::NodeId(i)).to_vec())
+            .collect();
+        (keys, values, (id, mv))
+    };
+    let store = SledStore::open(dir.path()).unwrap();
+    assert_eq!(store.len(), 500);
+    assert_eq!(store.kifu_keys().unwrap(), vec![Key(99), Key(100)]);
+    assert_eq!(
+        store.evaluators().unwrap(),
+        vec![PseudoEvaluator::new(5).identity()]
+    );
+    let selector = Selector::open(store, None).unwrap();
+    assert_eq!(selector.config(), &config);
+    assert!(selector.is_banned(banned.0, banned.1));
+    assert_eq!(selector.in_flight(), 0);
+    for (i, key) in keys.iter().enumerate() {
+        let id = selector.book().get(*key).unwrap();
+        assert_eq!(id.index(), i);
+        assert_eq!(selector.book().values(id), values[i].as_slice());
+        let pos = selector.book().position_of(id).unwrap();
+        assert_eq!(pos.key(), *key);
+    }
+}
+
+#[test]
+fn a_mating_move_ends_the_pv_on_a_terminal_node_and_gets_banned() {
+    // Black drops a gold on 5b: mate (the pawn on 5c protects it).
+    let root = "sfen 4k4/9/4P4/9/9/9/9/9/4K4 b G 1";
+    let dir = tempfile::tempdir().unwrap();
+    let config = RunConfig {
+        roots: vec![root.into()],
+        leaves_per_turn: 1,
+        ..RunConfig::default()
+    };
+    let pos = Position::from_position_command(root).unwrap();
+    let moves = pos.legal_moves();
+    let mate = moves.iter().position(|m| m.to_string() == "G*5b").unwrap();
+    let mut values = vec![0i16; moves.len()];
+    values[mate] = 31_999;
+    let mate_id = {
+        let store = SledStore::open(dir.path()).unwrap();
+        let mut selector = Selector::open(store, Some(config)).unwrap();
+        let leaf = selector.select(1).unwrap().remove(0);
+        assert!(leaf.path.is_empty(), "the unthought root comes first");
+        let root_id = selector.complete(&leaf, thought(values.clone())).unwrap();
+        // The PV is the mating drop: its child is the leaf.
+        let leaf = selector.select(1).unwrap().remove(0);
+        assert_eq!(leaf.path[0].to_string(), "G*5b");
+        assert!(leaf.position.has_no_legal_move());
+        // Wrong value count is refused and changes nothing.
+        assert!(matches!(
+            selector.complete(&leaf, thought(vec![1])),
+            Err(BookError::Invalid(_))
+        ));
+        selector.complete(&leaf, thought(Vec::new())).unwrap();
+        // Now the PV ends on a thought node without moves: banned, and another
+        // move is selected.
+        let next = selector.select(1).unwrap().remove(0);
+        assert_ne!(next.path[0].to_string(), "G*5b");
+        assert!(selector.is_banned(root_id, moves[mate]));
+        assert_eq!(selector.stats().bans, 1);
+        (root_id, moves[mate])
+    };
+    let selector = Selector::open(SledStore::open(dir.path()).unwrap(), None).unwrap();
+    assert!(selector.is_banned(mate_id.0, mate_id.1));
+    assert_eq!(selector.book().len(), 2);
+}
+
+#[test]
+fn abandoned_leaves_come_back_and_unknown_ones_are_refused() {
+    let config = RunConfig {
+        roots: vec!["startpos".into()],
+        leaves_per_turn: 1,
+        ..RunConfig::default()
+    };
+    let mut selector = Selector::open(stera_book::MemoryStore::new(), Some(config)).unwrap();
+    let eval = PseudoEvaluator::new(2);
+    let root = selector.select(1).unwrap().remove(0);
+    selector
+        .complete(&root, eval.thought(&root.position))
+        .unwrap();
+    let a = selector.select(1).unwrap().remove(0);
+    let b = selector.select(1).unwrap().remove(0);
+    assert_ne!(a.key, b.key);
+    selector.abandon(&a).unwrap();
+    assert!(matches!(
+        selector.abandon(&a),
+        Err(BookError::NotInFlight(_))
+    ));
+    // With `b` still in flight, the best leaf is `a` again.
+    let again = selector.select(1).unwrap().remove(0);
+    assert_eq!(again.key, a.key);
+}
