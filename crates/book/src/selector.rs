@@ -479,11 +479,14 @@ impl<S: NodeStore> Selector<S> {
     ) -> Option<i32> {
         self.stats.nodes_visited += 1;
         let alpha_orig = alpha;
-        let cached = self
+        // Any generation's best move orders the moves (it stays a good guess as the
+        // book grows); only the current generation's bounds cut the search.
+        let entry = self
             .cache
             .get(node.index())
             .copied()
-            .filter(|e| self.use_cache && e.generation == self.generation);
+            .filter(|e| self.use_cache && e.generation != 0);
+        let cached = entry.filter(|e| e.generation == self.generation);
         if !pv_node {
             // Mate-distance pruning: no line from here beats mate at this ply.
             alpha = alpha.max(mated_in(ply_i32(ply)));
@@ -519,7 +522,7 @@ impl<S: NodeStore> Selector<S> {
             return None;
         }
         // Best move first: the cached best, else the best stored value.
-        let first = cached
+        let first = entry
             .and_then(CacheEntry::best)
             .filter(|&i| i < moves.len())
             .or_else(|| {

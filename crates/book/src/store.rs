@@ -22,7 +22,8 @@ pub struct RunConfig {
 }
 
 impl Default for RunConfig {
-    /// The reference defaults: startpos and its 30 children, bonus 100, ply 512.
+    /// The reference defaults: startpos and its 30 children, bonus 100, ply 512,
+    /// 100 leaves per root per round (the reference's later setting).
     fn default() -> Self {
         let start = stera_rules::Position::startpos();
         let mut roots = vec!["startpos".to_owned()];
@@ -36,7 +37,7 @@ impl Default for RunConfig {
             roots,
             kifu_bonus: 100,
             ply_limit: 512,
-            leaves_per_turn: 8,
+            leaves_per_turn: 100,
         }
     }
 }

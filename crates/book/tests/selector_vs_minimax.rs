@@ -193,7 +193,7 @@ fn check_leaf(naive: &Naive<'_>, root: &Position, path: &[Move]) {
 /// Runs `selections` one-leaf selections (fresh cache generation each) with
 /// random bans and kifu keys and checks each against the naive minimax.
 /// Returns the number of leaves that disagreed (only tolerated when `tolerate`).
-const SELECTIONS: usize = 15;
+const SELECTIONS: usize = 10;
 
 fn run_case(seed: u64, cyclic: bool, use_cache: bool, tolerate: bool) -> usize {
     let mut rng = StdRng::seed_from_u64(seed);
@@ -283,7 +283,7 @@ fn run_case(seed: u64, cyclic: bool, use_cache: bool, tolerate: bool) -> usize {
 
 #[test]
 fn acyclic_books_select_exact_pv_leaves() {
-    for seed in 0..8 {
+    for seed in 0..6 {
         assert_eq!(run_case(seed, false, true, false), 0);
     }
 }
