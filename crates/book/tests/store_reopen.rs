@@ -141,3 +141,54 @@ fn abandoned_leaves_come_back_and_unknown_ones_are_refused() {
     let again = selector.select(1).unwrap().remove(0);
     assert_eq!(again.key, a.key);
 }
+
+#[test]
+fn compaction_merges_small_batches_without_losing_nodes() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut before = Vec::new();
+    {
+        let store = SledStore::open(dir.path()).unwrap();
+        let config = RunConfig {
+            roots: vec!["startpos".into()],
+            ..RunConfig::default()
+        };
+        let mut selector = Selector::open(store, Some(config)).unwrap();
+        // Batches of 3: about 100 small chunks, as a live coordinator writes them.
+        grow(
+            &mut selector,
+            &PseudoEvaluator::new(9),
+            300,
+            GrowOptions {
+                batch: 3,
+                ..GrowOptions::default()
+            },
+            &mut |_| {},
+        )
+        .unwrap();
+        let chunks = selector.store().chunk_count();
+        assert!(chunks > 90, "{chunks} chunks");
+        let removed = selector.store_mut().compact(64).unwrap();
+        let left = selector.store().chunk_count();
+        // 300 records in groups of at least 64: at most 5 chunks remain.
+        assert!(left <= 5, "{left} chunks left");
+        assert_eq!(removed, chunks - left);
+        selector
+            .store()
+            .for_each_node(&mut |id, node| {
+                before.push((id, node));
+                Ok(())
+            })
+            .unwrap();
+    }
+    let store = SledStore::open(dir.path()).unwrap();
+    assert_eq!(store.len(), 300);
+    let mut after = Vec::new();
+    store
+        .for_each_node(&mut |id, node| {
+            after.push((id, node));
+            Ok(())
+        })
+        .unwrap();
+    assert_eq!(before.len(), 300);
+    assert_eq!(before, after);
+}
