@@ -7,7 +7,13 @@ use clap::{Parser, Subcommand};
 
 mod bench;
 mod evaluate;
+mod export;
+mod import;
+mod kifu;
 mod perft;
+mod roots;
+mod show;
+mod stats;
 mod synth;
 
 #[derive(Parser)]
@@ -31,6 +37,18 @@ enum Command {
     Bench(bench::Args),
     /// Value every legal move of a position with the built-in or a USI engine.
     Evaluate(evaluate::Args),
+    /// Tera-shock export: minimax over the whole book, written as a YaneuraOu DB2016 book.
+    Export(export::Args),
+    /// Import a YaneuraOu DB2016 book as thought positions.
+    Import(import::Args),
+    /// Game records for the kifu bonus: `kifu add`.
+    Kifu(kifu::Args),
+    /// The run's root positions: `roots set`.
+    Roots(roots::Args),
+    /// Book statistics: size, in-book depth, principal variations, growth.
+    Stats(stats::Args),
+    /// One position: board, stored and propagated value of every move.
+    Show(show::Args),
 }
 
 fn main() -> ExitCode {
@@ -40,6 +58,12 @@ fn main() -> ExitCode {
         Command::Synth(args) => synth::run(&args),
         Command::Bench(args) => bench::run(&args),
         Command::Evaluate(args) => evaluate::run(&args),
+        Command::Export(args) => export::run(&args),
+        Command::Import(args) => import::run(&args),
+        Command::Kifu(args) => kifu::run(&args),
+        Command::Roots(args) => roots::run(&args),
+        Command::Stats(args) => stats::run(&args),
+        Command::Show(args) => show::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,0 +1,146 @@
+//! `book-tools export`: the tera-shock minimax over the whole book, written as a
+//! YaneuraOu DB2016 book. Also the shared helpers of the read-only subcommands
+//! (open a store, load the book, report progress).
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use stera_book::terashock::{ExportOptions, NodeExtras, export_db2016};
+use stera_book::{Book, SledStore};
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// The book store directory (as created by the coordinator, `import` or `synth`).
+    #[arg(long)]
+    db: PathBuf,
+    /// The DB2016 file to write; it appears only when complete (atomic rename).
+    #[arg(long)]
+    out: PathBuf,
+    /// Keep only the moves whose propagated value equals the best move's.
+    #[arg(long)]
+    shrink: bool,
+    /// Write the stored values and search depths without minimax: a book that
+    /// `import` reads back into the same nodes.
+    #[arg(long, conflicts_with = "shrink")]
+    raw: bool,
+}
+
+pub fn run(args: &Args) -> Result<()> {
+    let start = Instant::now();
+    let (book, extras) = load(&args.db, args.raw)?;
+    eprintln!(
+        "loaded {} nodes, {} move values in {:.1} s",
+        book.len(),
+        book.value_count(),
+        start.elapsed().as_secs_f64()
+    );
+    let options = ExportOptions {
+        shrink: args.shrink,
+        raw: args.raw,
+        ..ExportOptions::default()
+    };
+    let mut progress = Reporter::new();
+    let summary = export_db2016(
+        &book,
+        &extras,
+        &args.out,
+        &options,
+        &mut |phase, done, total| {
+            progress.report(phase, done, total);
+        },
+    )
+    .with_context(|| format!("cannot export to `{}`", args.out.display()))?;
+    progress.finish();
+    let s = summary.solve;
+    println!(
+        "nodes {} edges {} leaf edges {}",
+        summary.nodes, summary.edges, summary.leaf_edges
+    );
+    if !args.raw {
+        println!(
+            "solved: {} acyclic, {} on or above cycles ({} evaluations), {} perpetual-check loops, {} unconverged",
+            s.acyclic, s.cyclic, s.iterations, s.perpetual_loops, s.unconverged
+        );
+    }
+    println!(
+        "wrote {} entries, {} moves to {}",
+        summary.written.entries_written,
+        summary.written.moves_written,
+        args.out.display()
+    );
+    println!(
+        "time: graph {:.1} s, solve {:.1} s, write {:.1} s, total {:.1} s",
+        summary.graph_time.as_secs_f64(),
+        summary.solve_time.as_secs_f64(),
+        summary.write_time.as_secs_f64(),
+        start.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
+/// Opens an existing store (never creates one).
+pub fn open_existing(db: &Path) -> Result<SledStore> {
+    if !db.is_dir() {
+        bail!("`{}` is not a book store directory", db.display());
+    }
+    SledStore::open(db).with_context(|| format!("cannot open the book store `{}`", db.display()))
+}
+
+/// Loads the book and its per-node extras with one scan, then closes the store
+/// (sled keeps its data resident: closing it before the analysis halves the
+/// memory of a big export).
+pub fn load(db: &Path, with_depths: bool) -> Result<(Book, NodeExtras)> {
+    let store = open_existing(db)?;
+    NodeExtras::load_with_book(&store, with_depths)
+        .with_context(|| format!("cannot load the book in `{}`", db.display()))
+}
+
+/// Progress of long phases: a bar on a terminal, a log line every 10 s otherwise.
+pub struct Reporter {
+    tty: bool,
+    bar: Option<(indicatif::ProgressBar, &'static str)>,
+    last_log: Instant,
+}
+
+impl Reporter {
+    pub fn new() -> Self {
+        Self {
+            tty: std::io::stderr().is_terminal(),
+            bar: None,
+            last_log: Instant::now(),
+        }
+    }
+
+    pub fn report(&mut self, phase: &'static str, done: u64, total: u64) {
+        if self.tty {
+            if self.bar.as_ref().is_none_or(|(_, p)| *p != phase) {
+                if let Some((bar, _)) = self.bar.take() {
+                    bar.finish();
+                }
+                let bar = indicatif::ProgressBar::new(total);
+                bar.set_style(
+                    indicatif::ProgressStyle::with_template(
+                        "{msg:>9} {bar:40} {pos}/{len} {per_sec} eta {eta}",
+                    )
+                    .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+                );
+                bar.set_message(phase);
+                self.bar = Some((bar, phase));
+            }
+            if let Some((bar, _)) = &self.bar {
+                bar.set_position(done);
+            }
+        } else if self.last_log.elapsed() >= Duration::from_secs(10) || done == total {
+            self.last_log = Instant::now();
+            eprintln!("{phase}: {done}/{total}");
+        }
+    }
+
+    pub fn finish(&mut self) {
+        if let Some((bar, _)) = self.bar.take() {
+            bar.finish();
+        }
+    }
+}
