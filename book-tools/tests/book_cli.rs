@@ -1,0 +1,321 @@
+//! The book maker's subcommands end to end, through the built binary: import,
+//! export (tera-shock, shrink, raw), roots, kifu, stats, show.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use stera_rules::{Position, STARTPOS_SFEN};
+
+fn book_tools(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_book-tools"))
+        .args(args)
+        .output()
+        .expect("run book-tools")
+}
+
+fn ok(args: &[&str]) -> String {
+    let out = book_tools(args);
+    assert!(
+        out.status.success(),
+        "book-tools {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn fails(args: &[&str]) -> String {
+    let out = book_tools(args);
+    assert!(!out.status.success(), "book-tools {args:?} should fail");
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// A complete raw DB2016 book: every position along `lines` (from the start
+/// position) with every legal move valued by `value(position, move index)`.
+fn raw_book(lines: &[&[&str]], value: impl Fn(&Position, usize) -> i32) -> String {
+    let mut entries: std::collections::BTreeMap<String, String> = Default::default();
+    for line in lines {
+        let mut pos = Position::from_sfen(STARTPOS_SFEN).unwrap();
+        let mut add = |pos: &Position| {
+            let mut text = String::new();
+            for (i, mv) in pos.legal_moves().into_iter().enumerate() {
+                text.push_str(&format!("{mv} none {} 0 1\n", value(pos, i)));
+            }
+            entries
+                .entry(pos.to_sfen_without_ply())
+                .or_insert(format!("sfen {}\n{text}", pos.to_sfen()));
+        };
+        add(&pos);
+        for usi in *line {
+            let mv = pos.parse_move(usi).unwrap();
+            pos.do_move(mv);
+            add(&pos);
+        }
+    }
+    let mut out = "#YANEURAOU-DB2016 1.00\n".to_owned();
+    for e in entries.values() {
+        out.push_str(e);
+    }
+    out
+}
+
+/// The moves of one entry of a DB2016 file: (move, ponder, value, depth).
+fn entry_moves(book: &str, sfen: &str) -> Vec<(String, String, i32, i32)> {
+    let mut lines = book.split("\r\n");
+    let header = format!("sfen {sfen}");
+    assert!(
+        lines.any(|l| l == header),
+        "no entry `{sfen}` in the export"
+    );
+    lines
+        .take_while(|l| !l.starts_with("sfen ") && !l.is_empty())
+        .map(|l| {
+            let f: Vec<&str> = l.split(' ').collect();
+            (
+                f[0].to_owned(),
+                f[1].to_owned(),
+                f[2].parse().unwrap(),
+                f[3].parse().unwrap(),
+            )
+        })
+        .collect()
+}
+
+struct Dir(tempfile::TempDir);
+
+impl Dir {
+    fn new() -> Self {
+        Self(tempfile::tempdir().unwrap())
+    }
+    fn path(&self, name: &str) -> PathBuf {
+        self.0.path().join(name)
+    }
+}
+
+const SHUFFLE: [&str; 4] = ["2h3h", "8b7b", "3h2h", "7b8b"];
+
+#[test]
+fn rook_shuffle_and_transpositions_export_with_propagated_values() {
+    let dir = Dir::new();
+    let (db, file, out) = (dir.path("db"), dir.path("in.db"), dir.path("out.db"));
+    // Every stored value -50.
+    let text = raw_book(
+        &[
+            &SHUFFLE,
+            &["7g7f", "3c3d", "2g2f"],
+            &["2g2f", "3c3d", "7g7f"],
+        ],
+        |_, _| -50,
+    );
+    std::fs::write(&file, text).unwrap();
+    let report = ok(&["import", "--db", s(&db), s(&file)]);
+    assert!(report.contains("imported 9,"), "{report}");
+    ok(&["export", "--db", s(&db), "--out", s(&out)]);
+    let book = std::fs::read_to_string(&out).unwrap();
+    assert!(book.starts_with("#YANEURAOU-DB2016 1.00\r\n"));
+    let start = entry_moves(&book, STARTPOS_SFEN);
+    assert_eq!(start.len(), 30, "all moves of the start position");
+    // The shared position after 7g7f 3c3d 2g2f / 2g2f 3c3d 7g7f: all -50 for
+    // white, so +50 for black one move above, -50 for white two above (tied with
+    // its -50 leaves; below 0 the longer line wins) and +50 at depth 3 at the
+    // start: the two move orders tie, canonical order decides. Ponder: 3c3d.
+    assert_eq!(start[0], ("2g2f".into(), "3c3d".into(), 50, 3));
+    assert_eq!(start[1], ("7g7f".into(), "3c3d".into(), 50, 3));
+    // The rook shuffle comes back to the start, worth 50: round the loop once
+    // and then 2g2f, 4 + 3 plies. (Draws by repetition: the unit tests.)
+    assert_eq!(start[2], ("2h3h".into(), "8b7b".into(), 50, 7));
+    let leaf = start.iter().find(|m| m.0 == "1g1f").unwrap();
+    assert_eq!((leaf.1.as_str(), leaf.2, leaf.3), ("none", -50, 0));
+
+    // --shrink keeps only the moves worth the best value.
+    let shrunk = dir.path("shrunk.db");
+    ok(&["export", "--db", s(&db), "--out", s(&shrunk), "--shrink"]);
+    let shrunk = std::fs::read_to_string(&shrunk).unwrap();
+    let best: Vec<String> = entry_moves(&shrunk, STARTPOS_SFEN)
+        .into_iter()
+        .map(|m| m.0)
+        .collect();
+    assert_eq!(best, ["2g2f", "7g7f", "2h3h"]);
+
+    // show: the board and the marks of moves into thought positions.
+    let shown = ok(&["show", "--db", s(&db), "startpos"]);
+    assert!(shown.contains("black to move"), "{shown}");
+    assert!(shown.contains("2h3h   *"), "{shown}");
+    assert!(shown.contains("1g1f    "), "{shown}");
+}
+
+#[test]
+fn raw_export_reimports_losslessly_and_exports_are_byte_identical() {
+    let dir = Dir::new();
+    let (db, db2) = (dir.path("db"), dir.path("db2"));
+    let noise = |p: &Position, i: usize| {
+        let k = p.key().0 ^ (i as u128 * 0x9e37_79b9);
+        i32::try_from((k ^ (k >> 37)) % 601).unwrap() - 300
+    };
+    let lines: Vec<Vec<&str>> = vec![
+        vec!["7g7f", "3c3d", "2g2f", "8c8d"],
+        vec!["2g2f", "8c8d", "7g7f", "3c3d"],
+        vec!["2g2f", "3c3d", "7g7f"],
+        SHUFFLE.to_vec(),
+    ];
+    let refs: Vec<&[&str]> = lines.iter().map(Vec::as_slice).collect();
+    std::fs::write(dir.path("in.db"), raw_book(&refs, noise)).unwrap();
+    ok(&["import", "--db", s(&db), s(&dir.path("in.db"))]);
+
+    let (a, b) = (dir.path("a.db"), dir.path("b.db"));
+    ok(&["export", "--db", s(&db), "--out", s(&a)]);
+    ok(&["export", "--db", s(&db), "--out", s(&b)]);
+    assert_eq!(std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap());
+
+    let (raw, raw2) = (dir.path("raw.db"), dir.path("raw2.db"));
+    ok(&["export", "--db", s(&db), "--out", s(&raw), "--raw"]);
+    let again = ok(&["import", "--db", s(&db2), s(&raw)]);
+    assert!(again.contains("incomplete 0, bad 0"), "{again}");
+    ok(&["export", "--db", s(&db2), "--out", s(&raw2), "--raw"]);
+    assert_eq!(std::fs::read(&raw).unwrap(), std::fs::read(&raw2).unwrap());
+    // The minimax of the re-imported book is the same book.
+    let c = dir.path("c.db");
+    ok(&["export", "--db", s(&db2), "--out", s(&c)]);
+    assert_eq!(std::fs::read(&a).unwrap(), std::fs::read(&c).unwrap());
+    // Importing the same book again adds nothing.
+    let twice = ok(&["import", "--db", s(&db2), s(&raw)]);
+    assert!(twice.contains("imported 0"), "{twice}");
+}
+
+#[test]
+fn malformed_imports_name_the_line_and_change_nothing() {
+    let dir = Dir::new();
+    let db = dir.path("db");
+    let good = raw_book(&[&["7g7f"]], |_, i| i32::try_from(i).unwrap());
+    std::fs::write(dir.path("good.db"), &good).unwrap();
+    ok(&["import", "--db", s(&db), s(&dir.path("good.db"))]);
+    let before = dir.path("before.db");
+    ok(&["export", "--db", s(&db), "--out", s(&before), "--raw"]);
+
+    // A third entry (the position after 7g7f 3c3d) with an illegal and a garbled line.
+    let mut bad = raw_book(&[&["7g7f", "3c3d"]], |_, _| 5);
+    bad.push_str(
+        "sfen lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL b - 1\n7g7f none ten\n",
+    );
+    let lines = bad.lines().count();
+    bad = bad.replacen("1g1f none 5", "1g1e none 5", 1);
+    let illegal_line = bad.lines().position(|l| l.starts_with("1g1e")).unwrap() + 1;
+    std::fs::write(dir.path("bad.db"), &bad).unwrap();
+    let err = fails(&["import", "--db", s(&db), s(&dir.path("bad.db"))]);
+    assert!(
+        err.contains(&format!("bad.db:{illegal_line}: illegal move `1g1e`")),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!("bad.db:{lines}: bad value `ten`")),
+        "{err}"
+    );
+    assert!(err.contains("nothing was imported"), "{err}");
+    let after = dir.path("after.db");
+    ok(&["export", "--db", s(&db), "--out", s(&after), "--raw"]);
+    assert_eq!(
+        std::fs::read(&before).unwrap(),
+        std::fs::read(&after).unwrap()
+    );
+
+    // A bad header: the first line is named.
+    std::fs::write(dir.path("header.db"), "#YANEURAOU-DB2016 9\n").unwrap();
+    let err = fails(&["import", "--db", s(&db), s(&dir.path("header.db"))]);
+    assert!(err.contains("header.db:1: bad header"), "{err}");
+
+    // With --skip-bad the good entries go in; the incomplete one is reported.
+    let mut partial = bad.clone();
+    partial.push_str("sfen 4k4/9/9/9/9/9/9/9/4K4 b G 1\nG*5b none 100\n");
+    std::fs::write(dir.path("partial.db"), &partial).unwrap();
+    let out = book_tools(&[
+        "import",
+        "--db",
+        s(&db),
+        s(&dir.path("partial.db")),
+        "--skip-bad",
+    ]);
+    assert!(out.status.success());
+    let report = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        report.contains("incomplete, skipped: sfen 4k4/9/9/9/9/9/9/9/4K4 b G 1"),
+        "{report}"
+    );
+    assert!(report.contains("incomplete 1, bad 2"), "{report}");
+
+    // Export refuses a directory that is not a store.
+    let err = fails(&[
+        "export",
+        "--db",
+        s(&dir.path("nothing")),
+        "--out",
+        s(&after),
+    ]);
+    assert!(err.contains("is not a book store directory"), "{err}");
+}
+
+#[test]
+fn roots_kifu_and_stats() {
+    let dir = Dir::new();
+    let db = dir.path("db");
+    std::fs::write(
+        dir.path("in.db"),
+        raw_book(&[&["7g7f", "3c3d"]], |_, i| -i32::try_from(i).unwrap()),
+    )
+    .unwrap();
+    ok(&["import", "--db", s(&db), s(&dir.path("in.db"))]);
+
+    std::fs::write(
+        dir.path("bad_roots.txt"),
+        "startpos\n# comment\nstartpos moves 7g7f 7g7f\n",
+    )
+    .unwrap();
+    let err = fails(&[
+        "roots",
+        "set",
+        "--db",
+        s(&db),
+        s(&dir.path("bad_roots.txt")),
+    ]);
+    assert!(err.contains("bad_roots.txt:3:"), "{err}");
+    std::fs::write(
+        dir.path("roots.txt"),
+        "startpos\n\nstartpos moves 7g7f\nsfen 4k4/9/9/9/9/9/9/9/4K4 b G 1\n",
+    )
+    .unwrap();
+    let set = ok(&["roots", "set", "--db", s(&db), s(&dir.path("roots.txt"))]);
+    assert!(set.contains("stored 3 roots"), "{set}");
+
+    std::fs::write(
+        dir.path("games.usi"),
+        "startpos moves 7g7f 3c3d 2g2f\nstartpos moves 7g7f 7g7f\nstartpos moves 2g2f\n",
+    )
+    .unwrap();
+    let kifu = ok(&["kifu", "add", "--db", s(&db), s(&dir.path("games.usi"))]);
+    // Positions: start, 7g7f, 7g7f 3c3d, 7g7f 3c3d 2g2f, 2g2f -> 5 distinct.
+    assert!(kifu.contains("games read 2, skipped 1"), "{kifu}");
+    assert!(kifu.contains("distinct 5, added 5"), "{kifu}");
+    assert!(kifu.contains("games.usi:2"), "{kifu}");
+    let again = ok(&["kifu", "add", "--db", s(&db), s(&dir.path("games.usi"))]);
+    assert!(again.contains("added 0"), "{again}");
+
+    let stats = ok(&["stats", "--db", s(&db)]);
+    assert!(stats.contains("nodes            3"), "{stats}");
+    assert!(stats.contains("book edges       2"), "{stats}");
+    // Stored values 0, -1, -2, ... by move index: the first move (1g1f) is best
+    // everywhere, and leaves the book at once.
+    assert!(stats.contains("  startpos: 0 (0): 1g1f(0)\n"), "{stats}");
+    assert!(
+        stats.contains("  startpos moves 7g7f: 0 (0): 1a1b(0)\n"),
+        "{stats}"
+    );
+    assert!(
+        stats.contains("sfen 4k4/9/9/9/9/9/9/9/4K4 b G 1: not thought yet"),
+        "{stats}"
+    );
+    // Two roots at in-book depth 0, the node after 7g7f 3c3d one move below.
+    assert!(stats.contains("    0: 2\n    1: 1\n"), "{stats}");
+    assert!(stats.contains("hour "), "{stats}");
+}
