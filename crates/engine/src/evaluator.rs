@@ -64,7 +64,7 @@ pub enum EvalError {
         sfen: String,
         after: Duration,
     },
-    #[error("I/O with engine `{engine}`: {source}")]
+    #[error("I/O with engine `{engine}`")]
     Io {
         engine: String,
         #[source]

@@ -1,6 +1,7 @@
 //! Evaluators: the means by which a worker gives a value to every legal move.
 
 pub mod builtin;
+pub mod choice;
 mod evaluator;
 pub mod usi;
 

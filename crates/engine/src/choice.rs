@@ -1,0 +1,159 @@
+//! Which evaluator a process runs, as given on its command line (shared by the
+//! worker and `book-tools evaluate`, so both accept the same flags).
+
+use std::time::Duration;
+
+use crate::usi::{GoMode, ScoreConversion, UsiConfig, UsiEvaluator};
+use crate::{BuiltinEvaluator, EvalError, Evaluator, Limits};
+
+/// The kind of evaluator.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum EngineKind {
+    /// The built-in alpha-beta engine (nothing to install).
+    Builtin,
+    /// An external USI engine given by --engine-cmd.
+    Usi,
+}
+
+/// Which `go` limits a USI engine understands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum GoModeArg {
+    /// Byoyomi only for GPS Shogi (recognised by its `id name`), anything otherwise.
+    Auto,
+    /// `go depth`, `go nodes` and `go ... byoyomi` as the limits ask.
+    Any,
+    /// Only `go btime 0 wtime 0 byoyomi <ms>`.
+    ByoyomiOnly,
+}
+
+/// Evaluator flags.
+#[derive(Debug, Clone, clap::Args)]
+pub struct EngineChoice {
+    /// Which evaluator to run.
+    #[arg(long, value_enum, default_value = "builtin")]
+    pub engine: EngineKind,
+    /// The USI engine's command line: the program, then its arguments, separated by
+    /// spaces (for example `/usr/games/fairy-stockfish`). Required with `--engine usi`.
+    #[arg(long, value_name = "CMD")]
+    pub engine_cmd: Option<String>,
+    /// A USI option as `Name=Value`, sent with `setoption` after the handshake
+    /// (repeatable; e.g. `UCI_Variant=shogi` for Fairy-Stockfish, `BookDepth=0` for
+    /// gpsusi, `BookFile=no_book` for YaneuraOu).
+    #[arg(long, value_name = "NAME=VALUE")]
+    pub engine_option: Vec<String>,
+    /// Which `go` limits the USI engine understands.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub go_mode: GoModeArg,
+    /// Seconds one USI search may run beyond its byoyomi before the engine is killed.
+    #[arg(long, value_name = "SECS", default_value_t = 120)]
+    pub timeout_secs: u64,
+    /// The USI engine prints win rates scaled by SCALE in `score cp` (e.g. 10000);
+    /// they are converted with cp = -K ln(1/p - 1).
+    #[arg(long, value_name = "SCALE")]
+    pub cp_is_win_rate: Option<f64>,
+    /// K in the win-rate conversion cp = -K ln(1/p - 1), also used for
+    /// `score winrate` output.
+    #[arg(long, value_name = "K", default_value_t = crate::usi::DEFAULT_WIN_RATE_COEFFICIENT)]
+    pub win_rate_coefficient: f64,
+}
+
+/// Evaluation budget flags.
+#[derive(Debug, Clone, Copy, Default, clap::Args)]
+pub struct LimitArgs {
+    /// Node limit (`go nodes N`; the built-in engine's budget for the whole position).
+    #[arg(long, value_name = "N")]
+    pub nodes: Option<u64>,
+    /// Depth limit (`go depth D`; child searches of moves a USI engine did not report
+    /// get D-1).
+    #[arg(long, value_name = "D")]
+    pub depth: Option<u32>,
+    /// Time limit in milliseconds: `go btime 0 wtime 0 byoyomi MS` for each USI
+    /// search, a budget for the whole position for the built-in engine.
+    #[arg(long, value_name = "MS")]
+    pub byoyomi: Option<u64>,
+}
+
+impl LimitArgs {
+    /// The limits these flags ask for.
+    #[must_use]
+    pub fn limits(&self) -> Limits {
+        Limits {
+            nodes: self.nodes,
+            depth: self.depth,
+            time: self.byoyomi.map(Duration::from_millis),
+        }
+    }
+}
+
+impl EngineChoice {
+    /// Starts the chosen evaluator.
+    ///
+    /// # Errors
+    /// Inconsistent flags, or an engine that does not start.
+    pub fn start(&self) -> Result<Box<dyn Evaluator>, EvalError> {
+        let bad = |reason: String| EvalError::Engine {
+            engine: "command line".into(),
+            reason,
+        };
+        match self.engine {
+            EngineKind::Builtin => {
+                if self.engine_cmd.is_some() || !self.engine_option.is_empty() {
+                    return Err(bad(
+                        "--engine-cmd and --engine-option need --engine usi".into()
+                    ));
+                }
+                Ok(Box::new(BuiltinEvaluator::new()))
+            }
+            EngineKind::Usi => Ok(Box::new(UsiEvaluator::new(self.usi_config()?)?)),
+        }
+    }
+
+    /// The USI configuration these flags describe.
+    ///
+    /// # Errors
+    /// A missing or empty `--engine-cmd`, a malformed option, a bad coefficient.
+    pub fn usi_config(&self) -> Result<UsiConfig, EvalError> {
+        let bad = |reason: String| EvalError::Engine {
+            engine: "command line".into(),
+            reason,
+        };
+        let Some(command) = self.engine_cmd.as_deref() else {
+            return Err(bad("--engine usi needs --engine-cmd <CMD>".into()));
+        };
+        let mut words = command.split_whitespace();
+        let Some(program) = words.next() else {
+            return Err(bad("--engine-cmd is empty".into()));
+        };
+        let mut config = UsiConfig::new(program);
+        config.args = words.map(str::to_owned).collect();
+        for text in &self.engine_option {
+            config
+                .options
+                .push(UsiConfig::parse_option(text).map_err(bad)?);
+        }
+        config.go_mode = match self.go_mode {
+            GoModeArg::Auto => GoMode::Auto,
+            GoModeArg::Any => GoMode::Any,
+            GoModeArg::ByoyomiOnly => GoMode::ByoyomiOnly,
+        };
+        config.search_timeout = Duration::from_secs(self.timeout_secs);
+        if let Some(scale) = self.cp_is_win_rate
+            && !(scale.is_finite() && scale > 0.0)
+        {
+            return Err(bad(format!(
+                "--cp-is-win-rate must be a positive number, not {scale}"
+            )));
+        }
+        if !(self.win_rate_coefficient.is_finite() && self.win_rate_coefficient > 0.0) {
+            return Err(bad(format!(
+                "--win-rate-coefficient must be a positive number, not {}",
+                self.win_rate_coefficient
+            )));
+        }
+        config.scores = ScoreConversion {
+            cp_is_win_rate: self.cp_is_win_rate,
+            win_rate_coefficient: self.win_rate_coefficient,
+        };
+        Ok(config)
+    }
+}
