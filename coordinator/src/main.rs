@@ -1,41 +1,35 @@
 //! `coordinator`: owns the book, selects leaves and hands them to workers.
-//!
-//! The distributed service is not built yet; this binary already accepts the
-//! command line of the main job so that the README's first command is stable.
 
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Parser;
-
-#[derive(Parser)]
-#[command(
-    name = "coordinator",
-    version,
-    about = "Super Tera-Shock book coordinator"
-)]
-struct Cli {
-    /// Directory of the book store (created if missing).
-    #[arg(long)]
-    db: PathBuf,
-    /// Address the gRPC service listens on.
-    #[arg(long, default_value = "127.0.0.1:50051")]
-    listen: String,
-    /// Start this many worker processes on loopback with the built-in engine.
-    #[arg(long, default_value_t = 0)]
-    local_workers: u32,
-    /// Stop after this many thought positions have been added.
-    #[arg(long)]
-    think_limit: Option<u64>,
-    /// Write a YaneuraOu book to this file when generation stops.
-    #[arg(long)]
-    export: Option<PathBuf>,
-}
+use stera_coordinator::{CoordinatorArgs, LOCAL_WORKER_ARG};
 
 fn main() -> ExitCode {
-    let _cli = Cli::parse();
-    eprintln!(
-        "coordinator: book generation is not built yet (see the open issues); no book was written"
-    );
-    ExitCode::from(2)
+    let mut argv: Vec<String> = std::env::args().collect();
+    if argv.get(1).map(String::as_str) == Some(LOCAL_WORKER_ARG) {
+        // Local workers are this executable re-run in worker mode, so the main job
+        // needs only `cargo run -p coordinator`.
+        argv.remove(1);
+        return stera_worker::main_with_args(argv);
+    }
+    let args = CoordinatorArgs::parse_from(argv);
+    stera_worker::logging::init(args.log_format);
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(stera_coordinator::run(args, None)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
 }

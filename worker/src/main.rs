@@ -1,10 +1,5 @@
 //! `worker`: evaluates positions handed out by the coordinator.
-//!
-//! Not built yet; see the open issues.
 
-use std::process::ExitCode;
-
-fn main() -> ExitCode {
-    eprintln!("worker: not built yet (see the open issues)");
-    ExitCode::from(2)
+fn main() -> std::process::ExitCode {
+    stera_worker::main_with_args(std::env::args())
 }

@@ -1,0 +1,285 @@
+//! The coordinator: owns the book and its selector, hands leaves to workers as
+//! leases over gRPC, and stores their results.
+//!
+//! * [`dispatcher`]: the single thread that owns the [`stera_book::Selector`] and the
+//!   lease table; every change arrives there as an event.
+//! * [`service`]: the gRPC service; one task per Work stream forwards messages.
+//! * [`validate`]: a result must give every legal move a value in range.
+//! * [`registry`]: counters and the worker list, read by status and metrics.
+//! * [`run`]: wiring, local workers, shutdown (SIGTERM drains).
+
+pub mod dispatcher;
+pub mod registry;
+pub mod service;
+pub mod validate;
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+use stera_book::{Selector, SledStore};
+use stera_proto::v1::Limits;
+use stera_proto::v1::coordinator_server::CoordinatorServer;
+use tokio::sync::{mpsc, watch};
+use tokio_stream::wrappers::TcpListenerStream;
+
+use crate::dispatcher::{DispatchConfig, Dispatcher, Event, ExportFn, Progress};
+use crate::registry::Registry;
+use crate::service::{CoordinatorService, TokenCheck};
+
+/// Coordinator command line.
+#[derive(Debug, Clone, clap::Parser)]
+#[command(
+    name = "coordinator",
+    version,
+    about = "Super Tera-Shock book coordinator"
+)]
+pub struct CoordinatorArgs {
+    /// Directory of the book store (created if missing).
+    #[arg(long)]
+    pub db: PathBuf,
+    /// Address the gRPC service listens on (port 0 picks a free port).
+    #[arg(long, default_value = "127.0.0.1:50051")]
+    pub listen: SocketAddr,
+    /// Start this many worker processes on loopback with the built-in engine.
+    #[arg(long, default_value_t = 0)]
+    pub local_workers: u32,
+    /// Evaluation slots of each local worker.
+    #[arg(long, default_value_t = 1)]
+    pub local_slots: u32,
+    /// Stop after this many positions have been thought in this run.
+    #[arg(long)]
+    pub think_limit: Option<u64>,
+    /// Write a YaneuraOu book to this file when generation stops.
+    #[arg(long)]
+    pub export: Option<PathBuf>,
+    /// File holding the bearer token workers must present (else STERA_TOKEN; none
+    /// means no authentication, for loopback use).
+    #[arg(long, value_name = "FILE")]
+    pub token_file: Option<PathBuf>,
+    /// Node budget sent with every job (0: the worker's default).
+    #[arg(long, default_value_t = 0)]
+    pub nodes: u64,
+    /// Depth limit sent with every job (0: none).
+    #[arg(long, default_value_t = 0)]
+    pub depth: u32,
+    /// Time budget per position in milliseconds sent with every job (0: none).
+    #[arg(long, default_value_t = 0)]
+    pub time_ms: u32,
+    /// Seconds after which a lease that was not renewed by a heartbeat is requeued.
+    #[arg(long, default_value_t = 120)]
+    pub lease_secs: u64,
+    /// Seconds between the heartbeats workers are asked to send.
+    #[arg(long, default_value_t = 10)]
+    pub heartbeat_secs: u64,
+    /// Rejected results after which a position is quarantined (its edge banned).
+    #[arg(long, default_value_t = 3)]
+    pub max_failures: u32,
+    /// On SIGTERM or Ctrl-C, wait this many seconds for jobs in flight.
+    #[arg(long, default_value_t = 60)]
+    pub drain_secs: u64,
+    /// Log format.
+    #[arg(long, value_enum, default_value = "text")]
+    pub log_format: stera_worker::logging::LogFormat,
+}
+
+fn read_token(path: Option<&PathBuf>) -> Result<Option<String>> {
+    if let Some(p) = path {
+        let t = std::fs::read_to_string(p)
+            .with_context(|| format!("cannot read token file {}", p.display()))?;
+        let t = t.trim().to_owned();
+        if t.is_empty() {
+            bail!("token file {} is empty", p.display());
+        }
+        return Ok(Some(t));
+    }
+    Ok(std::env::var("STERA_TOKEN")
+        .ok()
+        .map(|t| t.trim().to_owned())
+        .filter(|t| !t.is_empty()))
+}
+
+/// Waits for SIGTERM or Ctrl-C.
+async fn terminated() {
+    match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+        Ok(mut t) => tokio::select! { _ = tokio::signal::ctrl_c() => {}, _ = t.recv() => {} },
+        Err(_) => {
+            let _ = tokio::signal::ctrl_c().await;
+        }
+    }
+}
+
+/// Runs the coordinator until the think limit is reached or it is told to stop.
+///
+/// # Errors
+/// The store cannot be opened, the address cannot be bound, local workers cannot be
+/// started, or the final export fails.
+pub async fn run(args: CoordinatorArgs, export: Option<ExportFn<SledStore>>) -> Result<()> {
+    let token = read_token(args.token_file.as_ref())?;
+    std::fs::create_dir_all(&args.db)
+        .with_context(|| format!("cannot create {}", args.db.display()))?;
+    let db = args.db.clone();
+    let selector = tokio::task::spawn_blocking(move || -> Result<Selector<SledStore>> {
+        let store = SledStore::open(&db)
+            .with_context(|| format!("cannot open the book store {}", db.display()))?;
+        Selector::open(store, None).context("cannot load the book")
+    })
+    .await??;
+    tracing::info!(nodes = selector.book().len(), db = %args.db.display(), "book loaded");
+
+    let registry = Arc::new(Registry::default());
+    let (progress_tx, mut progress) = watch::channel(Progress::default());
+    let (events, events_rx) = mpsc::unbounded_channel::<Event>();
+    let config = DispatchConfig {
+        lease: Duration::from_secs(args.lease_secs.max(1)),
+        heartbeat: Duration::from_secs(args.heartbeat_secs.max(1)),
+        limits: Limits {
+            nodes: args.nodes,
+            depth: args.depth,
+            time_ms: args.time_ms,
+        },
+        think_limit: args.think_limit,
+        max_failures: args.max_failures.max(1),
+        version: env!("CARGO_PKG_VERSION").to_owned(),
+    };
+    let dispatcher = Dispatcher::new(selector, config, export, registry.clone(), progress_tx);
+    let dispatcher_thread = std::thread::Builder::new()
+        .name("dispatcher".into())
+        .spawn(move || dispatcher.run(events_rx))
+        .context("cannot start the dispatcher thread")?;
+
+    let ticker = {
+        let events = events.clone();
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(Duration::from_millis(250));
+            loop {
+                tick.tick().await;
+                if events.send(Event::Tick).is_err() {
+                    break;
+                }
+            }
+        })
+    };
+
+    let listener = tokio::net::TcpListener::bind(args.listen)
+        .await
+        .with_context(|| format!("cannot listen on {}", args.listen))?;
+    let addr = listener.local_addr()?;
+    tracing::info!(%addr, "listening");
+    let (stop_server, mut server_stopped) = watch::channel(false);
+    let service = CoordinatorServer::with_interceptor(
+        CoordinatorService::new(events.clone()),
+        TokenCheck::new(token.clone()),
+    );
+    let server = tokio::spawn(
+        tonic::transport::Server::builder()
+            .add_service(service)
+            .serve_with_incoming_shutdown(TcpListenerStream::new(listener), async move {
+                let _ = server_stopped.wait_for(|s| *s).await;
+            }),
+    );
+
+    let mut children = start_local_workers(&args, addr, token.as_deref())?;
+
+    // Run until the think limit is reached, or a signal asks us to drain.
+    let signalled = tokio::select! {
+        _ = progress.wait_for(|p| p.finished) => false,
+        () = terminated() => true,
+    };
+    if signalled {
+        tracing::warn!(
+            drain_secs = args.drain_secs,
+            "stopping: no new jobs, waiting for jobs in flight"
+        );
+        let _ = events.send(Event::Drain {
+            reason: "the coordinator is shutting down".into(),
+        });
+        let _ = tokio::time::timeout(
+            Duration::from_secs(args.drain_secs),
+            progress.wait_for(|p| p.in_flight == 0),
+        )
+        .await;
+    } else {
+        tracing::info!(thought = progress.borrow().thought, "think limit reached");
+        let _ = events.send(Event::Drain {
+            reason: "the think limit is reached".into(),
+        });
+    }
+    let thought = progress.borrow().thought;
+
+    if let Some(path) = &args.export {
+        let (reply, rx) = tokio::sync::oneshot::channel();
+        let request = stera_proto::v1::ExportRequest {
+            path: path.display().to_string(),
+            shrink: false,
+            raw: false,
+        };
+        events
+            .send(Event::Export { request, reply })
+            .map_err(|_| anyhow::anyhow!("the dispatcher stopped"))?;
+        match rx.await {
+            Ok(Ok(r)) => {
+                tracing::info!(path = %r.path, entries = r.entries, ms = r.elapsed_ms, "book exported")
+            }
+            Ok(Err(e)) => bail!("export to {} failed: {e}", path.display()),
+            Err(_) => bail!("the dispatcher stopped before the export"),
+        }
+    }
+
+    let _ = stop_server.send(true);
+    for child in &mut children {
+        let _ = child.start_kill();
+    }
+    for child in &mut children {
+        let _ = child.wait().await;
+    }
+    ticker.abort();
+    drop(events);
+    let _ = server.await;
+    // The service held event senders; once it is gone the dispatcher ends.
+    let selector = tokio::task::spawn_blocking(move || dispatcher_thread.join())
+        .await?
+        .map_err(|_| anyhow::anyhow!("the dispatcher thread panicked"))?;
+    tracing::info!(
+        nodes = selector.book().len(),
+        thought,
+        "coordinator stopped"
+    );
+    Ok(())
+}
+
+/// Starts `--local-workers` worker processes: this same executable in worker mode.
+fn start_local_workers(
+    args: &CoordinatorArgs,
+    addr: SocketAddr,
+    token: Option<&str>,
+) -> Result<Vec<tokio::process::Child>> {
+    if args.local_workers == 0 {
+        return Ok(Vec::new());
+    }
+    let exe =
+        std::env::current_exe().context("cannot find this executable to start local workers")?;
+    let mut children = Vec::new();
+    for i in 0..args.local_workers {
+        let mut cmd = tokio::process::Command::new(&exe);
+        cmd.arg(LOCAL_WORKER_ARG)
+            .arg("--coordinator")
+            .arg(format!("http://{addr}"))
+            .arg("--slots")
+            .arg(args.local_slots.max(1).to_string())
+            .arg("--worker-id")
+            .arg(format!("local-{i}"))
+            .kill_on_drop(true);
+        if let Some(t) = token {
+            cmd.env("STERA_TOKEN", t);
+        }
+        children.push(cmd.spawn().context("cannot start a local worker")?);
+    }
+    tracing::info!(count = args.local_workers, "local workers started");
+    Ok(children)
+}
+
+/// First argument that makes the coordinator executable act as a worker.
+pub const LOCAL_WORKER_ARG: &str = "__worker";

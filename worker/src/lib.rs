@@ -1,0 +1,216 @@
+//! The worker: connects to a coordinator, evaluates the positions it leases with an
+//! [`stera_engine::Evaluator`], and streams the results back.
+//!
+//! Tasks talk over channels (as in lichess fishnet): the session task owns the gRPC
+//! stream; evaluations run on blocking threads, one per slot, each with its own
+//! engine; a status task prints a one-line status on a terminal or a summary every
+//! couple of minutes otherwise; the signal task turns the first Ctrl-C into "finish
+//! and leave" and the second into "give back and leave now".
+
+pub mod logging;
+mod pool;
+mod session;
+mod status;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+use stera_engine::choice::{EngineChoice, LimitArgs};
+use tokio::sync::watch;
+
+pub use pool::EvaluatorPool;
+pub use session::SessionEnd;
+pub use status::Stats;
+
+/// Worker command line.
+#[derive(Debug, Clone, clap::Parser)]
+#[command(
+    name = "worker",
+    version,
+    about = "Evaluates book positions for a stera coordinator"
+)]
+pub struct WorkerArgs {
+    /// The coordinator's URL (`http://host:port`).
+    #[arg(
+        long,
+        env = "STERA_COORDINATOR",
+        default_value = "http://127.0.0.1:50051"
+    )]
+    pub coordinator: String,
+    /// File holding the bearer token the coordinator expects (else STERA_TOKEN).
+    #[arg(long, value_name = "FILE")]
+    pub token_file: Option<PathBuf>,
+    /// Concurrent evaluations (one engine each). Default: the number of CPUs.
+    #[arg(long)]
+    pub slots: Option<u32>,
+    #[command(flatten)]
+    pub engine: EngineChoice,
+    /// Budget used when a job carries no limits of its own.
+    #[command(flatten)]
+    pub limits: LimitArgs,
+    /// A name for this worker in the coordinator's status (default: host name and
+    /// process id).
+    #[arg(long)]
+    pub worker_id: Option<String>,
+    /// Speak USI on stdin/stdout with the built-in engine instead of connecting
+    /// (for shogi GUIs and tools).
+    #[arg(long)]
+    pub usi: bool,
+    /// Seconds between summary log lines when stderr is not a terminal.
+    #[arg(long, default_value_t = 120)]
+    pub summary_secs: u64,
+    /// Longest pause between reconnection attempts, in seconds.
+    #[arg(long, default_value_t = 60)]
+    pub max_backoff_secs: u64,
+    /// Log format.
+    #[arg(long, value_enum, default_value = "text")]
+    pub log_format: logging::LogFormat,
+}
+
+/// What the signal task asks of the rest.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Shutdown {
+    Running,
+    /// Finish the jobs in hand, send their results, then leave.
+    Finish,
+    /// Give back the jobs in hand and leave now.
+    Abort,
+}
+
+fn read_token(args: &WorkerArgs) -> Result<Option<String>> {
+    if let Some(path) = &args.token_file {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read token file {}", path.display()))?;
+        let token = text.trim().to_owned();
+        if token.is_empty() {
+            bail!("token file {} is empty", path.display());
+        }
+        return Ok(Some(token));
+    }
+    Ok(std::env::var("STERA_TOKEN")
+        .ok()
+        .map(|t| t.trim().to_owned())
+        .filter(|t| !t.is_empty()))
+}
+
+fn default_worker_id() -> String {
+    let host = std::fs::read_to_string("/etc/hostname")
+        .map(|h| h.trim().to_owned())
+        .unwrap_or_default();
+    let host = if host.is_empty() {
+        "worker".to_owned()
+    } else {
+        host
+    };
+    format!("{host}-{}", std::process::id())
+}
+
+/// Runs the worker until it is told to stop, the coordinator drains it, or it is
+/// refused. Returns an error (non-zero exit) when refused or when engines fail to start.
+///
+/// # Errors
+/// A refused token or protocol version, an engine that does not start, bad flags.
+pub async fn run(args: WorkerArgs) -> Result<()> {
+    if args.usi {
+        return tokio::task::spawn_blocking(|| {
+            let stdin = std::io::stdin();
+            stera_engine::builtin::run_usi(stdin.lock(), std::io::stdout())
+        })
+        .await
+        .context("USI loop panicked")?
+        .context("USI loop failed");
+    }
+    let token = read_token(&args)?;
+    let slots = args.slots.unwrap_or_else(|| {
+        std::thread::available_parallelism().map_or(1, |n| u32::try_from(n.get()).unwrap_or(1))
+    });
+    if slots == 0 {
+        bail!("--slots must be at least 1");
+    }
+    let worker_id = args.worker_id.clone().unwrap_or_else(default_worker_id);
+    let pool = Arc::new(
+        EvaluatorPool::start(&args.engine, slots)
+            .await
+            .context("cannot start the evaluators")?,
+    );
+    tracing::info!(engine = %pool.identity(), slots, coordinator = %args.coordinator, "worker starting");
+    let stats = Arc::new(Stats::default());
+    let (shutdown_tx, shutdown_rx) = watch::channel(Shutdown::Running);
+    tokio::spawn(signals(shutdown_tx));
+    let status = tokio::spawn(status::report(
+        stats.clone(),
+        Duration::from_secs(args.summary_secs.max(1)),
+        shutdown_rx.clone(),
+    ));
+    let result = session::run_forever(session::SessionConfig {
+        url: args.coordinator.clone(),
+        token,
+        worker_id,
+        slots,
+        default_limits: args.limits.limits(),
+        max_backoff: Duration::from_secs(args.max_backoff_secs.max(1)),
+        pool,
+        stats: stats.clone(),
+        shutdown: shutdown_rx,
+    })
+    .await;
+    status.abort();
+    status::final_line(&stats);
+    result
+}
+
+/// First Ctrl-C or SIGTERM: finish; second: abort.
+async fn signals(tx: watch::Sender<Shutdown>) {
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+    loop {
+        let got = async {
+            match term.as_mut() {
+                Some(t) => tokio::select! { _ = tokio::signal::ctrl_c() => {}, _ = t.recv() => {} },
+                None => {
+                    let _ = tokio::signal::ctrl_c().await;
+                }
+            }
+        };
+        got.await;
+        let next = if *tx.borrow() == Shutdown::Running {
+            Shutdown::Finish
+        } else {
+            Shutdown::Abort
+        };
+        if next == Shutdown::Finish {
+            tracing::warn!("stopping: finishing the jobs in hand (press Ctrl-C again to abort)");
+        } else {
+            tracing::warn!("aborting: giving back the jobs in hand");
+        }
+        let _ = tx.send(next);
+        if next == Shutdown::Abort {
+            return;
+        }
+    }
+}
+
+/// Entry point for binaries: parses `args`, runs, and maps the outcome to an exit code.
+pub fn main_with_args<I: IntoIterator<Item = String>>(args: I) -> std::process::ExitCode {
+    use clap::Parser;
+    let args = WorkerArgs::parse_from(args);
+    logging::init(args.log_format);
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return std::process::ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(run(args)) {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}

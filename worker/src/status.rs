@@ -1,0 +1,100 @@
+//! What the worker has done, and how it tells a person: a one-line status on a
+//! terminal, a summary line every couple of minutes otherwise.
+
+use std::io::{IsTerminal, Write};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use tokio::sync::watch;
+
+use crate::Shutdown;
+
+/// Counters shared by the worker's tasks.
+#[derive(Debug)]
+pub struct Stats {
+    pub started: Instant,
+    pub connected: AtomicBool,
+    pub busy: AtomicU64,
+    pub evaluated: AtomicU64,
+    pub acked: AtomicU64,
+    pub rejected: AtomicU64,
+    pub errors: AtomicU64,
+    pub reconnects: AtomicU64,
+    /// Time spent inside the engine, in milliseconds.
+    pub engine_ms: AtomicU64,
+}
+
+impl Default for Stats {
+    fn default() -> Self {
+        Self {
+            started: Instant::now(),
+            connected: AtomicBool::new(false),
+            busy: AtomicU64::new(0),
+            evaluated: AtomicU64::new(0),
+            acked: AtomicU64::new(0),
+            rejected: AtomicU64::new(0),
+            errors: AtomicU64::new(0),
+            reconnects: AtomicU64::new(0),
+            engine_ms: AtomicU64::new(0),
+        }
+    }
+}
+
+impl Stats {
+    /// One line: connection, busy slots, totals and rate.
+    #[must_use]
+    pub fn line(&self) -> String {
+        let secs = self.started.elapsed().as_secs_f64().max(1e-9);
+        let evaluated = self.evaluated.load(Ordering::Relaxed);
+        format!(
+            "{} | busy {} | evaluated {} ({:.2}/s) | acked {} | rejected {} | errors {} | reconnects {}",
+            if self.connected.load(Ordering::Relaxed) {
+                "connected"
+            } else {
+                "disconnected"
+            },
+            self.busy.load(Ordering::Relaxed),
+            evaluated,
+            evaluated as f64 / secs,
+            self.acked.load(Ordering::Relaxed),
+            self.rejected.load(Ordering::Relaxed),
+            self.errors.load(Ordering::Relaxed),
+            self.reconnects.load(Ordering::Relaxed),
+        )
+    }
+}
+
+/// Reports until the task is aborted.
+pub async fn report(
+    stats: Arc<Stats>,
+    summary_every: Duration,
+    _shutdown: watch::Receiver<Shutdown>,
+) {
+    let tty = std::io::stderr().is_terminal();
+    let every = if tty {
+        Duration::from_secs(1)
+    } else {
+        summary_every
+    };
+    let mut tick = tokio::time::interval(every);
+    tick.tick().await;
+    loop {
+        tick.tick().await;
+        if tty {
+            let mut err = std::io::stderr().lock();
+            let _ = write!(err, "\r{:<110}", stats.line());
+            let _ = err.flush();
+        } else {
+            tracing::info!(status = %stats.line(), "summary");
+        }
+    }
+}
+
+/// The last word before exit.
+pub fn final_line(stats: &Stats) {
+    if std::io::stderr().is_terminal() {
+        eprintln!();
+    }
+    tracing::info!(status = %stats.line(), "worker stopped");
+}
