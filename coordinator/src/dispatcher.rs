@@ -397,9 +397,10 @@ impl<S: NodeStore> Dispatcher<S> {
         let now = u32::try_from(unix_ms(SystemTime::now()) / 1000).unwrap_or(u32::MAX);
         let mut batch = Vec::new();
         let mut acks: Vec<(StreamId, u64)> = Vec::new();
+        let mut in_batch: HashSet<u64> = HashSet::new();
         for (stream, result) in results {
             let id = result.lease_id;
-            if self.done.contains(&id) {
+            if self.done.contains(&id) || in_batch.contains(&id) {
                 acks.push((stream, id));
                 continue;
             }
@@ -433,6 +434,7 @@ impl<S: NodeStore> Dispatcher<S> {
             match thought_from_result(&leaf.position, &result, now) {
                 Ok(thought) => {
                     acks.push((stream, id));
+                    in_batch.insert(id);
                     batch.push((id, leaf, thought));
                 }
                 Err(reason) => {

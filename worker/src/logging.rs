@@ -14,8 +14,11 @@ pub enum LogFormat {
 /// Installs the global subscriber. The filter comes from `RUST_LOG` (default `info`).
 pub fn init(format: LogFormat) {
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    // Colour codes only for a person at a terminal, never into log files or pipes.
+    let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
+        .with_ansi(ansi)
         .with_writer(std::io::stderr);
     // A second init (tests, a re-exec) keeps the first subscriber.
     let _ = match format {

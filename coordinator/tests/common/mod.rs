@@ -1,0 +1,339 @@
+//! Test harness: real coordinator processes on loopback and lightweight in-process
+//! workers that answer jobs instantly (or wrongly, on purpose).
+
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex, mpsc};
+use std::time::{Duration, Instant};
+
+use stera_proto::v1::coordinator_client::CoordinatorClient;
+use stera_proto::v1::{
+    Hello, JobResult, MoveValue, StatusReply, StatusRequest, WorkerMessage, coordinator_message,
+    worker_message,
+};
+use stera_rules::Position;
+use tokio::sync::mpsc as tmpsc;
+use tokio_stream::wrappers::ReceiverStream;
+
+pub const EXE: &str = env!("CARGO_BIN_EXE_coordinator");
+
+/// A coordinator child process with its log lines collected.
+pub struct Coord {
+    pub child: Child,
+    pub addr: String,
+    pub log: Arc<Mutex<Vec<String>>>,
+}
+
+impl Coord {
+    /// Starts `coordinator --db DB --listen LISTEN ARGS...` and waits until it listens.
+    pub fn start(db: &Path, listen: &str, args: &[&str], envs: &[(&str, &str)]) -> Self {
+        let mut cmd = Command::new(EXE);
+        cmd.arg("--db")
+            .arg(db)
+            .arg("--listen")
+            .arg(listen)
+            .args(args);
+        cmd.env("RUST_LOG", "info").env_remove("STERA_TOKEN");
+        for (k, v) in envs {
+            cmd.env(k, v);
+        }
+        let mut child = cmd
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start coordinator");
+        let stderr = child.stderr.take().expect("stderr");
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let (addr_tx, addr_rx) = mpsc::channel();
+        let log2 = log.clone();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                if line.contains("listening")
+                    && let Some(a) = line.split("addr=").nth(1)
+                {
+                    let _ = addr_tx.send(a.trim().to_owned());
+                }
+                log2.lock().unwrap().push(line);
+            }
+        });
+        let addr = addr_rx
+            .recv_timeout(Duration::from_secs(60))
+            .unwrap_or_else(|_| {
+                panic!(
+                    "coordinator did not start listening: {:?}",
+                    log.lock().unwrap()
+                )
+            });
+        Self { child, addr, log }
+    }
+
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// Waits until a log line contains `needle`.
+    pub fn wait_log(&self, needle: &str, timeout: Duration) -> String {
+        let start = Instant::now();
+        loop {
+            if let Some(l) = self.log.lock().unwrap().iter().find(|l| l.contains(needle)) {
+                return l.clone();
+            }
+            assert!(
+                start.elapsed() < timeout,
+                "no log line with `{needle}` in {timeout:?}: {:?}",
+                self.log.lock().unwrap()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    pub fn kill9(&mut self) {
+        let _ = Command::new("kill")
+            .arg("-9")
+            .arg(self.child.id().to_string())
+            .status();
+        let _ = self.child.wait();
+    }
+
+    pub fn sigterm(&mut self) {
+        let _ = Command::new("kill")
+            .arg("-TERM")
+            .arg(self.child.id().to_string())
+            .status();
+    }
+
+    pub fn wait_exit(&mut self, timeout: Duration) -> std::process::ExitStatus {
+        let start = Instant::now();
+        loop {
+            if let Some(s) = self.child.try_wait().expect("wait") {
+                return s;
+            }
+            assert!(
+                start.elapsed() < timeout,
+                "coordinator did not exit in {timeout:?}: {:?}",
+                self.log.lock().unwrap()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+impl Drop for Coord {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A real worker process: the coordinator executable in worker mode.
+pub fn start_worker(url: &str, extra: &[&str], envs: &[(&str, &str)]) -> Child {
+    let mut cmd = Command::new(EXE);
+    cmd.arg("__worker")
+        .arg("--coordinator")
+        .arg(url)
+        .args(extra)
+        .env_remove("STERA_TOKEN");
+    for (k, v) in envs {
+        cmd.env(k, v);
+    }
+    cmd.stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start worker")
+}
+
+/// How a fake worker answers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Answer {
+    /// Every legal move, value from a cheap deterministic function.
+    Good,
+    /// One legal move left out.
+    MissingMove,
+    /// An extra move that is not legal.
+    IllegalMove,
+    /// A value beyond the mate range.
+    OutOfRange,
+    /// Take the jobs and never answer.
+    Silent,
+}
+
+#[derive(Debug, Default, Clone)]
+pub struct Report {
+    pub acked: Vec<(u64, String)>,
+    pub rejected: Vec<(u64, String)>,
+    pub jobs: Vec<(u64, String)>,
+}
+
+pub fn result_for(lease_id: u64, sfen: &str, answer: Answer) -> JobResult {
+    let pos = Position::from_sfen(sfen).expect("coordinator sends valid SFEN");
+    let mut moves: Vec<MoveValue> = pos
+        .legal_moves()
+        .iter()
+        .map(|m| MoveValue {
+            usi: m.to_string(),
+            value: i32::from(m.raw() % 97) - 48,
+            depth: 1,
+        })
+        .collect();
+    match answer {
+        Answer::MissingMove => {
+            moves.pop();
+        }
+        Answer::IllegalMove => moves.push(MoveValue {
+            usi: "1a1i+".into(),
+            value: 0,
+            depth: 1,
+        }),
+        Answer::OutOfRange => moves[0].value = 40_000,
+        Answer::Good | Answer::Silent => {}
+    }
+    JobResult {
+        lease_id,
+        moves,
+        nodes: 1,
+        elapsed_ms: 0,
+        engine: "fake".into(),
+    }
+}
+
+/// Connects one fake worker and answers jobs until `stop_after` acknowledgements or
+/// rejections (or the stream ends / `timeout` passes).
+pub async fn fake_worker(
+    url: String,
+    token: Option<String>,
+    slots: u32,
+    answer: Answer,
+    stop_after: usize,
+    timeout: Duration,
+) -> Result<Report, tonic::Status> {
+    let channel = tonic::transport::Endpoint::from_shared(url)
+        .map_err(|e| tonic::Status::internal(e.to_string()))?
+        .connect()
+        .await
+        .map_err(|e| tonic::Status::unavailable(e.to_string()))?;
+    let header = token.map(|t| {
+        format!("Bearer {t}")
+            .parse::<tonic::metadata::MetadataValue<_>>()
+            .unwrap()
+    });
+    let mut client =
+        CoordinatorClient::with_interceptor(channel, move |mut r: tonic::Request<()>| {
+            if let Some(h) = &header {
+                r.metadata_mut().insert("authorization", h.clone());
+            }
+            Ok(r)
+        });
+    let (tx, rx) = tmpsc::channel::<WorkerMessage>(1024);
+    let hello = Hello {
+        worker_id: "fake".into(),
+        version: "test".into(),
+        engine: "fake".into(),
+        slots,
+        protocol: 1,
+    };
+    tx.send(WorkerMessage {
+        msg: Some(worker_message::Msg::Hello(hello)),
+    })
+    .await
+    .unwrap();
+    let mut inbound = client.work(ReceiverStream::new(rx)).await?.into_inner();
+    let mut report = Report::default();
+    let deadline = tokio::time::Instant::now() + timeout;
+    loop {
+        if report.acked.len() + report.rejected.len() >= stop_after {
+            break;
+        }
+        let msg = match tokio::time::timeout_at(deadline, inbound.message()).await {
+            // The stream ending or breaking (e.g. the coordinator killed) ends the run.
+            Err(_) | Ok(Ok(None)) | Ok(Err(_)) => break,
+            Ok(Ok(Some(m))) => m,
+        };
+        match msg.msg {
+            Some(coordinator_message::Msg::Job(job)) => {
+                report.jobs.push((job.lease_id, job.sfen.clone()));
+                if answer != Answer::Silent {
+                    let r = result_for(job.lease_id, &job.sfen, answer);
+                    if tx
+                        .send(WorkerMessage {
+                            msg: Some(worker_message::Msg::Result(r)),
+                        })
+                        .await
+                        .is_err()
+                    {
+                        break;
+                    }
+                }
+            }
+            Some(coordinator_message::Msg::Ack(a)) => {
+                let sfen = report
+                    .jobs
+                    .iter()
+                    .find(|(id, _)| *id == a.lease_id)
+                    .map(|(_, s)| s.clone())
+                    .unwrap_or_default();
+                report.acked.push((a.lease_id, sfen));
+            }
+            Some(coordinator_message::Msg::Rejected(r)) => {
+                report.rejected.push((r.lease_id, r.reason))
+            }
+            Some(coordinator_message::Msg::Drain(_))
+            | Some(coordinator_message::Msg::Welcome(_))
+            | None => {}
+        }
+    }
+    Ok(report)
+}
+
+pub async fn status(url: &str, token: Option<&str>) -> StatusReply {
+    let channel = tonic::transport::Endpoint::from_shared(url.to_owned())
+        .unwrap()
+        .connect()
+        .await
+        .unwrap();
+    let header = token.map(|t| {
+        format!("Bearer {t}")
+            .parse::<tonic::metadata::MetadataValue<_>>()
+            .unwrap()
+    });
+    let mut client =
+        CoordinatorClient::with_interceptor(channel, move |mut r: tonic::Request<()>| {
+            if let Some(h) = &header {
+                r.metadata_mut().insert("authorization", h.clone());
+            }
+            Ok(r)
+        });
+    client.status(StatusRequest {}).await.unwrap().into_inner()
+}
+
+/// Keys of every thought position in a (closed) store.
+pub fn book_len(db: &Path) -> usize {
+    let store = stera_book::SledStore::open(db).expect("reopen store");
+    let selector = stera_book::Selector::open(store, None).expect("load book");
+    selector.book().len()
+}
+
+pub fn book_contains_all(db: &Path, sfens: &[String]) -> Vec<String> {
+    let store = stera_book::SledStore::open(db).expect("reopen store");
+    let selector = stera_book::Selector::open(store, None).expect("load book");
+    sfens
+        .iter()
+        .filter(|s| {
+            !selector
+                .book()
+                .contains(Position::from_sfen(s).unwrap().key())
+        })
+        .cloned()
+        .collect()
+}
+
+/// A free loopback port (bound and released).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}

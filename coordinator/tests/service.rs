@@ -1,0 +1,300 @@
+//! The coordinator as users run it: real processes and real gRPC on loopback.
+
+mod common;
+
+use std::time::Duration;
+
+use common::{Answer, Coord, fake_worker, start_worker};
+
+const LONG: Duration = Duration::from_secs(120);
+
+fn rt() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+/// The main job in one command: two local worker processes with the built-in
+/// engine generate a small book and the coordinator stops at the think limit.
+#[test]
+fn two_local_workers_build_a_small_book() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("book.db");
+    let mut c = Coord::start(
+        &db,
+        "127.0.0.1:0",
+        &[
+            "--local-workers",
+            "2",
+            "--think-limit",
+            "12",
+            "--nodes",
+            "1500",
+        ],
+        &[],
+    );
+    let status = c.wait_exit(LONG);
+    assert!(status.success(), "{:?}", c.log.lock().unwrap());
+    c.wait_log("think limit reached", LONG);
+    assert_eq!(common::book_len(&db), 12);
+    // Both workers took part.
+    for w in ["local-0", "local-1"] {
+        c.wait_log(&format!("worker={w}"), LONG);
+    }
+}
+
+/// A worker killed with SIGKILL in the middle of a job: its lease comes back at once
+/// and another worker finishes the run.
+#[test]
+fn killed_worker_leases_come_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("book.db");
+    // A budget large enough that the real worker is surely mid-job when killed.
+    let c = Coord::start(
+        &db,
+        "127.0.0.1:0",
+        &["--think-limit", "5", "--nodes", "50000000"],
+        &[],
+    );
+    let mut victim = start_worker(&c.url(), &["--slots", "1", "--worker-id", "victim"], &[]);
+    c.wait_log("worker=victim", LONG);
+    std::thread::sleep(Duration::from_millis(500));
+    victim.kill().unwrap();
+    victim.wait().unwrap();
+    c.wait_log("requeued=1", LONG);
+    let report = rt()
+        .block_on(fake_worker(c.url(), None, 2, Answer::Good, 5, LONG))
+        .unwrap();
+    assert_eq!(report.acked.len(), 5, "{report:?}");
+    assert!(report.rejected.is_empty());
+    drop(c);
+    assert_eq!(common::book_len(&db), 5);
+}
+
+/// SIGKILL of the coordinator loses no acknowledged result, and a worker process
+/// reconnects by itself when the coordinator comes back on the same address.
+#[test]
+fn killed_coordinator_keeps_acknowledged_results() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("book.db");
+    let listen = format!("127.0.0.1:{}", common::free_port());
+    let mut c = Coord::start(&db, &listen, &[], &[]);
+    let mut worker = start_worker(
+        &c.url(),
+        &[
+            "--slots",
+            "1",
+            "--worker-id",
+            "survivor",
+            "--max-backoff-secs",
+            "1",
+        ],
+        &[],
+    );
+    c.wait_log("worker=survivor", LONG);
+    let runtime = rt();
+    let url = c.url();
+    // Acknowledged results from a fast fake worker; the coordinator dies under load.
+    let handle = runtime.spawn(fake_worker(
+        url,
+        None,
+        8,
+        Answer::Good,
+        usize::MAX,
+        Duration::from_secs(3),
+    ));
+    std::thread::sleep(Duration::from_millis(2500));
+    c.kill9();
+    let report = runtime.block_on(handle).unwrap().unwrap();
+    assert!(
+        report.acked.len() >= 10,
+        "too few acknowledged results to test: {}",
+        report.acked.len()
+    );
+    let acked: Vec<String> = report.acked.iter().map(|(_, s)| s.clone()).collect();
+    let lost = common::book_contains_all(&db, &acked);
+    assert!(lost.is_empty(), "acknowledged but lost: {lost:?}");
+    // Restart on the same address: the worker process finds it again.
+    let mut c2 = Coord::start(&db, &listen, &[], &[]);
+    c2.wait_log("worker=survivor", LONG);
+    c2.sigterm();
+    assert!(c2.wait_exit(LONG).success(), "{:?}", c2.log.lock().unwrap());
+    let _ = worker.kill();
+    let _ = worker.wait();
+}
+
+/// A wrong token is refused with a clear message: the worker exits non-zero and
+/// says so; a raw client gets Unauthenticated.
+#[test]
+fn wrong_token_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("book.db");
+    let token_file = dir.path().join("token");
+    std::fs::write(&token_file, "s3cret\n").unwrap();
+    let token_arg = token_file.to_str().unwrap();
+    let c = Coord::start(&db, "127.0.0.1:0", &["--token-file", token_arg], &[]);
+    let worker = start_worker(&c.url(), &["--slots", "1"], &[("STERA_TOKEN", "wrong")]);
+    let out = worker.wait_with_output().unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("refused") && err.contains("wrong token"),
+        "{err}"
+    );
+    let runtime = rt();
+    let status = runtime
+        .block_on(fake_worker(c.url(), None, 1, Answer::Good, 1, LONG))
+        .unwrap_err();
+    assert_eq!(status.code(), tonic::Code::Unauthenticated);
+    // The right token works.
+    let ok = runtime
+        .block_on(fake_worker(
+            c.url(),
+            Some("s3cret".into()),
+            1,
+            Answer::Good,
+            2,
+            LONG,
+        ))
+        .unwrap();
+    assert_eq!(ok.acked.len(), 2);
+}
+
+/// Malformed and illegal results are rejected with a reason and change nothing; a
+/// position that keeps failing is quarantined.
+#[test]
+fn bad_results_are_rejected_and_change_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("book.db");
+    let c = Coord::start(&db, "127.0.0.1:0", &["--max-failures", "3"], &[]);
+    let runtime = rt();
+    for (answer, needle) in [
+        (Answer::MissingMove, "missing"),
+        (Answer::IllegalMove, "not legal"),
+        (Answer::OutOfRange, "outside"),
+    ] {
+        let report = runtime
+            .block_on(fake_worker(c.url(), None, 1, answer, 3, LONG))
+            .unwrap();
+        assert_eq!(report.rejected.len(), 3, "{answer:?}: {report:?}");
+        assert!(report.acked.is_empty());
+        for (_, reason) in &report.rejected {
+            assert!(
+                reason.contains(needle),
+                "{answer:?}: `{reason}` lacks `{needle}`"
+            );
+        }
+    }
+    let status = runtime.block_on(common::status(&c.url(), None));
+    assert_eq!(status.nodes, 0, "a rejected result reached the book");
+    assert_eq!(status.rejected, 9);
+    assert!(status.quarantined >= 1, "{status:?}");
+    c.wait_log("position quarantined", LONG);
+}
+
+/// A result for a lease nobody was given is refused; a duplicate result for a
+/// finished lease is acknowledged again without a second node.
+#[test]
+fn unknown_and_duplicate_leases() {
+    use stera_proto::v1::{Hello, WorkerMessage, coordinator_message, worker_message};
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("book.db");
+    let c = Coord::start(&db, "127.0.0.1:0", &[], &[]);
+    let runtime = rt();
+    runtime.block_on(async {
+        let mut client = stera_proto::v1::coordinator_client::CoordinatorClient::connect(c.url())
+            .await
+            .unwrap();
+        let (tx, rx) = tokio::sync::mpsc::channel(16);
+        let hello = Hello {
+            worker_id: "dup".into(),
+            version: "t".into(),
+            engine: "fake".into(),
+            slots: 1,
+            protocol: 1,
+        };
+        tx.send(WorkerMessage {
+            msg: Some(worker_message::Msg::Hello(hello)),
+        })
+        .await
+        .unwrap();
+        let mut inbound = client
+            .work(tokio_stream::wrappers::ReceiverStream::new(rx))
+            .await
+            .unwrap()
+            .into_inner();
+        let mut job = None;
+        while job.is_none() {
+            if let Some(coordinator_message::Msg::Job(j)) =
+                inbound.message().await.unwrap().unwrap().msg
+            {
+                job = Some(j);
+            }
+        }
+        let job = job.unwrap();
+        let bogus = common::result_for(999_999, &job.sfen, Answer::Good);
+        let good = common::result_for(job.lease_id, &job.sfen, Answer::Good);
+        for r in [bogus, good.clone(), good] {
+            tx.send(WorkerMessage {
+                msg: Some(worker_message::Msg::Result(r)),
+            })
+            .await
+            .unwrap();
+        }
+        let mut answers = Vec::new();
+        while answers.len() < 3 {
+            match inbound.message().await.unwrap().unwrap().msg {
+                Some(coordinator_message::Msg::Ack(a)) => {
+                    answers.push(format!("ack {}", a.lease_id))
+                }
+                Some(coordinator_message::Msg::Rejected(r)) => {
+                    answers.push(format!("rejected {} {}", r.lease_id, r.reason))
+                }
+                _ => {}
+            }
+        }
+        assert!(
+            answers[0].starts_with("rejected 999999") && answers[0].contains("unknown"),
+            "{answers:?}"
+        );
+        assert_eq!(answers[1], format!("ack {}", job.lease_id));
+        assert_eq!(answers[2], format!("ack {}", job.lease_id));
+        let status = common::status(&c.url(), None).await;
+        assert_eq!(status.nodes, 1);
+    });
+}
+
+/// Two hundred lightweight workers at once all get jobs and all their results land.
+#[test]
+fn two_hundred_workers_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("book.db");
+    let c = Coord::start(&db, "127.0.0.1:0", &["--think-limit", "1000"], &[]);
+    let runtime = rt();
+    let url = c.url();
+    let reports = runtime.block_on(async move {
+        let mut handles = Vec::new();
+        for _ in 0..200 {
+            handles.push(tokio::spawn(fake_worker(
+                url.clone(),
+                None,
+                1,
+                Answer::Good,
+                5,
+                LONG,
+            )));
+        }
+        let mut out = Vec::new();
+        for h in handles {
+            out.push(h.await.unwrap().unwrap());
+        }
+        out
+    });
+    let acked: usize = reports.iter().map(|r| r.acked.len()).sum();
+    let rejected: usize = reports.iter().map(|r| r.rejected.len()).sum();
+    assert_eq!(rejected, 0);
+    assert_eq!(acked, 1000, "every worker's five results acknowledged");
+    assert!(reports.iter().all(|r| r.acked.len() == 5));
+}
