@@ -9,6 +9,7 @@
 //! * [`run`]: wiring, local workers, shutdown (SIGTERM drains).
 
 pub mod dispatcher;
+pub mod export;
 pub mod registry;
 pub mod service;
 pub mod validate;
@@ -52,9 +53,14 @@ pub struct CoordinatorArgs {
     /// Stop after this many positions have been thought in this run.
     #[arg(long)]
     pub think_limit: Option<u64>,
-    /// Write a YaneuraOu book to this file when generation stops.
+    /// Write a YaneuraOu book to this file when generation stops (and every
+    /// --export-every-mins while it runs).
     #[arg(long)]
     pub export: Option<PathBuf>,
+    /// Also export to --export every this many minutes while generation runs (0: only
+    /// at the end). Selection pauses during an export.
+    #[arg(long, default_value_t = 0, requires = "export")]
+    pub export_every_mins: u64,
     /// File holding the bearer token workers must present (else STERA_TOKEN; none
     /// means no authentication, for loopback use).
     #[arg(long, value_name = "FILE")]
@@ -182,6 +188,7 @@ pub async fn run(args: CoordinatorArgs, export: Option<ExportFn<SledStore>>) -> 
     );
 
     let mut children = start_local_workers(&args, addr, token.as_deref())?;
+    let periodic = periodic_export(&args, events.clone());
 
     // Run until the think limit is reached, or a signal asks us to drain.
     let signalled = tokio::select! {
@@ -228,6 +235,9 @@ pub async fn run(args: CoordinatorArgs, export: Option<ExportFn<SledStore>>) -> 
         }
     }
 
+    if let Some(p) = periodic {
+        p.abort();
+    }
     let _ = stop_server.send(true);
     for child in &mut children {
         let _ = child.start_kill();
@@ -248,6 +258,41 @@ pub async fn run(args: CoordinatorArgs, export: Option<ExportFn<SledStore>>) -> 
         "coordinator stopped"
     );
     Ok(())
+}
+
+/// Asks the dispatcher for an export every `--export-every-mins`.
+fn periodic_export(
+    args: &CoordinatorArgs,
+    events: mpsc::UnboundedSender<Event>,
+) -> Option<tokio::task::JoinHandle<()>> {
+    let path = args.export.clone()?;
+    if args.export_every_mins == 0 {
+        return None;
+    }
+    let every = Duration::from_secs(args.export_every_mins.saturating_mul(60));
+    Some(tokio::spawn(async move {
+        let mut tick = tokio::time::interval(every);
+        tick.tick().await;
+        loop {
+            tick.tick().await;
+            let (reply, rx) = tokio::sync::oneshot::channel();
+            let request = stera_proto::v1::ExportRequest {
+                path: path.display().to_string(),
+                shrink: false,
+                raw: false,
+            };
+            if events.send(Event::Export { request, reply }).is_err() {
+                return;
+            }
+            match rx.await {
+                Ok(Ok(r)) => {
+                    tracing::info!(path = %r.path, entries = r.entries, ms = r.elapsed_ms, "periodic export written")
+                }
+                Ok(Err(e)) => tracing::error!(error = %e, "periodic export failed"),
+                Err(_) => return,
+            }
+        }
+    }))
 }
 
 /// Starts `--local-workers` worker processes: this same executable in worker mode.

@@ -25,7 +25,10 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(stera_coordinator::run(args, None)) {
+    match runtime.block_on(stera_coordinator::run(
+        args,
+        Some(stera_coordinator::export::book_exporter()),
+    )) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e:#}");
