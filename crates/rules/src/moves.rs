@@ -71,9 +71,39 @@ impl Move {
     }
 }
 
+impl Move {
+    /// Writes the USI text into `buf` and returns it (no allocation; book exports
+    /// print tens of millions of moves).
+    pub fn write_usi<'a>(self, buf: &'a mut [u8; 5]) -> &'a str {
+        const PIECES: &[u8; 8] = b"?PLNSBRG";
+        let b = self.backend();
+        let square = |index: usize, out: &mut [u8]| {
+            // Square index = file * 9 + rank, files 1..9 and ranks a..i.
+            out[0] = b'1' + (index / 9) as u8;
+            out[1] = b'a' + (index % 9) as u8;
+        };
+        let mut n = 0;
+        if let Some(pt) = b.dropped_piece() {
+            buf[0] = PIECES[usize::try_from(pt.raw()).unwrap_or(0).min(7)];
+            buf[1] = b'*';
+        } else {
+            square(b.from_sq().to_index().min(80), &mut buf[0..2]);
+        }
+        n += 2;
+        square(b.to_sq().to_index().min(80), &mut buf[n..n + 2]);
+        n += 2;
+        if b.is_promotion() {
+            buf[n] = b'+';
+            n += 1;
+        }
+        std::str::from_utf8(&buf[..n]).unwrap_or("?")
+    }
+}
+
 impl fmt::Display for Move {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.backend().to_usi())
+        let mut buf = [0u8; 5];
+        f.write_str(self.write_usi(&mut buf))
     }
 }
 

@@ -192,3 +192,18 @@ fn canonical_sfen_agrees_with_position() {
         );
     }
 }
+
+/// Our allocation-free USI printer agrees with the backend's on every legal move
+/// of many positions (drops, promotions, every square).
+#[test]
+fn fast_usi_printing_matches_backend() {
+    for pos in common::random_positions(9, 300, 200) {
+        for mv in pos.legal_moves() {
+            assert_eq!(mv.to_string(), mv.backend().to_usi());
+        }
+    }
+    let drops = Position::from_sfen("4k4/9/9/9/9/9/9/9/4K4 b RBGSNLP 1").unwrap();
+    for mv in drops.legal_moves() {
+        assert_eq!(mv.to_string(), mv.backend().to_usi());
+    }
+}
