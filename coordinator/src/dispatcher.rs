@@ -623,7 +623,16 @@ impl<S: NodeStore> Dispatcher<S> {
 
     fn status(&self) -> StatusReply {
         let book = self.selector.book();
-        let roots: Vec<RootLine> = Vec::new();
+        let roots: Vec<RootLine> = self
+            .selector
+            .root_lines()
+            .into_iter()
+            .map(|(root, pv, value)| RootLine {
+                root,
+                pv: pv.iter().map(ToString::to_string).collect(),
+                value,
+            })
+            .collect();
         StatusReply {
             version: self.config.version.clone(),
             nodes: book.len() as u64,

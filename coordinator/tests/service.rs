@@ -271,7 +271,7 @@ fn unknown_and_duplicate_leases() {
 fn two_hundred_workers_at_once() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("book.db");
-    let c = Coord::start(&db, "127.0.0.1:0", &["--think-limit", "1000"], &[]);
+    let c = Coord::start(&db, "127.0.0.1:0", &[], &[]);
     let runtime = rt();
     let url = c.url();
     let reports = runtime.block_on(async move {
@@ -297,4 +297,26 @@ fn two_hundred_workers_at_once() {
     assert_eq!(rejected, 0);
     assert_eq!(acked, 1000, "every worker's five results acknowledged");
     assert!(reports.iter().all(|r| r.acked.len() == 5));
+    // The status shows the grown book and a principal variation from the roots,
+    // each line legal from its root.
+    let status = runtime.block_on(common::status(&c.url(), None));
+    assert_eq!(status.nodes, 1000);
+    assert!(!status.roots.is_empty());
+    for line in &status.roots {
+        let command = if line.pv.is_empty() {
+            line.root.clone()
+        } else {
+            let sep = if line.root.contains(" moves ") {
+                " "
+            } else {
+                " moves "
+            };
+            format!("{}{sep}{}", line.root, line.pv.join(" "))
+        };
+        assert!(
+            stera_rules::Position::from_position_command(&command).is_ok(),
+            "illegal PV `{command}`"
+        );
+    }
+    assert!(status.roots.iter().any(|l| !l.pv.is_empty()));
 }

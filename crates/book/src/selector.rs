@@ -179,6 +179,8 @@ pub struct Selector<S: NodeStore> {
     evaluator_ids: hashbrown::HashMap<String, u16>,
     stats: SelectStats,
     pv: Vec<Vec<PvEdge>>,
+    /// Per root: the principal variation and value of its last search.
+    root_lines: Vec<Option<(Vec<Move>, i32)>>,
     move_buffers: Vec<Vec<Move>>,
 }
 
@@ -245,6 +247,7 @@ impl<S: NodeStore> Selector<S> {
             evaluator_ids: hashbrown::HashMap::new(),
             stats: SelectStats::default(),
             pv: Vec::new(),
+            root_lines: Vec::new(),
             move_buffers: Vec::new(),
             store,
         };
@@ -383,6 +386,22 @@ impl<S: NodeStore> Selector<S> {
         self.generation = self.generation.wrapping_add(1).max(1);
     }
 
+    /// For each root that has been searched: the root as given, the principal
+    /// variation of its last selection search and its value from the root mover's
+    /// view. Moves whose children were in flight at that time were skipped, so this
+    /// is the line the book believes in among what is not being thought.
+    #[must_use]
+    pub fn root_lines(&self) -> Vec<(String, Vec<Move>, i32)> {
+        self.root_lines
+            .iter()
+            .enumerate()
+            .filter_map(|(i, line)| {
+                let (pv, value) = line.as_ref()?;
+                Some((self.config.roots.get(i)?.clone(), pv.clone(), *value))
+            })
+            .collect()
+    }
+
     /// Starts a new cache generation (cached bounds are not reused past it).
     pub fn new_generation(&mut self) {
         self.generation = self.generation.wrapping_add(1).max(1);
@@ -412,12 +431,13 @@ impl<S: NodeStore> Selector<S> {
                 self.pv.push(Vec::new());
             }
             self.pv[0].clear();
-            if self
-                .search(&mut pos, id, -INFINITE, INFINITE, 0, true)
-                .is_none()
-            {
+            let Some(value) = self.search(&mut pos, id, -INFINITE, INFINITE, 0, true) else {
                 return Ok(None);
+            };
+            if self.root_lines.len() < self.roots.len() {
+                self.root_lines.resize(self.roots.len(), None);
             }
+            self.root_lines[root] = Some((self.pv[0].iter().map(|e| e.mv).collect(), value));
             let Some(last) = self.pv[0].last().copied() else {
                 return Ok(None);
             };

@@ -1,0 +1,163 @@
+//! Throughput and added latency of the coordinator with instant fake evaluators.
+//!
+//! `cargo run --release -p coordinator --example bench_service -- <DB> [SECONDS] [WORKERS] [SLOTS]`
+//!
+//! Starts the coordinator in this process on loopback over the store DB (e.g. a
+//! 1M-node book from `book-tools synth`), connects WORKERS fake workers with SLOTS
+//! slots each that answer every job at once with values for every legal move, and
+//! reports results acknowledged per second and the time from sending a result to
+//! its acknowledgement (p50/p99). The fake workers run in the same process and
+//! share its two cores, so the figure is a lower bound for the coordinator alone.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use stera_proto::v1::coordinator_client::CoordinatorClient;
+use stera_proto::v1::{
+    Hello, JobResult, MoveValue, WorkerMessage, coordinator_message, worker_message,
+};
+use stera_rules::Position;
+use tokio_stream::wrappers::ReceiverStream;
+
+fn answer(lease_id: u64, sfen: &str) -> JobResult {
+    let pos = Position::from_sfen(sfen).expect("valid SFEN from the coordinator");
+    let moves = pos
+        .legal_moves()
+        .iter()
+        .map(|m| MoveValue {
+            usi: m.to_string(),
+            value: i32::from(m.raw() % 61) - 30,
+            depth: 1,
+        })
+        .collect();
+    JobResult {
+        lease_id,
+        moves,
+        nodes: 1,
+        elapsed_ms: 0,
+        engine: "fake".into(),
+    }
+}
+
+async fn fake(
+    url: String,
+    slots: u32,
+    acked: Arc<AtomicU64>,
+    lat: Arc<std::sync::Mutex<Vec<u32>>>,
+    stop: Arc<AtomicBool>,
+) {
+    let mut client = CoordinatorClient::connect(url).await.expect("connect");
+    let (tx, rx) = tokio::sync::mpsc::channel(4096);
+    let hello = Hello {
+        worker_id: "bench".into(),
+        version: "bench".into(),
+        engine: "fake".into(),
+        slots,
+        protocol: 1,
+    };
+    tx.send(WorkerMessage {
+        msg: Some(worker_message::Msg::Hello(hello)),
+    })
+    .await
+    .expect("hello");
+    let mut inbound = client
+        .work(ReceiverStream::new(rx))
+        .await
+        .expect("work")
+        .into_inner();
+    let mut sent: std::collections::HashMap<u64, Instant> = std::collections::HashMap::new();
+    while let Ok(Some(m)) = inbound.message().await {
+        match m.msg {
+            Some(coordinator_message::Msg::Job(job)) => {
+                if stop.load(Ordering::Relaxed) {
+                    continue;
+                }
+                let r = answer(job.lease_id, &job.sfen);
+                sent.insert(job.lease_id, Instant::now());
+                if tx
+                    .send(WorkerMessage {
+                        msg: Some(worker_message::Msg::Result(r)),
+                    })
+                    .await
+                    .is_err()
+                {
+                    return;
+                }
+            }
+            Some(coordinator_message::Msg::Ack(a)) => {
+                acked.fetch_add(1, Ordering::Relaxed);
+                if let Some(t) = sent.remove(&a.lease_id) {
+                    lat.lock()
+                        .expect("lock")
+                        .push(u32::try_from(t.elapsed().as_micros()).unwrap_or(u32::MAX));
+                }
+            }
+            _ => {}
+        }
+        if stop.load(Ordering::Relaxed) && sent.is_empty() {
+            return;
+        }
+    }
+}
+
+fn main() -> anyhow::Result<()> {
+    let mut args = std::env::args().skip(1);
+    let db =
+        PathBuf::from(args.next().ok_or_else(|| {
+            anyhow::anyhow!("usage: bench_service <DB> [SECONDS] [WORKERS] [SLOTS]")
+        })?);
+    let seconds: u64 = args.next().map_or(Ok(20), |s| s.parse())?;
+    let workers: u32 = args.next().map_or(Ok(20), |s| s.parse())?;
+    let slots: u32 = args.next().map_or(Ok(8), |s| s.parse())?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    runtime.block_on(async move {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
+        let listen = format!("127.0.0.1:{port}");
+        let cli = <stera_coordinator::CoordinatorArgs as clap::Parser>::parse_from([
+            "coordinator", "--db", db.to_str().unwrap_or("."), "--listen", &listen, "--drain-secs", "5",
+        ]);
+        let load_start = Instant::now();
+        let server = tokio::spawn(stera_coordinator::run(cli, None));
+        let url = format!("http://{listen}");
+        // Wait until the book is loaded and the port answers.
+        loop {
+            if CoordinatorClient::connect(url.clone()).await.is_ok() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        println!("coordinator up after {:.1} s", load_start.elapsed().as_secs_f64());
+        let acked = Arc::new(AtomicU64::new(0));
+        let lat = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let stop = Arc::new(AtomicBool::new(false));
+        let mut handles = Vec::new();
+        for _ in 0..workers {
+            handles.push(tokio::spawn(fake(url.clone(), slots, acked.clone(), lat.clone(), stop.clone())));
+        }
+        // Warm up, then measure.
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        let a0 = acked.load(Ordering::Relaxed);
+        lat.lock().expect("lock").clear();
+        let t0 = Instant::now();
+        tokio::time::sleep(Duration::from_secs(seconds)).await;
+        let n = acked.load(Ordering::Relaxed) - a0;
+        let secs = t0.elapsed().as_secs_f64();
+        stop.store(true, Ordering::Relaxed);
+        let mut l = lat.lock().expect("lock").clone();
+        l.sort_unstable();
+        let pct = |p: f64| l.get(((l.len() as f64 - 1.0) * p) as usize).copied().unwrap_or(0) as f64 / 1000.0;
+        println!(
+            "service results_per_s={:.0} ack_p50_ms={:.2} ack_p99_ms={:.2} workers={workers} slots={slots} in_flight_max={}",
+            n as f64 / secs,
+            pct(0.5),
+            pct(0.99),
+            workers * slots
+        );
+        server.abort();
+        Ok::<(), anyhow::Error>(())
+    })
+}
