@@ -74,7 +74,7 @@ impl Move {
 impl Move {
     /// Writes the USI text into `buf` and returns it (no allocation; book exports
     /// print tens of millions of moves).
-    pub fn write_usi<'a>(self, buf: &'a mut [u8; 5]) -> &'a str {
+    pub fn write_usi(self, buf: &mut [u8; 5]) -> &str {
         const PIECES: &[u8; 8] = b"?PLNSBRG";
         let b = self.backend();
         let square = |index: usize, out: &mut [u8]| {
