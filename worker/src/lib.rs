@@ -45,6 +45,10 @@ pub struct WorkerArgs {
     /// Concurrent evaluations (one engine each). Default: the number of CPUs.
     #[arg(long)]
     pub slots: Option<u32>,
+    /// Jobs held beyond the engines, so an engine starts its next position while
+    /// the previous result travels to the coordinator.
+    #[arg(long, default_value_t = 1)]
+    pub prefetch: u32,
     #[command(flatten)]
     pub engine: EngineChoice,
     /// Budget used when a job carries no limits of its own.
@@ -137,6 +141,9 @@ pub async fn run(args: WorkerArgs) -> Result<()> {
     );
     tracing::info!(engine = %pool.identity(), slots, coordinator = %args.coordinator, "worker starting");
     let stats = Arc::new(Stats::default());
+    stats
+        .slots
+        .store(u64::from(slots), std::sync::atomic::Ordering::Relaxed);
     let (shutdown_tx, shutdown_rx) = watch::channel(Shutdown::Running);
     tokio::spawn(signals(shutdown_tx));
     let status = tokio::spawn(status::report(
@@ -148,7 +155,7 @@ pub async fn run(args: WorkerArgs) -> Result<()> {
         url: args.coordinator.clone(),
         token,
         worker_id,
-        slots,
+        slots: slots.saturating_add(args.prefetch),
         default_limits: args.limits.limits(),
         max_backoff: Duration::from_secs(args.max_backoff_secs.max(1)),
         pool,

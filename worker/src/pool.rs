@@ -1,6 +1,6 @@
 //! One engine per slot; an evaluation borrows one for its duration.
 
-use std::sync::Mutex;
+use std::sync::{Condvar, Mutex};
 
 use stera_engine::choice::EngineChoice;
 use stera_engine::{EvalError, Evaluation, Evaluator, Limits};
@@ -9,6 +9,8 @@ use stera_rules::Position;
 /// The worker's engines.
 pub struct EvaluatorPool {
     idle: Mutex<Vec<Box<dyn Evaluator>>>,
+    /// Signalled when an engine is returned (prefetched jobs wait for one).
+    returned: Condvar,
     identity: String,
 }
 
@@ -34,6 +36,7 @@ impl EvaluatorPool {
         let identity = idle.first().map(|e| e.identity()).unwrap_or_default();
         Ok(Self {
             idle: Mutex::new(idle),
+            returned: Condvar::new(),
             identity,
         })
     }
@@ -44,22 +47,30 @@ impl EvaluatorPool {
         self.identity.clone()
     }
 
-    /// Evaluates on a borrowed engine; blocks (run it on a blocking thread).
+    /// Evaluates on a borrowed engine, waiting for one to be free (prefetched jobs
+    /// wait here); blocks, so run it on a blocking thread.
     ///
     /// # Errors
-    /// No idle engine (more jobs than slots), or the evaluation's own error.
+    /// A poisoned pool (an engine panicked), or the evaluation's own error.
     pub fn evaluate(&self, position: &Position, limits: &Limits) -> Result<Evaluation, EvalError> {
-        let engine = self.idle.lock().ok().and_then(|mut v| v.pop());
-        let Some(mut engine) = engine else {
-            return Err(EvalError::Engine {
-                engine: self.identity.clone(),
-                reason: "no idle engine".into(),
-            });
+        let poisoned = || EvalError::Engine {
+            engine: self.identity.clone(),
+            reason: "engine pool poisoned".into(),
+        };
+        let mut engine = {
+            let mut idle = self.idle.lock().map_err(|_| poisoned())?;
+            loop {
+                if let Some(e) = idle.pop() {
+                    break e;
+                }
+                idle = self.returned.wait(idle).map_err(|_| poisoned())?;
+            }
         };
         let result = engine.evaluate(position, limits);
         if let Ok(mut v) = self.idle.lock() {
             v.push(engine);
         }
+        self.returned.notify_one();
         result
     }
 }

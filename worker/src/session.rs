@@ -26,6 +26,7 @@ pub struct SessionConfig {
     pub url: String,
     pub token: Option<String>,
     pub worker_id: String,
+    /// Jobs this worker takes at once: engines plus prefetch.
     pub slots: u32,
     pub default_limits: Limits,
     pub max_backoff: Duration,

@@ -23,6 +23,8 @@ pub struct Stats {
     pub reconnects: AtomicU64,
     /// Time spent inside the engine, in milliseconds.
     pub engine_ms: AtomicU64,
+    /// Evaluation slots (engines).
+    pub slots: AtomicU64,
 }
 
 impl Default for Stats {
@@ -37,18 +39,33 @@ impl Default for Stats {
             errors: AtomicU64::new(0),
             reconnects: AtomicU64::new(0),
             engine_ms: AtomicU64::new(0),
+            slots: AtomicU64::new(1),
         }
     }
 }
 
 impl Stats {
+    /// The share of slot time spent inside the engines since start (0..=1): what
+    /// the worker is for; the rest is start-up, network and waiting for jobs.
+    #[must_use]
+    pub fn engine_share(&self) -> f64 {
+        let slot_ms = self.started.elapsed().as_secs_f64()
+            * 1000.0
+            * self.slots.load(Ordering::Relaxed).max(1) as f64;
+        if slot_ms <= 0.0 {
+            0.0
+        } else {
+            (self.engine_ms.load(Ordering::Relaxed) as f64 / slot_ms).min(1.0)
+        }
+    }
+
     /// One line: connection, busy slots, totals and rate.
     #[must_use]
     pub fn line(&self) -> String {
         let secs = self.started.elapsed().as_secs_f64().max(1e-9);
         let evaluated = self.evaluated.load(Ordering::Relaxed);
         format!(
-            "{} | busy {} | evaluated {} ({:.2}/s) | acked {} | rejected {} | errors {} | reconnects {}",
+            "{} | jobs {} | evaluated {} ({:.2}/s) | engine {:.1}% | acked {} | rejected {} | errors {} | reconnects {}",
             if self.connected.load(Ordering::Relaxed) {
                 "connected"
             } else {
@@ -57,6 +74,7 @@ impl Stats {
             self.busy.load(Ordering::Relaxed),
             evaluated,
             evaluated as f64 / secs,
+            self.engine_share() * 100.0,
             self.acked.load(Ordering::Relaxed),
             self.rejected.load(Ordering::Relaxed),
             self.errors.load(Ordering::Relaxed),
