@@ -86,9 +86,30 @@ pub struct CoordinatorArgs {
     /// On SIGTERM or Ctrl-C, wait this many seconds for jobs in flight.
     #[arg(long, default_value_t = 60)]
     pub drain_secs: u64,
+    /// PEM certificate chain for TLS (with --tls-key); workers then connect with
+    /// `https://` URLs.
+    #[arg(long, value_name = "FILE", requires = "tls_key")]
+    pub tls_cert: Option<PathBuf>,
+    /// PEM private key for TLS (with --tls-cert).
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    pub tls_key: Option<PathBuf>,
     /// Log format.
     #[arg(long, value_enum, default_value = "text")]
     pub log_format: stera_worker::logging::LogFormat,
+}
+
+fn tls_config(args: &CoordinatorArgs) -> Result<Option<tonic::transport::ServerTlsConfig>> {
+    let (Some(cert), Some(key)) = (&args.tls_cert, &args.tls_key) else {
+        return Ok(None);
+    };
+    let cert = std::fs::read(cert)
+        .with_context(|| format!("cannot read TLS certificate {}", cert.display()))?;
+    let key =
+        std::fs::read(key).with_context(|| format!("cannot read TLS key {}", key.display()))?;
+    Ok(Some(
+        tonic::transport::ServerTlsConfig::new()
+            .identity(tonic::transport::Identity::from_pem(cert, key)),
+    ))
 }
 
 fn read_token(path: Option<&PathBuf>) -> Result<Option<String>> {
@@ -124,6 +145,7 @@ async fn terminated() {
 /// started, or the final export fails.
 pub async fn run(args: CoordinatorArgs, export: Option<ExportFn<SledStore>>) -> Result<()> {
     let token = read_token(args.token_file.as_ref())?;
+    let tls = tls_config(&args)?;
     std::fs::create_dir_all(&args.db)
         .with_context(|| format!("cannot create {}", args.db.display()))?;
     let db = args.db.clone();
@@ -179,13 +201,18 @@ pub async fn run(args: CoordinatorArgs, export: Option<ExportFn<SledStore>>) -> 
         CoordinatorService::new(events.clone()),
         TokenCheck::new(token.clone()),
     );
-    let server = tokio::spawn(
-        tonic::transport::Server::builder()
-            .add_service(service)
-            .serve_with_incoming_shutdown(TcpListenerStream::new(listener), async move {
-                let _ = server_stopped.wait_for(|s| *s).await;
-            }),
-    );
+    let mut builder = tonic::transport::Server::builder();
+    if let Some(tls) = tls {
+        builder = builder
+            .tls_config(tls)
+            .context("invalid TLS certificate or key")?;
+    }
+    let server = tokio::spawn(builder.add_service(service).serve_with_incoming_shutdown(
+        TcpListenerStream::new(listener),
+        async move {
+            let _ = server_stopped.wait_for(|s| *s).await;
+        },
+    ));
 
     let mut children = start_local_workers(&args, addr, token.as_deref())?;
     let periodic = periodic_export(&args, events.clone());
@@ -311,7 +338,7 @@ fn start_local_workers(
         let mut cmd = tokio::process::Command::new(&exe);
         cmd.arg(LOCAL_WORKER_ARG)
             .arg("--coordinator")
-            .arg(format!("http://{addr}"))
+            .arg(local_url(args, addr))
             .arg("--slots")
             .arg(args.local_slots.max(1).to_string())
             .arg("--worker-id")
@@ -320,10 +347,23 @@ fn start_local_workers(
         if let Some(t) = token {
             cmd.env("STERA_TOKEN", t);
         }
+        if let Some(cert) = &args.tls_cert {
+            cmd.arg("--tls-ca").arg(cert);
+        }
         children.push(cmd.spawn().context("cannot start a local worker")?);
     }
     tracing::info!(count = args.local_workers, "local workers started");
     Ok(children)
+}
+
+/// The URL local workers use: loopback, over TLS when the coordinator serves TLS
+/// (then the certificate must name `localhost`).
+fn local_url(args: &CoordinatorArgs, addr: SocketAddr) -> String {
+    if args.tls_cert.is_some() {
+        format!("https://localhost:{}", addr.port())
+    } else {
+        format!("http://{addr}")
+    }
 }
 
 /// First argument that makes the coordinator executable act as a worker.

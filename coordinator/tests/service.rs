@@ -63,7 +63,9 @@ fn killed_worker_leases_come_back() {
     std::thread::sleep(Duration::from_millis(500));
     victim.kill().unwrap();
     victim.wait().unwrap();
-    c.wait_log("requeued=1", LONG);
+    // One slot plus one prefetched job: both leases come back when the stream drops.
+    let line = c.wait_log("worker disconnected", LONG);
+    assert!(line.contains("requeued=2"), "{line}");
     let report = rt()
         .block_on(fake_worker(c.url(), None, 2, Answer::Good, 5, LONG))
         .unwrap();
@@ -319,4 +321,36 @@ fn two_hundred_workers_at_once() {
         );
     }
     assert!(status.roots.iter().any(|l| !l.pv.is_empty()));
+}
+
+/// TLS with a self-signed certificate: the main job's local workers connect over
+/// `https://localhost` trusting that certificate, and the run completes.
+#[test]
+fn tls_with_a_self_signed_certificate() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("book.db");
+    let certified = rcgen::generate_simple_self_signed(vec!["localhost".to_owned()]).unwrap();
+    let cert = dir.path().join("cert.pem");
+    let key = dir.path().join("key.pem");
+    std::fs::write(&cert, certified.cert.pem()).unwrap();
+    std::fs::write(&key, certified.signing_key.serialize_pem()).unwrap();
+    let mut c = Coord::start(
+        &db,
+        "127.0.0.1:0",
+        &[
+            "--tls-cert",
+            cert.to_str().unwrap(),
+            "--tls-key",
+            key.to_str().unwrap(),
+            "--local-workers",
+            "1",
+            "--think-limit",
+            "3",
+            "--nodes",
+            "1000",
+        ],
+        &[],
+    );
+    assert!(c.wait_exit(LONG).success(), "{:?}", c.log.lock().unwrap());
+    assert_eq!(common::book_len(&db), 3);
 }

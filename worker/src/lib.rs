@@ -42,6 +42,10 @@ pub struct WorkerArgs {
     /// File holding the bearer token the coordinator expects (else STERA_TOKEN).
     #[arg(long, value_name = "FILE")]
     pub token_file: Option<PathBuf>,
+    /// PEM certificate(s) to trust for an `https://` coordinator (e.g. its
+    /// self-signed certificate); without it the system's roots are used.
+    #[arg(long, value_name = "FILE")]
+    pub tls_ca: Option<PathBuf>,
     /// Concurrent evaluations (one engine each). Default: the number of CPUs.
     #[arg(long)]
     pub slots: Option<u32>,
@@ -127,6 +131,20 @@ pub async fn run(args: WorkerArgs) -> Result<()> {
         .context("USI loop failed");
     }
     let token = read_token(&args)?;
+    let tls = match &args.tls_ca {
+        Some(path) => {
+            let pem = std::fs::read(path)
+                .with_context(|| format!("cannot read TLS CA file {}", path.display()))?;
+            Some(
+                tonic::transport::ClientTlsConfig::new()
+                    .ca_certificate(tonic::transport::Certificate::from_pem(pem)),
+            )
+        }
+        None if args.coordinator.starts_with("https://") => {
+            Some(tonic::transport::ClientTlsConfig::new().with_native_roots())
+        }
+        None => None,
+    };
     let slots = args.slots.unwrap_or_else(|| {
         std::thread::available_parallelism().map_or(1, |n| u32::try_from(n.get()).unwrap_or(1))
     });
@@ -154,6 +172,7 @@ pub async fn run(args: WorkerArgs) -> Result<()> {
     let result = session::run_forever(session::SessionConfig {
         url: args.coordinator.clone(),
         token,
+        tls,
         worker_id,
         slots: slots.saturating_add(args.prefetch),
         default_limits: args.limits.limits(),

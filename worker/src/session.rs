@@ -25,6 +25,7 @@ use crate::{EvaluatorPool, Shutdown, Stats};
 pub struct SessionConfig {
     pub url: String,
     pub token: Option<String>,
+    pub tls: Option<tonic::transport::ClientTlsConfig>,
     pub worker_id: String,
     /// Jobs this worker takes at once: engines plus prefetch.
     pub slots: u32,
@@ -113,6 +114,12 @@ async fn session(cfg: &mut SessionConfig, unsent: &mut VecDeque<JobResult>) -> R
     let channel = match tonic::transport::Endpoint::from_shared(cfg.url.clone()) {
         Ok(e) => e.connect_timeout(Duration::from_secs(10)).tcp_nodelay(true),
         Err(e) => bail!("bad coordinator URL `{}`: {e}", cfg.url),
+    };
+    let channel = match &cfg.tls {
+        Some(tls) => channel
+            .tls_config(tls.clone())
+            .map_err(|e| anyhow::anyhow!("TLS set-up failed: {e}"))?,
+        None => channel,
     };
     let channel = match channel.connect().await {
         Ok(c) => c,
