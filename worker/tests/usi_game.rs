@@ -132,7 +132,7 @@ fn builtin_engine_plays_a_full_legal_game_against_gpsusi() {
             break End::PlyCap;
         }
         // The built-in engine plays black.
-        let black = moves.len() % 2 == 0;
+        let black = moves.len().is_multiple_of(2);
         let (engine, go) = if black {
             (&mut builtin, "go nodes 20000")
         } else {
