@@ -112,22 +112,6 @@ fn tls_config(args: &CoordinatorArgs) -> Result<Option<tonic::transport::ServerT
     ))
 }
 
-fn read_token(path: Option<&PathBuf>) -> Result<Option<String>> {
-    if let Some(p) = path {
-        let t = std::fs::read_to_string(p)
-            .with_context(|| format!("cannot read token file {}", p.display()))?;
-        let t = t.trim().to_owned();
-        if t.is_empty() {
-            bail!("token file {} is empty", p.display());
-        }
-        return Ok(Some(t));
-    }
-    Ok(std::env::var("STERA_TOKEN")
-        .ok()
-        .map(|t| t.trim().to_owned())
-        .filter(|t| !t.is_empty()))
-}
-
 /// Waits for SIGTERM or Ctrl-C.
 async fn terminated() {
     match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
@@ -144,7 +128,7 @@ async fn terminated() {
 /// The store cannot be opened, the address cannot be bound, local workers cannot be
 /// started, or the final export fails.
 pub async fn run(args: CoordinatorArgs, export: Option<ExportFn<SledStore>>) -> Result<()> {
-    let token = read_token(args.token_file.as_ref())?;
+    let token = stera_worker::read_token(args.token_file.as_deref())?;
     let tls = tls_config(&args)?;
     std::fs::create_dir_all(&args.db)
         .with_context(|| format!("cannot create {}", args.db.display()))?;

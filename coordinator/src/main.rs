@@ -15,24 +15,8 @@ fn main() -> ExitCode {
     }
     let args = CoordinatorArgs::parse_from(argv);
     stera_worker::logging::init(args.log_format);
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(r) => r,
-        Err(e) => {
-            eprintln!("error: cannot start the async runtime: {e}");
-            return ExitCode::FAILURE;
-        }
-    };
-    match runtime.block_on(stera_coordinator::run(
+    stera_worker::block_on_main(stera_coordinator::run(
         args,
         Some(stera_coordinator::export::book_exporter()),
-    )) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("error: {e:#}");
-            ExitCode::FAILURE
-        }
-    }
+    ))
 }

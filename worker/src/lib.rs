@@ -87,8 +87,13 @@ pub enum Shutdown {
     Abort,
 }
 
-fn read_token(args: &WorkerArgs) -> Result<Option<String>> {
-    if let Some(path) = &args.token_file {
+/// The bearer token from `file` if given, else from `STERA_TOKEN` (shared by the
+/// coordinator and the worker so both read tokens the same way).
+///
+/// # Errors
+/// An unreadable or empty token file.
+pub fn read_token(file: Option<&std::path::Path>) -> Result<Option<String>> {
+    if let Some(path) = file {
         let text = std::fs::read_to_string(path)
             .with_context(|| format!("cannot read token file {}", path.display()))?;
         let token = text.trim().to_owned();
@@ -130,7 +135,7 @@ pub async fn run(args: WorkerArgs) -> Result<()> {
         .context("USI loop panicked")?
         .context("USI loop failed");
     }
-    let token = read_token(&args)?;
+    let token = read_token(args.token_file.as_deref())?;
     let tls = match &args.tls_ca {
         Some(path) => {
             let pem = std::fs::read(path)
@@ -222,6 +227,14 @@ pub fn main_with_args<I: IntoIterator<Item = String>>(args: I) -> std::process::
     use clap::Parser;
     let args = WorkerArgs::parse_from(args);
     logging::init(args.log_format);
+    block_on_main(run(args))
+}
+
+/// Runs a binary's main future on a multi-threaded runtime; errors are printed with
+/// their causes and give a non-zero exit code.
+pub fn block_on_main(
+    main: impl std::future::Future<Output = Result<()>>,
+) -> std::process::ExitCode {
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -232,7 +245,7 @@ pub fn main_with_args<I: IntoIterator<Item = String>>(args: I) -> std::process::
             return std::process::ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(run(args)) {
+    match runtime.block_on(main) {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e:#}");

@@ -106,6 +106,22 @@ fn refused(status: &tonic::Status) -> bool {
     )
 }
 
+/// A refusal ends the worker (no retry helps); anything else is a lost connection.
+fn failed(status: &tonic::Status) -> Result<SessionEnd> {
+    if refused(status) {
+        bail!(
+            "the coordinator refused this worker: {} ({:?})",
+            status.message(),
+            status.code()
+        );
+    }
+    Ok(SessionEnd::Lost(format!(
+        "{}: {}",
+        status.code(),
+        status.message()
+    )))
+}
+
 fn msg(m: worker_message::Msg) -> WorkerMessage {
     WorkerMessage { msg: Some(m) }
 }
@@ -156,20 +172,7 @@ async fn session(cfg: &mut SessionConfig, unsent: &mut VecDeque<JobResult>) -> R
     }
     let mut inbound = match client.work(ReceiverStream::new(out_rx)).await {
         Ok(r) => r.into_inner(),
-        Err(status) if refused(&status) => {
-            bail!(
-                "the coordinator refused this worker: {} ({:?})",
-                status.message(),
-                status.code()
-            )
-        }
-        Err(status) => {
-            return Ok(SessionEnd::Lost(format!(
-                "{}: {}",
-                status.code(),
-                status.message()
-            )));
-        }
+        Err(status) => return failed(&status),
     };
     let heartbeat_every = match inbound.message().await {
         Ok(Some(m)) => match m.msg {
@@ -183,20 +186,7 @@ async fn session(cfg: &mut SessionConfig, unsent: &mut VecDeque<JobResult>) -> R
             }
         },
         Ok(None) => return Ok(SessionEnd::Lost("stream closed before Welcome".into())),
-        Err(status) if refused(&status) => {
-            bail!(
-                "the coordinator refused this worker: {} ({:?})",
-                status.message(),
-                status.code()
-            )
-        }
-        Err(status) => {
-            return Ok(SessionEnd::Lost(format!(
-                "{}: {}",
-                status.code(),
-                status.message()
-            )));
-        }
+        Err(status) => return failed(&status),
     };
     cfg.stats.connected.store(true, Ordering::Relaxed);
     tracing::info!(url = %cfg.url, "connected");

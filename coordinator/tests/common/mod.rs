@@ -209,23 +209,7 @@ pub async fn fake_worker(
     stop_after: usize,
     timeout: Duration,
 ) -> Result<Report, tonic::Status> {
-    let channel = tonic::transport::Endpoint::from_shared(url)
-        .map_err(|e| tonic::Status::internal(e.to_string()))?
-        .connect()
-        .await
-        .map_err(|e| tonic::Status::unavailable(e.to_string()))?;
-    let header = token.map(|t| {
-        format!("Bearer {t}")
-            .parse::<tonic::metadata::MetadataValue<_>>()
-            .unwrap()
-    });
-    let mut client =
-        CoordinatorClient::with_interceptor(channel, move |mut r: tonic::Request<()>| {
-            if let Some(h) = &header {
-                r.metadata_mut().insert("authorization", h.clone());
-            }
-            Ok(r)
-        });
+    let mut client = client(url, token.as_deref()).await?;
     let (tx, rx) = tmpsc::channel::<WorkerMessage>(1024);
     let hello = Hello {
         worker_id: "fake".into(),
@@ -288,24 +272,36 @@ pub async fn fake_worker(
 }
 
 pub async fn status(url: &str, token: Option<&str>) -> StatusReply {
-    let channel = tonic::transport::Endpoint::from_shared(url.to_owned())
-        .unwrap()
+    let mut client = client(url.to_owned(), token).await.unwrap();
+    client.status(StatusRequest {}).await.unwrap().into_inner()
+}
+
+/// Adds `authorization: Bearer <token>` to every request, as workers do.
+#[derive(Clone)]
+pub struct Bearer(Option<tonic::metadata::MetadataValue<tonic::metadata::Ascii>>);
+
+impl tonic::service::Interceptor for Bearer {
+    fn call(&mut self, mut r: tonic::Request<()>) -> Result<tonic::Request<()>, tonic::Status> {
+        if let Some(h) = &self.0 {
+            r.metadata_mut().insert("authorization", h.clone());
+        }
+        Ok(r)
+    }
+}
+
+pub type Client = CoordinatorClient<
+    tonic::service::interceptor::InterceptedService<tonic::transport::Channel, Bearer>,
+>;
+
+/// A gRPC client for `url`, presenting `token` if given.
+pub async fn client(url: String, token: Option<&str>) -> Result<Client, tonic::Status> {
+    let channel = tonic::transport::Endpoint::from_shared(url)
+        .map_err(|e| tonic::Status::internal(e.to_string()))?
         .connect()
         .await
-        .unwrap();
-    let header = token.map(|t| {
-        format!("Bearer {t}")
-            .parse::<tonic::metadata::MetadataValue<_>>()
-            .unwrap()
-    });
-    let mut client =
-        CoordinatorClient::with_interceptor(channel, move |mut r: tonic::Request<()>| {
-            if let Some(h) = &header {
-                r.metadata_mut().insert("authorization", h.clone());
-            }
-            Ok(r)
-        });
-    client.status(StatusRequest {}).await.unwrap().into_inner()
+        .map_err(|e| tonic::Status::unavailable(e.to_string()))?;
+    let header = token.map(|t| format!("Bearer {t}").parse().expect("ASCII token"));
+    Ok(CoordinatorClient::with_interceptor(channel, Bearer(header)))
 }
 
 /// Keys of every thought position in a (closed) store.
