@@ -4,6 +4,10 @@
 //! comes first, by a material lead of at least two rooks. A draw by repetition, a
 //! loss, or a smaller lead fails the test.
 
+#[path = "fixtures/rng.rs"]
+mod rng;
+
+use rng::Rng;
 use stera_engine::{BuiltinEvaluator, Evaluator, Limits};
 use stera_rules::{Color, Position};
 
@@ -11,17 +15,6 @@ use stera_rules::{Color, Position};
 const MAX_PLIES: u32 = 200;
 /// Material lead (centipawns, the engine's piece values) that counts as a win.
 const DECISIVE_LEAD: i32 = 2_000;
-
-struct Rng(u64);
-
-impl Rng {
-    fn below(&mut self, n: usize) -> usize {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        (self.0 % n as u64) as usize
-    }
-}
 
 /// Material of Black minus material of White, counted from the SFEN (independent of
 /// the engine's evaluation code).

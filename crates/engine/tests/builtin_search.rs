@@ -1,6 +1,10 @@
 //! The built-in evaluator: completeness on random positions, mates with the right
 //! distance (checked against an independent brute-force mate solver), determinism.
 
+#[path = "fixtures/rng.rs"]
+mod rng;
+
+use rng::Rng;
 use stera_engine::{BuiltinEvaluator, Evaluation, Evaluator, Limits};
 use stera_rules::value::MATE;
 use stera_rules::{Move, Position};
@@ -9,18 +13,6 @@ fn nodes(n: u64) -> Limits {
     Limits {
         nodes: Some(n),
         ..Limits::default()
-    }
-}
-
-/// A small deterministic generator (xorshift), so failures reproduce.
-struct Rng(u64);
-
-impl Rng {
-    fn below(&mut self, n: usize) -> usize {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        (self.0 % n as u64) as usize
     }
 }
 
