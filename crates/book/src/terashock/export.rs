@@ -8,12 +8,12 @@ use stera_formats::db2016::{
 };
 use stera_rules::{Move, Position};
 
-use super::graph::clamp_stored;
+use super::graph::{clamp_stored, node_moves};
 use super::{
     BookGraph, NodeExtras, Progress, Solution, SolveStats, TeraShockError, compare_lines, solve,
     walk_positions,
 };
-use crate::{Book, BookError, NodeId};
+use crate::{Book, NodeId};
 
 /// What to write.
 #[derive(Debug, Clone, Default)]
@@ -81,17 +81,7 @@ pub fn node_lines(
     pos: &Position,
     moves: &mut Vec<Move>,
 ) -> Result<Vec<MoveLine>, TeraShockError> {
-    pos.legal_moves_into(moves);
-    let values = book.values(id);
-    if values.len() != moves.len() {
-        return Err(BookError::Corrupt(format!(
-            "node {id} has {} values but `{}` has {} legal moves",
-            values.len(),
-            pos.to_sfen(),
-            moves.len()
-        ))
-        .into());
-    }
+    let values = node_moves(book, id, pos, moves)?;
     let depths = extras.and_then(|e| e.depths(id));
     let mut edges = graph.edges(id).peekable();
     let mut lines = Vec::with_capacity(moves.len());

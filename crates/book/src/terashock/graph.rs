@@ -86,17 +86,7 @@ impl BookGraph {
         pos: &Position,
         moves: &mut Vec<Move>,
     ) -> Result<(), TeraShockError> {
-        pos.legal_moves_into(moves);
-        let values = book.values(id);
-        if values.len() != moves.len() {
-            return Err(BookError::Corrupt(format!(
-                "node {id} has {} values but `{}` has {} legal moves",
-                values.len(),
-                pos.to_sfen(),
-                moves.len()
-            ))
-            .into());
-        }
+        let values = node_moves(book, id, pos, moves)?;
         let i = id.index();
         let first = u32::try_from(self.edge_child.len())
             .map_err(|_| TeraShockError::Invalid("more than 2^32 book edges".into()))?;
@@ -217,4 +207,29 @@ impl BookGraph {
     pub fn memory_bytes(&self) -> usize {
         self.len() * (4 + 2 + 2 + 2 + 2 + 2) + self.in_check.len() * 8 + self.edge_count() * 8
     }
+}
+
+/// Fills `moves` with the legal moves of node `id` (position `pos`) and returns its
+/// stored values, checking that there is one value per legal move.
+///
+/// # Errors
+/// [`BookError::Corrupt`] when the counts differ.
+pub(super) fn node_moves<'b>(
+    book: &'b Book,
+    id: NodeId,
+    pos: &Position,
+    moves: &mut Vec<Move>,
+) -> Result<&'b [i16], TeraShockError> {
+    pos.legal_moves_into(moves);
+    let values = book.values(id);
+    if values.len() != moves.len() {
+        return Err(BookError::Corrupt(format!(
+            "node {id} has {} values but `{}` has {} legal moves",
+            values.len(),
+            pos.to_sfen(),
+            moves.len()
+        ))
+        .into());
+    }
+    Ok(values)
 }
