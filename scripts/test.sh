@@ -11,3 +11,4 @@ export PATH="$PATH:/usr/games"
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
 cargo test --workspace --locked
+scripts/validate-deploy.sh
