@@ -9,7 +9,7 @@ SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 
 $SUDO apt-get update -q
-$SUDO apt-get install -y -q --no-install-recommends gpsshogi fairy-stockfish
+$SUDO apt-get install -y -q --no-install-recommends gpsshogi fairy-stockfish chromium prometheus
 
 python3 -m pip install -q --disable-pip-version-check cshogi
 

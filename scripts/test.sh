@@ -6,6 +6,8 @@ cd "$(dirname "$0")/.."
 
 export STERA_REQUIRE_ENGINES=1
 export STERA_REQUIRE_ORACLE=1
+export STERA_REQUIRE_BROWSER=1
+export STERA_REQUIRE_PROMETHEUS=1
 export PATH="$PATH:/usr/games"
 
 cargo fmt --all -- --check
