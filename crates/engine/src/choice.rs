@@ -1,10 +1,16 @@
 //! Which evaluator a process runs, as given on its command line (shared by the
 //! worker and `book-tools evaluate`, so both accept the same flags).
 
+use std::path::PathBuf;
 use std::time::Duration;
 
+use crate::builtin::BuiltinConfig;
+use crate::nnue::{self, DEFAULT_FV_SCALE, NnueConfig};
 use crate::usi::{GoMode, ScoreConversion, UsiConfig, UsiEvaluator};
 use crate::{BuiltinEvaluator, EvalError, Evaluator, Limits};
+
+/// The largest accepted `--fv-scale` (YaneuraOu's option allows the same range).
+pub const MAX_FV_SCALE: i32 = 128;
 
 /// The kind of evaluator.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -55,6 +61,15 @@ pub struct EngineChoice {
     /// `score winrate` output.
     #[arg(long, value_name = "K", default_value_t = crate::usi::DEFAULT_WIN_RATE_COEFFICIENT)]
     pub win_rate_coefficient: f64,
+    /// NNUE evaluation file (HalfKP 256x2-32-32 `nn.bin`, 64 217 066 bytes) for the
+    /// built-in engine; without it the built-in engine uses its hand-crafted
+    /// evaluation. Loaded once and shared by all engines of the process.
+    #[arg(long, value_name = "PATH")]
+    pub eval_file: Option<PathBuf>,
+    /// Divisor of the NNUE output (YaneuraOu's FV_SCALE; 16 for most HalfKP nets,
+    /// 1..=128). Only with --eval-file.
+    #[arg(long, value_name = "N")]
+    pub fv_scale: Option<i32>,
 }
 
 /// Evaluation budget flags.
@@ -102,10 +117,49 @@ impl EngineChoice {
                         "--engine-cmd and --engine-option need --engine usi".into()
                     ));
                 }
-                Ok(Box::new(BuiltinEvaluator::new()))
+                Ok(Box::new(match self.nnue()? {
+                    Some(nnue) => BuiltinEvaluator::with_nnue(BuiltinConfig::default(), nnue),
+                    None => BuiltinEvaluator::new(),
+                }))
             }
-            EngineKind::Usi => Ok(Box::new(UsiEvaluator::new(self.usi_config()?)?)),
+            EngineKind::Usi => {
+                if self.eval_file.is_some() || self.fv_scale.is_some() {
+                    return Err(bad(
+                        "--eval-file and --fv-scale are for the built-in engine; \
+                         give a USI engine its file with --engine-option EvalFile=PATH"
+                            .into(),
+                    ));
+                }
+                Ok(Box::new(UsiEvaluator::new(self.usi_config()?)?))
+            }
         }
+    }
+
+    /// The NNUE evaluation these flags ask for (`None`: the hand-crafted one). The
+    /// network is loaded once per process and shared by every engine started from
+    /// the same path.
+    ///
+    /// # Errors
+    /// `--fv-scale` out of range or without `--eval-file`; an unusable file.
+    pub fn nnue(&self) -> Result<Option<NnueConfig>, EvalError> {
+        let bad = |reason: String| EvalError::Engine {
+            engine: "command line".into(),
+            reason,
+        };
+        let fv_scale = self.fv_scale.unwrap_or(DEFAULT_FV_SCALE);
+        if !(1..=MAX_FV_SCALE).contains(&fv_scale) {
+            return Err(bad(format!(
+                "--fv-scale must be 1..={MAX_FV_SCALE}, not {fv_scale}"
+            )));
+        }
+        let Some(path) = &self.eval_file else {
+            if self.fv_scale.is_some() {
+                return Err(bad("--fv-scale needs --eval-file".into()));
+            }
+            return Ok(None);
+        };
+        let network = nnue::load_shared(path).map_err(|e| bad(e.to_string()))?;
+        Ok(Some(NnueConfig { network, fv_scale }))
     }
 
     /// The USI configuration these flags describe.

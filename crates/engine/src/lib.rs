@@ -3,6 +3,7 @@
 pub mod builtin;
 pub mod choice;
 mod evaluator;
+pub mod nnue;
 pub mod usi;
 
 pub use builtin::BuiltinEvaluator;

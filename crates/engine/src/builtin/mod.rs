@@ -28,11 +28,12 @@ use stera_rules::Position;
 use stera_rules::backend::board::Position as Board;
 use stera_rules::backend::types::{Move as BackendMove, Move32};
 
+use crate::nnue::{DEFAULT_FV_SCALE, NnueConfig};
 use crate::{EvalError, Evaluation, Evaluator, Limits, MoveValue};
 
 pub use search::{MAX_DEPTH, MAX_PLY, RootMove, SearchLimits};
 pub use tt::{DEFAULT_HASH_MB, TranspositionTable};
-pub use usi::run_usi;
+pub use usi::{run_usi, run_usi_with};
 
 /// The node budget per position when the caller sets no limit at all.
 ///
@@ -74,9 +75,13 @@ impl Default for BuiltinConfig {
 ///
 /// With a node or depth limit (no time limit) the result is deterministic: the
 /// same position and limits give the same values on any machine.
+///
+/// The static evaluation is the hand-crafted one unless an NNUE network is given
+/// ([`BuiltinEvaluator::with_nnue`]).
 pub struct BuiltinEvaluator {
     config: BuiltinConfig,
     tt: TranspositionTable,
+    nnue: Option<NnueConfig>,
 }
 
 impl Default for BuiltinEvaluator {
@@ -98,7 +103,24 @@ impl BuiltinEvaluator {
         Self {
             config,
             tt: TranspositionTable::new(config.hash_mb),
+            nnue: None,
         }
+    }
+
+    /// The evaluator with explicit settings, evaluating with the NNUE network in
+    /// `nnue` (the network is shared, not copied).
+    #[must_use]
+    pub fn with_nnue(config: BuiltinConfig, nnue: NnueConfig) -> Self {
+        Self {
+            nnue: Some(nnue),
+            ..Self::with_config(config)
+        }
+    }
+
+    /// The NNUE network in use, if any.
+    #[must_use]
+    pub fn nnue(&self) -> Option<&NnueConfig> {
+        self.nnue.as_ref()
     }
 
     /// The settings in use.
@@ -108,10 +130,30 @@ impl BuiltinEvaluator {
     }
 }
 
-/// The identity string of the built-in engine, e.g. `stera-builtin 0.1.0 (hce)`.
+/// The identity string of the built-in engine with the hand-crafted evaluation,
+/// e.g. `stera-builtin 0.1.0 (hce)`.
 #[must_use]
 pub fn identity() -> String {
-    format!("{ENGINE_NAME} {} (hce)", env!("CARGO_PKG_VERSION"))
+    identity_with(None)
+}
+
+/// The identity string for an evaluation with `nnue` (or the hand-crafted one),
+/// e.g. `stera-builtin 0.1.0 (nnue nn.bin 1a2b3c4d)`; a non-default `FV_SCALE` is
+/// named too, since it changes every value.
+#[must_use]
+pub fn identity_with(nnue: Option<&NnueConfig>) -> String {
+    let version = env!("CARGO_PKG_VERSION");
+    match nnue {
+        None => format!("{ENGINE_NAME} {version} (hce)"),
+        Some(n) if n.fv_scale == DEFAULT_FV_SCALE => {
+            format!("{ENGINE_NAME} {version} (nnue {})", n.network.description())
+        }
+        Some(n) => format!(
+            "{ENGINE_NAME} {version} (nnue {} fv_scale {})",
+            n.network.description(),
+            n.fv_scale
+        ),
+    }
 }
 
 /// Root moves for `board`: the given legal moves with their backend encoding.
@@ -165,11 +207,13 @@ impl Evaluator for BuiltinEvaluator {
         let legal = position.legal_moves();
         let board = position.backend().clone();
         let mut root = root_moves(&board, &legal);
-        let mut searcher = search::Searcher::new(board, &mut self.tt, search_limits);
+        let identity = identity_with(self.nnue.as_ref());
+        let mut searcher =
+            search::Searcher::new(board, &mut self.tt, search_limits).with_nnue(self.nnue.as_ref());
         let depth = searcher.run(&mut root, usize::MAX, |_| {});
         if let Some(reason) = searcher.failure() {
             return Err(EvalError::Engine {
-                engine: identity(),
+                engine: identity,
                 reason: reason.to_owned(),
             });
         }
@@ -177,7 +221,7 @@ impl Evaluator for BuiltinEvaluator {
         let mut moves = Vec::with_capacity(root.len());
         for rm in &root {
             let mv = to_rules_move(&legal, rm.mv).ok_or_else(|| EvalError::Engine {
-                engine: identity(),
+                engine: identity.clone(),
                 reason: format!("root move {} lost its encoding", rm.mv.to_usi()),
             })?;
             moves.push(MoveValue {
@@ -190,13 +234,13 @@ impl Evaluator for BuiltinEvaluator {
             moves,
             nodes,
             elapsed: started.elapsed(),
-            engine: identity(),
+            engine: identity,
         };
         evaluation.check_complete(position)?;
         Ok(evaluation)
     }
 
     fn identity(&self) -> String {
-        identity()
+        identity_with(self.nnue.as_ref())
     }
 }

@@ -21,6 +21,8 @@ use stera_rules::value::{DRAW, INFINITE, MATE_IN_MAX_PLY, is_mate, mate_in, mate
 
 use super::eval::{BOARD_VALUE, capture_gain, evaluate};
 use super::tt::{Bound, TranspositionTable};
+use crate::nnue::features::Change;
+use crate::nnue::{AccumulatorStack, Backend, Network, NnueConfig};
 
 /// The deepest line the search follows (plies from the root, extensions included).
 pub const MAX_PLY: usize = 128;
@@ -123,6 +125,17 @@ pub struct Searcher<'t> {
     history: Vec<[i32; 81]>,
     move_buffers: Vec<Vec<ScoredMove>>,
     pv: Vec<Vec<Move32>>,
+    /// The NNUE evaluation with its accumulators along the current line; `None`
+    /// evaluates with the hand-crafted evaluation.
+    nnue: Option<NnueSearch>,
+}
+
+/// NNUE state of one search: the shared network and this search's accumulators,
+/// pushed and popped with every move made and undone.
+struct NnueSearch {
+    network: Arc<Network>,
+    stack: AccumulatorStack,
+    fv_scale: i32,
 }
 
 impl<'t> Searcher<'t> {
@@ -144,7 +157,45 @@ impl<'t> Searcher<'t> {
             history: vec![[0; 81]; 32],
             move_buffers: (0..MAX_PLY + 2).map(|_| Vec::with_capacity(128)).collect(),
             pv: (0..MAX_PLY + 2).map(|_| Vec::with_capacity(32)).collect(),
+            nnue: None,
         }
+    }
+
+    /// Evaluates with `nnue` instead of the hand-crafted evaluation. A root
+    /// without both kings (HalfKP needs them) keeps the hand-crafted evaluation.
+    #[must_use]
+    pub fn with_nnue(mut self, nnue: Option<&NnueConfig>) -> Self {
+        self.nnue = nnue.and_then(|config| {
+            let mut stack = AccumulatorStack::new(Backend::detect());
+            stack
+                .reset(&config.network, &self.board)
+                .then(|| NnueSearch {
+                    network: Arc::clone(&config.network),
+                    stack,
+                    fv_scale: config.fv_scale,
+                })
+        });
+        self
+    }
+
+    /// The static value of the current position for the side to move. NNUE
+    /// values are kept clear of the mate range, which only the search may reach.
+    fn static_eval(&mut self) -> i32 {
+        match &mut self.nnue {
+            Some(n) => n
+                .stack
+                .evaluate(&n.network, &self.board, n.fv_scale)
+                .clamp(-MATE_IN_MAX_PLY + 1, MATE_IN_MAX_PLY - 1),
+            None => evaluate(&self.board),
+        }
+    }
+
+    /// Plays `mv`, recording its feature change for the NNUE accumulators.
+    fn make_move(&mut self, mv: Move32, gives_check: bool) {
+        if let Some(n) = &mut self.nnue {
+            n.stack.push(Change::of_move(&self.board, mv));
+        }
+        self.board.apply_move32_with_gives_check(mv, gives_check);
     }
 
     /// Nodes searched so far.
@@ -322,7 +373,7 @@ impl<'t> Searcher<'t> {
     fn search_root_move(&mut self, mv: Move32, depth: u32, alpha: i32, beta: i32) -> i32 {
         let gives_check = self.board.gives_check_move32(mv);
         let depth = i32::try_from(depth).unwrap_or(1) - 1 + i32::from(gives_check);
-        self.board.apply_move32_with_gives_check(mv, gives_check);
+        self.make_move(mv, gives_check);
         self.nodes += 1;
         let v = -self.search(depth, -beta, -alpha, 1, true);
         self.undo(mv);
@@ -330,6 +381,9 @@ impl<'t> Searcher<'t> {
     }
 
     fn undo(&mut self, mv: Move32) {
+        if let Some(n) = &mut self.nnue {
+            n.stack.pop();
+        }
         if let Err(e) = self.board.undo_move32(mv) {
             self.failure = Some(format!("undo of {} failed: {e:?}", mv.to_usi()));
             self.aborted = true;
@@ -439,7 +493,7 @@ impl<'t> Searcher<'t> {
         }
         self.seldepth = self.seldepth.max(ply);
         if ply >= MAX_PLY {
-            return evaluate(&self.board);
+            return self.static_eval();
         }
         let ply_i = ply as i32;
         // A cycle inside the searched line scores as the game rule would score it.
@@ -476,10 +530,16 @@ impl<'t> Searcher<'t> {
         }
         let in_check = self.board.is_in_check();
         if !pv_node && !in_check && null_ok && depth >= 3 && beta.abs() < MATE_IN_MAX_PLY {
-            let static_eval = evaluate(&self.board);
+            let static_eval = self.static_eval();
             if static_eval >= beta && self.board.apply_null_move().is_ok() {
+                if let Some(n) = &mut self.nnue {
+                    n.stack.push(Change::none());
+                }
                 let reduction = 2 + depth / 4;
                 let v = -self.search(depth - 1 - reduction, -beta, -beta + 1, ply + 1, false);
+                if let Some(n) = &mut self.nnue {
+                    n.stack.pop();
+                }
                 if self.board.undo_null_move().is_err() {
                     self.failure = Some("undo of a null move failed".to_owned());
                     self.aborted = true;
@@ -512,7 +572,7 @@ impl<'t> Searcher<'t> {
             let gives_check = self.board.gives_check_move32(mv);
             let quiet = self.is_quiet(mv);
             let new_depth = depth - 1 + i32::from(gives_check && extend_checks);
-            self.board.apply_move32_with_gives_check(mv, gives_check);
+            self.make_move(mv, gives_check);
             let mut v;
             if i == 0 {
                 v = -self.search(new_depth, -beta, -alpha, ply + 1, true);
@@ -581,12 +641,12 @@ impl<'t> Searcher<'t> {
         }
         self.seldepth = self.seldepth.max(ply);
         if ply >= MAX_PLY || qdepth >= QS_MAX_DEPTH {
-            return evaluate(&self.board);
+            return self.static_eval();
         }
         let in_check = self.board.is_in_check();
         if in_check && qdepth >= QS_EVASION_DEPTH {
             // Only evasions are legal here; past this depth the static value stands.
-            return evaluate(&self.board);
+            return self.static_eval();
         }
         let recaptures_only = qdepth >= QS_RECAPTURE_DEPTH;
         let last_to = self.board.last_move().to_sq();
@@ -603,7 +663,7 @@ impl<'t> Searcher<'t> {
             best = -INFINITE;
             stand_pat = -INFINITE;
         } else {
-            stand_pat = evaluate(&self.board);
+            stand_pat = self.static_eval();
             if stand_pat >= beta {
                 self.move_buffers[ply] = moves;
                 return stand_pat;
@@ -645,7 +705,7 @@ impl<'t> Searcher<'t> {
                 }
             }
             let gives_check = self.board.gives_check_move32(mv);
-            self.board.apply_move32_with_gives_check(mv, gives_check);
+            self.make_move(mv, gives_check);
             let v = -self.qsearch(-beta, -alpha, ply + 1, qdepth + 1);
             self.undo(mv);
             if self.aborted {

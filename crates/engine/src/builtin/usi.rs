@@ -1,12 +1,14 @@
 //! A USI front end for the built-in engine.
 //!
-//! Commands: `usi`, `isready`, `setoption` (`Hash`, `MultiPV`, `EnteringKingRule`),
+//! Commands: `usi`, `isready`, `setoption` (`Hash`, `MultiPV`, `EnteringKingRule`,
+//! `EvalFile` and `FV_SCALE` for NNUE evaluation; the file is loaded at `isready`),
 //! `usinewgame`, `position`, `go` (`depth`, `nodes`, `movetime`, `byoyomi`,
 //! `btime`/`wtime`, `binc`/`winc`, `infinite`, `ponder`), `stop`, `ponderhit`,
 //! `gameover`, `quit`. The search runs in its own thread so `stop` and `isready`
 //! are answered while it thinks.
 
 use std::io::{self, BufRead, Write};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::{Scope, ScopedJoinHandle};
@@ -19,6 +21,8 @@ use stera_rules::value::{MATE, MATE_IN_MAX_PLY};
 use super::search::{Iteration, SearchLimits, Searcher};
 use super::tt::{DEFAULT_HASH_MB, TranspositionTable};
 use super::{ENGINE_NAME, root_moves};
+use crate::choice::MAX_FV_SCALE;
+use crate::nnue::{self, DEFAULT_FV_SCALE, NnueConfig};
 
 /// Largest accepted `Hash` in MiB.
 const MAX_HASH_MB: usize = 65_536;
@@ -44,9 +48,27 @@ const SEARCH_STACK_BYTES: usize = 16 * 1024 * 1024;
 /// # Errors
 /// Reading `input` or writing `output` failed.
 pub fn run_usi<R: BufRead, W: Write + Send>(input: R, output: W) -> io::Result<()> {
+    run_usi_with(input, output, None)
+}
+
+/// Runs a USI session as [`run_usi`] does, evaluating with `nnue` from the start
+/// (e.g. a network given on the command line); `setoption name EvalFile` can still
+/// replace it.
+///
+/// # Errors
+/// Reading `input` or writing `output` failed.
+pub fn run_usi_with<R: BufRead, W: Write + Send>(
+    input: R,
+    output: W,
+    nnue: Option<NnueConfig>,
+) -> io::Result<()> {
     let out = Mutex::new(output);
     std::thread::scope(|scope| {
         let mut session = Session::new(&out);
+        if let Some(config) = nnue {
+            session.fv_scale = config.fv_scale;
+            session.nnue = Some(config);
+        }
         let result = session.read_commands(input, scope);
         let finished = session.finish_search();
         result.and(finished)
@@ -63,6 +85,12 @@ struct Session<'s, W: Write + Send> {
     tt: Option<TranspositionTable>,
     position: Option<Position>,
     running: Option<Running<'s>>,
+    /// The network in use (`None`: hand-crafted evaluation).
+    nnue: Option<NnueConfig>,
+    /// An `EvalFile` set but not loaded yet (`Some(None)`: back to the hand-crafted
+    /// evaluation); loaded at the next `isready` or `go`.
+    pending_eval_file: Option<Option<PathBuf>>,
+    fv_scale: i32,
 }
 
 struct Running<'s> {
@@ -102,6 +130,9 @@ impl<'s, W: Write + Send> Session<'s, W> {
             tt: None,
             position: Some(Position::startpos()),
             running: None,
+            nnue: None,
+            pending_eval_file: None,
+            fv_scale: DEFAULT_FV_SCALE,
         }
     }
 
@@ -123,6 +154,11 @@ impl<'s, W: Write + Send> Session<'s, W> {
                 "" => {}
                 "usi" => self.usi()?,
                 "isready" => {
+                    // A running search keeps its evaluation; a new file is loaded
+                    // now when idle, else at the next `go`.
+                    if self.running.is_none() {
+                        self.load_pending_eval_file()?;
+                    }
                     self.table();
                     self.say("readyok")?;
                 }
@@ -173,6 +209,10 @@ impl<'s, W: Write + Send> Session<'s, W> {
             "option name EnteringKingRule type combo default NoEnteringKing \
              var NoEnteringKing var CSARule24 var CSARule27 var TryRule",
         )?;
+        self.say("option name EvalFile type string default <empty>")?;
+        self.say(&format!(
+            "option name FV_SCALE type spin default {DEFAULT_FV_SCALE} min 1 max {MAX_FV_SCALE}"
+        ))?;
         self.say("usiok")
     }
 
@@ -227,12 +267,63 @@ impl<'s, W: Write + Send> Session<'s, W> {
                 self.entering_king_rule = rule;
                 Ok(())
             }
+            "evalfile" => {
+                let path = match value {
+                    "" | "<empty>" => None,
+                    path => Some(PathBuf::from(path)),
+                };
+                self.pending_eval_file = Some(path);
+                Ok(())
+            }
+            "fv_scale" => match value.parse::<i32>() {
+                Ok(n) if (1..=MAX_FV_SCALE).contains(&n) => {
+                    self.finish_search()?;
+                    self.fv_scale = n;
+                    if let Some(config) = &mut self.nnue {
+                        config.fv_scale = n;
+                    }
+                    Ok(())
+                }
+                _ => self.say(&format!(
+                    "info string error: FV_SCALE must be 1..={MAX_FV_SCALE}, got `{value}`"
+                )),
+            },
             // GUIs send their own options (USI_Ponder, ...); ignoring them is the norm.
             _ => Ok(()),
         }
     }
 
+    /// Loads an `EvalFile` given since the last load. A file that cannot be used
+    /// is reported and leaves the hand-crafted evaluation in place (so a typo
+    /// never goes unnoticed, yet the session goes on as GUIs expect).
+    fn load_pending_eval_file(&mut self) -> io::Result<()> {
+        let Some(path) = self.pending_eval_file.take() else {
+            return Ok(());
+        };
+        let Some(path) = path else {
+            self.nnue = None;
+            return self.say("info string evaluation: hand-crafted");
+        };
+        match nnue::load_shared(&path) {
+            Ok(network) => {
+                let line = format!("info string evaluation: nnue {}", network.description());
+                self.nnue = Some(NnueConfig {
+                    network,
+                    fv_scale: self.fv_scale,
+                });
+                self.say(&line)
+            }
+            Err(e) => {
+                self.nnue = None;
+                self.say(&format!(
+                    "info string error: {e}; using the hand-crafted evaluation"
+                ))
+            }
+        }
+    }
+
     fn go<'e>(&mut self, rest: &str, scope: &'s Scope<'s, 'e>) -> io::Result<()> {
+        self.load_pending_eval_file()?;
         let go = match parse_go(rest) {
             Ok(go) => go,
             Err(e) => {
@@ -261,6 +352,7 @@ impl<'s, W: Write + Send> Session<'s, W> {
             .unwrap_or_else(|| TranspositionTable::new(mb));
         let out = self.out;
         let thread_stop = Arc::clone(&stop);
+        let nnue = self.nnue.clone();
         let handle = std::thread::Builder::new()
             .name("usi-search".to_owned())
             .stack_size(SEARCH_STACK_BYTES)
@@ -275,6 +367,7 @@ impl<'s, W: Write + Send> Session<'s, W> {
                     rule,
                     go.infinite,
                     &thread_stop,
+                    nnue.as_ref(),
                 );
                 (tt, result)
             })?;
@@ -309,6 +402,7 @@ fn think<W: Write>(
     rule: EnteringKingRule,
     infinite: bool,
     stop: &AtomicBool,
+    nnue: Option<&NnueConfig>,
 ) -> io::Result<()> {
     let mut declaration = position.backend().clone();
     declaration.set_entering_king_rule(rule);
@@ -320,7 +414,7 @@ fn think<W: Write>(
     } else {
         let board = position.backend().clone();
         let mut root = root_moves(&board, &legal);
-        let mut searcher = Searcher::new(board, tt, limits);
+        let mut searcher = Searcher::new(board, tt, limits).with_nnue(nnue);
         let mut write_error = None;
         searcher.run(&mut root, multipv, |it| {
             if write_error.is_none()
