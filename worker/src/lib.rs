@@ -127,9 +127,10 @@ fn default_worker_id() -> String {
 /// A refused token or protocol version, an engine that does not start, bad flags.
 pub async fn run(args: WorkerArgs) -> Result<()> {
     if args.usi {
+        let nnue = args.engine.nnue().context("cannot load the evaluation file")?;
         return tokio::task::spawn_blocking(|| {
             let stdin = std::io::stdin();
-            stera_engine::builtin::run_usi(stdin.lock(), std::io::stdout())
+            stera_engine::builtin::run_usi_with(stdin.lock(), std::io::stdout(), nnue)
         })
         .await
         .context("USI loop panicked")?
