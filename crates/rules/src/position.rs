@@ -144,7 +144,105 @@ impl Position {
     /// SFEN with the current ply, hands in canonical order (R B G S N L P).
     #[must_use]
     pub fn to_sfen(&self) -> String {
-        self.inner.to_sfen(None)
+        let mut out = String::with_capacity(96);
+        self.write_sfen(&mut out);
+        out
+    }
+
+    /// Appends what [`Position::to_sfen`] returns to `out` (no allocation once
+    /// `out` has grown: a book export writes one SFEN per thought position).
+    ///
+    /// ```
+    /// let mut s = String::from("sfen ");
+    /// stera_rules::Position::startpos().write_sfen(&mut s);
+    /// assert_eq!(s, format!("sfen {}", stera_rules::STARTPOS_SFEN));
+    /// ```
+    pub fn write_sfen(&self, out: &mut String) {
+        // Indexed by the backend's piece type (1 pawn .. 8 king, 9..14 promoted).
+        const LETTERS: &[u8; 15] = b"?PLNSBRGKPLNSBR";
+        const HAND_ORDER: [(HandPiece, u8); 7] = [
+            (HandPiece::ROOK, b'R'),
+            (HandPiece::BISHOP, b'B'),
+            (HandPiece::GOLD, b'G'),
+            (HandPiece::SILVER, b'S'),
+            (HandPiece::KNIGHT, b'N'),
+            (HandPiece::LANCE, b'L'),
+            (HandPiece::PAWN, b'P'),
+        ];
+        let mut text = [0u8; 160];
+        let mut n = 0;
+        macro_rules! push {
+            ($b:expr) => {{
+                text[n] = $b;
+                n += 1;
+            }};
+        }
+        for rank in 0..9 {
+            let mut empty = 0u8;
+            for file in (0..9).rev() {
+                // Square index = file * 9 + rank.
+                let p = self.inner.piece_on(Square::from_index(file * 9 + rank));
+                if p.is_empty() {
+                    empty += 1;
+                    continue;
+                }
+                if empty > 0 {
+                    push!(b'0' + empty);
+                    empty = 0;
+                }
+                let raw = usize::try_from(p.piece_type().raw()).unwrap_or(0).min(14);
+                if raw >= 9 {
+                    push!(b'+');
+                }
+                let letter = LETTERS[raw];
+                push!(if p.color() == BColor::BLACK {
+                    letter
+                } else {
+                    letter.to_ascii_lowercase()
+                });
+            }
+            if empty > 0 {
+                push!(b'0' + empty);
+            }
+            if rank < 8 {
+                push!(b'/');
+            }
+        }
+        push!(b' ');
+        push!(if self.inner.turn() == BColor::BLACK {
+            b'b'
+        } else {
+            b'w'
+        });
+        push!(b' ');
+        let hands_start = n;
+        for color in [BColor::BLACK, BColor::WHITE] {
+            let hand = self.inner.hand(color);
+            for (hp, letter) in HAND_ORDER {
+                let count = Hand::count_of(hand, hp);
+                if count > 1 {
+                    if count >= 10 {
+                        push!(b'0' + (count / 10) as u8);
+                    }
+                    push!(b'0' + (count % 10) as u8);
+                }
+                if count > 0 {
+                    push!(if color == BColor::BLACK {
+                        letter
+                    } else {
+                        letter.to_ascii_lowercase()
+                    });
+                }
+            }
+        }
+        if n == hands_start {
+            push!(b'-');
+        }
+        push!(b' ');
+        // Every byte above is ASCII.
+        out.push_str(std::str::from_utf8(&text[..n]).unwrap_or_default());
+        let mut ply = itoa_u32(self.ply());
+        out.push_str(ply.as_str());
     }
 
     /// SFEN without the ply field (what identifies a position in a book).
@@ -473,4 +571,31 @@ fn validate_hand_field(hand: &str) -> Result<(), String> {
         return Err(format!("hand ends with a count `{digits}` and no piece"));
     }
     Ok(())
+}
+
+/// A u32 in decimal without allocating.
+struct Decimal {
+    digits: [u8; 10],
+    start: usize,
+}
+
+impl Decimal {
+    fn as_str(&mut self) -> &str {
+        std::str::from_utf8(&self.digits[self.start..]).unwrap_or_default()
+    }
+}
+
+fn itoa_u32(mut v: u32) -> Decimal {
+    let mut d = Decimal {
+        digits: [0; 10],
+        start: 10,
+    };
+    loop {
+        d.start -= 1;
+        d.digits[d.start] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            return d;
+        }
+    }
 }

@@ -207,3 +207,26 @@ fn fast_usi_printing_matches_backend() {
         assert_eq!(mv.to_string(), mv.backend().to_usi());
     }
 }
+
+/// Our allocation-free SFEN printer agrees byte for byte with the backend's on
+/// positions of random games (promoted pieces of both colours, hands of every
+/// kind and size, plies of several digits) and on big hands.
+#[test]
+fn fast_sfen_printing_matches_backend() {
+    let mut checked = 0;
+    for pos in common::random_positions(11, 400, 300) {
+        assert_eq!(pos.to_sfen(), pos.backend().to_sfen(None));
+        checked += 1;
+    }
+    for sfen in [
+        "4k4/9/9/9/9/9/9/9/4K4 b 2R2B4G4S4N4L18P 1",
+        "4k4/9/9/9/9/9/9/9/4K4 w 2r2b4g4s4n4l18p 1234",
+        "+R+B+P+L+N+S3/9/9/9/4k4/9/9/9/+r+b+p+l+n+s2K w - 7",
+    ] {
+        let pos = Position::from_sfen(sfen).unwrap();
+        assert_eq!(pos.to_sfen(), pos.backend().to_sfen(None));
+        assert_eq!(pos.to_sfen(), sfen);
+        checked += 1;
+    }
+    assert!(checked > 400);
+}

@@ -1,11 +1,10 @@
 //! Writing the analysed book as a YaneuraOu DB2016 file.
 
-use std::path::Path;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use stera_formats::db2016::{
-    BookEntry, BookMove, MoveOrder, SortOptions, SortingWriter, WriteSummary,
-};
+use stera_formats::db2016::{BookMove, SpoolingWriter, WriteSummary};
 use stera_rules::{Move, Position};
 
 use super::graph::{clamp_stored, node_moves};
@@ -23,9 +22,9 @@ pub struct ExportOptions {
     /// Write the stored values (and search depths) without minimax: a book that
     /// an import reads back into the same nodes.
     pub raw: bool,
-    /// Options of the sorting writer (memory per sorted run, spill directory);
-    /// its move order is always overridden with "as given".
-    pub sort: SortOptions,
+    /// Where the writer's spool file (as big as the book) goes; default: the
+    /// output's directory.
+    pub spool_dir: Option<PathBuf>,
 }
 
 /// What an export did.
@@ -164,10 +163,10 @@ pub fn export_db2016(
     summary.solve_time = t.elapsed();
 
     let t = Instant::now();
-    let mut sort = options.sort.clone();
-    sort.write.move_order = MoveOrder::AsGiven;
-    let mut writer = SortingWriter::create(path, sort)?;
+    let mut writer = SpoolingWriter::create(path, options.spool_dir.as_deref())?;
     let mut moves = Vec::with_capacity(600);
+    let mut book_moves = Vec::with_capacity(600);
+    let mut sfen = String::with_capacity(160);
     walk_positions(
         book,
         Some(&extras.plies),
@@ -187,34 +186,33 @@ pub fn export_db2016(
             {
                 lines.retain(|l| l.value == best);
             }
-            let mut entry = entry_for(pos, extras.plies[id.index()])?;
-            entry.moves = lines
-                .iter()
-                .map(|l| BookMove {
-                    mv: l.mv,
-                    ponder: l.ponder,
-                    value: i32::from(l.value),
-                    depth: i32::from(l.depth),
-                    count: 1,
-                })
-                .collect();
-            writer.write_entry(entry)?;
+            entry_sfen(pos, extras.plies[id.index()], &mut sfen);
+            book_moves.clear();
+            book_moves.extend(lines.iter().map(|l| BookMove {
+                mv: l.mv,
+                ponder: l.ponder,
+                value: i32::from(l.value),
+                depth: i32::from(l.depth),
+                count: 1,
+            }));
+            writer.write_entry(&sfen, &book_moves)?;
             Ok(())
         },
     )?;
-    summary.written = writer.finish()?;
+    summary.written = writer.finish(&mut |done, total| progress("sort", done, total))?;
     summary.write_time = t.elapsed();
     Ok(summary)
 }
 
-/// The entry for `pos` with the stored ply (cheap when the walk's ply agrees).
-fn entry_for(pos: &Position, ply: u16) -> Result<BookEntry, TeraShockError> {
+/// The canonical SFEN of `pos` with the stored ply (the walk's own ply when
+/// the store has none).
+fn entry_sfen(pos: &Position, ply: u16, out: &mut String) {
+    out.clear();
     if ply == 0 || u32::from(ply) == pos.ply() {
-        Ok(BookEntry::new(pos))
+        pos.write_sfen(out);
     } else {
-        Ok(BookEntry::from_sfen(&format!(
-            "{} {ply}",
-            pos.to_sfen_without_ply()
-        ))?)
+        out.push_str(&pos.to_sfen_without_ply());
+        // Writing to a String cannot fail.
+        let _ = write!(out, " {ply}");
     }
 }

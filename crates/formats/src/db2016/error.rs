@@ -107,6 +107,9 @@ pub enum FormatError {
         line: u64,
         reason: String,
     },
+    /// An entry whose text does not fit the spooling writer's 4 GiB block limit.
+    #[error("entry `sfen {0}` is too large to write (over 4 GiB of text)")]
+    EntryTooLarge(String),
 }
 
 impl FormatError {
@@ -139,7 +142,9 @@ impl FormatError {
             | Self::IllegalMove { at, .. }
             | Self::Read { at, .. } => Some(at.line),
             Self::CorruptRun { line, .. } => Some(*line),
-            Self::Sfen(_) | Self::Io { .. } | Self::OutOfOrder { .. } => None,
+            Self::Sfen(_) | Self::Io { .. } | Self::OutOfOrder { .. } | Self::EntryTooLarge(_) => {
+                None
+            }
         }
     }
 }

@@ -1,14 +1,14 @@
 //! The ordered DB2016 writer and the atomic file it writes through.
 
-use std::fmt::Write as _;
 use std::fs::File;
 use std::io::{self, BufWriter, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use tempfile::NamedTempFile;
 
-use super::entry::{clamp_value, sort_moves_best_first};
+use super::entry::sort_moves_best_first;
 use super::error::io_error;
+use super::spool::format_move_line;
 use super::{BookEntry, FormatError, HEADER};
 
 /// How the writer orders the moves of an entry.
@@ -157,7 +157,7 @@ pub struct OrderedWriter {
     last_input: Option<String>,
     pending: Option<BookEntry>,
     summary: WriteSummary,
-    text: String,
+    text: Vec<u8>,
 }
 
 impl OrderedWriter {
@@ -177,7 +177,7 @@ impl OrderedWriter {
             last_input: None,
             pending: None,
             summary: WriteSummary::default(),
-            text: String::new(),
+            text: Vec::new(),
         })
     }
 
@@ -225,27 +225,13 @@ impl OrderedWriter {
             sort_moves_best_first(&mut entry.moves);
         }
         self.text.clear();
-        self.text.push_str("sfen ");
-        self.text.push_str(entry.sfen());
-        self.text.push_str("\r\n");
+        self.text.extend_from_slice(b"sfen ");
+        self.text.extend_from_slice(entry.sfen().as_bytes());
+        self.text.extend_from_slice(b"\r\n");
         for m in &entry.moves {
-            // Writing to a String cannot fail.
-            let _ = write!(self.text, "{} ", m.mv);
-            match m.ponder {
-                Some(p) => {
-                    let _ = write!(self.text, "{p}");
-                }
-                None => self.text.push_str("none"),
-            }
-            let _ = write!(
-                self.text,
-                " {} {} {}\r\n",
-                clamp_value(i64::from(m.value)),
-                m.depth,
-                m.count
-            );
+            format_move_line(&mut self.text, m);
         }
-        self.file.write_all(self.text.as_bytes())?;
+        self.file.write_all(&self.text)?;
         self.summary.entries_written += 1;
         self.summary.moves_written += entry.moves.len() as u64;
         Ok(())
@@ -276,6 +262,6 @@ impl OrderedWriter {
     }
 }
 
-fn noe_line(entries: u64) -> String {
+pub(crate) fn noe_line(entries: u64) -> String {
     format!("# NOE:{entries:<NOE_WIDTH$}\r\n")
 }
