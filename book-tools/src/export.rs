@@ -39,7 +39,6 @@ pub fn run(args: &Args) -> Result<()> {
     let options = ExportOptions {
         shrink: args.shrink,
         raw: args.raw,
-        ..ExportOptions::default()
     };
     let mut progress = Reporter::new();
     let summary = export_db2016(

@@ -20,7 +20,6 @@ pub fn book_exporter() -> ExportFn<SledStore> {
         let options = ExportOptions {
             shrink: request.shrink,
             raw: request.raw,
-            ..ExportOptions::default()
         };
         let mut last_log = Instant::now();
         let summary = export_db2016(

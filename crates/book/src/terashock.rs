@@ -17,7 +17,9 @@
 //!    0 the longer; then the canonical move order.
 //! 3. [`export_db2016`] writes every thought position with all its moves best
 //!    first (or only the best-valued ones, `shrink`; or the stored values without
-//!    minimax, `raw`) through the sorting writer.
+//!    minimax, `raw`): the walk of step 1 also keeps each node's SFEN and legal
+//!    moves, so the entries are sorted by SFEN and formatted in parallel
+//!    straight into the file, without a second walk or a sorting spill.
 //!
 //! The same book always gives the same bytes.
 //!
@@ -55,7 +57,7 @@ mod walk;
 pub use error::TeraShockError;
 pub use export::{ExportOptions, ExportSummary, MoveLine, export_db2016, node_lines};
 pub use extras::NodeExtras;
-pub use graph::{BookGraph, Edge};
+pub use graph::{BookGraph, Edge, NodeVisitor};
 pub use solve::{DEPTH_INFINITE, Solution, SolveStats, compare_lines, deeper, solve};
 pub use walk::walk_positions;
 

@@ -7,7 +7,7 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use stera_formats::db2016::{
     BookEntry, BookMove, Db2016Reader, FormatError, MoveOrder, OrderedWriter, SortOptions,
-    SortingWriter, SpoolingWriter, WriteOptions, WriteSummary, sort_moves_best_first,
+    SortingWriter, WriteOptions, WriteSummary, sort_moves_best_first,
 };
 use stera_rules::{Move, Position, STARTPOS_SFEN};
 
@@ -594,85 +594,4 @@ fn unfinished_write_leaves_no_file_and_keeps_an_old_one() {
         OrderedWriter::create(&missing, WriteOptions::default()),
         Err(FormatError::Io { .. })
     ));
-}
-
-/// The spooling writer (each entry formatted once, sorted by an index) writes
-/// the same bytes as the sorting writer with moves as given, including the
-/// rule that keeps the smallest ply of a position ("10" sorts before "2" as
-/// text), and leaves no spool file behind.
-#[test]
-fn spooling_writer_matches_sorting_writer() {
-    let mut seen = std::collections::HashSet::new();
-    let mut entries: Vec<BookEntry> = random_entries(21, 30, 40)
-        .into_iter()
-        .filter(|e| seen.insert(e.sfen().to_owned()))
-        .collect();
-    // The same positions again at other plies, before and after the originals.
-    let originals = entries.len();
-    for (i, ply) in [(0, 10), (3, 2), (5, 117), (7, 1), (9, 10)] {
-        let e = entries[i * 7 % originals].clone();
-        let mut again = BookEntry::from_sfen(&format!("{} {ply}", e.sfen_without_ply())).unwrap();
-        again.moves = e.moves.iter().rev().copied().collect();
-        if i % 2 == 0 {
-            entries.push(again);
-        } else {
-            entries.insert(0, again);
-        }
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let sorted_path = dir.path().join("sorted.db");
-    let spooled_path = dir.path().join("spooled.db");
-    let mut sorting = SortingWriter::create(
-        &sorted_path,
-        SortOptions {
-            write: WriteOptions {
-                move_order: MoveOrder::AsGiven,
-            },
-            ..SortOptions::default()
-        },
-    )
-    .unwrap();
-    let mut spooling = SpoolingWriter::create(&spooled_path, None).unwrap();
-    for e in &entries {
-        sorting.write_entry(e.clone()).unwrap();
-        spooling.write_entry(e.sfen(), &e.moves).unwrap();
-    }
-    assert_eq!(spooling.entries(), entries.len());
-    let a = sorting.finish().unwrap();
-    let mut reports = Vec::new();
-    let b = spooling
-        .finish(&mut |done, total| reports.push((done, total)))
-        .unwrap();
-    assert!(a.ply_duplicates_dropped >= 4, "{a:?}");
-    assert_eq!(a.entries_written, b.entries_written);
-    assert_eq!(a.moves_written, b.moves_written);
-    assert_eq!(a.ply_duplicates_dropped, b.ply_duplicates_dropped);
-    assert_eq!(reports.last(), Some(&(b.entries_written, b.entries_written)));
-    let (x, y) = (
-        std::fs::read(&sorted_path).unwrap(),
-        std::fs::read(&spooled_path).unwrap(),
-    );
-    assert!(x == y, "the two writers disagree");
-    assert_eq!(files_in(dir.path()), ["sorted.db", "spooled.db"]);
-}
-
-/// A spooling writer dropped before `finish` leaves the previous book as it
-/// was and no spool file; a missing spool directory is a clear I/O error.
-#[test]
-fn spooling_writer_failure_keeps_previous_book() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("book.db");
-    std::fs::write(&path, "old book").unwrap();
-    {
-        let mut writer = SpoolingWriter::create(&path, None).unwrap();
-        for e in random_entries(5, 5, 10) {
-            writer.write_entry(e.sfen(), &e.moves).unwrap();
-        }
-    }
-    assert_eq!(std::fs::read_to_string(&path).unwrap(), "old book");
-    assert_eq!(files_in(dir.path()), ["book.db"]);
-    let missing = dir.path().join("no/such/dir");
-    let err = SpoolingWriter::create(&path, Some(&missing)).err().unwrap();
-    assert!(matches!(err, FormatError::Io { .. }));
-    assert!(err.to_string().contains("no/such/dir"), "{err}");
 }

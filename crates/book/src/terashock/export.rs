@@ -1,16 +1,18 @@
 //! Writing the analysed book as a YaneuraOu DB2016 file.
 
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
-use stera_formats::db2016::{BookMove, SpoolingWriter, WriteSummary};
+use rayon::prelude::*;
+use stera_formats::db2016::{
+    BookMove, MoveOrder, OrderedWriter, WriteOptions, WriteSummary, format_move_line,
+};
 use stera_rules::{Move, Position};
 
 use super::graph::{clamp_stored, node_moves};
 use super::{
     BookGraph, NodeExtras, Progress, Solution, SolveStats, TeraShockError, compare_lines, solve,
-    walk_positions,
 };
 use crate::{Book, NodeId};
 
@@ -22,9 +24,6 @@ pub struct ExportOptions {
     /// Write the stored values (and search depths) without minimax: a book that
     /// an import reads back into the same nodes.
     pub raw: bool,
-    /// Where the writer's spool file (as big as the book) goes; default: the
-    /// output's directory.
-    pub spool_dir: Option<PathBuf>,
 }
 
 /// What an export did.
@@ -80,10 +79,27 @@ pub fn node_lines(
     pos: &Position,
     moves: &mut Vec<Move>,
 ) -> Result<Vec<MoveLine>, TeraShockError> {
-    let values = node_moves(book, id, pos, moves)?;
+    node_moves(book, id, pos, moves)?;
+    let mut lines = Vec::with_capacity(moves.len());
+    lines_into(book, graph, solution, extras, id, moves, &mut lines);
+    Ok(lines)
+}
+
+/// [`node_lines`] for a node whose legal moves (canonical order, one per
+/// stored value) are known, into a reused vector.
+fn lines_into(
+    book: &Book,
+    graph: &BookGraph,
+    solution: Option<&Solution>,
+    extras: Option<&NodeExtras>,
+    id: NodeId,
+    moves: &[Move],
+    lines: &mut Vec<MoveLine>,
+) {
+    let values = book.values(id);
+    lines.clear();
     let depths = extras.and_then(|e| e.depths(id));
     let mut edges = graph.edges(id).peekable();
-    let mut lines = Vec::with_capacity(moves.len());
     for (index, (&mv, &stored)) in moves.iter().zip(values).enumerate() {
         let edge = edges.next_if(|e| usize::from(e.index) == index);
         let mut line = MoveLine {
@@ -122,7 +138,6 @@ pub fn node_lines(
     } else {
         lines.sort_by(|a, b| b.value.cmp(&a.value).then(a.index.cmp(&b.index)));
     }
-    Ok(lines)
 }
 
 /// Analyses `book` and writes it to `path` as a DB2016 book: every thought
@@ -131,6 +146,11 @@ pub fn node_lines(
 /// Entries carry the stored plies from `extras` (from [`NodeExtras::scan`]);
 /// a raw export also writes the stored search depths when `extras` has them.
 /// The file appears under `path` only when complete (atomic rename).
+///
+/// One walk over the positions builds the graph and keeps each node's SFEN
+/// and legal moves (about 100 bytes per node); the entries are then sorted by
+/// SFEN and formatted in parallel, straight into the file in order. The bytes
+/// do not depend on the number of threads.
 ///
 /// This only reads the book, so a running generation can export from its
 /// in-memory book (while no node is being added to it).
@@ -145,13 +165,45 @@ pub fn export_db2016(
     options: &ExportOptions,
     progress: Progress<'_>,
 ) -> Result<ExportSummary, TeraShockError> {
+    export_in_chunks(
+        book,
+        extras,
+        path,
+        options,
+        progress,
+        FORMAT_CHUNK,
+        FORMAT_WINDOW,
+    )
+}
+
+/// [`export_db2016`] with the formatting task and window sizes as parameters
+/// (tests check that they do not change the bytes).
+pub(crate) fn export_in_chunks(
+    book: &Book,
+    extras: &NodeExtras,
+    path: &Path,
+    options: &ExportOptions,
+    progress: Progress<'_>,
+    chunk: usize,
+    window: usize,
+) -> Result<ExportSummary, TeraShockError> {
     extras.check_covers(book)?;
     let mut summary = ExportSummary {
         nodes: book.len(),
         ..ExportSummary::default()
     };
     let t = Instant::now();
-    let graph = BookGraph::build(book, &mut |_, done, total| progress("graph", done, total))?;
+    let mut table = NodeTable::with_capacity(book.len(), book.value_count());
+    let mut sfen = String::with_capacity(160);
+    let graph = BookGraph::build_visiting(
+        book,
+        Some(&extras.plies),
+        &mut |_, done, total| progress("graph", done, total),
+        &mut |id, pos, moves| {
+            entry_sfen(pos, extras.plies[id.index()], &mut sfen);
+            table.add(id, &sfen, moves)
+        },
+    )?;
     summary.edges = graph.edge_count();
     summary.leaf_edges = graph.leaf_edge_count();
     summary.graph_time = t.elapsed();
@@ -163,45 +215,163 @@ pub fn export_db2016(
     summary.solve_time = t.elapsed();
 
     let t = Instant::now();
-    let mut writer = SpoolingWriter::create(path, options.spool_dir.as_deref())?;
-    let mut moves = Vec::with_capacity(600);
-    let mut book_moves = Vec::with_capacity(600);
-    let mut sfen = String::with_capacity(160);
-    walk_positions(
+    let order = table.sorted_ids();
+    let mut writer = OrderedWriter::create(
+        path,
+        WriteOptions {
+            move_order: MoveOrder::AsGiven,
+        },
+    )?;
+    let context = FormatContext {
         book,
-        Some(&extras.plies),
-        &mut |_, done, total| progress("write", done, total),
-        &mut |id, pos| {
-            let mut lines = node_lines(
-                book,
-                &graph,
-                solution.as_ref(),
-                Some(extras),
-                id,
-                pos,
-                &mut moves,
-            )?;
-            if options.shrink
+        graph: &graph,
+        solution: solution.as_ref(),
+        extras,
+        table: &table,
+        shrink: options.shrink,
+    };
+    let total = order.len() as u64;
+    let mut done = 0u64;
+    // Formatting is most of the work: threads format consecutive slices of a
+    // window of entries, which is then written in order. A window bounds the
+    // memory held by formatted text.
+    for window in order.chunks(window.max(1)) {
+        let texts: Vec<(Vec<u8>, u64, u64)> = window
+            .par_chunks(chunk.max(1))
+            .map(|chunk| context.format(chunk))
+            .collect();
+        for (text, entries, moves) in &texts {
+            writer.write_formatted(text, *entries, *moves)?;
+        }
+        done += window.len() as u64;
+        progress("write", done, total);
+    }
+    summary.written = writer.finish()?;
+    summary.write_time = t.elapsed();
+    Ok(summary)
+}
+
+/// Entries formatted per task, and per window written before the next one is
+/// formatted (about 40 MB of text per window on a typical book).
+const FORMAT_CHUNK: usize = 4096;
+const FORMAT_WINDOW: usize = FORMAT_CHUNK * 16;
+
+/// What the export keeps of each node from the walk: its SFEN (with the
+/// stored ply) and its legal moves in canonical order.
+struct NodeTable {
+    sfen_start: Vec<u64>,
+    sfen_len: Vec<u16>,
+    sfens: Vec<u8>,
+    move_start: Vec<u64>,
+    move_len: Vec<u16>,
+    moves: Vec<u16>,
+}
+
+impl NodeTable {
+    fn with_capacity(nodes: usize, moves: usize) -> Self {
+        Self {
+            sfen_start: vec![0; nodes],
+            sfen_len: vec![0; nodes],
+            sfens: Vec::with_capacity(nodes * 80),
+            move_start: vec![0; nodes],
+            move_len: vec![0; nodes],
+            moves: Vec::with_capacity(moves),
+        }
+    }
+
+    fn add(&mut self, id: NodeId, sfen: &str, moves: &[Move]) -> Result<(), TeraShockError> {
+        let i = id.index();
+        let too_long = || TeraShockError::Invalid(format!("node {id}: SFEN or move list too long"));
+        self.sfen_start[i] = self.sfens.len() as u64;
+        self.sfen_len[i] = u16::try_from(sfen.len()).map_err(|_| too_long())?;
+        self.sfens.extend_from_slice(sfen.as_bytes());
+        self.move_start[i] = self.moves.len() as u64;
+        self.move_len[i] = u16::try_from(moves.len()).map_err(|_| too_long())?;
+        self.moves.extend(moves.iter().map(|m| m.raw()));
+        Ok(())
+    }
+
+    fn sfen(&self, i: usize) -> &[u8] {
+        let start = usize::try_from(self.sfen_start[i]).unwrap_or(usize::MAX);
+        self.sfens
+            .get(start..start.saturating_add(usize::from(self.sfen_len[i])))
+            .unwrap_or_default()
+    }
+
+    fn moves_into(&self, i: usize, out: &mut Vec<Move>) {
+        let start = usize::try_from(self.move_start[i]).unwrap_or(usize::MAX);
+        let raws = self
+            .moves
+            .get(start..start.saturating_add(usize::from(self.move_len[i])))
+            .unwrap_or_default();
+        out.clear();
+        // The raws were taken from generated legal moves, so every one decodes.
+        out.extend(raws.iter().filter_map(|&r| Move::from_raw(r)));
+    }
+
+    /// Node ids in ascending SFEN byte order (the book file's order). SFENs are
+    /// distinct (one node per position), so the order is total.
+    fn sorted_ids(&self) -> Vec<u32> {
+        let n = u32::try_from(self.sfen_len.len()).unwrap_or(u32::MAX);
+        let mut ids: Vec<u32> = (0..n).collect();
+        ids.par_sort_unstable_by(|&a, &b| self.sfen(a as usize).cmp(self.sfen(b as usize)));
+        ids
+    }
+}
+
+/// Everything a formatting thread reads.
+struct FormatContext<'a> {
+    book: &'a Book,
+    graph: &'a BookGraph,
+    solution: Option<&'a Solution>,
+    extras: &'a NodeExtras,
+    table: &'a NodeTable,
+    shrink: bool,
+}
+
+impl FormatContext<'_> {
+    /// The text of the entries `ids`, with their entry and move counts.
+    fn format(&self, ids: &[u32]) -> (Vec<u8>, u64, u64) {
+        let mut text = Vec::with_capacity(ids.len() * 600);
+        let mut moves = Vec::with_capacity(600);
+        let mut lines = Vec::with_capacity(600);
+        let mut move_count = 0u64;
+        for &id in ids {
+            let i = id as usize;
+            self.table.moves_into(i, &mut moves);
+            lines_into(
+                self.book,
+                self.graph,
+                self.solution,
+                Some(self.extras),
+                NodeId(id),
+                &moves,
+                &mut lines,
+            );
+            if self.shrink
                 && let Some(best) = lines.first().map(|l| l.value)
             {
                 lines.retain(|l| l.value == best);
             }
-            entry_sfen(pos, extras.plies[id.index()], &mut sfen);
-            book_moves.clear();
-            book_moves.extend(lines.iter().map(|l| BookMove {
-                mv: l.mv,
-                ponder: l.ponder,
-                value: i32::from(l.value),
-                depth: i32::from(l.depth),
-                count: 1,
-            }));
-            writer.write_entry(&sfen, &book_moves)?;
-            Ok(())
-        },
-    )?;
-    summary.written = writer.finish(&mut |done, total| progress("sort", done, total))?;
-    summary.write_time = t.elapsed();
-    Ok(summary)
+            text.extend_from_slice(b"sfen ");
+            text.extend_from_slice(self.table.sfen(i));
+            text.extend_from_slice(b"\r\n");
+            for l in &lines {
+                format_move_line(
+                    &mut text,
+                    &BookMove {
+                        mv: l.mv,
+                        ponder: l.ponder,
+                        value: i32::from(l.value),
+                        depth: i32::from(l.depth),
+                        count: 1,
+                    },
+                );
+            }
+            move_count += lines.len() as u64;
+        }
+        (text, ids.len() as u64, move_count)
+    }
 }
 
 /// The canonical SFEN of `pos` with the stored ply (the walk's own ply when

@@ -6,6 +6,11 @@ use stera_rules::{Move, Position};
 use super::{Progress, TeraShockError, walk_positions};
 use crate::{Book, BookError, NodeId};
 
+/// What [`BookGraph::build_visiting`] calls for every node: its id, position
+/// and legal moves in canonical order.
+pub type NodeVisitor<'a> =
+    &'a mut dyn FnMut(NodeId, &Position, &[Move]) -> Result<(), TeraShockError>;
+
 /// "No such move" in per-node move index tables.
 pub(crate) const NO_MOVE: u16 = u16::MAX;
 
@@ -54,6 +59,22 @@ impl BookGraph {
     /// [`BookError::Corrupt`] for a broken origin chain or a node whose value
     /// count differs from its legal move count.
     pub fn build(book: &Book, progress: Progress<'_>) -> Result<Self, TeraShockError> {
+        Self::build_visiting(book, None, progress, &mut |_, _, _| Ok(()))
+    }
+
+    /// [`BookGraph::build`] that also hands every node's position (plies
+    /// counted from `root_plies`, see [`walk_positions`]) and its legal moves in
+    /// canonical order to `visit`: what else the caller needs from the walk,
+    /// so it is done once.
+    ///
+    /// # Errors
+    /// As [`BookGraph::build`], and any error `visit` returns.
+    pub fn build_visiting(
+        book: &Book,
+        root_plies: Option<&[u16]>,
+        progress: Progress<'_>,
+        visit: NodeVisitor<'_>,
+    ) -> Result<Self, TeraShockError> {
         let n = book.len();
         let mut g = Self {
             edge_start: vec![0; n],
@@ -70,8 +91,9 @@ impl BookGraph {
             leaf_edges: 0,
         };
         let mut moves: Vec<Move> = Vec::with_capacity(600);
-        walk_positions(book, None, progress, &mut |id, pos: &Position| {
-            g.add_node(book, id, pos, &mut moves)
+        walk_positions(book, root_plies, progress, &mut |id, pos: &Position| {
+            g.add_node(book, id, pos, &mut moves)?;
+            visit(id, pos, &moves)
         })?;
         g.edge_child.shrink_to_fit();
         g.edge_move.shrink_to_fit();

@@ -351,3 +351,99 @@ fn analysis_is_deterministic() {
     };
     assert_eq!(table(&a), table(&c));
 }
+
+/// The export's bytes depend neither on the number of threads nor on how the
+/// entries are split into formatting tasks, and every entry of the file is the
+/// one `node_lines` gives for the position its SFEN names.
+#[test]
+fn export_bytes_do_not_depend_on_threads_or_chunks() {
+    let start = stera_rules::STARTPOS_SFEN;
+    let mut rng = StdRng::seed_from_u64(77);
+    let mut b = Builder::new(noise);
+    for _ in 0..120 {
+        let mut pos = Position::from_sfen(start).unwrap();
+        let mut line = Vec::new();
+        for _ in 0..rng.random_range(1..9) {
+            let moves = pos.legal_moves();
+            let mv = moves[rng.random_range(0..moves.len().min(6))];
+            line.push(mv.to_string());
+            pos.do_move(mv);
+        }
+        let refs: Vec<&str> = line.iter().map(String::as_str).collect();
+        b.line(start, &refs);
+    }
+    let book = &b.book;
+    assert!(book.len() > 300, "{}", book.len());
+    let mut extras = NodeExtras::default();
+    extras.plies = vec![0; book.len()];
+    extras.timestamps = vec![0; book.len()];
+    let dir = tempfile::tempdir().unwrap();
+    for options in [
+        ExportOptions::default(),
+        ExportOptions {
+            shrink: true,
+            ..ExportOptions::default()
+        },
+        ExportOptions {
+            raw: true,
+            ..ExportOptions::default()
+        },
+    ] {
+        let run = |threads: usize, chunk: usize, window: usize, name: &str| {
+            let path = dir.path().join(name);
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
+            let summary = pool
+                .install(|| {
+                    export::export_in_chunks(
+                        book,
+                        &extras,
+                        &path,
+                        &options,
+                        &mut |_, _, _| {},
+                        chunk,
+                        window,
+                    )
+                })
+                .unwrap();
+            assert_eq!(summary.written.entries_written, book.len() as u64);
+            std::fs::read(&path).unwrap()
+        };
+        let one = run(1, 1 << 20, 1 << 20, "one.db");
+        let many = run(3, 7, 20, "many.db");
+        assert!(one == many, "bytes differ (options {options:?})");
+
+        // Read the file back: each entry is node_lines of its position.
+        let (graph, solution) = analyse(book);
+        let solution = (!options.raw).then_some(&solution);
+        let entries: Vec<_> = stera_formats::db2016::Db2016Reader::open(dir.path().join("one.db"))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(entries.len(), book.len());
+        assert!(entries.windows(2).all(|w| w[0].sfen() < w[1].sfen()));
+        let mut moves = Vec::new();
+        for entry in &entries {
+            let pos = entry.position().unwrap();
+            let id = book.get(pos.key()).unwrap();
+            let mut lines =
+                node_lines(book, &graph, solution, Some(&extras), id, &pos, &mut moves).unwrap();
+            if options.shrink {
+                let best = lines[0].value;
+                lines.retain(|l| l.value == best);
+            }
+            let expected: Vec<(Move, Option<Move>, i32, i32)> = lines
+                .iter()
+                .map(|l| (l.mv, l.ponder, i32::from(l.value), i32::from(l.depth)))
+                .collect();
+            let got: Vec<(Move, Option<Move>, i32, i32)> = entry
+                .moves
+                .iter()
+                .map(|m| (m.mv, m.ponder, m.value, m.depth))
+                .collect();
+            assert_eq!(got, expected, "{}", entry.sfen());
+        }
+    }
+}

@@ -25,15 +25,13 @@ mod entry;
 mod error;
 mod reader;
 mod sort;
-mod spool;
 mod writer;
 
 pub use entry::{BookEntry, BookMove, VALUE_LIMIT, clamp_value, sort_moves_best_first};
 pub use error::{FormatError, Location};
 pub use reader::{Db2016Reader, illegal_moves};
 pub use sort::{SortOptions, SortingWriter};
-pub use spool::SpoolingWriter;
-pub use writer::{MoveOrder, OrderedWriter, WriteOptions, WriteSummary};
+pub use writer::{MoveOrder, OrderedWriter, WriteOptions, WriteSummary, format_move_line};
 
 /// The first line of every DB2016 book.
 pub const HEADER: &str = "#YANEURAOU-DB2016 1.00";

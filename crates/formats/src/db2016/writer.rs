@@ -6,10 +6,9 @@ use std::path::{Path, PathBuf};
 
 use tempfile::NamedTempFile;
 
-use super::entry::sort_moves_best_first;
+use super::entry::{clamp_value, sort_moves_best_first};
 use super::error::io_error;
-use super::spool::format_move_line;
-use super::{BookEntry, FormatError, HEADER};
+use super::{BookEntry, BookMove, FormatError, HEADER};
 
 /// How the writer orders the moves of an entry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -220,6 +219,32 @@ impl OrderedWriter {
         Ok(())
     }
 
+    /// Appends `entries` entries holding `moves` move lines in all, already
+    /// formatted as this writer would (`sfen <sfen>` and [`format_move_line`]
+    /// lines, CRLF), after any entry given to [`OrderedWriter::write_entry`].
+    ///
+    /// The caller guarantees what `write_entry` checks: the text's entries
+    /// follow the previous ones in ascending SFEN order and are distinct
+    /// positions (the tera-shock export sorts its entries itself and formats
+    /// them in parallel). Do not call `write_entry` afterwards.
+    ///
+    /// # Errors
+    /// [`FormatError::Io`].
+    pub fn write_formatted(
+        &mut self,
+        text: &[u8],
+        entries: u64,
+        moves: u64,
+    ) -> Result<(), FormatError> {
+        if let Some(done) = self.pending.take() {
+            self.emit(done)?;
+        }
+        self.file.write_all(text)?;
+        self.summary.entries_written += entries;
+        self.summary.moves_written += moves;
+        Ok(())
+    }
+
     fn emit(&mut self, mut entry: BookEntry) -> Result<(), FormatError> {
         if self.options.move_order == MoveOrder::BestFirst {
             sort_moves_best_first(&mut entry.moves);
@@ -264,4 +289,34 @@ impl OrderedWriter {
 
 pub(crate) fn noe_line(entries: u64) -> String {
     format!("# NOE:{entries:<NOE_WIDTH$}\r\n")
+}
+
+/// Appends the move line `<move> <ponder|none> <value> <depth> <count>` and
+/// CRLF to `out`, the value clamped to ±32000, exactly as the writers do (for
+/// callers that format entries in parallel and hand the text to
+/// [`OrderedWriter::write_formatted`]).
+///
+/// ```
+/// use stera_formats::db2016::{BookMove, format_move_line};
+/// let mut out = Vec::new();
+/// let m = BookMove { value: 40_000, depth: 3, ..BookMove::new("7g7f".parse().unwrap()) };
+/// format_move_line(&mut out, &m);
+/// assert_eq!(out, b"7g7f none 32000 3 1\r\n");
+/// ```
+pub fn format_move_line(out: &mut Vec<u8>, m: &BookMove) {
+    let mut usi = [0u8; 5];
+    out.extend_from_slice(m.mv.write_usi(&mut usi).as_bytes());
+    out.push(b' ');
+    match m.ponder {
+        Some(p) => out.extend_from_slice(p.write_usi(&mut usi).as_bytes()),
+        None => out.extend_from_slice(b"none"),
+    }
+    let mut num = itoa::Buffer::new();
+    out.push(b' ');
+    out.extend_from_slice(num.format(clamp_value(i64::from(m.value))).as_bytes());
+    out.push(b' ');
+    out.extend_from_slice(num.format(m.depth).as_bytes());
+    out.push(b' ');
+    out.extend_from_slice(num.format(m.count).as_bytes());
+    out.extend_from_slice(b"\r\n");
 }
