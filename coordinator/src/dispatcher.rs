@@ -18,7 +18,7 @@ use stera_proto::v1::{
 use tokio::sync::{mpsc, oneshot, watch};
 use tonic::Status;
 
-use crate::registry::{Registry, WorkerEntry};
+use crate::registry::{Registry, RejectReason, RequeueReason, WorkerEntry};
 use crate::validate::thought_from_result;
 
 /// Identifies one Work stream (one connection of one worker).
@@ -219,10 +219,18 @@ impl<S: NodeStore> Dispatcher<S> {
                 let _ = reply.send(self.status());
             }
             Event::Export { request, reply } => {
+                let started = Instant::now();
                 let result = match &self.export {
                     Some(f) => f(&self.selector, &request),
                     None => Err("this coordinator has no exporter".to_owned()),
                 };
+                self.registry.record_export(
+                    started.elapsed(),
+                    &result
+                        .as_ref()
+                        .map(|_| ())
+                        .map_err(|e| format!("export to {} failed: {e}", request.path)),
+                );
                 let _ = reply.send(result);
             }
             Event::Drain { reason } => {
@@ -290,9 +298,7 @@ impl<S: NodeStore> Dispatcher<S> {
         }
         tracing::info!(stream, requeued = n, "worker disconnected");
         self.registry
-            .counters
-            .requeued
-            .fetch_add(n as u64, std::sync::atomic::Ordering::Relaxed);
+            .record_requeue(RequeueReason::Disconnected, n as u64);
     }
 
     /// Puts a lease's leaf back for selection, remembering it for a late result.
@@ -335,6 +341,7 @@ impl<S: NodeStore> Dispatcher<S> {
         }
         if let Some(lease) = self.leases.remove(&lease_id) {
             tracing::debug!(lease_id, reason, "lease given back");
+            self.registry.record_requeue(RequeueReason::GivenBack, 1);
             if let Some(s) = self.streams.get_mut(&stream) {
                 s.leases.remove(&lease_id);
             }
@@ -360,6 +367,11 @@ impl<S: NodeStore> Dispatcher<S> {
                     .counters
                     .expired
                     .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                self.registry.record_requeue(RequeueReason::Expired, 1);
+                self.registry.record_problem(
+                    "expired",
+                    format!("lease {id} expired on {}", lease.leaf.sfen()),
+                );
                 self.void(id, lease.leaf);
             }
         }
@@ -371,13 +383,10 @@ impl<S: NodeStore> Dispatcher<S> {
         }
     }
 
-    fn reject(&mut self, stream: StreamId, lease_id: u64, reason: String) {
+    fn reject(&mut self, stream: StreamId, lease_id: u64, kind: RejectReason, reason: String) {
         tracing::warn!(stream, lease_id, %reason, "result rejected");
         self.rejected += 1;
-        self.registry
-            .counters
-            .rejected
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.registry.record_rejection(kind, &reason);
         self.reply(stream, Msg::Rejected(ResultRejected { lease_id, reason }));
     }
 
@@ -407,13 +416,23 @@ impl<S: NodeStore> Dispatcher<S> {
             let leaf = match self.leases.get(&id) {
                 Some(l) if l.stream == stream => l.leaf.clone(),
                 Some(_) => {
-                    self.reject(stream, id, format!("lease {id} belongs to another worker"));
+                    self.reject(
+                        stream,
+                        id,
+                        RejectReason::ForeignLease,
+                        format!("lease {id} belongs to another worker"),
+                    );
                     continue;
                 }
                 None => match self.voided.get(&id) {
                     Some(leaf) => leaf.clone(),
                     None => {
-                        self.reject(stream, id, format!("unknown or expired lease {id}"));
+                        self.reject(
+                            stream,
+                            id,
+                            RejectReason::UnknownLease,
+                            format!("unknown or expired lease {id}"),
+                        );
                         continue;
                     }
                 },
@@ -427,6 +446,10 @@ impl<S: NodeStore> Dispatcher<S> {
             if self.selector.book().contains(leaf.key) {
                 // Another worker's result for the same position is already in.
                 let _ = self.selector.abandon(&leaf);
+                self.registry
+                    .counters
+                    .duplicates
+                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 self.remember_done(id);
                 acks.push((stream, id));
                 continue;
@@ -439,7 +462,7 @@ impl<S: NodeStore> Dispatcher<S> {
                 }
                 Err(reason) => {
                     self.failed(&leaf);
-                    self.reject(stream, id, reason);
+                    self.reject(stream, id, RejectReason::Invalid, reason);
                 }
             }
         }
@@ -469,6 +492,7 @@ impl<S: NodeStore> Dispatcher<S> {
                         self.reject(
                             *stream,
                             *id,
+                            RejectReason::StoreFailed,
                             format!("the coordinator could not store the result: {e}"),
                         );
                     }
@@ -498,6 +522,14 @@ impl<S: NodeStore> Dispatcher<S> {
                 .quarantined
                 .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             tracing::error!(sfen = %leaf.sfen(), failures = self.config.max_failures, "position quarantined");
+            self.registry.record_problem(
+                "quarantined",
+                format!(
+                    "{} after {} rejected results",
+                    leaf.sfen(),
+                    self.config.max_failures
+                ),
+            );
             if let Some((parent, mv)) = leaf.parent
                 && let Err(e) = self.selector.ban(parent, mv)
             {
@@ -542,6 +574,8 @@ impl<S: NodeStore> Dispatcher<S> {
             Ok(l) => l,
             Err(e) => {
                 tracing::error!(error = %e, "selection failed");
+                self.registry
+                    .record_problem("selection", format!("selection failed: {e}"));
                 return;
             }
         };
@@ -601,8 +635,12 @@ impl<S: NodeStore> Dispatcher<S> {
                 w.in_flight = u32::try_from(s.leases.len()).unwrap_or(u32::MAX);
             }
         }
-        self.registry
-            .set_book(self.selector.book().len() as u64, self.leases.len() as u64);
+        let book = self.selector.book();
+        self.registry.set_book(
+            book.len() as u64,
+            book.value_count() as u64,
+            self.leases.len() as u64,
+        );
         let finished = (self.limit_reached() || self.draining)
             && self.leases.is_empty()
             && self

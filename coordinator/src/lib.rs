@@ -6,12 +6,16 @@
 //! * [`service`]: the gRPC service; one task per Work stream forwards messages.
 //! * [`validate`]: a result must give every legal move a value in range.
 //! * [`registry`]: counters and the worker list, read by status and metrics.
+//! * [`telemetry`]: Prometheus metric names and their copy from the registry.
+//! * [`dashboard`]: the status page and its JSON, on the `--metrics` address.
 //! * [`run`]: wiring, local workers, shutdown (SIGTERM drains).
 
+pub mod dashboard;
 pub mod dispatcher;
 pub mod export;
 pub mod registry;
 pub mod service;
+pub mod telemetry;
 pub mod validate;
 
 use std::net::SocketAddr;
@@ -93,9 +97,14 @@ pub struct CoordinatorArgs {
     /// PEM private key for TLS (with --tls-cert).
     #[arg(long, value_name = "FILE", requires = "tls_cert")]
     pub tls_key: Option<PathBuf>,
-    /// Log format.
+    /// Log format: `text` for people, `json` (one object per line) for log
+    /// collectors. Levels come from RUST_LOG (default `info`).
     #[arg(long, value_enum, default_value = "text")]
     pub log_format: stera_worker::logging::LogFormat,
+    /// Serve Prometheus metrics (GET /metrics), the status page (GET /) and its
+    /// JSON (GET /api/status) on this address, e.g. 0.0.0.0:9100. Off when not given.
+    #[arg(long, value_name = "ADDR")]
+    pub metrics: Option<SocketAddr>,
 }
 
 fn tls_config(args: &CoordinatorArgs) -> Result<Option<tonic::transport::ServerTlsConfig>> {
@@ -161,6 +170,10 @@ pub async fn run(args: CoordinatorArgs, export: Option<ExportFn<SledStore>>) -> 
         .name("dispatcher".into())
         .spawn(move || dispatcher.run(events_rx))
         .context("cannot start the dispatcher thread")?;
+
+    if let Some(addr) = args.metrics {
+        serve_metrics(addr, registry.clone(), events.clone(), args.db.clone()).await?;
+    }
 
     let ticker = {
         let events = events.clone();
@@ -269,6 +282,70 @@ pub async fn run(args: CoordinatorArgs, export: Option<ExportFn<SledStore>>) -> 
         "coordinator stopped"
     );
     Ok(())
+}
+
+/// How often the store directory is measured (walking it costs a few syscalls per
+/// file; sled keeps few, large files).
+const STORE_SIZE_EVERY: Duration = Duration::from_secs(30);
+
+/// Installs the recorder and serves `/metrics`, `/` and `/api/status` on `addr`;
+/// measures the store directory every [`STORE_SIZE_EVERY`].
+async fn serve_metrics(
+    addr: SocketAddr,
+    registry: Arc<Registry>,
+    events: mpsc::UnboundedSender<Event>,
+    db: PathBuf,
+) -> Result<()> {
+    let handle = stera_worker::telemetry::install_recorder("coordinator", telemetry::BUCKETS)?;
+    telemetry::describe();
+    let exposition = {
+        let registry = registry.clone();
+        stera_worker::telemetry::Exposition::new(handle, move || telemetry::refresh(&registry))
+    };
+    let router = exposition
+        .router()
+        .merge(dashboard::Dashboard::new(registry.clone(), events).router());
+    stera_worker::telemetry::serve(addr, router).await?;
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(STORE_SIZE_EVERY);
+        loop {
+            tick.tick().await;
+            let dir = db.clone();
+            match tokio::task::spawn_blocking(move || directory_size(&dir)).await {
+                Ok(Ok(bytes)) => registry
+                    .counters
+                    .store_bytes
+                    .store(bytes, std::sync::atomic::Ordering::Relaxed),
+                Ok(Err(e)) => {
+                    tracing::warn!(error = %e, db = %db.display(), "cannot measure the store")
+                }
+                Err(_) => return,
+            }
+        }
+    });
+    Ok(())
+}
+
+/// Bytes of all files under `dir` (recursively; symbolic links not followed).
+///
+/// # Errors
+/// A directory that cannot be read. Files that vanish meanwhile (sled rewrites its
+/// segments) are skipped.
+pub fn directory_size(dir: &std::path::Path) -> std::io::Result<u64> {
+    let mut total = 0u64;
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(d) = pending.pop() {
+        for entry in std::fs::read_dir(&d)? {
+            let Ok(entry) = entry else { continue };
+            let Ok(meta) = entry.metadata() else { continue };
+            if meta.is_dir() {
+                pending.push(entry.path());
+            } else if meta.is_file() {
+                total = total.saturating_add(meta.len());
+            }
+        }
+    }
+    Ok(total)
 }
 
 /// Asks the dispatcher for an export every `--export-every-mins`.

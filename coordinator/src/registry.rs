@@ -1,9 +1,10 @@
 //! What the status RPC, the dashboard and the metrics read without going through the
 //! dispatcher: connected workers (a concurrent map) and counters.
 
+use std::collections::VecDeque;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use dashmap::DashMap;
 use stera_proto::v1::WorkerStatus;
@@ -21,21 +22,122 @@ pub struct WorkerEntry {
     pub connected: Instant,
 }
 
-/// Monotonic counters since start.
+/// Why a result was rejected (a metric label, so a closed set).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RejectReason {
+    /// The lease is unknown or long expired.
+    UnknownLease,
+    /// The lease belongs to another worker's stream.
+    ForeignLease,
+    /// The result fails validation (a legal move missing, a value out of range...).
+    Invalid,
+    /// The store write failed; the positions were requeued.
+    StoreFailed,
+}
+
+impl RejectReason {
+    /// Every reason, in label order.
+    pub const ALL: [Self; 4] = [
+        Self::UnknownLease,
+        Self::ForeignLease,
+        Self::Invalid,
+        Self::StoreFailed,
+    ];
+
+    /// The metric label value.
+    #[must_use]
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::UnknownLease => "unknown_lease",
+            Self::ForeignLease => "foreign_lease",
+            Self::Invalid => "invalid",
+            Self::StoreFailed => "store_failed",
+        }
+    }
+}
+
+/// Why a lease went back to selection (a metric label, so a closed set).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RequeueReason {
+    /// Not renewed by a heartbeat within the lease time.
+    Expired,
+    /// The worker's stream ended.
+    Disconnected,
+    /// The worker gave it back (stopping, or its evaluation failed).
+    GivenBack,
+}
+
+impl RequeueReason {
+    /// Every reason, in label order.
+    pub const ALL: [Self; 3] = [Self::Expired, Self::Disconnected, Self::GivenBack];
+
+    /// The metric label value.
+    #[must_use]
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::Expired => "expired",
+            Self::Disconnected => "disconnected",
+            Self::GivenBack => "given_back",
+        }
+    }
+}
+
+/// Monotonic counters since start, and the latest book figures.
 #[derive(Debug, Default)]
 pub struct Counters {
     pub thought: AtomicU64,
     pub rejected: AtomicU64,
+    /// Rejections by [`RejectReason`] (indexed like `RejectReason::ALL`).
+    pub rejected_by: [AtomicU64; 4],
     pub requeued: AtomicU64,
+    /// Requeues by [`RequeueReason`] (indexed like `RequeueReason::ALL`).
+    pub requeued_by: [AtomicU64; 3],
     pub expired: AtomicU64,
     pub quarantined: AtomicU64,
+    /// Results for positions already in the book (acknowledged, not stored again).
+    pub duplicates: AtomicU64,
     pub selections: AtomicU64,
     pub selected_leaves: AtomicU64,
     /// Sum of selection latencies in microseconds.
     pub selection_micros: AtomicU64,
     pub book_nodes: AtomicU64,
+    pub leaf_edges: AtomicU64,
     pub in_flight: AtomicU64,
+    /// Bytes of the store directory, measured every so often.
+    pub store_bytes: AtomicU64,
+    pub exports_ok: AtomicU64,
+    pub exports_failed: AtomicU64,
+    /// Duration of the last export in milliseconds.
+    pub last_export_ms: AtomicU64,
+    /// When the last export succeeded (Unix seconds, 0: never).
+    pub last_export_success_unix: AtomicU64,
 }
+
+/// One point of the progress-over-time chart.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct HistorySample {
+    pub unix_ms: u64,
+    pub nodes: u64,
+    pub thought: u64,
+    pub in_flight: u64,
+    pub workers: u64,
+}
+
+/// Something that went wrong, for the dashboard's "recent problems" list.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Problem {
+    pub unix_ms: u64,
+    /// `rejected`, `expired`, `quarantined`, `export`, `store`, `selection`.
+    pub kind: &'static str,
+    pub message: String,
+}
+
+/// One history sample per this interval...
+pub const HISTORY_EVERY: Duration = Duration::from_secs(10);
+/// ...for the last day.
+pub const HISTORY_LEN: usize = 8640;
+/// Problems kept for the dashboard.
+pub const PROBLEMS_KEPT: usize = 50;
 
 #[derive(Debug, Default)]
 pub struct Registry {
@@ -43,6 +145,16 @@ pub struct Registry {
     pub counters: Counters,
     /// (time, thought) samples for rates, one every few seconds.
     samples: Mutex<Vec<(Instant, u64)>>,
+    history: Mutex<VecDeque<HistorySample>>,
+    problems: Mutex<VecDeque<Problem>>,
+}
+
+/// Milliseconds since the Unix epoch (0 for a clock before it).
+#[must_use]
+pub fn unix_ms_now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
 impl Registry {
@@ -55,10 +167,80 @@ impl Registry {
             u64::try_from(took.as_micros()).unwrap_or(u64::MAX),
             Ordering::Relaxed,
         );
+        crate::telemetry::record_selection(took);
     }
 
-    pub fn set_book(&self, nodes: u64, in_flight: u64) {
+    /// Counts a rejected result and keeps its reason for the dashboard.
+    pub fn record_rejection(&self, reason: RejectReason, message: &str) {
+        self.counters.rejected.fetch_add(1, Ordering::Relaxed);
+        if let Some(i) = RejectReason::ALL.iter().position(|r| *r == reason) {
+            self.counters.rejected_by[i].fetch_add(1, Ordering::Relaxed);
+        }
+        self.record_problem("rejected", format!("{}: {message}", reason.label()));
+    }
+
+    /// Counts `n` leases put back for selection.
+    pub fn record_requeue(&self, reason: RequeueReason, n: u64) {
+        self.counters.requeued.fetch_add(n, Ordering::Relaxed);
+        if let Some(i) = RequeueReason::ALL.iter().position(|r| *r == reason) {
+            self.counters.requeued_by[i].fetch_add(n, Ordering::Relaxed);
+        }
+    }
+
+    /// Counts one export and, if it worked, when.
+    pub fn record_export(&self, took: Duration, result: &Result<(), String>) {
+        let ms = u64::try_from(took.as_millis()).unwrap_or(u64::MAX);
+        self.counters.last_export_ms.store(ms, Ordering::Relaxed);
+        match result {
+            Ok(()) => {
+                self.counters.exports_ok.fetch_add(1, Ordering::Relaxed);
+                self.counters
+                    .last_export_success_unix
+                    .store(unix_ms_now() / 1000, Ordering::Relaxed);
+            }
+            Err(e) => {
+                self.counters.exports_failed.fetch_add(1, Ordering::Relaxed);
+                self.record_problem("export", e.clone());
+            }
+        }
+        crate::telemetry::record_export(took);
+    }
+
+    /// Keeps `message` in the recent-problems list (oldest dropped first).
+    pub fn record_problem(&self, kind: &'static str, message: String) {
+        if let Ok(mut p) = self.problems.lock() {
+            p.push_back(Problem {
+                unix_ms: unix_ms_now(),
+                kind,
+                message,
+            });
+            while p.len() > PROBLEMS_KEPT {
+                p.pop_front();
+            }
+        }
+    }
+
+    /// The recent problems, oldest first.
+    pub fn problems(&self) -> Vec<Problem> {
+        self.problems
+            .lock()
+            .map(|p| p.iter().cloned().collect())
+            .unwrap_or_default()
+    }
+
+    /// The progress history, oldest first.
+    pub fn history(&self) -> Vec<HistorySample> {
+        self.history
+            .lock()
+            .map(|h| h.iter().copied().collect())
+            .unwrap_or_default()
+    }
+
+    pub fn set_book(&self, nodes: u64, leaf_edges: u64, in_flight: u64) {
         self.counters.book_nodes.store(nodes, Ordering::Relaxed);
+        self.counters
+            .leaf_edges
+            .store(leaf_edges, Ordering::Relaxed);
         self.counters.in_flight.store(in_flight, Ordering::Relaxed);
         let now = Instant::now();
         let thought = self.counters.thought.load(Ordering::Relaxed);
@@ -71,6 +253,28 @@ impl Registry {
                 s.remove(0);
             }
         }
+        let unix_ms = unix_ms_now();
+        if let Ok(mut h) = self.history.lock()
+            && h.back().is_none_or(|last| {
+                unix_ms.saturating_sub(last.unix_ms) >= HISTORY_EVERY.as_millis() as u64
+            })
+        {
+            h.push_back(HistorySample {
+                unix_ms,
+                nodes,
+                thought,
+                in_flight,
+                workers: self.workers.len() as u64,
+            });
+            while h.len() > HISTORY_LEN {
+                h.pop_front();
+            }
+        }
+    }
+
+    /// Evaluation slots of all connected workers.
+    pub fn worker_slots(&self) -> u64 {
+        self.workers.iter().map(|w| u64::from(w.slots)).sum()
     }
 
     /// Thought positions per second over the last minute or so.

@@ -11,6 +11,8 @@ pub mod logging;
 mod pool;
 mod session;
 mod status;
+pub mod telemetry;
+pub mod worker_metrics;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -72,9 +74,14 @@ pub struct WorkerArgs {
     /// Longest pause between reconnection attempts, in seconds.
     #[arg(long, default_value_t = 60)]
     pub max_backoff_secs: u64,
-    /// Log format.
+    /// Log format: `text` for people, `json` (one object per line) for log
+    /// collectors. Levels come from RUST_LOG (default `info`).
     #[arg(long, value_enum, default_value = "text")]
     pub log_format: logging::LogFormat,
+    /// Serve Prometheus metrics at GET /metrics on this address (e.g.
+    /// 0.0.0.0:9101). Off when not given.
+    #[arg(long, value_name = "ADDR")]
+    pub metrics: Option<std::net::SocketAddr>,
 }
 
 /// What the signal task asks of the rest.
@@ -127,7 +134,10 @@ fn default_worker_id() -> String {
 /// A refused token or protocol version, an engine that does not start, bad flags.
 pub async fn run(args: WorkerArgs) -> Result<()> {
     if args.usi {
-        let nnue = args.engine.nnue().context("cannot load the evaluation file")?;
+        let nnue = args
+            .engine
+            .nnue()
+            .context("cannot load the evaluation file")?;
         return tokio::task::spawn_blocking(|| {
             let stdin = std::io::stdin();
             stera_engine::builtin::run_usi_with(stdin.lock(), std::io::stdout(), nnue)
@@ -168,6 +178,9 @@ pub async fn run(args: WorkerArgs) -> Result<()> {
     stats
         .slots
         .store(u64::from(slots), std::sync::atomic::Ordering::Relaxed);
+    if let Some(addr) = args.metrics {
+        serve_metrics(addr, stats.clone()).await?;
+    }
     let (shutdown_tx, shutdown_rx) = watch::channel(Shutdown::Running);
     tokio::spawn(signals(shutdown_tx));
     let status = tokio::spawn(status::report(
@@ -191,6 +204,15 @@ pub async fn run(args: WorkerArgs) -> Result<()> {
     status.abort();
     status::final_line(&stats);
     result
+}
+
+/// Installs the recorder and serves `/metrics` from `stats`.
+async fn serve_metrics(addr: std::net::SocketAddr, stats: Arc<Stats>) -> Result<()> {
+    let handle = telemetry::install_recorder("worker", worker_metrics::BUCKETS)?;
+    worker_metrics::describe();
+    let exposition = telemetry::Exposition::new(handle, move || worker_metrics::refresh(&stats));
+    telemetry::serve(addr, exposition.router()).await?;
+    Ok(())
 }
 
 /// First Ctrl-C or SIGTERM: finish; second: abort.

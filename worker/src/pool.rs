@@ -2,13 +2,60 @@
 
 use std::sync::{Condvar, Mutex};
 
-use stera_engine::choice::EngineChoice;
-use stera_engine::{EvalError, Evaluation, Evaluator, Limits};
+use stera_engine::choice::{EngineChoice, EngineKind};
+use stera_engine::{EvalError, Evaluation, Evaluator, Limits, UsiEvaluator};
 use stera_rules::Position;
+
+/// One slot's engine. USI engines are kept as their concrete type because only
+/// they restart processes, and their restart count is what the metrics report.
+enum Engine {
+    Usi(Box<UsiEvaluator>),
+    Other(Box<dyn Evaluator>),
+}
+
+impl Engine {
+    fn start(choice: &EngineChoice) -> Result<Self, EvalError> {
+        match choice.engine {
+            EngineKind::Usi => Ok(Self::Usi(Box::new(UsiEvaluator::new(
+                choice.usi_config()?,
+            )?))),
+            EngineKind::Builtin => Ok(Self::Other(choice.start()?)),
+        }
+    }
+
+    fn evaluator(&mut self) -> &mut dyn Evaluator {
+        match self {
+            Self::Usi(e) => e.as_mut(),
+            Self::Other(e) => e.as_mut(),
+        }
+    }
+
+    fn identity(&self) -> String {
+        match self {
+            Self::Usi(e) => e.identity(),
+            Self::Other(e) => e.identity(),
+        }
+    }
+
+    /// Engine process restarts so far.
+    fn restarts(&self) -> u64 {
+        match self {
+            Self::Usi(e) => e.stats().restarts,
+            Self::Other(_) => 0,
+        }
+    }
+}
+
+/// What one evaluation did besides its result.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct EvaluationCost {
+    /// Engine restarts it took (crashes retried, or a time-out).
+    pub restarts: u64,
+}
 
 /// The worker's engines.
 pub struct EvaluatorPool {
-    idle: Mutex<Vec<Box<dyn Evaluator>>>,
+    idle: Mutex<Vec<Engine>>,
     /// Signalled when an engine is returned (prefetched jobs wait for one).
     returned: Condvar,
     identity: String,
@@ -23,7 +70,7 @@ impl EvaluatorPool {
         let mut handles = Vec::new();
         for _ in 0..slots {
             let choice = choice.clone();
-            handles.push(tokio::task::spawn_blocking(move || choice.start()));
+            handles.push(tokio::task::spawn_blocking(move || Engine::start(&choice)));
         }
         let mut idle = Vec::new();
         for h in handles {
@@ -48,29 +95,43 @@ impl EvaluatorPool {
     }
 
     /// Evaluates on a borrowed engine, waiting for one to be free (prefetched jobs
-    /// wait here); blocks, so run it on a blocking thread.
+    /// wait here); blocks, so run it on a blocking thread. Also says how many engine
+    /// restarts the evaluation took, whether it succeeded or not.
     ///
     /// # Errors
     /// A poisoned pool (an engine panicked), or the evaluation's own error.
-    pub fn evaluate(&self, position: &Position, limits: &Limits) -> Result<Evaluation, EvalError> {
+    pub fn evaluate(
+        &self,
+        position: &Position,
+        limits: &Limits,
+    ) -> (Result<Evaluation, EvalError>, EvaluationCost) {
         let poisoned = || EvalError::Engine {
             engine: self.identity.clone(),
             reason: "engine pool poisoned".into(),
         };
         let mut engine = {
-            let mut idle = self.idle.lock().map_err(|_| poisoned())?;
+            let Ok(mut idle) = self.idle.lock() else {
+                return (Err(poisoned()), EvaluationCost::default());
+            };
             loop {
                 if let Some(e) = idle.pop() {
                     break e;
                 }
-                idle = self.returned.wait(idle).map_err(|_| poisoned())?;
+                match self.returned.wait(idle) {
+                    Ok(i) => idle = i,
+                    Err(_) => return (Err(poisoned()), EvaluationCost::default()),
+                }
             }
         };
-        let result = engine.evaluate(position, limits);
+        let restarts_before = engine.restarts();
+        let result = engine.evaluator().evaluate(position, limits);
+        let cost = EvaluationCost {
+            restarts: engine.restarts().saturating_sub(restarts_before),
+        };
         if let Ok(mut v) = self.idle.lock() {
             v.push(engine);
         }
         self.returned.notify_one();
-        result
+        (result, cost)
     }
 }

@@ -322,9 +322,14 @@ fn spawn_evaluation(
     tokio::task::spawn_blocking(move || {
         let outcome = Position::from_sfen(&job.sfen)
             .map_err(|e| format!("bad position from the coordinator: {e}"))
-            .and_then(|position| pool.evaluate(&position, &limits).map_err(|e| e.to_string()))
+            .and_then(|position| {
+                let (result, cost) = pool.evaluate(&position, &limits);
+                stats.restarts.fetch_add(cost.restarts, Ordering::Relaxed);
+                result.map_err(|e| e.to_string())
+            })
             .map(|ev| {
                 stats.evaluated.fetch_add(1, Ordering::Relaxed);
+                crate::worker_metrics::record_evaluation(ev.elapsed);
                 stats.engine_ms.fetch_add(
                     u64::try_from(ev.elapsed.as_millis()).unwrap_or(0),
                     Ordering::Relaxed,

@@ -21,6 +21,8 @@ pub struct Stats {
     pub rejected: AtomicU64,
     pub errors: AtomicU64,
     pub reconnects: AtomicU64,
+    /// Engine processes restarted after a crash or a time-out.
+    pub restarts: AtomicU64,
     /// Time spent inside the engine, in milliseconds.
     pub engine_ms: AtomicU64,
     /// Evaluation slots (engines).
@@ -38,6 +40,7 @@ impl Default for Stats {
             rejected: AtomicU64::new(0),
             errors: AtomicU64::new(0),
             reconnects: AtomicU64::new(0),
+            restarts: AtomicU64::new(0),
             engine_ms: AtomicU64::new(0),
             slots: AtomicU64::new(1),
         }

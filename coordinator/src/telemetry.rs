@@ -1,0 +1,185 @@
+//! The coordinator's Prometheus metrics (`stera_coordinator_*`, `stera_book_*`):
+//! names, help texts, histogram buckets, and the copy of the [`Registry`] into the
+//! recorder before each scrape.
+//!
+//! The registry stays the one source of truth (the status RPC and the dashboard read
+//! it too); counters are mirrored with `absolute`, so nothing is counted twice.
+//! Histograms are recorded where things happen, since a histogram cannot be
+//! rebuilt from a sum. Labels are closed sets (a reason, a result): worker ids and
+//! positions never become labels, they would grow without bound over months.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use metrics::{Unit, counter, describe_counter, describe_gauge, describe_histogram, gauge};
+use stera_worker::telemetry::Buckets;
+
+use crate::registry::Registry;
+use crate::registry::{RejectReason, RequeueReason};
+
+/// Thought positions in the book (loaded and added).
+pub const BOOK_NODES: &str = "stera_book_nodes";
+/// Edges whose value comes from an evaluation (leaf edges of the DAG).
+pub const BOOK_LEAF_EDGES: &str = "stera_book_leaf_edges";
+/// Bytes of the store directory on disk.
+pub const BOOK_STORE_SIZE: &str = "stera_book_store_size_bytes";
+/// Positions added to the book by this process.
+pub const THOUGHT: &str = "stera_coordinator_thought_positions_total";
+/// Selection searches run.
+pub const SELECTIONS: &str = "stera_coordinator_selections_total";
+/// Leaves those searches returned.
+pub const SELECTED_LEAVES: &str = "stera_coordinator_selected_leaves_total";
+/// Latency of one selection search.
+pub const SELECTION_DURATION: &str = "stera_coordinator_selection_duration_seconds";
+/// Leases handed out and not yet answered.
+pub const LEASES_IN_FLIGHT: &str = "stera_coordinator_leases_in_flight";
+/// Work streams open.
+pub const WORKERS_CONNECTED: &str = "stera_coordinator_workers_connected";
+/// Evaluation slots of the connected workers.
+pub const WORKER_SLOTS: &str = "stera_coordinator_worker_slots";
+/// Leases that expired without a heartbeat.
+pub const LEASE_EXPIRIES: &str = "stera_coordinator_lease_expiries_total";
+/// Leases put back for selection, by `reason`.
+pub const LEASES_REQUEUED: &str = "stera_coordinator_leases_requeued_total";
+/// Results rejected, by `reason`.
+pub const RESULTS_REJECTED: &str = "stera_coordinator_results_rejected_total";
+/// Results for positions already in the book.
+pub const RESULTS_DUPLICATE: &str = "stera_coordinator_results_duplicate_total";
+/// Positions quarantined after repeated rejections.
+pub const QUARANTINED: &str = "stera_coordinator_quarantined_positions_total";
+/// Exports run, by `result` (ok, error).
+pub const EXPORTS: &str = "stera_coordinator_exports_total";
+/// Duration of one export.
+pub const EXPORT_DURATION: &str = "stera_coordinator_export_duration_seconds";
+/// When the last export succeeded.
+pub const LAST_EXPORT_SUCCESS: &str = "stera_coordinator_last_export_success_timestamp_seconds";
+/// When this process started.
+pub const START_TIME: &str = "stera_coordinator_start_time_seconds";
+
+/// Selection searches take from ~0.1 ms (a small book) to ~1 s (15M positions,
+/// many leaves at once).
+const SELECTION_BOUNDS: &[f64] = &[
+    0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0,
+];
+
+/// Exports take from well under a second to tens of minutes at 15M positions.
+const EXPORT_BOUNDS: &[f64] = &[
+    0.1, 0.5, 1.0, 5.0, 15.0, 30.0, 60.0, 120.0, 300.0, 600.0, 1200.0, 1800.0, 3600.0,
+];
+
+/// The coordinator's histograms and their buckets.
+pub const BUCKETS: &[Buckets] = &[
+    Buckets {
+        metric: SELECTION_DURATION,
+        bounds: SELECTION_BOUNDS,
+    },
+    Buckets {
+        metric: EXPORT_DURATION,
+        bounds: EXPORT_BOUNDS,
+    },
+];
+
+/// Registers help texts and units, and the start time.
+pub fn describe() {
+    describe_gauge!(BOOK_NODES, "Thought positions in the book.");
+    describe_gauge!(
+        BOOK_LEAF_EDGES,
+        "Edges valued by an evaluation (leaf edges of the book DAG)."
+    );
+    describe_gauge!(
+        BOOK_STORE_SIZE,
+        Unit::Bytes,
+        "Size of the book store directory on disk (measured every 30 s)."
+    );
+    describe_counter!(THOUGHT, "Positions added to the book by this process.");
+    describe_counter!(SELECTIONS, "Selection searches run.");
+    describe_counter!(SELECTED_LEAVES, "Leaves returned by selection searches.");
+    describe_histogram!(
+        SELECTION_DURATION,
+        Unit::Seconds,
+        "Latency of one selection search (the dispatcher waits for it)."
+    );
+    describe_gauge!(
+        LEASES_IN_FLIGHT,
+        "Leases handed out to workers and not yet answered."
+    );
+    describe_gauge!(WORKERS_CONNECTED, "Worker streams connected.");
+    describe_gauge!(
+        WORKER_SLOTS,
+        "Evaluation slots (with prefetch) of the connected workers."
+    );
+    describe_counter!(
+        LEASE_EXPIRIES,
+        "Leases that expired without a heartbeat and were requeued."
+    );
+    describe_counter!(
+        LEASES_REQUEUED,
+        "Leases put back for selection, by reason (expired, disconnected, given_back)."
+    );
+    describe_counter!(
+        RESULTS_REJECTED,
+        "Results rejected, by reason (unknown_lease, foreign_lease, invalid, store_failed)."
+    );
+    describe_counter!(
+        RESULTS_DUPLICATE,
+        "Results for positions already in the book (acknowledged, not stored again)."
+    );
+    describe_counter!(
+        QUARANTINED,
+        "Positions quarantined after repeated rejected results."
+    );
+    describe_counter!(EXPORTS, "Book exports run, by result (ok, error).");
+    describe_histogram!(
+        EXPORT_DURATION,
+        Unit::Seconds,
+        "Duration of one book export."
+    );
+    describe_gauge!(
+        LAST_EXPORT_SUCCESS,
+        Unit::Seconds,
+        "Unix time of the last successful export (0: none yet)."
+    );
+    describe_gauge!(
+        START_TIME,
+        Unit::Seconds,
+        "Unix time at which this coordinator started."
+    );
+    gauge!(START_TIME).set(crate::registry::unix_ms_now() as f64 / 1000.0);
+}
+
+/// Records one selection search's latency.
+pub fn record_selection(took: Duration) {
+    metrics::histogram!(SELECTION_DURATION).record(took.as_secs_f64());
+}
+
+/// Records one export's duration.
+pub fn record_export(took: Duration) {
+    metrics::histogram!(EXPORT_DURATION).record(took.as_secs_f64());
+}
+
+/// Copies the registry's counters and gauges into the recorder.
+pub fn refresh(registry: &Registry) {
+    let c = &registry.counters;
+    let load = |a: &AtomicU64| a.load(Ordering::Relaxed);
+    gauge!(BOOK_NODES).set(load(&c.book_nodes) as f64);
+    gauge!(BOOK_LEAF_EDGES).set(load(&c.leaf_edges) as f64);
+    gauge!(BOOK_STORE_SIZE).set(load(&c.store_bytes) as f64);
+    counter!(THOUGHT).absolute(load(&c.thought));
+    counter!(SELECTIONS).absolute(load(&c.selections));
+    counter!(SELECTED_LEAVES).absolute(load(&c.selected_leaves));
+    gauge!(LEASES_IN_FLIGHT).set(load(&c.in_flight) as f64);
+    gauge!(WORKERS_CONNECTED).set(registry.workers.len() as f64);
+    gauge!(WORKER_SLOTS).set(registry.worker_slots() as f64);
+    counter!(LEASE_EXPIRIES).absolute(load(&c.expired));
+    for (reason, n) in RequeueReason::ALL.iter().zip(&c.requeued_by) {
+        counter!(LEASES_REQUEUED, "reason" => reason.label()).absolute(load(n));
+    }
+    for (reason, n) in RejectReason::ALL.iter().zip(&c.rejected_by) {
+        counter!(RESULTS_REJECTED, "reason" => reason.label()).absolute(load(n));
+    }
+    counter!(RESULTS_DUPLICATE).absolute(load(&c.duplicates));
+    counter!(QUARANTINED).absolute(load(&c.quarantined));
+    counter!(EXPORTS, "result" => "ok").absolute(load(&c.exports_ok));
+    counter!(EXPORTS, "result" => "error").absolute(load(&c.exports_failed));
+    gauge!(LAST_EXPORT_SUCCESS).set(load(&c.last_export_success_unix) as f64);
+}
