@@ -9,10 +9,10 @@ use std::path::{Path, PathBuf};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context, Result, bail};
-use hashbrown::HashSet;
-use stera_book::{Book, NodeStore, Origin, SledStore, ThoughtNode};
+use hashbrown::{HashMap, HashSet};
+use stera_book::{Book, NodeId, NodeStore, Origin, SledStore, ThoughtNode};
 use stera_formats::db2016::{BookEntry, Db2016Reader};
-use stera_rules::{Move, Position};
+use stera_rules::{Key, Move, Position};
 
 use crate::export::Reporter;
 
@@ -79,18 +79,24 @@ pub fn run(args: &Args) -> Result<()> {
         .with_legality_check(true);
     let mut bad = Vec::new();
     let mut incomplete = Vec::new();
+    // Keys of the complete entries: pass 2 links entries that lead to them.
+    let mut complete: HashSet<u128> = HashSet::new();
     let mut entries = 0u64;
     for item in reader {
         match item {
             Ok(entry) => {
                 entries += 1;
                 let pos = entry.position()?;
-                if let Some(Err(missing)) = values_of(&entry, &pos, &mut legal) {
-                    incomplete.push(Incomplete {
+                match values_of(&entry, &pos, &mut legal) {
+                    Some(Err(missing)) => incomplete.push(Incomplete {
                         sfen: entry.sfen().to_owned(),
                         missing,
                         legal: legal.len(),
-                    });
+                    }),
+                    Some(Ok(_)) => {
+                        complete.insert(pos.key().0);
+                    }
+                    None => {}
                 }
             }
             Err(e) if e.is_entry_error() => bad.push(e.to_string()),
@@ -145,16 +151,19 @@ pub fn run(args: &Args) -> Result<()> {
     let timestamp = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| u32::try_from(d.as_secs()).unwrap_or(u32::MAX));
-    let mut seen: HashSet<u128> = HashSet::new();
-    let (mut imported, mut already, mut duplicates) = (0u64, 0u64, 0u64);
-    let mut batch: Vec<ThoughtNode> = Vec::with_capacity(BATCH);
+    // Pass 2: read the complete new entries into memory and find which of them
+    // lead to one another.
+    let mut pending = Pending::default();
+    let mut edges_by_key: Vec<(u32, u16, u128)> = Vec::new();
+    let (mut already, mut duplicates) = (0u64, 0u64);
     let mut progress = Reporter::new();
     let mut read = 0u64;
+    let mut sfen = String::with_capacity(160);
     for item in Db2016Reader::open(&args.file)? {
         let Ok(entry) = item else { continue };
         read += 1;
         if read.is_multiple_of(1 << 14) {
-            progress.report("import", read, entries);
+            progress.report("read", read, entries);
         }
         let pos = entry.position()?;
         let Some(Ok((values, depths))) = values_of(&entry, &pos, &mut legal) else {
@@ -165,32 +174,209 @@ pub fn run(args: &Args) -> Result<()> {
             already += 1;
             continue;
         }
-        if !seen.insert(key.0) {
+        if pending.index.contains_key(&key.0) {
             duplicates += 1;
             continue;
         }
-        batch.push(ThoughtNode {
+        let parent = u32::try_from(pending.len()).unwrap_or(u32::MAX);
+        for &mv in &legal {
+            let child = pos.key_after(mv).0;
+            if complete.contains(&child) {
+                edges_by_key.push((parent, mv.raw(), child));
+            }
+        }
+        sfen.clear();
+        sfen.push_str(&pos.to_sfen_without_ply());
+        pending.push(
             key,
-            origin: Origin::Sfen(pos.to_sfen_without_ply()),
-            ply: u16::try_from(entry.ply()).unwrap_or(u16::MAX),
+            &sfen,
+            u16::try_from(entry.ply()).unwrap_or(u16::MAX),
+            &values,
+            &depths,
+        );
+    }
+    drop(complete);
+    // Children already in the book, or skipped as duplicates, are not pending.
+    let edges: Vec<(u32, u16, u32)> = edges_by_key
+        .into_iter()
+        .filter_map(|(p, mv, child)| pending.index.get(&child).map(|&c| (p, mv, c)))
+        .collect();
+    let links = pending.link(&edges);
+    drop(edges);
+    progress.finish();
+
+    // Pass 3: store them parents first, each linked one as "parent + move".
+    let base = store.len();
+    let mut batch: Vec<ThoughtNode> = Vec::with_capacity(BATCH);
+    let mut imported = 0u64;
+    let total = links.order.len() as u64;
+    for (rank, &i) in links.order.iter().enumerate() {
+        let i = i as usize;
+        let origin = match links.parent[i] {
+            Some((parent, mv)) => Origin::Child {
+                parent: NodeId(base + links.rank[parent as usize]),
+                mv,
+            },
+            None => Origin::Sfen(pending.sfen(i).to_owned()),
+        };
+        let values = pending.values(i).to_vec();
+        let depths = pending.depths(i);
+        batch.push(ThoughtNode {
+            key: pending.keys[i],
+            origin,
+            ply: pending.plies[i],
             values,
-            depths: depths.iter().any(|&d| d != 0).then_some(depths),
+            depths: depths.iter().any(|&d| d != 0).then(|| depths.to_vec()),
             evaluator,
             timestamp,
         });
         if batch.len() >= BATCH {
             imported += flush(&mut store, &mut batch, &args.db)?;
+            progress.report("store", rank as u64 + 1, total);
         }
     }
     imported += flush(&mut store, &mut batch, &args.db)?;
     progress.finish();
     println!(
-        "entries {entries}: imported {imported}, already in the book {already}, duplicate positions {duplicates}, incomplete {}, bad {}; {:.1} s",
+        "entries {entries}: imported {imported} ({} linked to a parent, {} by SFEN), already in the book {already}, duplicate positions {duplicates}, incomplete {}, bad {}; {:.1} s",
+        links.linked,
+        imported.saturating_sub(links.linked),
         incomplete.len(),
         bad.len(),
         start.elapsed().as_secs_f64()
     );
     Ok(())
+}
+
+/// The complete new entries of the file, in file order, in flat tables.
+#[derive(Default)]
+struct Pending {
+    keys: Vec<Key>,
+    index: HashMap<u128, u32>,
+    plies: Vec<u16>,
+    sfen_start: Vec<usize>,
+    sfens: String,
+    value_start: Vec<usize>,
+    values: Vec<i16>,
+    depths: Vec<u8>,
+}
+
+impl Pending {
+    fn push(&mut self, key: Key, sfen: &str, ply: u16, values: &[i16], depths: &[u8]) {
+        let i = u32::try_from(self.keys.len()).unwrap_or(u32::MAX);
+        self.index.insert(key.0, i);
+        self.keys.push(key);
+        self.plies.push(ply);
+        self.sfen_start.push(self.sfens.len());
+        self.sfens.push_str(sfen);
+        self.value_start.push(self.values.len());
+        self.values.extend_from_slice(values);
+        self.depths.extend_from_slice(depths);
+    }
+
+    fn len(&self) -> usize {
+        self.keys.len()
+    }
+
+    fn sfen(&self, i: usize) -> &str {
+        let end = self
+            .sfen_start
+            .get(i + 1)
+            .copied()
+            .unwrap_or(self.sfens.len());
+        &self.sfens[self.sfen_start[i]..end]
+    }
+
+    fn range(&self, i: usize) -> std::ops::Range<usize> {
+        let end = self
+            .value_start
+            .get(i + 1)
+            .copied()
+            .unwrap_or(self.values.len());
+        self.value_start[i]..end
+    }
+
+    fn values(&self, i: usize) -> &[i16] {
+        &self.values[self.range(i)]
+    }
+
+    fn depths(&self, i: usize) -> &[u8] {
+        &self.depths[self.range(i)]
+    }
+
+    /// Decides which entries are stored as "parent + move" (2 bytes) instead of
+    /// their SFEN (about 70 bytes, resident in sled and in the coordinator's
+    /// memory): a breadth-first search over the moves between entries, started
+    /// from every entry no other entry leads to, in file order, then from the
+    /// entry of smallest ply not yet reached, and so on. Parents are thus always stored
+    /// before their children and the origin chains cannot loop.
+    fn link(&self, edges: &[(u32, u16, u32)]) -> Links {
+        let n = self.len();
+        // CSR of the edges by parent.
+        let mut start = vec![0usize; n + 1];
+        let mut has_parent = vec![false; n];
+        for &(p, _, c) in edges {
+            start[p as usize + 1] += 1;
+            has_parent[c as usize] = true;
+        }
+        for i in 0..n {
+            start[i + 1] += start[i];
+        }
+        let mut fill = start.clone();
+        let mut out = vec![(0u16, 0u32); edges.len()];
+        for &(p, mv, c) in edges {
+            out[fill[p as usize]] = (mv, c);
+            fill[p as usize] += 1;
+        }
+        let mut links = Links {
+            order: Vec::with_capacity(n),
+            rank: vec![u32::MAX; n],
+            parent: vec![None; n],
+            linked: 0,
+        };
+        let mut queue = std::collections::VecDeque::new();
+        let mut visit = |root: usize, links: &mut Links| {
+            if links.rank[root] != u32::MAX {
+                return;
+            }
+            links.rank[root] = links.order.len() as u32;
+            links.order.push(root as u32);
+            queue.push_back(root);
+            while let Some(p) = queue.pop_front() {
+                for &(mv, c) in &out[start[p]..start[p + 1]] {
+                    let c = c as usize;
+                    if links.rank[c] == u32::MAX
+                        && let Some(mv) = Move::from_raw(mv)
+                    {
+                        links.rank[c] = links.order.len() as u32;
+                        links.order.push(c as u32);
+                        links.parent[c] = Some((p as u32, mv));
+                        links.linked += 1;
+                        queue.push_back(c);
+                    }
+                }
+            }
+        };
+        for root in (0..n).filter(|&i| !has_parent[i]) {
+            visit(root, &mut links);
+        }
+        // Entries on cycles only (the start position when a rook shuffle leads
+        // back to it): the smallest ply first, so lines grow from their start.
+        let mut rest: Vec<usize> = (0..n).filter(|&i| links.rank[i] == u32::MAX).collect();
+        rest.sort_by_key(|&i| (self.plies[i], i));
+        for i in rest {
+            visit(i, &mut links);
+        }
+        links
+    }
+}
+
+/// Where each pending entry goes: storing order, rank in it, parent and move.
+struct Links {
+    order: Vec<u32>,
+    rank: Vec<u32>,
+    parent: Vec<Option<(u32, Move)>>,
+    linked: u64,
 }
 
 fn flush(store: &mut SledStore, batch: &mut Vec<ThoughtNode>, db: &Path) -> Result<u64> {
