@@ -10,7 +10,7 @@ mod net;
 mod rng;
 
 use std::collections::HashSet;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
 use rng::Rng;
@@ -34,8 +34,15 @@ fn fixture() -> &'static Fixture {
     static FIXTURE: OnceLock<Fixture> = OnceLock::new();
     FIXTURE.get_or_init(|| {
         let bytes = net::random_net_bytes(2024);
-        let path = std::env::temp_dir().join(format!("stera-nnue-eval-{}.bin", std::process::id()));
-        std::fs::write(&path, &bytes).expect("write temp net");
+        // A static is never dropped, so the file lives under Cargo's per-target
+        // scratch directory under a fixed name (one file, rewritten each run)
+        // instead of piling up in the system temp directory. Written under a
+        // unique name and renamed, so concurrent runs never read a partial file.
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR"));
+        let path = dir.join("stera-nnue-eval.bin");
+        let partial = dir.join(format!("stera-nnue-eval.{}.partial", std::process::id()));
+        std::fs::write(&partial, &bytes).expect("write temp net");
+        std::fs::rename(&partial, &path).expect("rename temp net");
         let network = nnue::load_shared(&path).expect("random net loads");
         Fixture {
             bytes,
