@@ -11,6 +11,7 @@ mod export;
 mod import;
 mod kifu;
 mod perft;
+mod remote;
 mod roots;
 mod show;
 mod stats;
@@ -49,6 +50,9 @@ enum Command {
     Stats(stats::Args),
     /// One position: board, stored and propagated value of every move.
     Show(show::Args),
+    /// A running coordinator: `remote export` (a fresh book while generation
+    /// runs), `remote status`.
+    Remote(remote::Args),
 }
 
 fn main() -> ExitCode {
@@ -64,6 +68,7 @@ fn main() -> ExitCode {
         Command::Roots(args) => roots::run(&args),
         Command::Stats(args) => stats::run(&args),
         Command::Show(args) => show::run(&args),
+        Command::Remote(args) => remote::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

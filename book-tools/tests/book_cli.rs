@@ -326,3 +326,116 @@ fn roots_kifu_and_stats() {
     assert!(stats.contains("    0: 2\n    1: 1\n"), "{stats}");
     assert!(stats.contains("hour "), "{stats}");
 }
+
+/// The coordinator binary built beside this one (`cargo test --workspace`
+/// builds every package's binaries before running tests).
+fn coordinator_exe() -> PathBuf {
+    let exe = Path::new(env!("CARGO_BIN_EXE_book-tools")).with_file_name("coordinator");
+    assert!(
+        exe.exists(),
+        "{} is missing: run the tests with `cargo test --workspace` (or build the coordinator first)",
+        exe.display()
+    );
+    exe
+}
+
+/// Kills the coordinator however the test ends.
+struct Running(std::process::Child);
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// `remote export` gets a book from a running coordinator (the same bytes as
+/// an export of the stopped store), `remote status` reports the run, and a
+/// wrong token is refused with the reason.
+#[test]
+fn remote_export_from_a_running_coordinator() {
+    use std::io::{BufRead, BufReader};
+    let dir = Dir::new();
+    let db = dir.path("db");
+    let lines: Vec<&[&str]> = vec![&["7g7f", "3c3d", "2g2f"], &["2g2f", "8c8d"]];
+    std::fs::write(
+        dir.path("in.db"),
+        raw_book(&lines, |_, i| (i % 7) as i32 * 10 - 30),
+    )
+    .unwrap();
+    ok(&["import", "--db", s(&db), s(&dir.path("in.db"))]);
+    let offline = dir.path("offline.db");
+    ok(&["export", "--db", s(&db), "--out", s(&offline)]);
+    std::fs::write(dir.path("token"), "s3cret\n").unwrap();
+    std::fs::write(dir.path("wrong"), "guess\n").unwrap();
+
+    let mut child = Command::new(coordinator_exe())
+        .args(["--db", s(&db), "--listen", "127.0.0.1:0", "--token-file"])
+        .arg(dir.path("token"))
+        .env("RUST_LOG", "info")
+        .env_remove("STERA_TOKEN")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("start coordinator");
+    let stderr = child.stderr.take().unwrap();
+    let running = Running(child);
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if line.contains("listening")
+                && let Some(a) = line.split("addr=").nth(1)
+            {
+                let _ = tx.send(a.trim().to_owned());
+            }
+        }
+    });
+    let addr = rx
+        .recv_timeout(std::time::Duration::from_secs(60))
+        .expect("the coordinator listens");
+    let url = format!("http://{addr}");
+
+    let live = dir.path("live.db");
+    let token = dir.path("token");
+    let report = ok(&[
+        "remote",
+        "export",
+        "--coordinator",
+        &url,
+        "--token-file",
+        s(&token),
+        "--out",
+        s(&live),
+    ]);
+    assert!(report.contains("entries"), "{report}");
+    assert_eq!(
+        std::fs::read(&live).unwrap(),
+        std::fs::read(&offline).unwrap()
+    );
+
+    let status = ok(&[
+        "remote",
+        "status",
+        "--coordinator",
+        &url,
+        "--token-file",
+        s(&token),
+    ]);
+    assert!(status.contains("StatusReply"), "{status}");
+
+    let wrong = dir.path("wrong");
+    let err = fails(&[
+        "remote",
+        "export",
+        "--coordinator",
+        &url,
+        "--token-file",
+        s(&wrong),
+        "--out",
+        s(&live),
+    ]);
+    assert!(err.contains("Unauthenticated"), "{err}");
+    drop(running);
+
+    let err = fails(&["remote", "status", "--coordinator", &url]);
+    assert!(err.contains("cannot connect"), "{err}");
+}

@@ -1,0 +1,170 @@
+//! `book-tools remote`: talk to a running coordinator over its gRPC API. A book
+//! maker gets a fresh book while generation goes on for months (`remote
+//! export`), or a one-screen summary of the run (`remote status`).
+
+use std::path::PathBuf;
+
+use anyhow::{Context, Result, bail};
+use stera_proto::v1::coordinator_client::CoordinatorClient;
+use stera_proto::v1::{ExportRequest, StatusRequest};
+use tonic::metadata::MetadataValue;
+use tonic::transport::{Certificate, Channel, ClientTlsConfig, Endpoint};
+
+#[derive(clap::Args)]
+pub struct Args {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(clap::Args)]
+struct Connection {
+    /// The coordinator's gRPC URL (`http://host:50051`, or `https://` with TLS).
+    #[arg(long, default_value = "http://127.0.0.1:50051")]
+    coordinator: String,
+    /// File holding the bearer token (else STERA_TOKEN; none for a coordinator
+    /// without authentication).
+    #[arg(long, value_name = "FILE")]
+    token_file: Option<PathBuf>,
+    /// PEM certificate of the CA that signed the coordinator's TLS certificate
+    /// (default for `https://`: the system's roots).
+    #[arg(long, value_name = "FILE")]
+    tls_ca: Option<PathBuf>,
+}
+
+#[derive(clap::Subcommand)]
+enum Command {
+    /// Ask the running coordinator to write a tera-shock book of its live book.
+    /// The file is written on the coordinator's machine (atomically); selection
+    /// pauses while the coordinator analyses the book.
+    Export {
+        #[command(flatten)]
+        connection: Connection,
+        /// Path of the book file on the coordinator's machine.
+        #[arg(long)]
+        out: String,
+        /// Keep only the moves whose propagated value equals the best move's.
+        #[arg(long)]
+        shrink: bool,
+        /// Stored values without minimax (a book `import` reads back losslessly).
+        #[arg(long, conflicts_with = "shrink")]
+        raw: bool,
+    },
+    /// Print the run's progress as the coordinator reports it.
+    Status {
+        #[command(flatten)]
+        connection: Connection,
+    },
+}
+
+pub fn run(args: &Args) -> Result<()> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    runtime.block_on(async {
+        match &args.command {
+            Command::Export {
+                connection,
+                out,
+                shrink,
+                raw,
+            } => {
+                let mut client = connect(connection).await?;
+                let request = authorized(
+                    connection,
+                    ExportRequest {
+                        path: out.clone(),
+                        shrink: *shrink,
+                        raw: *raw,
+                    },
+                )?;
+                let reply = client
+                    .export(request)
+                    .await
+                    .map_err(|s| refused("export", &s))?
+                    .into_inner();
+                println!(
+                    "wrote {} entries, {} moves to {} on the coordinator in {:.1} s",
+                    reply.entries,
+                    reply.moves,
+                    reply.path,
+                    f64::from(reply.elapsed_ms) / 1000.0
+                );
+                Ok(())
+            }
+            Command::Status { connection } => {
+                let mut client = connect(connection).await?;
+                let reply = client
+                    .status(authorized(connection, StatusRequest::default())?)
+                    .await
+                    .map_err(|s| refused("status", &s))?
+                    .into_inner();
+                println!("{reply:#?}");
+                Ok(())
+            }
+        }
+    })
+}
+
+async fn connect(c: &Connection) -> Result<CoordinatorClient<Channel>> {
+    let endpoint = Endpoint::from_shared(c.coordinator.clone())
+        .with_context(|| format!("bad coordinator URL `{}`", c.coordinator))?;
+    let tls = match &c.tls_ca {
+        Some(path) => {
+            let pem = std::fs::read(path)
+                .with_context(|| format!("cannot read TLS CA file {}", path.display()))?;
+            Some(ClientTlsConfig::new().ca_certificate(Certificate::from_pem(pem)))
+        }
+        None if c.coordinator.starts_with("https://") => {
+            Some(ClientTlsConfig::new().with_native_roots())
+        }
+        None => None,
+    };
+    let endpoint = match tls {
+        Some(tls) => endpoint.tls_config(tls).context("TLS set-up failed")?,
+        None => endpoint,
+    };
+    let channel = endpoint
+        .connect()
+        .await
+        .with_context(|| format!("cannot connect to the coordinator at {}", c.coordinator))?;
+    Ok(CoordinatorClient::new(channel))
+}
+
+/// The request with the bearer token, if one is configured.
+fn authorized<T>(c: &Connection, message: T) -> Result<tonic::Request<T>> {
+    let mut request = tonic::Request::new(message);
+    // Long analyses of a big book: no client-side deadline.
+    if let Some(token) = read_token(c.token_file.as_ref())? {
+        let value: MetadataValue<_> = format!("Bearer {token}")
+            .parse()
+            .context("the token contains characters that cannot be sent in a header")?;
+        request.metadata_mut().insert("authorization", value);
+    }
+    Ok(request)
+}
+
+/// The token from the file, else from STERA_TOKEN (as the worker reads it).
+fn read_token(file: Option<&PathBuf>) -> Result<Option<String>> {
+    if let Some(path) = file {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read token file {}", path.display()))?;
+        let token = text.trim().to_owned();
+        if token.is_empty() {
+            bail!("token file {} is empty", path.display());
+        }
+        return Ok(Some(token));
+    }
+    Ok(std::env::var("STERA_TOKEN")
+        .ok()
+        .map(|t| t.trim().to_owned())
+        .filter(|t| !t.is_empty()))
+}
+
+fn refused(what: &str, status: &tonic::Status) -> anyhow::Error {
+    anyhow::anyhow!(
+        "the coordinator refused the {what} request ({:?}): {}",
+        status.code(),
+        status.message()
+    )
+}
