@@ -165,4 +165,28 @@ python3 deploy/ci/check_flags.py "$bin_dir" "${rendered[@]}" \
     deploy/README.md README.md ||
     fail "a command line in deploy/ or README.md uses a flag the binary does not have (listed above)"
 
+# --- Canaries ---------------------------------------------------------------------
+# Each checker must reject a known-bad input, or a passing run above proves nothing
+# (e.g. a validator that silently stopped being strict).
+step "canaries: each checker rejects a broken input"
+sed 's/readOnlyRootFilesystem:/readOnlyRootFilesytem:/' "$tmp/k8s-cpu.yaml" >"$tmp/bad-k8s.yaml"
+if kubernetes-validate --strict --quiet "$tmp/bad-k8s.yaml" >/dev/null 2>&1; then
+    fail "kubernetes-validate --strict accepted a misspelt field"
+fi
+sed 's/stop_grace_period:/stop_grace_perod:/' deploy/compose.yaml >"$tmp/bad-compose.yaml"
+if check-jsonschema --builtin-schema vendor.compose-spec "$tmp/bad-compose.yaml" >/dev/null 2>&1; then
+    fail "check-jsonschema accepted a misspelt compose key"
+fi
+sed 's/^ProtectHome=/ProtectHom=/' "$tmp/units/stera-coordinator.service" >"$tmp/bad.service"
+systemd-analyze verify "$tmp/bad.service" 2>"$tmp/bad.err" || true
+[ -s "$tmp/bad.err" ] || fail "systemd-analyze verify said nothing about an unknown key"
+printf 'groups:\n  - name: canary\n    rules:\n      - alert: Broken\n        expr: rate(up[5m]\n' >"$tmp/bad-rules.yml"
+if promtool check rules "$tmp/bad-rules.yml" >/dev/null 2>&1; then
+    fail "promtool accepted a malformed rule expression"
+fi
+printf '```sh\nworker --no-such-flag\n```\n' >"$tmp/bad.md"
+if python3 deploy/ci/check_flags.py "$bin_dir" "$tmp/bad.md" >/dev/null 2>&1; then
+    fail "check_flags.py accepted an unknown flag"
+fi
+
 step "all checks passed"

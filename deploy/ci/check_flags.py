@@ -221,7 +221,7 @@ def main() -> int:
     parser.add_argument("bin_dir", type=Path, help="directory holding the built binaries")
     parser.add_argument("--k8s", type=Path, action="append", default=[], help="rendered manifests")
     parser.add_argument("files", type=Path, nargs="*", help="compose, unit, env and markdown files")
-    args = parser.parse_args()
+    args = parser.parse_intermixed_args()
 
     for binary in BINARIES:
         if not (args.bin_dir / binary).is_file():
