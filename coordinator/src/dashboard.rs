@@ -144,7 +144,9 @@ impl Dashboard {
                         value: r.value,
                     })
                     .collect();
-                cache.at = Some(Instant::now());
+                // Before the first selection there are no lines yet; ask again next
+                // time rather than showing "none" for the whole cache period.
+                cache.at = (!cache.roots.is_empty()).then(Instant::now);
             }
         }
         let age = cache.at.map_or(0, |t| {
