@@ -135,3 +135,63 @@ impl EvaluatorPool {
         (result, cost)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Flags {
+        #[command(flatten)]
+        engine: EngineChoice,
+    }
+
+    fn depth_one() -> Limits {
+        Limits {
+            depth: Some(1),
+            ..Limits::default()
+        }
+    }
+
+    /// The scripted engine of the engine crate's tests, in a given mode.
+    fn fake_usi(mode: &str) -> EngineChoice {
+        let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../crates/engine/tests/fixtures/fake_usi.sh");
+        let cmd = format!("sh {} {mode}", script.display());
+        Flags::parse_from(["worker", "--engine", "usi", "--engine-cmd", &cmd]).engine
+    }
+
+    #[tokio::test]
+    async fn restarts_of_a_crashing_engine_are_counted() {
+        let pool = EvaluatorPool::start(&fake_usi("crash-always"), 1)
+            .await
+            .unwrap();
+        let (result, cost) = pool.evaluate(&Position::startpos(), &depth_one());
+        assert!(result.is_err());
+        // The default configuration restarts a crashed engine twice per position.
+        assert_eq!(cost.restarts, 2);
+        // The engine stays in the pool: the next position counts its own restarts.
+        let (_, again) = pool.evaluate(&Position::startpos(), &depth_one());
+        assert_eq!(again.restarts, 2);
+    }
+
+    #[tokio::test]
+    async fn a_healthy_engine_costs_no_restart() {
+        let pool = EvaluatorPool::start(&fake_usi("all"), 1).await.unwrap();
+        let (result, cost) = pool.evaluate(&Position::startpos(), &depth_one());
+        assert_eq!(result.unwrap().moves.len(), 30);
+        assert_eq!(cost.restarts, 0);
+        let builtin = Flags::parse_from(["worker"]).engine;
+        let pool = EvaluatorPool::start(&builtin, 1).await.unwrap();
+        let (result, cost) = pool.evaluate(
+            &Position::startpos(),
+            &Limits {
+                nodes: Some(200),
+                ..Limits::default()
+            },
+        );
+        assert!(result.is_ok());
+        assert_eq!(cost, EvaluationCost::default());
+    }
+}
