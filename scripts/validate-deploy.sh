@@ -30,15 +30,18 @@ tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 
 # --- Binaries ---------------------------------------------------------------------
-# The Dockerfile builds exactly these packages with --locked; CI compiles the same
-# packages with --locked in the test profile (the one `cargo test` already built, so
-# this is nearly free after the tests). The binaries are then used for the unit-file
-# and flag checks below.
+# The Dockerfile builds exactly these packages with --locked; CI compiles them with
+# --locked too, in the test profile: `cargo test --workspace --locked` builds the
+# three binaries for the integration tests, so repeating it with --no-run right
+# after scripts/test.sh ran the tests costs nothing (a `cargo build -p ...` would
+# resolve features differently and rebuild). The binaries are then used for the
+# unit-file and flag checks below.
 docker_build='cargo build --release --locked -p coordinator -p worker -p book-tools'
 grep -qF "$docker_build" deploy/Dockerfile ||
     fail "deploy/Dockerfile: its build step is not \`$docker_build\` (update this script and the Dockerfile together)"
-step "building coordinator, worker, book-tools (test profile, --locked)"
-cargo build --quiet --locked --profile test -p coordinator -p worker -p book-tools
+step "building coordinator, worker, book-tools (cargo test --no-run, --locked)"
+cargo test --quiet --workspace --locked --no-run 2>"$tmp/cargo.err" ||
+    { cat "$tmp/cargo.err" >&2; fail "cargo test --no-run (building the binaries)"; }
 bin_dir="${CARGO_TARGET_DIR:-target}/debug"
 for b in coordinator worker book-tools; do
     [ -x "$bin_dir/$b" ] || fail "$bin_dir/$b was not built"
