@@ -55,7 +55,10 @@ mod solve;
 mod walk;
 
 pub use error::TeraShockError;
-pub use export::{ExportOptions, ExportSummary, MoveLine, export_db2016, node_lines};
+pub use export::{
+    ExportOptions, ExportSummary, MoveLine, WRITTEN_DEPTH_MAX, book_moves, export_db2016,
+    node_lines,
+};
 pub use extras::NodeExtras;
 pub use graph::{BookGraph, Edge, NodeVisitor};
 pub use solve::{DEPTH_INFINITE, Solution, SolveStats, compare_lines, deeper, solve};

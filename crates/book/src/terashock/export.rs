@@ -319,6 +319,51 @@ impl NodeTable {
     }
 }
 
+/// Depth written for lines that never end (cycles): YaneuraOu's
+/// `BOOK_DEPTH_MAX`, which its `peta_shock` writes for them.
+pub const WRITTEN_DEPTH_MAX: u16 = 9999;
+
+/// The move lines of one entry as written: `lines` best first (after any
+/// shrink), with, for a propagated export, the conventions of YaneuraOu's
+/// `peta_shock` output: depths capped at [`WRITTEN_DEPTH_MAX`] (an endless
+/// line is written as 9999), and every move after the first whose value
+/// equals the best's but whose depth differs written one point lower, so an
+/// engine that picks the highest value takes the line the analysis chose
+/// (the correction is written only, never propagated). A raw export writes
+/// the stored values and depths unchanged.
+///
+/// ```
+/// use stera_book::terashock::{MoveLine, book_moves, DEPTH_INFINITE};
+/// let line = |usi: &str, index, value, depth| MoveLine {
+///     mv: usi.parse().unwrap(), index, ponder: None, value, depth, thought_child: true,
+/// };
+/// let lines = [line("2g2f", 0, 50, 3), line("7g7f", 1, 50, 3), line("2h3h", 2, 50, DEPTH_INFINITE)];
+/// let written: Vec<(i32, i32)> = book_moves(&lines, true).map(|m| (m.value, m.depth)).collect();
+/// assert_eq!(written, [(50, 3), (50, 3), (49, 9999)]);
+/// ```
+pub fn book_moves(lines: &[MoveLine], propagated: bool) -> impl Iterator<Item = BookMove> + '_ {
+    let written_depth = move |d: u16| {
+        if propagated {
+            d.min(WRITTEN_DEPTH_MAX)
+        } else {
+            d
+        }
+    };
+    let best = lines.first().map(|l| (l.value, written_depth(l.depth)));
+    lines.iter().enumerate().map(move |(i, l)| {
+        let depth = written_depth(l.depth);
+        let tied_other_depth =
+            propagated && i > 0 && best.is_some_and(|(v, d)| l.value == v && depth != d);
+        BookMove {
+            mv: l.mv,
+            ponder: l.ponder,
+            value: i32::from(l.value) - i32::from(tied_other_depth),
+            depth: i32::from(depth),
+            count: 1,
+        }
+    })
+}
+
 /// Everything a formatting thread reads.
 struct FormatContext<'a> {
     book: &'a Book,
@@ -356,17 +401,8 @@ impl FormatContext<'_> {
             text.extend_from_slice(b"sfen ");
             text.extend_from_slice(self.table.sfen(i));
             text.extend_from_slice(b"\r\n");
-            for l in &lines {
-                format_move_line(
-                    &mut text,
-                    &BookMove {
-                        mv: l.mv,
-                        ponder: l.ponder,
-                        value: i32::from(l.value),
-                        depth: i32::from(l.depth),
-                        count: 1,
-                    },
-                );
+            for m in book_moves(&lines, self.solution.is_some()) {
+                format_move_line(&mut text, &m);
             }
             move_count += lines.len() as u64;
         }

@@ -434,9 +434,8 @@ fn export_bytes_do_not_depend_on_threads_or_chunks() {
                 let best = lines[0].value;
                 lines.retain(|l| l.value == best);
             }
-            let expected: Vec<(Move, Option<Move>, i32, i32)> = lines
-                .iter()
-                .map(|l| (l.mv, l.ponder, i32::from(l.value), i32::from(l.depth)))
+            let expected: Vec<(Move, Option<Move>, i32, i32)> = book_moves(&lines, !options.raw)
+                .map(|m| (m.mv, m.ponder, m.value, m.depth))
                 .collect();
             let got: Vec<(Move, Option<Move>, i32, i32)> = entry
                 .moves
