@@ -97,7 +97,9 @@ struct RootsCache {
 #[derive(Clone)]
 pub struct Dashboard {
     registry: Arc<Registry>,
-    events: mpsc::UnboundedSender<Event>,
+    // Weak: the dispatcher ends when the last strong sender is gone, and the HTTP
+    // server lives as long as the process, so it must not keep the dispatcher alive.
+    events: mpsc::WeakUnboundedSender<Event>,
     started_unix_ms: u64,
     // A tokio mutex held across the dispatcher round trip: concurrent pollers wait
     // for one request instead of each sending their own.
@@ -109,7 +111,7 @@ impl Dashboard {
     pub fn new(registry: Arc<Registry>, events: mpsc::UnboundedSender<Event>) -> Self {
         Self {
             registry,
-            events,
+            events: events.downgrade(),
             started_unix_ms: unix_ms_now(),
             roots: Arc::new(Mutex::new(RootsCache {
                 at: None,
@@ -132,7 +134,8 @@ impl Dashboard {
         let fresh = cache.at.is_some_and(|t| t.elapsed() < ROOTS_MAX_AGE);
         if !fresh {
             let (reply, rx) = oneshot::channel();
-            if self.events.send(Event::Status { reply }).is_ok()
+            if let Some(events) = self.events.upgrade()
+                && events.send(Event::Status { reply }).is_ok()
                 && let Ok(Ok(status)) = tokio::time::timeout(ROOTS_WAIT, rx).await
             {
                 cache.roots = status
@@ -261,7 +264,8 @@ mod tests {
     async fn roots_are_cached_between_requests() {
         let registry = Arc::new(Registry::default());
         let (events, mut rx) = mpsc::unbounded_channel();
-        let dashboard = Dashboard::new(registry, events);
+        // The dashboard holds only a weak sender; this one stands for the service's.
+        let dashboard = Dashboard::new(registry, events.clone());
         // A stand-in dispatcher that counts status requests.
         let answered = Arc::new(std::sync::atomic::AtomicU64::new(0));
         let counter = answered.clone();
@@ -292,5 +296,6 @@ mod tests {
             }]
         );
         assert_eq!(first.roots, second.roots);
+        drop(events);
     }
 }

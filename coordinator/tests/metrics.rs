@@ -258,6 +258,25 @@ fn worker_metrics_count_evaluations() {
     assert!(!text.contains("w-metrics"), "{text}");
 }
 
+/// The metrics server must not keep a stopping coordinator alive: SIGTERM ends it
+/// after a page was served (the page's status request reaches the dispatcher).
+#[test]
+fn coordinator_with_metrics_stops_on_sigterm() {
+    let dir = tempfile::tempdir().unwrap();
+    let http = format!("127.0.0.1:{}", free_port());
+    let mut c = Coord::start(
+        &dir.path().join("book.db"),
+        "127.0.0.1:0",
+        &["--metrics", &http, "--drain-secs", "1"],
+        &[],
+    );
+    web::api_status(&http);
+    c.sigterm();
+    let status = c.wait_exit(Duration::from_secs(30));
+    assert!(status.success(), "{:?}", c.log.lock().unwrap());
+    c.wait_log("coordinator stopped", Duration::from_secs(5));
+}
+
 /// `--metrics` on an address already in use is a clear start-up error.
 #[test]
 fn metrics_address_in_use_fails_at_start() {
