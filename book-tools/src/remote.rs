@@ -4,7 +4,8 @@
 
 use std::path::PathBuf;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
+use stera_proto::token::read_token;
 use stera_proto::v1::coordinator_client::CoordinatorClient;
 use stera_proto::v1::{ExportRequest, StatusRequest};
 use tonic::metadata::MetadataValue;
@@ -135,30 +136,13 @@ async fn connect(c: &Connection) -> Result<CoordinatorClient<Channel>> {
 fn authorized<T>(c: &Connection, message: T) -> Result<tonic::Request<T>> {
     let mut request = tonic::Request::new(message);
     // Long analyses of a big book: no client-side deadline.
-    if let Some(token) = read_token(c.token_file.as_ref())? {
+    if let Some(token) = read_token(c.token_file.as_deref())? {
         let value: MetadataValue<_> = format!("Bearer {token}")
             .parse()
             .context("the token contains characters that cannot be sent in a header")?;
         request.metadata_mut().insert("authorization", value);
     }
     Ok(request)
-}
-
-/// The token from the file, else from STERA_TOKEN (as the worker reads it).
-fn read_token(file: Option<&PathBuf>) -> Result<Option<String>> {
-    if let Some(path) = file {
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("cannot read token file {}", path.display()))?;
-        let token = text.trim().to_owned();
-        if token.is_empty() {
-            bail!("token file {} is empty", path.display());
-        }
-        return Ok(Some(token));
-    }
-    Ok(std::env::var("STERA_TOKEN")
-        .ok()
-        .map(|t| t.trim().to_owned())
-        .filter(|t| !t.is_empty()))
 }
 
 fn refused(what: &str, status: &tonic::Status) -> anyhow::Error {

@@ -10,3 +10,49 @@ pub mod v1 {
 
 /// The protocol version this build speaks (`Hello.protocol`).
 pub const PROTOCOL_VERSION: u32 = 1;
+
+/// The bearer token a worker or tool presents and a coordinator expects.
+pub mod token {
+    use std::path::{Path, PathBuf};
+
+    /// A token file that cannot be used.
+    #[derive(Debug, thiserror::Error)]
+    pub enum TokenError {
+        /// The file cannot be read.
+        #[error("cannot read token file {}: {source}", path.display())]
+        Unreadable {
+            path: PathBuf,
+            #[source]
+            source: std::io::Error,
+        },
+        /// The file holds only blanks.
+        #[error("token file {} is empty", path.display())]
+        Empty { path: PathBuf },
+    }
+
+    /// The bearer token from `file` if given (surrounding blanks removed), else
+    /// from `STERA_TOKEN`; `None` means no authentication. Every binary reads
+    /// tokens through this, so they agree on the rules.
+    ///
+    /// # Errors
+    /// An unreadable or empty token file.
+    pub fn read_token(file: Option<&Path>) -> Result<Option<String>, TokenError> {
+        if let Some(path) = file {
+            let text = std::fs::read_to_string(path).map_err(|source| TokenError::Unreadable {
+                path: path.to_path_buf(),
+                source,
+            })?;
+            let token = text.trim().to_owned();
+            if token.is_empty() {
+                return Err(TokenError::Empty {
+                    path: path.to_path_buf(),
+                });
+            }
+            return Ok(Some(token));
+        }
+        Ok(std::env::var("STERA_TOKEN")
+            .ok()
+            .map(|t| t.trim().to_owned())
+            .filter(|t| !t.is_empty()))
+    }
+}

@@ -94,26 +94,7 @@ pub enum Shutdown {
     Abort,
 }
 
-/// The bearer token from `file` if given, else from `STERA_TOKEN` (shared by the
-/// coordinator and the worker so both read tokens the same way).
-///
-/// # Errors
-/// An unreadable or empty token file.
-pub fn read_token(file: Option<&std::path::Path>) -> Result<Option<String>> {
-    if let Some(path) = file {
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("cannot read token file {}", path.display()))?;
-        let token = text.trim().to_owned();
-        if token.is_empty() {
-            bail!("token file {} is empty", path.display());
-        }
-        return Ok(Some(token));
-    }
-    Ok(std::env::var("STERA_TOKEN")
-        .ok()
-        .map(|t| t.trim().to_owned())
-        .filter(|t| !t.is_empty()))
-}
+pub use stera_proto::token::read_token;
 
 fn default_worker_id() -> String {
     let host = std::fs::read_to_string("/etc/hostname")
