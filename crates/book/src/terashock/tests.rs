@@ -53,6 +53,25 @@ impl Builder {
         }
         ids
     }
+
+    /// Adds `lines` random lines from the start position, each of 1 to
+    /// `max_plies - 1` moves chosen among the first `choices` legal moves (few
+    /// choices per ply make many transpositions).
+    fn random_lines(&mut self, rng: &mut StdRng, lines: usize, max_plies: usize, choices: usize) {
+        let start = stera_rules::STARTPOS_SFEN;
+        for _ in 0..lines {
+            let mut pos = Position::from_sfen(start).unwrap();
+            let mut line = Vec::new();
+            for _ in 0..rng.random_range(1..max_plies) {
+                let moves = pos.legal_moves();
+                let mv = moves[rng.random_range(0..moves.len().min(choices))];
+                line.push(mv.to_string());
+                pos.do_move(mv);
+            }
+            let refs: Vec<&str> = line.iter().map(String::as_str).collect();
+            self.line(start, &refs);
+        }
+    }
 }
 
 fn analyse(book: &Book) -> (BookGraph, Solution) {
@@ -120,19 +139,7 @@ fn retrograde_values_match_naive_minimax_on_random_acyclic_books() {
     for seed in 0..24u64 {
         let mut rng = StdRng::seed_from_u64(seed);
         let mut b = Builder::new(noise);
-        // Few move choices per ply make many transpositions.
-        for _ in 0..40 {
-            let mut pos = Position::from_sfen(start).unwrap();
-            let mut line = Vec::new();
-            for _ in 0..rng.random_range(1..7) {
-                let moves = pos.legal_moves();
-                let mv = moves[rng.random_range(0..moves.len().min(5))];
-                line.push(mv.to_string());
-                pos.do_move(mv);
-            }
-            let refs: Vec<&str> = line.iter().map(String::as_str).collect();
-            b.line(start, &refs);
-        }
+        b.random_lines(&mut rng, 40, 7, 5);
         let book = &b.book;
         let (graph, solution) = analyse(book);
         let mut root = Position::from_sfen(start).unwrap();
@@ -357,21 +364,9 @@ fn analysis_is_deterministic() {
 /// one `node_lines` gives for the position its SFEN names.
 #[test]
 fn export_bytes_do_not_depend_on_threads_or_chunks() {
-    let start = stera_rules::STARTPOS_SFEN;
     let mut rng = StdRng::seed_from_u64(77);
     let mut b = Builder::new(noise);
-    for _ in 0..120 {
-        let mut pos = Position::from_sfen(start).unwrap();
-        let mut line = Vec::new();
-        for _ in 0..rng.random_range(1..9) {
-            let moves = pos.legal_moves();
-            let mv = moves[rng.random_range(0..moves.len().min(6))];
-            line.push(mv.to_string());
-            pos.do_move(mv);
-        }
-        let refs: Vec<&str> = line.iter().map(String::as_str).collect();
-        b.line(start, &refs);
-    }
+    b.random_lines(&mut rng, 120, 9, 6);
     let book = &b.book;
     assert!(book.len() > 300, "{}", book.len());
     let mut extras = NodeExtras::default();
