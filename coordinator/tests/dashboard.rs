@@ -9,11 +9,8 @@ mod web;
 
 use std::path::PathBuf;
 use std::process::Command;
-use std::time::Duration;
 
-use common::{Answer, Coord, fake_worker, free_port};
-
-const LONG: Duration = Duration::from_secs(120);
+use common::{Answer, Coord, LONG, fake_worker, free_port};
 
 fn chromium() -> Option<PathBuf> {
     let path = std::env::var_os("PATH").unwrap_or_default();
@@ -107,11 +104,7 @@ fn status_page_renders_live_numbers_in_a_browser() {
         &["--metrics", &http],
         &[],
     );
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()
-        .unwrap();
+    let rt = common::runtime(1);
     // One bad answer first, so the problems list has something to show.
     rt.block_on(fake_worker(c.url(), None, 1, Answer::MissingMove, 1, LONG))
         .unwrap();
@@ -123,7 +116,11 @@ fn status_page_renders_live_numbers_in_a_browser() {
     web::wait_status(&http, LONG, "a connected worker and positions", |s| {
         s["workers_connected"] == 1
             && s["nodes"].as_u64().unwrap_or(0) >= 5
-            && s["roots"].as_array().is_some_and(|r| !r.is_empty())
+            // The default roots are startpos and its 30 children, searched in
+            // turn: wait for the start position's own line, which the page must show.
+            && s["roots"]
+                .as_array()
+                .is_some_and(|r| r.iter().any(|l| l["root"] == "startpos"))
     });
 
     let page = format!("http://{http}/");
