@@ -9,16 +9,10 @@ use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use common::{Answer, Coord, fake_worker, free_port, start_worker};
-
-const LONG: Duration = Duration::from_secs(120);
+use common::{Answer, Coord, LONG, fake_worker, free_port, start_worker};
 
 fn rt() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap()
+    common::runtime(2)
 }
 
 /// Every sample line `name{...} value` of a metric family, as (labels, value).

@@ -15,9 +15,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{Answer, Coord, fake_worker, free_port, start_worker};
-
-const LONG: Duration = Duration::from_secs(120);
+use common::{Answer, Coord, LONG, fake_worker, free_port, start_worker};
 
 fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -235,11 +233,7 @@ fn every_dashboard_and_alert_query_works_on_live_metrics() {
         &[],
     ));
     // A rejected result and an export, so those series have data too.
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()
-        .unwrap();
+    let rt = common::runtime(1);
     rt.block_on(fake_worker(c.url(), None, 1, Answer::OutOfRange, 1, LONG))
         .unwrap();
     web::wait_status(&coordinator_http, LONG, "a few positions", |s| {

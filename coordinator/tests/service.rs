@@ -4,16 +4,10 @@ mod common;
 
 use std::time::Duration;
 
-use common::{Answer, Coord, fake_worker, start_worker};
-
-const LONG: Duration = Duration::from_secs(120);
+use common::{Answer, Coord, LONG, fake_worker, start_worker};
 
 fn rt() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap()
+    common::runtime(2)
 }
 
 /// The main job in one command: two local worker processes with the built-in

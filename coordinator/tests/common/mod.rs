@@ -18,6 +18,18 @@ use stera_rules::Position;
 use tokio::sync::mpsc as tmpsc;
 use tokio_stream::wrappers::ReceiverStream;
 
+/// How long a test waits for something that should take seconds.
+pub const LONG: Duration = Duration::from_secs(120);
+
+/// A runtime for the in-process fake workers and clients of a test.
+pub fn runtime(worker_threads: usize) -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(worker_threads)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
 pub const EXE: &str = env!("CARGO_BIN_EXE_coordinator");
 
 /// A coordinator child process with its log lines collected.
