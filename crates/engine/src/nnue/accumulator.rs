@@ -11,38 +11,13 @@ use stera_rules::backend::board::Position as Board;
 use stera_rules::backend::types::Color;
 
 use super::features::{Change, FeatureList, PIECE_FEATURES, active_features, king_index};
-use super::network::{HALF_DIMENSIONS, Network};
+use super::network::Network;
 use super::simd::{self, Backend};
+pub use super::transformer::Accumulator;
 
 /// Beyond this many pending moves, recomputing a half is cheaper than replaying
 /// the updates.
 const MAX_REPLAY: usize = 8;
-
-/// Both halves of the feature transformer output, indexed by perspective
-/// (`Color::to_index()`: Black 0, White 1).
-#[derive(Clone, PartialEq, Eq)]
-#[repr(C, align(64))]
-pub struct Accumulator {
-    /// `values[perspective][i]`.
-    pub values: [[i16; HALF_DIMENSIONS]; 2],
-}
-
-impl Default for Accumulator {
-    fn default() -> Self {
-        Self {
-            values: [[0; HALF_DIMENSIONS]; 2],
-        }
-    }
-}
-
-impl std::fmt::Debug for Accumulator {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Accumulator")
-            .field("black", &&self.values[0][..8])
-            .field("white", &&self.values[1][..8])
-            .finish_non_exhaustive()
-    }
-}
 
 impl Accumulator {
     /// Recomputes `perspective`'s half from scratch. Returns false (half left at

@@ -22,7 +22,8 @@ use std::path::{Path, PathBuf};
 use thiserror::Error;
 
 use super::features::INPUT_DIMENSIONS;
-use super::network::{HALF_DIMENSIONS, HIDDEN1_INPUTS, HIDDEN1_OUTPUTS, HIDDEN2_OUTPUTS, Network};
+use super::network::Network;
+use super::transformer::{HALF_DIMENSIONS, HIDDEN1_INPUTS, HIDDEN1_OUTPUTS, HIDDEN2_OUTPUTS};
 
 /// The file format version YaneuraOu writes.
 pub const VERSION: u32 = 0x7AF3_2F16;

@@ -7,6 +7,8 @@
 //! * [`accumulator`] holds the first layer's output and updates it incrementally
 //!   on each move (the idea that makes NNUE cheap on a CPU).
 //! * [`network`] runs the remaining integer layers.
+//! * [`transformer`] holds what both share: the layer sizes and the
+//!   [`Accumulator`] values (so that neither of the two imports the other).
 //! * [`simd`] provides the hot loops with AVX2 and a portable fallback.
 //!
 //! ```no_run
@@ -24,16 +26,18 @@ pub mod features;
 pub mod file;
 pub mod network;
 pub mod simd;
+pub mod transformer;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, Weak};
 
 use stera_rules::backend::board::Position as Board;
 
-pub use accumulator::{Accumulator, AccumulatorStack};
+pub use accumulator::AccumulatorStack;
 pub use file::{NnueError, load};
 pub use network::Network;
 pub use simd::Backend;
+pub use transformer::Accumulator;
 
 /// The divisor of the network output that YaneuraOu calls `FV_SCALE`.
 pub const DEFAULT_FV_SCALE: i32 = 16;

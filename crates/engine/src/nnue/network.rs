@@ -8,19 +8,12 @@
 
 use stera_rules::backend::types::Color;
 
-use super::accumulator::Accumulator;
 use super::simd::{self, Backend};
-
-/// Outputs of the feature transformer per perspective.
-pub const HALF_DIMENSIONS: usize = 256;
-/// Inputs of the first hidden layer (both halves).
-pub const HIDDEN1_INPUTS: usize = 2 * HALF_DIMENSIONS;
-/// Outputs of the first hidden layer.
-pub const HIDDEN1_OUTPUTS: usize = 32;
-/// Outputs of the second hidden layer.
-pub const HIDDEN2_OUTPUTS: usize = 32;
-/// Hidden-layer weights are fixed-point with this many fraction bits.
-pub const WEIGHT_SCALE_BITS: u32 = 6;
+use super::transformer::Accumulator;
+// The sizes live with the accumulator's values; re-exported where they always were.
+pub use super::transformer::{
+    HALF_DIMENSIONS, HIDDEN1_INPUTS, HIDDEN1_OUTPUTS, HIDDEN2_OUTPUTS, WEIGHT_SCALE_BITS,
+};
 
 /// A HalfKP 256x2-32-32 network (about 64 MB; share it with `Arc`).
 pub struct Network {
