@@ -13,6 +13,7 @@
 
 mod color;
 mod error;
+pub mod legality;
 mod moves;
 mod perft;
 mod position;
@@ -23,6 +24,7 @@ mod zobrist;
 
 pub use color::Color;
 pub use error::RulesError;
+pub use legality::{MAX_PLY, MAX_QUOTE_CHARS, PositionRule, excerpt};
 pub use moves::Move;
 pub use position::{Position, STARTPOS_SFEN};
 pub use repetition::Repetition;

@@ -60,7 +60,7 @@ impl Move {
         rsshogi::types::Move::from_usi(usi)
             .filter(|m| m.to_usi() == usi)
             .map(|m| Self(m.raw()))
-            .ok_or_else(|| RulesError::MoveSyntax(usi.to_owned()))
+            .ok_or_else(|| RulesError::MoveSyntax(crate::excerpt(usi)))
     }
 
     /// True for a piece dropped from the hand.

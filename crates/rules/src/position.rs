@@ -1,7 +1,7 @@
 use rsshogi::board::MoveList;
 use rsshogi::board::Position as Backend;
 use rsshogi::board::movegen::{LegalAll, generate_moves};
-use rsshogi::types::{Color as BColor, Hand, HandPiece, Move32, Piece, PieceType, Square};
+use rsshogi::types::{Color as BColor, Hand, HandPiece, Move32, PieceType, Square};
 
 use crate::{Color, Key, Move, RulesError, zobrist};
 
@@ -44,60 +44,32 @@ impl Position {
 
     /// Parses an SFEN (`<board> <b|w> <hand|-> [<ply>]`), with or without a leading
     /// `sfen `. Hand pieces may come in any order; [`Position::to_sfen`] prints the
-    /// canonical order. A missing ply means 1.
+    /// canonical order. A missing ply means 1. The position must be legal (see
+    /// [`crate::legality`]: ply, kings, piece counts, dead pieces, nifu, a king that
+    /// can be captured).
     ///
     /// # Errors
-    /// [`RulesError::Sfen`] with the reason.
+    /// [`RulesError::Sfen`] with the reason, [`RulesError::IllegalPosition`] with
+    /// the rule broken.
     pub fn from_sfen(text: &str) -> Result<Self, RulesError> {
-        let trimmed = text.trim();
-        let body = trimmed.strip_prefix("sfen ").unwrap_or(trimmed).trim();
-        let fields: Vec<&str> = body.split_whitespace().collect();
-        let err = |reason: String| RulesError::Sfen {
-            sfen: text.to_owned(),
-            reason,
-        };
-        if fields.len() < 3 {
-            return Err(err(format!(
-                "expected 4 fields (board, side, hand, ply), got {}",
-                fields.len()
-            )));
-        }
-        if fields.len() > 4 {
-            return Err(err(format!(
-                "unexpected text after the ply: `{}`",
-                fields[4..].join(" ")
-            )));
-        }
-        let ply = match fields.get(3) {
-            Some(p) => match p.parse::<u32>() {
-                Ok(n) if n >= 1 => n,
-                _ => return Err(err(format!("ply `{p}` is not a positive integer"))),
-            },
-            None => 1,
-        };
-        validate_board_field(fields[0]).map_err(err)?;
-        if fields[1] != "b" && fields[1] != "w" {
-            return Err(err(format!(
-                "side to move `{}` is neither `b` nor `w`",
-                fields[1]
-            )));
-        }
-        validate_hand_field(fields[2]).map_err(err)?;
-        let normalized = format!("{} {} {} {}", fields[0], fields[1], fields[2], ply);
+        let (canonical, _) = crate::sfen::parse(text)?;
         let inner =
-            rsshogi::board::position_from_sfen(&normalized).map_err(|e| err(e.to_string()))?;
-        let pos = Self::from_backend(inner);
-        pos.validate_piece_counts().map_err(err)?;
-        Ok(pos)
+            rsshogi::board::position_from_sfen(&canonical).map_err(|e| RulesError::Sfen {
+                sfen: crate::excerpt(text),
+                reason: e.to_string(),
+            })?;
+        Ok(Self::from_backend(inner))
     }
 
     /// Parses what follows `position` in a USI command (`startpos moves ...`,
     /// `sfen ... moves ...`); a leading `position ` is accepted too. Every move is
-    /// checked for legality.
+    /// checked for legality, and the moves may not take the game past
+    /// [`crate::MAX_PLY`].
     ///
     /// # Errors
-    /// [`RulesError::PositionCommand`], [`RulesError::Sfen`] or
-    /// [`RulesError::IllegalMoveInSequence`] saying which move is wrong.
+    /// [`RulesError::PositionCommand`], [`RulesError::Sfen`],
+    /// [`RulesError::IllegalPosition`], [`RulesError::IllegalMoveInSequence`] saying
+    /// which move is wrong, or [`RulesError::PlyLimit`].
     pub fn from_position_command(command: &str) -> Result<Self, RulesError> {
         let text = command.trim();
         let text = text.strip_prefix("position ").unwrap_or(text).trim();
@@ -113,21 +85,37 @@ impl Position {
             Self::from_sfen(base)?
         } else {
             return Err(RulesError::PositionCommand {
-                command: command.to_owned(),
+                command: crate::excerpt(command),
                 reason: "expected `startpos` or `sfen <board> <side> <hand> <ply>`".to_owned(),
             });
         };
         for (index, token) in moves.unwrap_or("").split_whitespace().enumerate() {
-            let mv = pos
-                .parse_move(token)
-                .map_err(|_| RulesError::IllegalMoveInSequence {
+            pos.play_usi(token).map_err(|e| match e {
+                RulesError::PlyLimit { .. } => RulesError::PlyLimit { index: index + 1 },
+                _ => RulesError::IllegalMoveInSequence {
                     index: index + 1,
-                    mv: token.to_owned(),
+                    mv: crate::excerpt(token),
                     sfen: pos.to_sfen(),
-                })?;
-            pos.do_move(mv);
+                },
+            })?;
         }
         Ok(pos)
+    }
+
+    /// Parses a USI move, checks that it is legal here and that the game stays
+    /// within [`crate::MAX_PLY`], and plays it: how moves from outside (game
+    /// records, commands) are applied.
+    ///
+    /// # Errors
+    /// [`RulesError::MoveSyntax`], [`RulesError::IllegalMove`], or
+    /// [`RulesError::PlyLimit`] (with index 1) at the ply limit.
+    pub fn play_usi(&mut self, usi: &str) -> Result<Move, RulesError> {
+        let mv = self.parse_move(usi)?;
+        if self.ply() >= crate::MAX_PLY {
+            return Err(RulesError::PlyLimit { index: 1 });
+        }
+        self.do_move(mv);
+        Ok(mv)
     }
 
     fn from_backend(mut inner: Backend) -> Self {
@@ -326,7 +314,7 @@ impl Position {
             Ok(mv)
         } else {
             Err(RulesError::IllegalMove {
-                mv: usi.to_owned(),
+                mv: crate::excerpt(usi),
                 sfen: self.to_sfen(),
             })
         }
@@ -455,59 +443,6 @@ impl Position {
     pub(crate) fn backend_mut(&mut self) -> &mut Backend {
         &mut self.inner
     }
-
-    /// Rejects positions whose piece counts exceed the physical set (the backend
-    /// parser accepts e.g. 19 pawns; a book must never hold such a position).
-    fn validate_piece_counts(&self) -> Result<(), String> {
-        // pawn, lance, knight, silver, bishop, rook, gold, king
-        const LIMITS: [(PieceType, usize, &str); 8] = [
-            (PieceType::PAWN, 18, "pawns"),
-            (PieceType::LANCE, 4, "lances"),
-            (PieceType::KNIGHT, 4, "knights"),
-            (PieceType::SILVER, 4, "silvers"),
-            (PieceType::BISHOP, 2, "bishops"),
-            (PieceType::ROOK, 2, "rooks"),
-            (PieceType::GOLD, 4, "golds"),
-            (PieceType::KING, 2, "kings"),
-        ];
-        let mut counts = [0usize; 16];
-        let mut kings = [0usize; 2];
-        for sq in Square::iter() {
-            let p: Piece = self.inner.piece_on(sq);
-            if !p.is_empty() {
-                let base = if p.piece_type() == PieceType::KING {
-                    PieceType::KING
-                } else {
-                    p.base_piece_type()
-                };
-                counts[pt_index(base)] += 1;
-                if base == PieceType::KING {
-                    kings[p.color().to_index()] += 1;
-                }
-            }
-        }
-        for color in [BColor::BLACK, BColor::WHITE] {
-            let hand = self.inner.hand(color);
-            for hp in HandPiece::iter() {
-                counts[pt_index(hp.to_piece_type())] += Hand::count_of(hand, hp) as usize;
-            }
-        }
-        for (pt, limit, name) in LIMITS {
-            if counts[pt_index(pt)] > limit {
-                return Err(format!(
-                    "{} {name} on board and in hand (at most {limit})",
-                    counts[pt_index(pt)]
-                ));
-            }
-        }
-        if kings != [1, 1] {
-            return Err(format!(
-                "each side needs exactly one king (black {}, white {})",
-                kings[0], kings[1]
-            ));
-        }
-        Ok(())
-    }
 }
 
 #[inline]
@@ -518,59 +453,6 @@ fn pt_index(pt: PieceType) -> usize {
 #[inline]
 fn hand_count(hand: Hand, pt: PieceType) -> usize {
     HandPiece::from_piece_type(pt).map_or(0, |hp| Hand::count_of(hand, hp) as usize)
-}
-
-fn validate_board_field(board: &str) -> Result<(), String> {
-    let ranks: Vec<&str> = board.split('/').collect();
-    if ranks.len() != 9 {
-        return Err(format!("board has {} ranks, expected 9", ranks.len()));
-    }
-    for (i, rank) in ranks.iter().enumerate() {
-        let mut files = 0u32;
-        let mut promoted = false;
-        for c in rank.chars() {
-            match c {
-                '1'..='9' if !promoted => files += c.to_digit(10).unwrap_or(0),
-                '+' if !promoted => promoted = true,
-                'p' | 'l' | 'n' | 's' | 'b' | 'r' | 'P' | 'L' | 'N' | 'S' | 'B' | 'R' => {
-                    files += 1;
-                    promoted = false;
-                }
-                'g' | 'k' | 'G' | 'K' if !promoted => files += 1,
-                _ => return Err(format!("rank {} has an invalid character `{c}`", i + 1)),
-            }
-        }
-        if promoted {
-            return Err(format!("rank {} ends with `+`", i + 1));
-        }
-        if files != 9 {
-            return Err(format!("rank {} covers {files} files, expected 9", i + 1));
-        }
-    }
-    Ok(())
-}
-
-fn validate_hand_field(hand: &str) -> Result<(), String> {
-    if hand == "-" {
-        return Ok(());
-    }
-    let mut digits = String::new();
-    for c in hand.chars() {
-        match c {
-            '0'..='9' => digits.push(c),
-            'p' | 'l' | 'n' | 's' | 'b' | 'r' | 'g' | 'P' | 'L' | 'N' | 'S' | 'B' | 'R' | 'G' => {
-                if digits == "0" || digits.len() > 2 {
-                    return Err(format!("hand count `{digits}{c}` is out of range"));
-                }
-                digits.clear();
-            }
-            _ => return Err(format!("hand has an invalid character `{c}`")),
-        }
-    }
-    if !digits.is_empty() {
-        return Err(format!("hand ends with a count `{digits}` and no piece"));
-    }
-    Ok(())
 }
 
 /// A u32 in decimal without allocating.

@@ -104,6 +104,14 @@ fn malformed_sfens_say_what_is_wrong() {
                     "`{sfen}`: reason `{reason}` lacks `{needle}`"
                 );
             }
+            // Piece counts and kings are rules of a legal position.
+            Err(RulesError::IllegalPosition { rule, .. }) => {
+                let reason = rule.to_string();
+                assert!(
+                    reason.contains(needle),
+                    "`{sfen}`: reason `{reason}` lacks `{needle}`"
+                );
+            }
             other => panic!("`{sfen}` gave {other:?}"),
         }
     }
