@@ -6,8 +6,9 @@ use std::time::Duration;
 
 use crate::builtin::BuiltinConfig;
 use crate::nnue::{self, DEFAULT_FV_SCALE, NnueConfig};
+use crate::player::Player;
 use crate::usi::{GoMode, ScoreConversion, UsiConfig, UsiEvaluator};
-use crate::{BuiltinEvaluator, EvalError, Evaluator, Limits};
+use crate::{BuiltinEvaluator, BuiltinPlayer, EvalError, Evaluator, Limits, UsiPlayer};
 
 /// The largest accepted `--fv-scale` (YaneuraOu's option allows the same range).
 pub const MAX_FV_SCALE: i32 = 128;
@@ -106,32 +107,49 @@ impl EngineChoice {
     /// # Errors
     /// Inconsistent flags, or an engine that does not start.
     pub fn start(&self) -> Result<Box<dyn Evaluator>, EvalError> {
-        let bad = |reason: String| EvalError::Engine {
-            engine: "command line".into(),
-            reason,
+        self.check_kind()?;
+        match self.engine {
+            EngineKind::Builtin => Ok(Box::new(match self.nnue()? {
+                Some(nnue) => BuiltinEvaluator::with_nnue(BuiltinConfig::default(), nnue),
+                None => BuiltinEvaluator::new(),
+            })),
+            EngineKind::Usi => Ok(Box::new(UsiEvaluator::new(self.usi_config()?)?)),
+        }
+    }
+
+    /// Starts the chosen engine as a game [`Player`] (same flags, same checks as
+    /// [`EngineChoice::start`]).
+    ///
+    /// # Errors
+    /// Inconsistent flags, or an engine that does not start.
+    pub fn start_player(&self) -> Result<Box<dyn Player>, EvalError> {
+        self.check_kind()?;
+        match self.engine {
+            EngineKind::Builtin => Ok(Box::new(BuiltinPlayer::with_config(
+                BuiltinConfig::default(),
+                self.nnue()?,
+            ))),
+            EngineKind::Usi => Ok(Box::new(UsiPlayer::new(self.usi_config()?)?)),
+        }
+    }
+
+    /// Rejects flags that belong to the other kind of engine.
+    fn check_kind(&self) -> Result<(), EvalError> {
+        let bad = |reason: &str| {
+            Err(EvalError::Engine {
+                engine: "command line".into(),
+                reason: reason.to_owned(),
+            })
         };
         match self.engine {
-            EngineKind::Builtin => {
-                if self.engine_cmd.is_some() || !self.engine_option.is_empty() {
-                    return Err(bad(
-                        "--engine-cmd and --engine-option need --engine usi".into()
-                    ));
-                }
-                Ok(Box::new(match self.nnue()? {
-                    Some(nnue) => BuiltinEvaluator::with_nnue(BuiltinConfig::default(), nnue),
-                    None => BuiltinEvaluator::new(),
-                }))
+            EngineKind::Builtin if self.engine_cmd.is_some() || !self.engine_option.is_empty() => {
+                bad("--engine-cmd and --engine-option need --engine usi")
             }
-            EngineKind::Usi => {
-                if self.eval_file.is_some() || self.fv_scale.is_some() {
-                    return Err(bad(
-                        "--eval-file and --fv-scale are for the built-in engine; \
-                         give a USI engine its file with --engine-option EvalFile=PATH"
-                            .into(),
-                    ));
-                }
-                Ok(Box::new(UsiEvaluator::new(self.usi_config()?)?))
+            EngineKind::Usi if self.eval_file.is_some() || self.fv_scale.is_some() => {
+                bad("--eval-file and --fv-scale are for the built-in engine; \
+                 give a USI engine its file with --engine-option EvalFile=PATH")
             }
+            _ => Ok(()),
         }
     }
 

@@ -18,6 +18,7 @@
 //! ```
 
 pub mod eval;
+mod player;
 mod search;
 pub mod tt;
 mod usi;
@@ -31,6 +32,7 @@ use stera_rules::backend::types::{Move as BackendMove, Move32};
 use crate::nnue::{DEFAULT_FV_SCALE, NnueConfig};
 use crate::{EvalError, Evaluation, Evaluator, Limits, MoveValue};
 
+pub use player::BuiltinPlayer;
 pub use search::{MAX_DEPTH, MAX_PLY, RootMove, SearchLimits};
 pub use tt::{DEFAULT_HASH_MB, TranspositionTable};
 pub use usi::{run_usi, run_usi_with};

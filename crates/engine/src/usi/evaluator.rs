@@ -57,15 +57,19 @@ pub struct UsiStats {
 
 /// The `go` commands for one position.
 #[derive(Debug, Clone, PartialEq, Eq)]
-struct SearchPlan {
-    root_go: String,
+pub(crate) struct SearchPlan {
+    pub(crate) root_go: String,
     child_go: String,
     /// The byoyomi of each search; the time-out comes on top of it.
-    byoyomi: Duration,
+    pub(crate) byoyomi: Duration,
 }
 
 impl SearchPlan {
-    fn new(limits: &Limits, byoyomi_only: bool, engine: &str) -> Result<Self, EvalError> {
+    pub(crate) fn new(
+        limits: &Limits,
+        byoyomi_only: bool,
+        engine: &str,
+    ) -> Result<Self, EvalError> {
         if limits.nodes.is_none() && limits.depth.is_none() && limits.time.is_none() {
             return Err(EvalError::UnsupportedLimits(
                 "no depth, nodes or time limit: an external engine would search forever".to_owned(),
@@ -372,7 +376,7 @@ fn decided_value(child: &Position) -> Option<i32> {
     }
 }
 
-fn session_error(error: SessionError, engine: &str, context: &str) -> EvalError {
+pub(crate) fn session_error(error: SessionError, engine: &str, context: &str) -> EvalError {
     match error {
         // `EvalError::Io` would print the OS error twice in an error chain; the
         // reason alone reads better and names the failing step.
@@ -394,7 +398,7 @@ fn session_error(error: SessionError, engine: &str, context: &str) -> EvalError 
 
 /// `id name` plus the options and score conversion that change values, e.g.
 /// `Fairy-Stockfish 11.1 LB 64 [UCI_Variant=shogi]`.
-fn identity(engine_name: &str, config: &UsiConfig) -> String {
+pub(crate) fn identity(engine_name: &str, config: &UsiConfig) -> String {
     let mut parts: Vec<String> = config
         .options
         .iter()

@@ -1,4 +1,4 @@
-//! External USI engines as evaluators.
+//! External USI engines as evaluators and as players ([`UsiPlayer`]).
 //!
 //! [`UsiEvaluator`] runs an engine process (YaneuraOu, FukauraOu, Fairy-Stockfish
 //! with `UCI_Variant=shogi`, GPS Shogi's `gpsusi`, ...) and gives every legal move of
@@ -27,6 +27,7 @@ mod collect;
 mod config;
 mod evaluator;
 mod info;
+mod player;
 mod process;
 mod score;
 mod session;
@@ -34,6 +35,7 @@ mod session;
 pub use config::{GoMode, UsiConfig};
 pub use evaluator::{UsiEvaluator, UsiStats};
 pub use info::Info;
+pub use player::UsiPlayer;
 pub use score::{
     DEFAULT_WIN_RATE_COEFFICIENT, RawScore, ScoreConversion, WIN_RATE_CERTAIN, WIN_RATE_CLAMP,
     value_for_parent, win_rate_to_value,

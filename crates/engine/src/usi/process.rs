@@ -8,6 +8,7 @@ use std::collections::VecDeque;
 use std::io::{self, BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
 use std::thread;
@@ -33,6 +34,8 @@ pub(crate) struct EngineProcess {
     stdin: ChildStdin,
     lines: Receiver<String>,
     stderr_tail: Arc<Mutex<VecDeque<String>>>,
+    /// Set by the stderr thread when stderr closed (all of it is in the tail).
+    stderr_closed: Arc<AtomicBool>,
 }
 
 impl EngineProcess {
@@ -82,6 +85,8 @@ impl EngineProcess {
             })?;
         let stderr_tail = Arc::new(Mutex::new(VecDeque::new()));
         let tail = Arc::clone(&stderr_tail);
+        let stderr_closed = Arc::new(AtomicBool::new(false));
+        let closed = Arc::clone(&stderr_closed);
         thread::Builder::new()
             .name("usi-stderr".to_owned())
             .spawn(move || {
@@ -95,12 +100,14 @@ impl EngineProcess {
                         tail.push_back(line);
                     }
                 }
+                closed.store(true, Ordering::Release);
             })?;
         Ok(Self {
             child,
             stdin,
             lines,
             stderr_tail,
+            stderr_closed,
         })
     }
 
@@ -140,6 +147,13 @@ impl EngineProcess {
                 _ => break None,
             }
         };
+        // An engine that exited has closed its stderr; its last words (the reason
+        // it gave up) may still be on their way through the reader thread.
+        if status.is_some() {
+            while !self.stderr_closed.load(Ordering::Acquire) && Instant::now() < deadline {
+                thread::sleep(Duration::from_millis(2));
+            }
+        }
         let mut report =
             status.map_or_else(|| "output closed".to_owned(), |s| format!("exited ({s})"));
         let tail = self.stderr_tail();

@@ -211,6 +211,11 @@ impl Session {
         }
     }
 
+    /// Tells the engine that a new game starts (`usinewgame`).
+    pub(crate) fn new_game(&mut self) -> Result<(), SessionError> {
+        send(&mut self.process, "usinewgame")
+    }
+
     /// Kills the process without asking (it did not answer in time).
     pub(crate) fn kill(&mut self) {
         self.process.kill();
