@@ -53,3 +53,14 @@
 pub mod db2016;
 pub mod kifu;
 mod lines;
+
+/// The longest line the line-based readers take (DB2016 books, USI and SFEN line
+/// files, lines of CSA and KIF files): 1 MiB, thousands of times a real line (a
+/// `position` command of [`stera_rules::MAX_PLY`] moves is about 50 KB). A longer line
+/// is an error naming its line number; the reader never holds more than this of it.
+pub const MAX_LINE_BYTES: usize = 1 << 20;
+
+/// The largest CSA or KIF file read (they are parsed whole): 64 MiB. A KIF file
+/// holds one game of a few kilobytes; a CSA file with more games than this must be
+/// split.
+pub const MAX_RECORD_FILE_BYTES: u64 = 64 << 20;

@@ -5,19 +5,36 @@ use std::io::{self, BufRead};
 /// Reads lines ending in `\n`, `\r\n` or a lone `\r` from a [`BufRead`], keeping a
 /// 1-based line counter. `BufRead::read_line` only knows `\n`, and books written on
 /// old Macs end lines with `\r`.
+///
+/// A line longer than the limit ([`crate::MAX_LINE_BYTES`] unless set otherwise) is
+/// returned cut at the limit with [`LineSplitter::truncated`] set, without reading
+/// further; the rest of it is skipped (streamed, not stored) only when the next line
+/// is asked for. So memory stays bounded and a caller that gives up on a long line
+/// reads no more of the input.
 pub(crate) struct LineSplitter<R> {
     inner: R,
     /// The previous line ended in `\r`; a `\n` right after it belongs to that ending.
     skip_lf: bool,
     line: u64,
+    max: usize,
+    truncated: bool,
+    /// The rest of a truncated line is still to be skipped.
+    discarding: bool,
 }
 
 impl<R: BufRead> LineSplitter<R> {
     pub(crate) fn new(inner: R) -> Self {
+        Self::with_max(inner, crate::MAX_LINE_BYTES)
+    }
+
+    pub(crate) fn with_max(inner: R, max: usize) -> Self {
         Self {
             inner,
             skip_lf: false,
             line: 0,
+            max: max.max(1),
+            truncated: false,
+            discarding: false,
         }
     }
 
@@ -26,9 +43,18 @@ impl<R: BufRead> LineSplitter<R> {
         self.line
     }
 
+    /// True if the line last returned was longer than the limit (and was cut).
+    pub(crate) fn truncated(&self) -> bool {
+        self.truncated
+    }
+
     /// Reads the next line (without its ending) into `buf`; `false` at end of input.
     pub(crate) fn next_line(&mut self, buf: &mut Vec<u8>) -> io::Result<bool> {
         buf.clear();
+        self.truncated = false;
+        if self.discarding {
+            self.discard_rest()?;
+        }
         let mut started = false;
         loop {
             let available = match self.inner.fill_buf() {
@@ -50,17 +76,55 @@ impl<R: BufRead> LineSplitter<R> {
                 }
             }
             started = true;
-            match available.iter().position(|&b| b == b'\n' || b == b'\r') {
-                Some(i) => {
+            let room = self.max - buf.len();
+            let end = available.iter().position(|&b| b == b'\n' || b == b'\r');
+            match end {
+                Some(i) if i <= room => {
                     buf.extend_from_slice(&available[..i]);
                     self.skip_lf = available[i] == b'\r';
                     self.inner.consume(i + 1);
                     self.line += 1;
                     return Ok(true);
                 }
-                None => {
+                _ if available.len() > room => {
+                    // Over the limit: cut here, skip the rest on the next call.
+                    buf.extend_from_slice(&available[..room]);
+                    self.inner.consume(room);
+                    self.line += 1;
+                    self.truncated = true;
+                    self.discarding = true;
+                    return Ok(true);
+                }
+                _ => {
                     let n = available.len();
                     buf.extend_from_slice(available);
+                    self.inner.consume(n);
+                }
+            }
+        }
+    }
+
+    /// Skips input up to and including the end of the current line.
+    fn discard_rest(&mut self) -> io::Result<()> {
+        loop {
+            let available = match self.inner.fill_buf() {
+                Ok(bytes) => bytes,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            };
+            if available.is_empty() {
+                self.discarding = false;
+                return Ok(());
+            }
+            match available.iter().position(|&b| b == b'\n' || b == b'\r') {
+                Some(i) => {
+                    self.skip_lf = available[i] == b'\r';
+                    self.inner.consume(i + 1);
+                    self.discarding = false;
+                    return Ok(());
+                }
+                None => {
+                    let n = available.len();
                     self.inner.consume(n);
                 }
             }
@@ -130,6 +194,48 @@ mod tests {
         let text = std::str::from_utf8(input).unwrap();
         let split: Vec<&str> = split_lines(text);
         assert_eq!(split, ["a", "b", "c", "d", "", "e"]);
+    }
+
+    #[test]
+    fn long_lines_are_cut_at_the_limit_and_skipped() {
+        let input = b"abc\r\n0123456789\r\nxy\n0123456789";
+        for capacity in [1, 2, 3, 64] {
+            let reader = io::BufReader::with_capacity(capacity, &input[..]);
+            let mut splitter = LineSplitter::with_max(reader, 4);
+            let mut buf = Vec::new();
+            let mut out = Vec::new();
+            while splitter.next_line(&mut buf).unwrap() {
+                let text = String::from_utf8(buf.clone()).unwrap();
+                out.push((splitter.line(), text, splitter.truncated()));
+            }
+            let expected = vec![
+                (1, "abc".to_owned(), false),
+                (2, "0123".to_owned(), true),
+                (3, "xy".to_owned(), false),
+                (4, "0123".to_owned(), true),
+            ];
+            assert_eq!(out, expected, "capacity {capacity}");
+        }
+        // A line of exactly the limit is whole.
+        let mut splitter = LineSplitter::with_max(&b"0123\nx"[..], 4);
+        let mut buf = Vec::new();
+        assert!(splitter.next_line(&mut buf).unwrap());
+        assert_eq!(
+            (buf.as_slice(), splitter.truncated()),
+            (&b"0123"[..], false)
+        );
+    }
+
+    /// An endless line costs the limit, not the input: the splitter returns after
+    /// the first `max` bytes.
+    #[test]
+    fn an_endless_line_is_cut_without_reading_it() {
+        let endless = io::BufReader::new(io::repeat(b'x'));
+        let mut splitter = LineSplitter::with_max(endless, 1 << 20);
+        let mut buf = Vec::new();
+        assert!(splitter.next_line(&mut buf).unwrap());
+        assert!(splitter.truncated());
+        assert_eq!(buf.len(), 1 << 20);
     }
 
     #[test]

@@ -66,6 +66,12 @@ pub enum FormatError {
     /// Text after the count field.
     #[error("{at}: unexpected text `{text}` after the count field")]
     TrailingText { at: Location, text: String },
+    /// A line over [`crate::MAX_LINE_BYTES`]; only its start was read.
+    #[error(
+        "{at}: line longer than {} bytes (MAX_LINE_BYTES)",
+        crate::MAX_LINE_BYTES
+    )]
+    LineTooLong { at: Location },
     /// A line that is not valid UTF-8.
     #[error("{at}: line is not valid UTF-8")]
     NotUtf8 { at: Location },
@@ -124,6 +130,7 @@ impl FormatError {
                 | Self::BadNumber { .. }
                 | Self::TrailingText { .. }
                 | Self::NotUtf8 { .. }
+                | Self::LineTooLong { .. }
                 | Self::IllegalMove { .. }
         )
     }
@@ -139,6 +146,7 @@ impl FormatError {
             | Self::BadNumber { at, .. }
             | Self::TrailingText { at, .. }
             | Self::NotUtf8 { at }
+            | Self::LineTooLong { at }
             | Self::IllegalMove { at, .. }
             | Self::Read { at, .. } => Some(at.line),
             Self::CorruptRun { line, .. } => Some(*line),

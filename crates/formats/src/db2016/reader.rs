@@ -132,6 +132,7 @@ impl<R: BufRead> Db2016Reader<R> {
         while self.out.is_empty() && !self.finished {
             let mut buf = std::mem::take(&mut self.buf);
             match self.lines.next_line(&mut buf) {
+                Ok(true) if self.lines.truncated() => self.handle_long_line(&buf),
                 Ok(true) => self.handle_line(&buf),
                 Ok(false) => {
                     self.finished = true;
@@ -158,6 +159,28 @@ impl<R: BufRead> Db2016Reader<R> {
                 }
             }
             self.buf = buf;
+        }
+    }
+
+    /// A line over [`crate::MAX_LINE_BYTES`] (only its start was read): as the
+    /// header it ends the stream at once; otherwise it spoils its entry.
+    fn handle_long_line(&mut self, start: &[u8]) {
+        let at = self.at();
+        if !self.header_done {
+            self.header_done = true;
+            self.finished = true;
+            let text = String::from_utf8_lossy(&start[..start.len().min(80)]).into_owned();
+            self.out.push_back(Err(FormatError::BadHeader {
+                at,
+                found: format!("{text}… (a line over {} bytes)", crate::MAX_LINE_BYTES),
+            }));
+            return;
+        }
+        if start.trim_ascii_start().starts_with(b"sfen ") {
+            self.finish_current(Current::Skipping);
+            self.out.push_back(Err(FormatError::LineTooLong { at }));
+        } else {
+            self.fail_entry(FormatError::LineTooLong { at });
         }
     }
 
@@ -241,7 +264,7 @@ impl<R: BufRead> Db2016Reader<R> {
                 self.current = Current::Skipping;
                 self.out.push_back(Err(FormatError::MoveBeforeSfen {
                     at,
-                    text: line.to_owned(),
+                    text: stera_rules::excerpt(line),
                 }));
                 return;
             }
@@ -279,14 +302,14 @@ fn parse_move_line(line: &str, at: &Location) -> Result<BookMove, FormatError> {
     let mv = Move::from_usi(mv_text).map_err(|_| FormatError::BadMove {
         at: at.clone(),
         field: "move",
-        token: mv_text.to_owned(),
+        token: stera_rules::excerpt(mv_text),
     })?;
     let ponder = match fields.next() {
         None | Some("none") => None,
         Some(text) => Some(Move::from_usi(text).map_err(|_| FormatError::BadMove {
             at: at.clone(),
             field: "ponder",
-            token: text.to_owned(),
+            token: stera_rules::excerpt(text),
         })?),
     };
     let mut book_move = BookMove {
@@ -307,7 +330,7 @@ fn parse_move_line(line: &str, at: &Location) -> Result<BookMove, FormatError> {
     if !rest.is_empty() {
         return Err(FormatError::TrailingText {
             at: at.clone(),
-            text: rest.join(" "),
+            text: stera_rules::excerpt(&rest.join(" ")),
         });
     }
     Ok(book_move)
@@ -322,7 +345,7 @@ fn parse_number<T: std::str::FromStr>(
     text.parse().map_err(|_| FormatError::BadNumber {
         at: at.clone(),
         field,
-        text: text.to_owned(),
+        text: stera_rules::excerpt(text),
         expected,
     })
 }

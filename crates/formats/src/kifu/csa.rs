@@ -35,7 +35,30 @@ fn read_game(lines: &[NumberedLine<'_>], collector: &mut Collector<'_>) {
     // rsshogi skips header lines it does not know, so text that is not CSA at all
     // would read as an empty game from the initial position.
     if let Some((line, text)) = lines.iter().find(|(_, l)| !is_csa_statement(l)) {
-        collector.skip(*line, format!("not a CSA line: `{}`", text.trim()));
+        collector.skip(
+            *line,
+            format!("not a CSA line: `{}`", stera_rules::excerpt(text.trim())),
+        );
+        return;
+    }
+    if let Some((line, _)) = lines.iter().find(|(_, l)| l.len() > crate::MAX_LINE_BYTES) {
+        collector.skip(*line, super::kif::too_long());
+        return;
+    }
+    let max = stera_rules::MAX_PLY as usize;
+    if let Some((line, _)) = move_token(lines, max - 1) {
+        collector.skip(
+            line,
+            format!("more than {max} moves (MAX_PLY): the game is too long"),
+        );
+        return;
+    }
+    if let Err(reason) = check_start(lines) {
+        let board = lines
+            .iter()
+            .find(|(_, l)| l.starts_with('P'))
+            .map_or(first_line, |(n, _)| *n);
+        collector.skip(board, reason);
         return;
     }
     let text: Vec<&str> = lines.iter().map(|(_, l)| *l).collect();
@@ -53,6 +76,28 @@ fn read_game(lines: &[NumberedLine<'_>], collector: &mut Collector<'_>) {
             let (line, reason) = locate(lines, first_line, &error);
             collector.skip(line, reason);
         }
+    }
+}
+
+/// Checks the start position before the moves are played: the parser would play
+/// them from any position, even one whose king can be captured. A header the
+/// parser refuses is left for the full parse to report.
+fn check_start(lines: &[NumberedLine<'_>]) -> Result<(), String> {
+    let header: Vec<&str> = lines
+        .iter()
+        .map(|(_, l)| *l)
+        .filter(|l| {
+            let t = l.trim();
+            !(t.len() > 1 && (t.starts_with('+') || t.starts_with('-')))
+                && !t.starts_with('T')
+                && !t.starts_with('%')
+        })
+        .collect();
+    match parse_csa_str(&header.join("\n")) {
+        Ok(record) => stera_rules::Position::from_sfen(record.init_position_sfen())
+            .map(drop)
+            .map_err(|e| format!("bad start position: {e}")),
+        Err(_) => Ok(()),
     }
 }
 
@@ -77,13 +122,22 @@ fn locate(lines: &[NumberedLine<'_>], first_line: u64, error: &CsaError) -> (u64
     };
     match error {
         CsaError::IllegalMove { index } => match move_token(lines, *index) {
-            Some((line, token)) => (line, format!("move {} `{token}` is illegal", index + 1)),
+            Some((line, token)) => (
+                line,
+                format!(
+                    "move {} `{}` is illegal",
+                    index + 1,
+                    stera_rules::excerpt(token)
+                ),
+            ),
             None => (first_line, format!("move {} is illegal", index + 1)),
         },
         CsaError::InvalidLine(text)
         | CsaError::InvalidBoard(text)
         | CsaError::InvalidMove(text)
-        | CsaError::MoveSideMismatch(text) => (containing(text), error.to_string()),
+        | CsaError::MoveSideMismatch(text) => {
+            (containing(text), stera_rules::excerpt(&error.to_string()))
+        }
         CsaError::Sfen(_) => {
             let board = lines
                 .iter()
@@ -91,7 +145,7 @@ fn locate(lines: &[NumberedLine<'_>], first_line: u64, error: &CsaError) -> (u64
                 .map_or(first_line, |(n, _)| *n);
             (board, format!("bad start position: {error}"))
         }
-        CsaError::MissingEndMarker => (first_line, error.to_string()),
+        CsaError::MissingEndMarker => (first_line, stera_rules::excerpt(&error.to_string())),
     }
 }
 

@@ -78,8 +78,10 @@ impl Game {
         let mut pos = start.clone();
         let mut played = Vec::new();
         for (index, usi) in moves.into_iter().enumerate() {
-            let mv = pos.parse_move(usi).map_err(|e| (index, e))?;
-            pos.do_move(mv);
+            let mv = pos.play_usi(usi).map_err(|e| match e {
+                RulesError::PlyLimit { .. } => (index, RulesError::PlyLimit { index: index + 1 }),
+                e => (index, e),
+            })?;
             played.push(mv);
         }
         Ok(Self {
@@ -198,6 +200,13 @@ pub enum KifuError {
         path.display()
     )]
     UnknownFormat { path: PathBuf },
+    /// A CSA or KIF file over [`crate::MAX_RECORD_FILE_BYTES`] (they are read whole).
+    #[error(
+        "`{}`: a {format} file larger than {} MiB (MAX_RECORD_FILE_BYTES); split it",
+        path.display(),
+        crate::MAX_RECORD_FILE_BYTES >> 20
+    )]
+    TooLarge { path: PathBuf, format: KifuFormat },
 }
 
 /// Collects games and counts while a reader goes through a file.
@@ -281,7 +290,15 @@ pub fn read_kifu_file_with(
         }
         KifuFormat::Csa | KifuFormat::Kif => {
             let mut bytes = Vec::new();
-            file.read_to_end(&mut bytes).map_err(io)?;
+            file.take(crate::MAX_RECORD_FILE_BYTES + 1)
+                .read_to_end(&mut bytes)
+                .map_err(io)?;
+            if bytes.len() as u64 > crate::MAX_RECORD_FILE_BYTES {
+                return Err(KifuError::TooLarge {
+                    path: path.to_path_buf(),
+                    format,
+                });
+            }
             read_whole(&bytes, format, &mut collector);
         }
     }
@@ -342,18 +359,45 @@ fn empty_summary(format: KifuFormat) -> KifuSummary {
     }
 }
 
-/// Valid UTF-8 is UTF-8; anything else is taken as Shift_JIS (the encoding of KIF and
-/// CSA files from Windows tools). A byte order mark is dropped.
+/// Decodes a game record line by line: a line of valid UTF-8 is UTF-8, any other
+/// line is taken as Shift_JIS (the encoding of KIF and CSA files from Windows
+/// tools). Line by line, because files edited by hand mix the two (a Shift_JIS
+/// header, UTF-8 moves); CR and LF never occur inside a Shift_JIS character. A byte
+/// order mark is dropped.
+///
+/// ```
+/// let (sjis, _, _) = encoding_rs::SHIFT_JIS.encode("手合割：平手");
+/// let mut bytes = sjis.into_owned();
+/// bytes.extend_from_slice("\n   1 ７六歩(77)\n".as_bytes());
+/// assert_eq!(stera_formats::kifu::decode_text(&bytes), "手合割：平手\n   1 ７六歩(77)\n");
+/// ```
 #[must_use]
 pub fn decode_text(bytes: &[u8]) -> String {
-    let text = match std::str::from_utf8(bytes) {
-        Ok(s) => s.to_owned(),
-        Err(_) => encoding_rs::SHIFT_JIS.decode(bytes).0.into_owned(),
-    };
-    match text.strip_prefix('\u{feff}') {
-        Some(rest) => rest.to_owned(),
-        None => text,
+    let bytes = bytes.strip_prefix("\u{feff}".as_bytes()).unwrap_or(bytes);
+    if let Ok(text) = std::str::from_utf8(bytes) {
+        return text.to_owned();
     }
+    let mut out = String::with_capacity(bytes.len() + bytes.len() / 2);
+    let mut rest = bytes;
+    while !rest.is_empty() {
+        let end = rest
+            .iter()
+            .position(|&b| b == b'\n' || b == b'\r')
+            .unwrap_or(rest.len());
+        let (line, tail) = rest.split_at(end);
+        match std::str::from_utf8(line) {
+            Ok(text) => out.push_str(text),
+            Err(_) => out.push_str(&encoding_rs::SHIFT_JIS.decode_without_bom_handling(line).0),
+        }
+        // The line ending itself (ASCII), if any.
+        if let Some(&b) = tail.first() {
+            out.push(char::from(b));
+            rest = &tail[1..];
+        } else {
+            rest = tail;
+        }
+    }
+    out
 }
 
 /// Converts the main line of an rsshogi record into a [`Game`], checking each move

@@ -14,6 +14,16 @@ pub(crate) fn read(input: impl BufRead, collector: &mut Collector<'_>) -> io::Re
     let mut buf = Vec::new();
     while lines.next_line(&mut buf)? {
         let line_no = lines.line();
+        if lines.truncated() {
+            collector.skip(
+                line_no,
+                format!(
+                    "line longer than {} bytes (MAX_LINE_BYTES)",
+                    crate::MAX_LINE_BYTES
+                ),
+            );
+            continue;
+        }
         let Ok(text) = std::str::from_utf8(&buf) else {
             collector.skip(line_no, "line is not valid UTF-8".to_owned());
             continue;
@@ -46,6 +56,8 @@ fn parse_line(text: &str, line: u64) -> Result<Game, String> {
         [] => return Err("missing start position (`startpos` or an SFEN)".to_owned()),
         _ => Position::from_sfen(&base.join(" ")).map_err(|e| e.to_string())?,
     };
-    Game::from_usi_moves(&start, moves.iter().copied(), line)
-        .map_err(|(index, e)| format!("move {} `{}`: {e}", index + 1, moves[index]))
+    Game::from_usi_moves(&start, moves.iter().copied(), line).map_err(|(index, e)| {
+        let token = moves.get(index).copied().unwrap_or("");
+        format!("move {} `{}`: {e}", index + 1, stera_rules::excerpt(token))
+    })
 }
