@@ -29,6 +29,7 @@ pub struct Args {
 
 pub fn run(args: &Args) -> Result<()> {
     let start = Instant::now();
+    stera_book::store_path::check_output_path(&args.out, &args.db)?;
     let (book, extras) = load(&args.db, args.raw)?;
     eprintln!(
         "loaded {} nodes, {} move values in {:.1} s",

@@ -373,6 +373,9 @@ fn remote_export_from_a_running_coordinator() {
     let mut child = Command::new(coordinator_exe())
         .args(["--db", s(&db), "--listen", "127.0.0.1:0", "--token-file"])
         .arg(dir.path("token"))
+        // Remote exports may write only into the operator's export directory.
+        .arg("--export-dir")
+        .arg(dir.path(""))
         .env("RUST_LOG", "info")
         .env_remove("STERA_TOKEN")
         .stdout(std::process::Stdio::null())

@@ -48,6 +48,9 @@ pub enum Event {
         stream: StreamId,
         lease_id: u64,
         reason: String,
+        /// The evaluation failed (counts toward quarantine), rather than the
+        /// worker stopping.
+        failed: bool,
     },
     Credit {
         stream: StreamId,
@@ -108,6 +111,8 @@ struct Lease {
 
 struct StreamState {
     tx: StreamTx,
+    /// Slots announced in Hello: the most leases this stream can ever hold.
+    announced: u32,
     slots: u32,
     leases: HashSet<u64>,
 }
@@ -205,11 +210,16 @@ impl<S: NodeStore> Dispatcher<S> {
                 stream,
                 lease_id,
                 reason,
-            } => self.give_back(stream, lease_id, &reason),
+                failed,
+            } => self.give_back(stream, lease_id, &reason, failed),
             Event::Credit { stream, slots } => {
-                if let Some(s) = self.streams.get_mut(&stream) {
-                    s.slots = slots;
-                }
+                // The service refuses credits above the slots of Hello; never trust
+                // that alone, a stream's leases are bounded here.
+                let Some(s) = self.streams.get_mut(&stream) else {
+                    return;
+                };
+                let slots = slots.min(s.announced);
+                s.slots = slots;
                 if let Some(mut w) = self.registry.workers.get_mut(&stream) {
                     w.slots = slots;
                 }
@@ -278,6 +288,7 @@ impl<S: NodeStore> Dispatcher<S> {
             stream,
             StreamState {
                 tx,
+                announced: hello.slots,
                 slots: hello.slots,
                 leases: HashSet::new(),
             },
@@ -326,7 +337,7 @@ impl<S: NodeStore> Dispatcher<S> {
         }
     }
 
-    fn give_back(&mut self, stream: StreamId, lease_id: u64, reason: &str) {
+    fn give_back(&mut self, stream: StreamId, lease_id: u64, reason: &str, failed: bool) {
         let owned = self
             .leases
             .get(&lease_id)
@@ -340,10 +351,17 @@ impl<S: NodeStore> Dispatcher<S> {
             return;
         }
         if let Some(lease) = self.leases.remove(&lease_id) {
-            tracing::debug!(lease_id, reason, "lease given back");
             self.registry.record_requeue(RequeueReason::GivenBack, 1);
             if let Some(s) = self.streams.get_mut(&stream) {
                 s.leases.remove(&lease_id);
+            }
+            if failed {
+                tracing::warn!(lease_id, reason, sfen = %lease.leaf.sfen(), "evaluation failed on the worker; lease given back");
+                self.registry
+                    .record_problem("failed", format!("{}: {reason}", lease.leaf.sfen()));
+                self.count_failure(&lease.leaf);
+            } else {
+                tracing::debug!(lease_id, reason, "lease given back");
             }
             self.void(lease_id, lease.leaf);
         }
@@ -461,7 +479,8 @@ impl<S: NodeStore> Dispatcher<S> {
                     batch.push((id, leaf, thought));
                 }
                 Err(reason) => {
-                    self.failed(&leaf);
+                    self.count_failure(&leaf);
+                    let _ = self.selector.abandon(&leaf);
                     self.reject(stream, id, RejectReason::Invalid, reason);
                 }
             }
@@ -508,14 +527,13 @@ impl<S: NodeStore> Dispatcher<S> {
         }
     }
 
-    /// Counts a rejected result against its position; quarantines it after
-    /// `max_failures` by banning the edge that leads to it (persisted).
-    fn failed(&mut self, leaf: &Leaf) {
+    /// Counts a failure (a rejected result, an evaluation the worker gave up on)
+    /// against its position; quarantines it after `max_failures` by banning the
+    /// edge that leads to it (persisted). The caller puts the leaf back.
+    fn count_failure(&mut self, leaf: &Leaf) {
         let n = self.failures.entry(leaf.key.0).or_insert(0);
         *n += 1;
-        let quarantine = *n >= self.config.max_failures;
-        let _ = self.selector.abandon(leaf);
-        if quarantine {
+        if *n == self.config.max_failures {
             self.quarantined += 1;
             self.registry
                 .counters

@@ -65,6 +65,12 @@ pub struct CoordinatorArgs {
     /// at the end). Selection pauses during an export.
     #[arg(long, default_value_t = 0, requires = "export")]
     pub export_every_mins: u64,
+    /// Directory in which the Export RPC (`book-tools remote export --out PATH`) may
+    /// write: relative paths are taken from here, and paths that resolve outside it
+    /// are refused. Without it, remote exports are refused (a remote caller must
+    /// not choose where the coordinator writes). Never inside the store.
+    #[arg(long, value_name = "DIR")]
+    pub export_dir: Option<PathBuf>,
     /// File holding the bearer token workers must present (else STERA_TOKEN; none
     /// means no authentication, for loopback use).
     #[arg(long, value_name = "FILE")]
@@ -121,6 +127,31 @@ fn tls_config(args: &CoordinatorArgs) -> Result<Option<tonic::transport::ServerT
     ))
 }
 
+/// Refuses, before anything runs, an `--export` file inside a store and an
+/// `--export-dir` that is not a directory or lies inside the store.
+fn check_export_paths(args: &CoordinatorArgs) -> Result<()> {
+    if let Some(path) = &args.export {
+        stera_book::store_path::check_output_path(path, &args.db)
+            .with_context(|| format!("bad --export {}", path.display()))?;
+    }
+    if let Some(dir) = &args.export_dir {
+        let resolved = dir
+            .canonicalize()
+            .with_context(|| format!("bad --export-dir {}", dir.display()))?;
+        if !resolved.is_dir() {
+            bail!("--export-dir {} is not a directory", dir.display());
+        }
+        let store = args.db.canonicalize()?;
+        if resolved.starts_with(&store) || stera_book::store_path::is_store_dir(&resolved) {
+            bail!(
+                "--export-dir {} is inside a book store; exports would destroy it",
+                dir.display()
+            );
+        }
+    }
+    Ok(())
+}
+
 /// Waits for SIGTERM or Ctrl-C.
 async fn terminated() {
     match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
@@ -141,6 +172,7 @@ pub async fn run(args: CoordinatorArgs, export: Option<ExportFn<SledStore>>) -> 
     let tls = tls_config(&args)?;
     std::fs::create_dir_all(&args.db)
         .with_context(|| format!("cannot create {}", args.db.display()))?;
+    check_export_paths(&args)?;
     let db = args.db.clone();
     let selector = tokio::task::spawn_blocking(move || -> Result<Selector<SledStore>> {
         let store = SledStore::open(&db)
@@ -195,7 +227,8 @@ pub async fn run(args: CoordinatorArgs, export: Option<ExportFn<SledStore>>) -> 
     tracing::info!(%addr, "listening");
     let (stop_server, mut server_stopped) = watch::channel(false);
     let service = CoordinatorServer::with_interceptor(
-        CoordinatorService::new(events.clone()),
+        CoordinatorService::new(events.clone(), registry.clone(), stop_server.subscribe())
+            .with_export_paths(args.db.clone(), args.export_dir.clone()),
         TokenCheck::new(token.clone()),
     );
     let mut builder = tonic::transport::Server::builder();
@@ -271,7 +304,16 @@ pub async fn run(args: CoordinatorArgs, export: Option<ExportFn<SledStore>>) -> 
     }
     ticker.abort();
     drop(events);
-    let _ = server.await;
+    // Streams end with the signal above; a connection that still does not close is
+    // cut after a grace period, so shutdown never waits on a peer.
+    let mut server = server;
+    if tokio::time::timeout(SERVER_GRACE, &mut server)
+        .await
+        .is_err()
+    {
+        tracing::warn!("connections still open after {SERVER_GRACE:?}; closing them");
+        server.abort();
+    }
     // The service held event senders; once it is gone the dispatcher ends.
     let selector = tokio::task::spawn_blocking(move || dispatcher_thread.join())
         .await?
@@ -283,6 +325,9 @@ pub async fn run(args: CoordinatorArgs, export: Option<ExportFn<SledStore>>) -> 
     );
     Ok(())
 }
+
+/// How long the gRPC server may take to close its connections at shutdown.
+const SERVER_GRACE: Duration = Duration::from_secs(5);
 
 /// How often the store directory is measured (walking it costs a few syscalls per
 /// file; sled keeps few, large files).

@@ -15,8 +15,6 @@ fn main() -> ExitCode {
     }
     let args = CoordinatorArgs::parse_from(argv);
     stera_worker::logging::init(args.log_format);
-    stera_worker::block_on_main(stera_coordinator::run(
-        args,
-        Some(stera_coordinator::export::book_exporter()),
-    ))
+    let exporter = stera_coordinator::export::book_exporter(args.db.clone());
+    stera_worker::block_on_main(stera_coordinator::run(args, Some(exporter)))
 }

@@ -111,6 +111,9 @@ pub struct Counters {
     pub last_export_ms: AtomicU64,
     /// When the last export succeeded (Unix seconds, 0: never).
     pub last_export_success_unix: AtomicU64,
+    /// Messages refused for breaking a protocol bound, by field (indexed like
+    /// `stera_proto::limits::Field::ALL`).
+    pub violations_by: [AtomicU64; stera_proto::limits::Field::ALL.len()],
 }
 
 /// One point of the progress-over-time chart.
@@ -177,6 +180,13 @@ impl Registry {
             self.counters.rejected_by[i].fetch_add(1, Ordering::Relaxed);
         }
         self.record_problem("rejected", format!("{}: {message}", reason.label()));
+    }
+
+    /// Counts a message refused for breaking a protocol bound; the stream that sent
+    /// it is closed. `who` identifies the stream or peer for the dashboard.
+    pub fn record_violation(&self, violation: &stera_proto::limits::Violation, who: &str) {
+        self.counters.violations_by[violation.field.index()].fetch_add(1, Ordering::Relaxed);
+        self.record_problem("protocol", format!("{who}: {violation}"));
     }
 
     /// Counts `n` leases put back for selection.

@@ -1,5 +1,6 @@
 //! The gRPC face of the coordinator: turns Work streams into dispatcher events.
 
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -9,26 +10,52 @@ use stera_proto::v1::{
     CoordinatorMessage, ExportReply, ExportRequest, StatusReply, StatusRequest, WorkerMessage,
     worker_message::Msg,
 };
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{mpsc, oneshot, watch};
 use tokio_stream::wrappers::UnboundedReceiverStream;
 use tonic::{Request, Response, Status, Streaming};
 
-use crate::dispatcher::Event;
+use stera_proto::limits::{self, Violation};
+
+use crate::dispatcher::{Event, StreamId};
+use crate::registry::Registry;
 
 /// How long a new stream may take to say Hello.
 const HELLO_TIMEOUT: Duration = Duration::from_secs(10);
 
 pub struct CoordinatorService {
     events: mpsc::UnboundedSender<Event>,
+    registry: Arc<Registry>,
+    /// Becomes true when the coordinator closes: every stream ends, even one whose
+    /// worker never hangs up (else the server's graceful shutdown waits forever).
+    closing: watch::Receiver<bool>,
     next_stream: AtomicU64,
+    /// The store directory and the directory remote exports may write into.
+    store: PathBuf,
+    export_dir: Option<PathBuf>,
 }
 
 impl CoordinatorService {
-    pub fn new(events: mpsc::UnboundedSender<Event>) -> Self {
+    pub fn new(
+        events: mpsc::UnboundedSender<Event>,
+        registry: Arc<Registry>,
+        closing: watch::Receiver<bool>,
+    ) -> Self {
         Self {
             events,
+            registry,
+            closing,
             next_stream: AtomicU64::new(1),
+            store: PathBuf::new(),
+            export_dir: None,
         }
+    }
+
+    /// Where remote exports may write (without this, every remote export is refused).
+    #[must_use]
+    pub fn with_export_paths(mut self, store: PathBuf, export_dir: Option<PathBuf>) -> Self {
+        self.store = store;
+        self.export_dir = export_dir;
+        self
     }
 
     fn send(&self, event: Event) -> Result<(), Status> {
@@ -36,6 +63,43 @@ impl CoordinatorService {
             .send(event)
             .map_err(|_| Status::unavailable("the coordinator is shutting down"))
     }
+}
+
+/// The status that refuses a message breaking a protocol bound; the field comes
+/// first so a worker's log says what to fix.
+fn refusal(violation: &Violation) -> Status {
+    Status::invalid_argument(format!("refused: {violation}"))
+}
+
+/// Turns one received message into a dispatcher event, or `None` for messages
+/// that are only logged.
+fn event_for(stream: StreamId, msg: Msg) -> Option<Event> {
+    Some(match msg {
+        Msg::Result(result) => Event::Result { stream, result },
+        Msg::Heartbeat(_) => Event::Heartbeat { stream },
+        Msg::GiveBack(g) => Event::GiveBack {
+            stream,
+            lease_id: g.lease_id,
+            reason: g.reason,
+            failed: g.failed,
+        },
+        Msg::Credit(c) => Event::Credit {
+            stream,
+            slots: c.slots,
+        },
+        Msg::Hello(_) => {
+            tracing::warn!(stream, "second Hello on a stream ignored");
+            return None;
+        }
+    })
+}
+
+/// Whether a stream error means the worker sent something the server cannot decode
+/// (over [`limits::MAX_MESSAGE_BYTES`], or not protobuf), as opposed to a peer that
+/// went away.
+fn undecodable(status: &Status) -> bool {
+    status.code() == tonic::Code::OutOfRange
+        || (status.code() == tonic::Code::Internal && status.message().contains("decode"))
 }
 
 #[tonic::async_trait]
@@ -46,6 +110,9 @@ impl Coordinator for CoordinatorService {
         &self,
         request: Request<Streaming<WorkerMessage>>,
     ) -> Result<Response<Self::WorkStream>, Status> {
+        let peer = request
+            .remote_addr()
+            .map_or_else(|| "unknown peer".to_owned(), |a| a.to_string());
         let mut inbound = request.into_inner();
         let first = tokio::time::timeout(HELLO_TIMEOUT, inbound.message())
             .await
@@ -65,45 +132,62 @@ impl Coordinator for CoordinatorService {
                 stera_proto::PROTOCOL_VERSION
             )));
         }
-        if hello.slots == 0 || hello.slots > 4096 {
-            return Err(Status::invalid_argument(format!(
-                "slots must be 1..=4096, got {}",
-                hello.slots
-            )));
+        if let Err(v) = limits::check_hello(&hello) {
+            tracing::warn!(%peer, violation = %v, "Hello refused");
+            self.registry.record_violation(&v, &peer);
+            return Err(refusal(&v));
         }
+        let slots = hello.slots;
         let stream = self.next_stream.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = mpsc::unbounded_channel();
+        let closer = tx.clone();
         self.send(Event::Connect { stream, hello, tx })?;
         let events = self.events.clone();
+        let registry = self.registry.clone();
+        let mut closing = self.closing.clone();
         tokio::spawn(async move {
             loop {
-                let event = match inbound.message().await {
-                    Ok(Some(WorkerMessage { msg: Some(msg) })) => match msg {
-                        Msg::Result(result) => Event::Result { stream, result },
-                        Msg::Heartbeat(_) => Event::Heartbeat { stream },
-                        Msg::GiveBack(g) => Event::GiveBack {
-                            stream,
-                            lease_id: g.lease_id,
-                            reason: g.reason,
-                        },
-                        Msg::Credit(c) => Event::Credit {
-                            stream,
-                            slots: c.slots,
-                        },
-                        Msg::Hello(_) => {
-                            tracing::warn!(stream, "second Hello on a stream ignored");
-                            continue;
-                        }
-                    },
+                let incoming = tokio::select! {
+                    m = inbound.message() => m,
+                    _ = closing.wait_for(|c| *c) => {
+                        let _ = closer.send(Err(Status::unavailable("the coordinator is shutting down")));
+                        break;
+                    }
+                };
+                let msg = match incoming {
+                    Ok(Some(WorkerMessage { msg: Some(msg) })) => msg,
                     Ok(Some(WorkerMessage { msg: None })) => {
                         tracing::warn!(stream, "empty message ignored");
                         continue;
                     }
                     Ok(None) => break,
                     Err(status) => {
-                        tracing::info!(stream, %status, "stream error");
+                        // A message the server cannot decode (over the size limit,
+                        // malformed) ends the stream; tell the worker why. A peer
+                        // that simply went away is no violation.
+                        if undecodable(&status) {
+                            let v = Violation {
+                                field: limits::Field::Message,
+                                detail: status.message().chars().take(200).collect(),
+                            };
+                            tracing::warn!(stream, %peer, violation = %v, "stream refused");
+                            registry.record_violation(&v, &peer);
+                            let _ = closer.send(Err(refusal(&v)));
+                        } else {
+                            tracing::debug!(stream, %status, "stream ended");
+                        }
                         break;
                     }
+                };
+                let checked = WorkerMessage { msg: Some(msg) };
+                if let Err(v) = limits::check_worker_message(&checked, slots) {
+                    tracing::warn!(stream, %peer, violation = %v, "message refused; closing the stream");
+                    registry.record_violation(&v, &format!("stream {stream} ({peer})"));
+                    let _ = closer.send(Err(refusal(&v)));
+                    break;
+                }
+                let Some(event) = checked.msg.and_then(|m| event_for(stream, m)) else {
+                    continue;
                 };
                 if events.send(event).is_err() {
                     break;
@@ -129,10 +213,23 @@ impl Coordinator for CoordinatorService {
         &self,
         request: Request<ExportRequest>,
     ) -> Result<Response<ExportReply>, Status> {
-        let request = request.into_inner();
+        let mut request = request.into_inner();
         if request.path.is_empty() {
             return Err(Status::invalid_argument("export needs a path"));
         }
+        let resolved = stera_book::store_path::resolve_in_export_dir(
+            &request.path,
+            self.export_dir.as_deref(),
+            &self.store,
+        )
+        .map_err(|e| {
+            // A refused path is a failed export: counted, and shown on the page.
+            let message = format!("export to {} refused: {e}", request.path);
+            self.registry
+                .record_export(std::time::Duration::ZERO, &Err(message));
+            Status::permission_denied(e.to_string())
+        })?;
+        request.path = resolved.display().to_string();
         let (reply, rx) = oneshot::channel();
         self.send(Event::Export { request, reply })?;
         match rx.await {

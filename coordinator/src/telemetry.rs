@@ -12,6 +12,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use metrics::{Unit, counter, describe_counter, describe_gauge, describe_histogram, gauge};
+use stera_proto::limits::Field;
 use stera_worker::telemetry::Buckets;
 
 use crate::registry::Registry;
@@ -47,6 +48,8 @@ pub const RESULTS_REJECTED: &str = "stera_coordinator_results_rejected_total";
 pub const RESULTS_DUPLICATE: &str = "stera_coordinator_results_duplicate_total";
 /// Positions quarantined after repeated rejections.
 pub const QUARANTINED: &str = "stera_coordinator_quarantined_positions_total";
+/// Messages refused for breaking a protocol bound, by `field`.
+pub const PROTOCOL_VIOLATIONS: &str = "stera_coordinator_protocol_violations_total";
 /// Exports run, by `result` (ok, error).
 pub const EXPORTS: &str = "stera_coordinator_exports_total";
 /// Duration of one export.
@@ -128,6 +131,10 @@ pub fn describe() {
         QUARANTINED,
         "Positions quarantined after repeated rejected results."
     );
+    describe_counter!(
+        PROTOCOL_VIOLATIONS,
+        "Worker messages refused for breaking a protocol bound (the stream is closed), by field."
+    );
     describe_counter!(EXPORTS, "Book exports run, by result (ok, error).");
     describe_histogram!(
         EXPORT_DURATION,
@@ -179,6 +186,9 @@ pub fn refresh(registry: &Registry) {
     }
     counter!(RESULTS_DUPLICATE).absolute(load(&c.duplicates));
     counter!(QUARANTINED).absolute(load(&c.quarantined));
+    for (field, n) in Field::ALL.iter().zip(&c.violations_by) {
+        counter!(PROTOCOL_VIOLATIONS, "field" => field.name()).absolute(load(n));
+    }
     counter!(EXPORTS, "result" => "ok").absolute(load(&c.exports_ok));
     counter!(EXPORTS, "result" => "error").absolute(load(&c.exports_failed));
     gauge!(LAST_EXPORT_SUCCESS).set(load(&c.last_export_success_unix) as f64);

@@ -142,7 +142,14 @@ fn exports_are_counted_by_result() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("book.db");
     let http = format!("127.0.0.1:{}", free_port());
-    let c = Coord::start(&db, "127.0.0.1:0", &["--metrics", &http], &[]);
+    // Remote exports may write only inside --export-dir.
+    let exports = dir.path().to_str().unwrap();
+    let c = Coord::start(
+        &db,
+        "127.0.0.1:0",
+        &["--metrics", &http, "--export-dir", exports],
+        &[],
+    );
     let rt = rt();
     rt.block_on(fake_worker(c.url(), None, 1, Answer::Good, 5, LONG))
         .unwrap();

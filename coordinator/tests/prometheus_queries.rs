@@ -224,7 +224,14 @@ fn every_dashboard_and_alert_query_works_on_live_metrics() {
     let c = Coord::start(
         &dir.path().join("book.db"),
         "127.0.0.1:0",
-        &["--metrics", &coordinator_http, "--nodes", "300"],
+        &[
+            "--metrics",
+            &coordinator_http,
+            "--nodes",
+            "300",
+            "--export-dir",
+            dir.path().to_str().unwrap(),
+        ],
         &[],
     );
     let _worker = KillOnDrop(start_worker(

@@ -8,6 +8,8 @@ pub mod v1 {
     tonic::include_proto!("stera.v1");
 }
 
+pub mod limits;
+
 /// The protocol version this build speaks (`Hello.protocol`).
 pub const PROTOCOL_VERSION: u32 = 1;
 

@@ -71,6 +71,11 @@ pub struct WorkerArgs {
     /// Seconds between summary log lines when stderr is not a terminal.
     #[arg(long, default_value_t = 120)]
     pub summary_secs: u64,
+    /// After the first Ctrl-C or SIGTERM, the jobs in hand and their
+    /// acknowledgements may take this many seconds; what is left then is given back
+    /// and the worker exits. A second Ctrl-C or SIGTERM gives back at once.
+    #[arg(long, default_value_t = 300)]
+    pub stop_timeout_secs: u64,
     /// Longest pause between reconnection attempts, in seconds.
     #[arg(long, default_value_t = 60)]
     pub max_backoff_secs: u64,
@@ -177,6 +182,7 @@ pub async fn run(args: WorkerArgs) -> Result<()> {
         slots: slots.saturating_add(args.prefetch),
         default_limits: args.limits.limits(),
         max_backoff: Duration::from_secs(args.max_backoff_secs.max(1)),
+        stop_timeout: Duration::from_secs(args.stop_timeout_secs),
         pool,
         stats: stats.clone(),
         shutdown: shutdown_rx,
@@ -249,7 +255,11 @@ pub fn block_on_main(
             return std::process::ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(main) {
+    let outcome = runtime.block_on(main);
+    // A search still running on a blocking thread (a stop that gave its job back)
+    // must not keep the process alive: dropping the runtime would wait for it.
+    runtime.shutdown_timeout(Duration::from_millis(500));
+    match outcome {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e:#}");

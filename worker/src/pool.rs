@@ -53,12 +53,32 @@ pub struct EvaluationCost {
     pub restarts: u64,
 }
 
+/// Starts one engine (again, after one panicked).
+type EngineFactory = Box<dyn Fn() -> Result<Engine, EvalError> + Send + Sync>;
+
+/// The engines a pool has: those idle, and how many exist at all (an engine that
+/// panicked and cannot be restarted is gone for good).
+struct Engines {
+    idle: Vec<Engine>,
+    alive: usize,
+}
+
 /// The worker's engines.
 pub struct EvaluatorPool {
-    idle: Mutex<Vec<Engine>>,
+    engines: Mutex<Engines>,
     /// Signalled when an engine is returned (prefetched jobs wait for one).
     returned: Condvar,
     identity: String,
+    factory: EngineFactory,
+}
+
+/// The text of a panic's payload.
+fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic without a message".to_owned())
 }
 
 impl EvaluatorPool {
@@ -67,10 +87,16 @@ impl EvaluatorPool {
     /// # Errors
     /// The first engine that fails to start.
     pub async fn start(choice: &EngineChoice, slots: u32) -> Result<Self, EvalError> {
+        let choice = choice.clone();
+        Self::start_with(Box::new(move || Engine::start(&choice)), slots).await
+    }
+
+    async fn start_with(factory: EngineFactory, slots: u32) -> Result<Self, EvalError> {
+        let factory = std::sync::Arc::new(factory);
         let mut handles = Vec::new();
         for _ in 0..slots {
-            let choice = choice.clone();
-            handles.push(tokio::task::spawn_blocking(move || Engine::start(&choice)));
+            let factory = factory.clone();
+            handles.push(tokio::task::spawn_blocking(move || factory()));
         }
         let mut idle = Vec::new();
         for h in handles {
@@ -81,10 +107,18 @@ impl EvaluatorPool {
             idle.push(ev);
         }
         let identity = idle.first().map(|e| e.identity()).unwrap_or_default();
+        let factory = std::sync::Arc::into_inner(factory).ok_or_else(|| EvalError::Engine {
+            engine: identity.clone(),
+            reason: "engine start-up threads still running".into(),
+        })?;
         Ok(Self {
-            idle: Mutex::new(idle),
+            engines: Mutex::new(Engines {
+                alive: idle.len(),
+                idle,
+            }),
             returned: Condvar::new(),
             identity,
+            factory,
         })
     }
 
@@ -98,40 +132,85 @@ impl EvaluatorPool {
     /// wait here); blocks, so run it on a blocking thread. Also says how many engine
     /// restarts the evaluation took, whether it succeeded or not.
     ///
+    /// An engine that panics is replaced by a fresh one (counted as a restart) and
+    /// the panic becomes this evaluation's error, so the job is given back with a
+    /// reason instead of being lost, and the other slots go on.
+    ///
     /// # Errors
-    /// A poisoned pool (an engine panicked), or the evaluation's own error.
+    /// No engine left, a poisoned pool, a panic, or the evaluation's own error.
     pub fn evaluate(
         &self,
         position: &Position,
         limits: &Limits,
     ) -> (Result<Evaluation, EvalError>, EvaluationCost) {
-        let poisoned = || EvalError::Engine {
+        let fail = |reason: String| EvalError::Engine {
             engine: self.identity.clone(),
-            reason: "engine pool poisoned".into(),
+            reason,
         };
         let mut engine = {
-            let Ok(mut idle) = self.idle.lock() else {
-                return (Err(poisoned()), EvaluationCost::default());
+            let Ok(mut engines) = self.engines.lock() else {
+                return (
+                    Err(fail("engine pool poisoned".into())),
+                    EvaluationCost::default(),
+                );
             };
             loop {
-                if let Some(e) = idle.pop() {
+                if let Some(e) = engines.idle.pop() {
                     break e;
                 }
-                match self.returned.wait(idle) {
-                    Ok(i) => idle = i,
-                    Err(_) => return (Err(poisoned()), EvaluationCost::default()),
+                if engines.alive == 0 {
+                    return (
+                        Err(fail(
+                            "no engine left: every engine panicked and could not be restarted"
+                                .into(),
+                        )),
+                        EvaluationCost::default(),
+                    );
+                }
+                match self.returned.wait(engines) {
+                    Ok(e) => engines = e,
+                    Err(_) => {
+                        return (
+                            Err(fail("engine pool poisoned".into())),
+                            EvaluationCost::default(),
+                        );
+                    }
                 }
             }
         };
         let restarts_before = engine.restarts();
-        let result = engine.evaluator().evaluate(position, limits);
-        let cost = EvaluationCost {
+        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            engine.evaluator().evaluate(position, limits)
+        }));
+        let mut cost = EvaluationCost {
             restarts: engine.restarts().saturating_sub(restarts_before),
         };
-        if let Ok(mut v) = self.idle.lock() {
-            v.push(engine);
+        let (result, engine) = match outcome {
+            Ok(result) => (result, Some(engine)),
+            Err(payload) => {
+                let why = panic_text(payload.as_ref());
+                tracing::error!(sfen = %position.to_sfen(), panic = %why, "the engine panicked; starting a new one");
+                // The engine's state is unknown after a panic: never reuse it.
+                drop(engine);
+                cost.restarts += 1;
+                let fresh = match (self.factory)() {
+                    Ok(e) => Some(e),
+                    Err(e) => {
+                        tracing::error!(error = %e, "cannot restart the engine; one slot fewer");
+                        None
+                    }
+                };
+                (Err(fail(format!("the engine panicked: {why}"))), fresh)
+            }
+        };
+        if let Ok(mut engines) = self.engines.lock() {
+            match engine {
+                Some(e) => engines.idle.push(e),
+                None => engines.alive = engines.alive.saturating_sub(1),
+            }
         }
-        self.returned.notify_one();
+        // Wake every waiter: with an engine gone, all must re-check `alive`.
+        self.returned.notify_all();
         (result, cost)
     }
 }
@@ -160,6 +239,92 @@ mod tests {
             .join("../crates/engine/tests/fixtures/fake_usi.sh");
         let cmd = format!("sh {} {mode}", script.display());
         Flags::parse_from(["worker", "--engine", "usi", "--engine-cmd", &cmd]).engine
+    }
+
+    /// Evaluates `left` positions, then panics (as an engine bug would).
+    struct Panicky {
+        left: u32,
+    }
+
+    impl Evaluator for Panicky {
+        fn evaluate(&mut self, position: &Position, _: &Limits) -> Result<Evaluation, EvalError> {
+            if self.left == 0 {
+                panic!("index out of bounds: the len is 2 but the index is 7");
+            }
+            self.left -= 1;
+            Ok(Evaluation {
+                moves: position
+                    .legal_moves()
+                    .into_iter()
+                    .map(|mv| stera_engine::MoveValue {
+                        mv,
+                        value: 0,
+                        depth: 1,
+                    })
+                    .collect(),
+                nodes: 1,
+                elapsed: std::time::Duration::ZERO,
+                engine: "panicky".into(),
+            })
+        }
+
+        fn identity(&self) -> String {
+            "panicky".into()
+        }
+    }
+
+    #[tokio::test]
+    async fn a_panicking_engine_is_replaced_and_the_panic_reported() {
+        let started = std::sync::Arc::new(std::sync::atomic::AtomicU32::new(0));
+        let counter = started.clone();
+        let pool = EvaluatorPool::start_with(
+            Box::new(move || {
+                counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                Ok(Engine::Other(Box::new(Panicky { left: 1 })))
+            }),
+            1,
+        )
+        .await
+        .unwrap();
+        let (first, _) = pool.evaluate(&Position::startpos(), &depth_one());
+        assert_eq!(first.unwrap().moves.len(), 30);
+        let (second, cost) = pool.evaluate(&Position::startpos(), &depth_one());
+        let err = second.unwrap_err().to_string();
+        assert!(
+            err.contains("the engine panicked: index out of bounds"),
+            "{err}"
+        );
+        assert_eq!(cost.restarts, 1);
+        // The slot goes on with a fresh engine instead of waiting forever.
+        let (third, _) = pool.evaluate(&Position::startpos(), &depth_one());
+        assert_eq!(third.unwrap().moves.len(), 30);
+        assert_eq!(started.load(std::sync::atomic::Ordering::SeqCst), 2);
+    }
+
+    #[tokio::test]
+    async fn a_pool_whose_engines_cannot_restart_says_so() {
+        let starts = std::sync::Arc::new(std::sync::atomic::AtomicU32::new(0));
+        let counter = starts.clone();
+        let pool = EvaluatorPool::start_with(
+            Box::new(move || {
+                if counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst) == 0 {
+                    Ok(Engine::Other(Box::new(Panicky { left: 0 })))
+                } else {
+                    Err(EvalError::Engine {
+                        engine: "panicky".into(),
+                        reason: "cannot start".into(),
+                    })
+                }
+            }),
+            1,
+        )
+        .await
+        .unwrap();
+        let (first, _) = pool.evaluate(&Position::startpos(), &depth_one());
+        assert!(first.unwrap_err().to_string().contains("panicked"));
+        // No engine left: an error at once, not a wait on a condition variable forever.
+        let (second, _) = pool.evaluate(&Position::startpos(), &depth_one());
+        assert!(second.unwrap_err().to_string().contains("no engine left"));
     }
 
     #[tokio::test]

@@ -1,7 +1,7 @@
 //! The connection to the coordinator: one Work stream at a time, reconnecting with
 //! randomized exponential backoff.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashSet, VecDeque};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -31,6 +31,9 @@ pub struct SessionConfig {
     pub slots: u32,
     pub default_limits: Limits,
     pub max_backoff: Duration,
+    /// After the first stop request, jobs in hand and their acknowledgements may take
+    /// this long; then they are given back and the worker leaves anyway.
+    pub stop_timeout: Duration,
     pub pool: Arc<EvaluatorPool>,
     pub stats: Arc<Stats>,
     pub shutdown: watch::Receiver<Shutdown>,
@@ -48,7 +51,16 @@ pub enum SessionEnd {
 /// An evaluation that finished (or failed) on a blocking thread.
 struct Finished {
     lease_id: u64,
+    /// The result, or why the position could not be evaluated (given back as failed).
     outcome: Result<JobResult, String>,
+}
+
+fn give_back(lease_id: u64, reason: impl Into<String>, failed: bool) -> WorkerMessage {
+    msg(worker_message::Msg::GiveBack(GiveBack {
+        lease_id,
+        reason: reason.into(),
+        failed,
+    }))
 }
 
 /// Connects, runs sessions, reconnects, until done or refused.
@@ -60,8 +72,17 @@ pub async fn run_forever(mut cfg: SessionConfig) -> Result<()> {
     // Results computed while disconnected go out on the next stream.
     let mut unsent: VecDeque<JobResult> = VecDeque::new();
     loop {
-        if *cfg.shutdown.borrow() != Shutdown::Running && unsent.is_empty() {
-            return Ok(());
+        if *cfg.shutdown.borrow() != Shutdown::Running {
+            let late = tokio::time::Instant::now() >= cfg.stats.stop_requested() + cfg.stop_timeout;
+            if unsent.is_empty() || late {
+                if !unsent.is_empty() {
+                    tracing::warn!(
+                        results = unsent.len(),
+                        "stop grace over; leaving with results the coordinator never received"
+                    );
+                }
+                return Ok(());
+            }
         }
         match session(&mut cfg, &mut unsent).await? {
             SessionEnd::Done => return Ok(()),
@@ -197,10 +218,18 @@ async fn session(cfg: &mut SessionConfig, unsent: &mut VecDeque<JobResult>) -> R
     }
 
     let (done_tx, mut done_rx) = mpsc::unbounded_channel::<Finished>();
-    let mut in_hand: HashMap<u64, ()> = HashMap::new();
-    let mut awaiting_ack: usize = 0;
+    let mut in_hand: HashSet<u64> = HashSet::new();
+    // Results sent and not yet answered; an answer for anything else is ignored.
+    let mut awaiting_ack: HashSet<u64> = HashSet::new();
     let mut heartbeat = tokio::time::interval(heartbeat_every);
     let mut draining = *cfg.shutdown.borrow() != Shutdown::Running;
+    // When a stop request's grace ends (far away until there is one).
+    let far = tokio::time::Instant::now() + Duration::from_secs(365 * 24 * 3600);
+    let mut stop_by = if draining {
+        cfg.stats.stop_requested() + cfg.stop_timeout
+    } else {
+        far
+    };
     if draining {
         // Finishing already: take no jobs on this stream.
         let _ = out
@@ -208,7 +237,7 @@ async fn session(cfg: &mut SessionConfig, unsent: &mut VecDeque<JobResult>) -> R
             .await;
     }
     loop {
-        if draining && in_hand.is_empty() && awaiting_ack == 0 && unsent.is_empty() {
+        if draining && in_hand.is_empty() && awaiting_ack.is_empty() && unsent.is_empty() {
             return Ok(SessionEnd::Done);
         }
         tokio::select! {
@@ -221,21 +250,35 @@ async fn session(cfg: &mut SessionConfig, unsent: &mut VecDeque<JobResult>) -> R
                 match m.msg {
                     Some(coordinator_message::Msg::Job(job)) => {
                         if draining {
-                            let gb = GiveBack { lease_id: job.lease_id, reason: "worker is stopping".into() };
-                            let _ = out.send(msg(worker_message::Msg::GiveBack(gb))).await;
+                            let _ = out.send(give_back(job.lease_id, "worker is stopping", false)).await;
                             continue;
                         }
-                        in_hand.insert(job.lease_id, ());
+                        if let Err(v) = stera_proto::limits::check_job(&job) {
+                            cfg.stats.errors.fetch_add(1, Ordering::Relaxed);
+                            tracing::error!(lease = job.lease_id, violation = %v, "job refused; giving it back");
+                            let _ = out.send(give_back(job.lease_id, format!("job refused: {v}"), true)).await;
+                            continue;
+                        }
+                        if !in_hand.insert(job.lease_id) {
+                            tracing::warn!(lease = job.lease_id, "the coordinator sent a lease already in hand; ignored");
+                            continue;
+                        }
                         spawn_evaluation(job, cfg.default_limits, cfg.pool.clone(), cfg.stats.clone(), done_tx.clone());
                     }
-                    Some(coordinator_message::Msg::Ack(_)) => {
-                        awaiting_ack = awaiting_ack.saturating_sub(1);
-                        cfg.stats.acked.fetch_add(1, Ordering::Relaxed);
+                    Some(coordinator_message::Msg::Ack(a)) => {
+                        if awaiting_ack.remove(&a.lease_id) {
+                            cfg.stats.acked.fetch_add(1, Ordering::Relaxed);
+                        } else {
+                            tracing::warn!(lease = a.lease_id, "acknowledgement of no result sent on this stream; ignored");
+                        }
                     }
                     Some(coordinator_message::Msg::Rejected(r)) => {
-                        awaiting_ack = awaiting_ack.saturating_sub(1);
-                        cfg.stats.rejected.fetch_add(1, Ordering::Relaxed);
-                        tracing::warn!(lease = r.lease_id, reason = %r.reason, "result rejected");
+                        if awaiting_ack.remove(&r.lease_id) {
+                            cfg.stats.rejected.fetch_add(1, Ordering::Relaxed);
+                            tracing::warn!(lease = r.lease_id, reason = %r.reason, "result rejected");
+                        } else {
+                            tracing::warn!(lease = r.lease_id, reason = %r.reason, "rejection of no result sent on this stream; ignored");
+                        }
                     }
                     Some(coordinator_message::Msg::Drain(d)) => {
                         tracing::info!(reason = %d.reason, "coordinator drains; finishing the jobs in hand");
@@ -245,19 +288,22 @@ async fn session(cfg: &mut SessionConfig, unsent: &mut VecDeque<JobResult>) -> R
                 }
             }
             Some(f) = done_rx.recv() => {
-                in_hand.remove(&f.lease_id);
+                if !in_hand.remove(&f.lease_id) {
+                    // Given back already (the stop grace ended): nothing to send.
+                    continue;
+                }
                 let m = match f.outcome {
                     Ok(result) => {
-                        awaiting_ack += 1;
-                        worker_message::Msg::Result(result)
+                        awaiting_ack.insert(result.lease_id);
+                        msg(worker_message::Msg::Result(result))
                     }
                     Err(reason) => {
                         cfg.stats.errors.fetch_add(1, Ordering::Relaxed);
                         tracing::error!(lease = f.lease_id, %reason, "evaluation failed; giving the job back");
-                        worker_message::Msg::GiveBack(GiveBack { lease_id: f.lease_id, reason })
+                        give_back(f.lease_id, truncate(&reason, stera_proto::limits::MAX_REASON_BYTES), true)
                     }
                 };
-                if let Err(e) = out.send(msg(m)).await {
+                if let Err(e) = out.send(m).await {
                     if let Some(worker_message::Msg::Result(r)) = e.0.msg {
                         unsent.push_back(r);
                     }
@@ -282,21 +328,49 @@ async fn session(cfg: &mut SessionConfig, unsent: &mut VecDeque<JobResult>) -> R
                     Shutdown::Running => {}
                     Shutdown::Finish => {
                         draining = true;
+                        stop_by = cfg.stats.stop_requested() + cfg.stop_timeout;
                         let _ = out.send(msg(worker_message::Msg::Credit(Credit { slots: 0 }))).await;
                     }
                     Shutdown::Abort => {
-                        for lease_id in in_hand.keys() {
-                            let gb = GiveBack { lease_id: *lease_id, reason: "worker aborted".into() };
-                            let _ = out.send(msg(worker_message::Msg::GiveBack(gb))).await;
-                        }
-                        // Give the messages a moment to leave before the stream drops.
-                        tokio::time::sleep(Duration::from_millis(200)).await;
+                        abandon(&out, &in_hand, "worker aborted").await;
                         return Ok(SessionEnd::Done);
                     }
                 }
             }
+            () = tokio::time::sleep_until(stop_by) => {
+                tracing::warn!(
+                    in_hand = in_hand.len(),
+                    unacknowledged = awaiting_ack.len(),
+                    "stop grace of {:?} over; giving back what is left and leaving",
+                    cfg.stop_timeout
+                );
+                abandon(&out, &in_hand, "worker stopped: its stop grace ended").await;
+                unsent.clear();
+                return Ok(SessionEnd::Done);
+            }
         }
     }
+}
+
+/// Gives back every job in hand (not failures: the worker is leaving).
+async fn abandon(out: &mpsc::Sender<WorkerMessage>, in_hand: &HashSet<u64>, reason: &str) {
+    for lease_id in in_hand {
+        let _ = out.send(give_back(*lease_id, reason, false)).await;
+    }
+    // Give the messages a moment to leave before the stream drops.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+}
+
+/// At most `max` bytes of `text`, cut at a character boundary.
+fn truncate(text: &str, max: usize) -> String {
+    if text.len() <= max {
+        return text.to_owned();
+    }
+    let mut end = max.saturating_sub(3);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}...", &text[..end])
 }
 
 fn job_limits(job: &Job, default: Limits) -> Limits {
@@ -320,40 +394,60 @@ fn spawn_evaluation(
     let limits = job_limits(&job, default);
     stats.busy.fetch_add(1, Ordering::Relaxed);
     tokio::task::spawn_blocking(move || {
-        let outcome = Position::from_sfen(&job.sfen)
-            .map_err(|e| format!("bad position from the coordinator: {e}"))
-            .and_then(|position| {
-                let (result, cost) = pool.evaluate(&position, &limits);
-                stats.restarts.fetch_add(cost.restarts, Ordering::Relaxed);
-                result.map_err(|e| e.to_string())
-            })
-            .map(|ev| {
-                stats.evaluated.fetch_add(1, Ordering::Relaxed);
-                crate::worker_metrics::record_evaluation(ev.elapsed);
-                stats.engine_ms.fetch_add(
-                    u64::try_from(ev.elapsed.as_millis()).unwrap_or(0),
-                    Ordering::Relaxed,
-                );
-                JobResult {
-                    lease_id: job.lease_id,
-                    moves: ev
-                        .moves
-                        .iter()
-                        .map(|m| MoveValue {
-                            usi: m.mv.to_string(),
-                            value: m.value,
-                            depth: m.depth,
-                        })
-                        .collect(),
-                    nodes: ev.nodes,
-                    elapsed_ms: u32::try_from(ev.elapsed.as_millis()).unwrap_or(u32::MAX),
-                    engine: ev.engine,
-                }
-            });
-        stats.busy.fetch_sub(1, Ordering::Relaxed);
-        let _ = done.send(Finished {
-            lease_id: job.lease_id,
-            outcome,
+        // Whatever happens in here, the lease is answered: a panic is reported as the
+        // evaluation's failure, never left to hold the lease forever.
+        let lease_id = job.lease_id;
+        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            evaluate_job(&job, &limits, &pool, &stats)
+        }))
+        .unwrap_or_else(|payload| {
+            let why = payload
+                .downcast_ref::<&str>()
+                .map(|s| (*s).to_owned())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_default();
+            Err(format!("the evaluation panicked: {why}"))
         });
+        stats.busy.fetch_sub(1, Ordering::Relaxed);
+        let _ = done.send(Finished { lease_id, outcome });
     });
+}
+
+/// Parses the job's position and evaluates it on a pooled engine.
+fn evaluate_job(
+    job: &Job,
+    limits: &Limits,
+    pool: &EvaluatorPool,
+    stats: &Stats,
+) -> Result<JobResult, String> {
+    Position::from_sfen(&job.sfen)
+        .map_err(|e| format!("bad position from the coordinator: {e}"))
+        .and_then(|position| {
+            let (result, cost) = pool.evaluate(&position, limits);
+            stats.restarts.fetch_add(cost.restarts, Ordering::Relaxed);
+            result.map_err(|e| e.to_string())
+        })
+        .map(|ev| {
+            stats.evaluated.fetch_add(1, Ordering::Relaxed);
+            crate::worker_metrics::record_evaluation(ev.elapsed);
+            stats.engine_ms.fetch_add(
+                u64::try_from(ev.elapsed.as_millis()).unwrap_or(0),
+                Ordering::Relaxed,
+            );
+            JobResult {
+                lease_id: job.lease_id,
+                moves: ev
+                    .moves
+                    .iter()
+                    .map(|m| MoveValue {
+                        usi: m.mv.to_string(),
+                        value: m.value,
+                        depth: m.depth,
+                    })
+                    .collect(),
+                nodes: ev.nodes,
+                elapsed_ms: u32::try_from(ev.elapsed.as_millis()).unwrap_or(u32::MAX),
+                engine: ev.engine,
+            }
+        })
 }

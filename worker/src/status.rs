@@ -27,6 +27,9 @@ pub struct Stats {
     pub engine_ms: AtomicU64,
     /// Evaluation slots (engines).
     pub slots: AtomicU64,
+    /// When the first stop request came (the stop grace counts from there, across
+    /// reconnections).
+    stop_requested: std::sync::Mutex<Option<tokio::time::Instant>>,
 }
 
 impl Default for Stats {
@@ -43,11 +46,21 @@ impl Default for Stats {
             restarts: AtomicU64::new(0),
             engine_ms: AtomicU64::new(0),
             slots: AtomicU64::new(1),
+            stop_requested: std::sync::Mutex::new(None),
         }
     }
 }
 
 impl Stats {
+    /// When the first stop request came; the first call marks it as now.
+    pub fn stop_requested(&self) -> tokio::time::Instant {
+        let now = tokio::time::Instant::now();
+        match self.stop_requested.lock() {
+            Ok(mut at) => *at.get_or_insert(now),
+            Err(_) => now,
+        }
+    }
+
     /// The share of slot time spent inside the engines since start (0..=1): what
     /// the worker is for; the rest is start-up, network and waiting for jobs.
     #[must_use]

@@ -18,6 +18,7 @@ mod node;
 mod selector;
 mod sled_store;
 mod store;
+pub mod store_path;
 pub mod synthetic;
 pub mod terashock;
 
