@@ -1,0 +1,47 @@
+//! Games: one implementation of the game rules for every component (the worker
+//! that plays, the coordinator that checks, `book-tools match`), and what games
+//! need around them.
+//!
+//! * [`game`]: [`Game`], [`GameMove`] (with its source and optional engine
+//!   score), [`GameResult`] ([`Outcome`] and [`Termination`]).
+//! * [`referee`]: [`Referee`] applies the rules while a game is played
+//!   (mate, sennichite, perpetual check, declaration, resignation, adjudication,
+//!   ply limit); [`verify`] checks a reported game and its claimed result.
+//! * [`declaration`]: the CSA 27-point entering-king rule.
+//! * [`book`]: following a book ([`BookPolicy`], [`SoftmaxPolicy`] over the
+//!   tera-shock values).
+//! * [`play`]: [`play_game`] between two [`stera_engine::Player`]s with books.
+//! * [`stats`]: score, Elo with a 95 % interval, likelihood of superiority.
+//! * [`csa`]: games as CSA text.
+//!
+//! ```
+//! use stera_games::{GameMove, GameRules, MoveSource, Outcome, Termination, verify};
+//! use stera_rules::Move;
+//! // Black resigns after 7g7f 3c3d: White wins.
+//! let moves: Vec<GameMove> = ["7g7f", "3c3d"]
+//!     .iter()
+//!     .map(|m| GameMove::new(m.parse::<Move>().unwrap(), MoveSource::Engine))
+//!     .collect();
+//! let claimed = stera_games::GameResult {
+//!     outcome: Outcome::WhiteWins,
+//!     termination: Termination::Resignation,
+//! };
+//! let verified = verify("startpos", &moves, &claimed, &GameRules::default()).unwrap();
+//! assert_eq!(verified.plies, 2);
+//! assert_eq!(verified.positions.len(), 3);
+//! ```
+
+pub mod book;
+pub mod csa;
+pub mod declaration;
+pub mod game;
+pub mod play;
+pub mod referee;
+pub mod stats;
+
+pub use book::{AnalysedBook, BookPolicy, SoftmaxPolicy};
+pub use game::{Game, GameMove, GameResult, MoveSource, Outcome, Termination};
+pub use play::{PlayError, PlayOptions, Side, play_game};
+pub use referee::{
+    Adjudication, DEFAULT_PLY_LIMIT, GameError, GameRules, Referee, Verified, verify,
+};

@@ -1,0 +1,108 @@
+//! Playing one game: two sides, each an engine [`Player`] and optionally a book,
+//! refereed by [`Referee`].
+
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use stera_engine::{EvalError, Limits, Player, PlayerMove};
+use stera_rules::{Color, Move, Position};
+use thiserror::Error;
+
+use crate::book::BookPolicy;
+use crate::game::{Game, GameMove, MoveSource};
+use crate::referee::{GameError, GameRules, Referee};
+
+/// One side of a game.
+pub struct Side<'a> {
+    /// The engine that plays when the book has no move.
+    pub player: &'a mut dyn Player,
+    /// The side's book, if it has one.
+    pub book: Option<&'a dyn BookPolicy>,
+}
+
+/// How a game is played.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct PlayOptions {
+    pub rules: GameRules,
+    /// The engines' budget per move.
+    pub limits: Limits,
+    /// Seed of the book draws: the same seed, books and deterministic engines
+    /// give the same game.
+    pub seed: u64,
+}
+
+/// Why a game could not be played to its end.
+#[derive(Debug, Error)]
+pub enum PlayError {
+    #[error("the {color:?} engine failed")]
+    Engine {
+        color: Color,
+        #[source]
+        source: EvalError,
+    },
+    #[error(transparent)]
+    Game(#[from] GameError),
+}
+
+/// Plays a game from `start`: first the `opening` moves, then each side's book
+/// move while its position is in its book, otherwise its engine's move, until
+/// the rules end the game or a side resigns or declares.
+///
+/// Both players get [`Player::new_game`] first. Book moves carry no score (the
+/// adjudication counts engine scores only). The book draws come from one
+/// generator seeded with [`PlayOptions::seed`], one draw per book move.
+///
+/// # Errors
+/// An engine failure ([`PlayError::Engine`], naming the side), an illegal
+/// opening move, or bad rules.
+pub fn play_game<'a>(
+    start: &Position,
+    opening: &[Move],
+    black: Side<'a>,
+    white: Side<'a>,
+    options: &PlayOptions,
+) -> Result<Game, PlayError> {
+    let mut sides = [black, white];
+    for (side, color) in sides.iter_mut().zip([Color::Black, Color::White]) {
+        side.player
+            .new_game()
+            .map_err(|source| PlayError::Engine { color, source })?;
+    }
+    let mut referee = Referee::new(start.clone(), options.rules)?;
+    for &mv in opening {
+        if referee.result().is_some() {
+            break;
+        }
+        referee.play(GameMove::new(mv, MoveSource::Opening))?;
+    }
+    let mut rng = StdRng::seed_from_u64(options.seed);
+    while referee.result().is_none() {
+        let color = referee.position().side_to_move();
+        let side = &mut sides[usize::from(color == Color::White)];
+        if let Some(book) = side.book
+            && let Some(mv) = book.choose(referee.position(), rng.random::<f64>())
+        {
+            referee.play(GameMove::new(mv, MoveSource::Book))?;
+            continue;
+        }
+        let answer = side
+            .player
+            .play(referee.position(), &options.limits)
+            .map_err(|source| PlayError::Engine { color, source })?;
+        match answer {
+            PlayerMove::Move { mv, score } => {
+                referee.play(GameMove {
+                    mv,
+                    score,
+                    source: MoveSource::Engine,
+                })?;
+            }
+            PlayerMove::Resign => {
+                referee.resign()?;
+            }
+            PlayerMove::Win => {
+                referee.declare()?;
+            }
+        }
+    }
+    Ok(referee.into_game()?)
+}
