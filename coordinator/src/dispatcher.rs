@@ -1,28 +1,30 @@
-//! The dispatcher: the one thread that owns the book's [`Selector`] and every lease.
+//! The dispatcher: the one thread that joins the lease table, the job kinds and the
+//! registry.
 //!
 //! Everything that changes the book or the lease table arrives as an [`Event`] on one
 //! channel and is handled in order, so there are no locks around the selector.
 //! Results that arrive together are committed together (one durable store write,
 //! then the acknowledgements), which is what makes a thousand results a second
-//! possible with an fsync per batch.
+//! possible with an fsync per batch. What a lease is lives in [`crate::leases`];
+//! what a think job is, in [`crate::think`].
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant, SystemTime};
 
-use stera_book::{Leaf, NodeStore, Selector};
+use stera_book::{Leaf, NodeStore, Selector, Thought};
 use stera_proto::v1::{
-    CoordinatorMessage, Drain, ExportReply, ExportRequest, Hello, Job, JobResult, Limits,
-    ResultAck, ResultRejected, RootLine, StatusReply, Welcome, coordinator_message::Msg,
+    CoordinatorMessage, Drain, ExportReply, ExportRequest, Hello, JobResult, Limits, ResultAck,
+    ResultRejected, RootLine, StatusReply, Welcome, coordinator_message::Msg,
 };
 use tokio::sync::{mpsc, oneshot, watch};
 use tonic::Status;
 
-use crate::registry::{Registry, RejectReason, RequeueReason, WorkerEntry};
-use crate::validate::thought_from_result;
-
-/// Identifies one Work stream (one connection of one worker).
-pub type StreamId = u64;
+pub use crate::leases::StreamId;
+use crate::leases::{LeaseId, LeaseTable, Verdict, Voided};
+use crate::registry::{Registry, RejectReason, RequeueReason, WorkerEntry, unix_ms};
+use crate::think::{Checked, ThinkJobs};
 
 /// Messages to a worker's stream.
 pub type StreamTx = mpsc::UnboundedSender<Result<CoordinatorMessage, Status>>;
@@ -103,50 +105,25 @@ pub struct Progress {
     pub finished: bool,
 }
 
-struct Lease {
-    leaf: Leaf,
+/// A result accepted into this batch, waiting for the store write.
+struct Accepted {
     stream: StreamId,
-    deadline: Instant,
+    id: LeaseId,
+    leaf: Leaf,
+    thought: Thought,
 }
-
-struct StreamState {
-    tx: StreamTx,
-    /// Slots announced in Hello: the most leases this stream can ever hold.
-    announced: u32,
-    slots: u32,
-    leases: HashSet<u64>,
-}
-
-/// How many lease ids of finished or voided leases are remembered, so that late
-/// and duplicate results get a precise answer.
-const REMEMBERED_LEASES: usize = 200_000;
 
 pub struct Dispatcher<S: NodeStore> {
-    selector: Selector<S>,
+    think: ThinkJobs<S>,
+    leases: LeaseTable<Leaf>,
     config: DispatchConfig,
-    streams: HashMap<StreamId, StreamState>,
-    leases: HashMap<u64, Lease>,
-    /// Leases voided by expiry or disconnect: a late result may still be used.
-    voided: HashMap<u64, Leaf>,
-    voided_order: VecDeque<u64>,
-    /// Leases whose result is in the book: a repeated result is acknowledged again.
-    done: HashSet<u64>,
-    done_order: VecDeque<u64>,
-    failures: HashMap<u128, u32>,
-    quarantined: u64,
-    rejected: u64,
-    next_lease: u64,
-    thought: u64,
+    /// Each open stream's sender.
+    streams: HashMap<StreamId, StreamTx>,
     draining: bool,
     export: Option<ExportFn<S>>,
     registry: Arc<Registry>,
     progress: watch::Sender<Progress>,
     started: SystemTime,
-}
-
-fn unix_ms(t: SystemTime) -> u64 {
-    t.duration_since(UNIX_EPOCH)
-        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
 impl<S: NodeStore> Dispatcher<S> {
@@ -158,19 +135,10 @@ impl<S: NodeStore> Dispatcher<S> {
         progress: watch::Sender<Progress>,
     ) -> Self {
         Self {
-            selector,
+            think: ThinkJobs::new(selector, config.limits, config.think_limit),
+            leases: LeaseTable::new(config.lease),
             config,
             streams: HashMap::new(),
-            leases: HashMap::new(),
-            voided: HashMap::new(),
-            voided_order: VecDeque::new(),
-            done: HashSet::new(),
-            done_order: VecDeque::new(),
-            failures: HashMap::new(),
-            quarantined: 0,
-            rejected: 0,
-            next_lease: 1,
-            thought: 0,
             draining: false,
             export,
             registry,
@@ -197,7 +165,7 @@ impl<S: NodeStore> Dispatcher<S> {
             self.fill_credits();
             self.publish_progress();
         }
-        self.selector
+        self.think.into_selector()
     }
 
     fn handle(&mut self, event: Event, pending: &mut Vec<(StreamId, JobResult)>) {
@@ -205,7 +173,7 @@ impl<S: NodeStore> Dispatcher<S> {
             Event::Connect { stream, hello, tx } => self.connect(stream, &hello, tx),
             Event::Disconnect { stream } => self.disconnect(stream),
             Event::Result { stream, result } => pending.push((stream, result)),
-            Event::Heartbeat { stream } => self.renew(stream),
+            Event::Heartbeat { stream } => self.leases.renew(stream, Instant::now()),
             Event::GiveBack {
                 stream,
                 lease_id,
@@ -213,14 +181,11 @@ impl<S: NodeStore> Dispatcher<S> {
                 failed,
             } => self.give_back(stream, lease_id, &reason, failed),
             Event::Credit { stream, slots } => {
-                // The service refuses credits above the slots of Hello; never trust
-                // that alone, a stream's leases are bounded here.
-                let Some(s) = self.streams.get_mut(&stream) else {
-                    return;
-                };
-                let slots = slots.min(s.announced);
-                s.slots = slots;
-                if let Some(mut w) = self.registry.workers.get_mut(&stream) {
+                // The service refuses credits above the slots of Hello; the table
+                // bounds them again, so a stream's leases never exceed its Hello.
+                if let Some(slots) = self.leases.set_slots(stream, slots)
+                    && let Some(mut w) = self.registry.workers.get_mut(&stream)
+                {
                     w.slots = slots;
                 }
             }
@@ -229,30 +194,46 @@ impl<S: NodeStore> Dispatcher<S> {
                 let _ = reply.send(self.status());
             }
             Event::Export { request, reply } => {
-                let started = Instant::now();
-                let result = match &self.export {
-                    Some(f) => f(&self.selector, &request),
-                    None => Err("this coordinator has no exporter".to_owned()),
-                };
-                self.registry.record_export(
-                    started.elapsed(),
-                    &result
-                        .as_ref()
-                        .map(|_| ())
-                        .map_err(|e| format!("export to {} failed: {e}", request.path)),
-                );
+                let result = self.run_export(&request);
                 let _ = reply.send(result);
             }
-            Event::Drain { reason } => {
-                self.draining = true;
-                for s in self.streams.values() {
-                    let _ = s.tx.send(Ok(CoordinatorMessage {
-                        msg: Some(Msg::Drain(Drain {
-                            reason: reason.clone(),
-                        })),
-                    }));
-                }
-            }
+            Event::Drain { reason } => self.drain(&reason),
+        }
+    }
+
+    fn run_export(&mut self, request: &ExportRequest) -> Result<ExportReply, String> {
+        let started = Instant::now();
+        let result = match &self.export {
+            Some(f) => f(self.think.selector(), request),
+            None => Err("this coordinator has no exporter".to_owned()),
+        };
+        let took = started.elapsed();
+        self.registry.record_export(
+            took,
+            &result
+                .as_ref()
+                .map(|_| ())
+                .map_err(|e| format!("export to {} failed: {e}", request.path)),
+        );
+        crate::telemetry::record_export(took);
+        // Heartbeats that arrived meanwhile are still queued behind ticks: the lease
+        // clock does not run for the time this thread was busy exporting.
+        let now = Instant::now();
+        let streams: Vec<StreamId> = self.streams.keys().copied().collect();
+        for stream in streams {
+            self.leases.renew(stream, now);
+        }
+        result
+    }
+
+    fn drain(&mut self, reason: &str) {
+        self.draining = true;
+        for tx in self.streams.values() {
+            let _ = tx.send(Ok(CoordinatorMessage {
+                msg: Some(Msg::Drain(Drain {
+                    reason: reason.to_owned(),
+                })),
+            }));
         }
     }
 
@@ -284,241 +265,79 @@ impl<S: NodeStore> Dispatcher<S> {
                 connected: Instant::now(),
             },
         );
-        self.streams.insert(
-            stream,
-            StreamState {
-                tx,
-                announced: hello.slots,
-                slots: hello.slots,
-                leases: HashSet::new(),
-            },
-        );
+        self.leases.open_stream(stream, hello.slots);
+        self.streams.insert(stream, tx);
     }
 
     /// A dropped stream gives its leases back at once.
     fn disconnect(&mut self, stream: StreamId) {
-        let Some(state) = self.streams.remove(&stream) else {
+        self.streams.remove(&stream);
+        let Some(voided) = self.leases.close_stream(stream) else {
             return;
         };
         self.registry.workers.remove(&stream);
-        let n = state.leases.len();
-        for id in state.leases {
-            if let Some(lease) = self.leases.remove(&id) {
-                self.void(id, lease.leaf);
-            }
+        let n = voided.len();
+        for v in voided {
+            self.think.put_back(&v.job);
         }
         tracing::info!(stream, requeued = n, "worker disconnected");
         self.registry
             .record_requeue(RequeueReason::Disconnected, n as u64);
     }
 
-    /// Puts a lease's leaf back for selection, remembering it for a late result.
-    fn void(&mut self, id: u64, leaf: Leaf) {
-        if let Err(e) = self.selector.abandon(&leaf) {
-            tracing::debug!(lease = id, error = %e, "abandon");
-        }
-        self.voided.insert(id, leaf);
-        self.voided_order.push_back(id);
-        while self.voided_order.len() > REMEMBERED_LEASES {
-            if let Some(old) = self.voided_order.pop_front() {
-                self.voided.remove(&old);
-            }
-        }
-    }
-
-    fn renew(&mut self, stream: StreamId) {
-        let deadline = Instant::now() + self.config.lease;
-        if let Some(s) = self.streams.get(&stream) {
-            for id in &s.leases {
-                if let Some(l) = self.leases.get_mut(id) {
-                    l.deadline = deadline;
-                }
-            }
-        }
-    }
-
-    fn give_back(&mut self, stream: StreamId, lease_id: u64, reason: &str, failed: bool) {
-        let owned = self
-            .leases
-            .get(&lease_id)
-            .is_some_and(|l| l.stream == stream);
-        if !owned {
+    fn give_back(&mut self, stream: StreamId, lease_id: LeaseId, reason: &str, failed: bool) {
+        let Some(Voided { job: leaf, .. }) = self.leases.give_back(stream, lease_id) else {
             tracing::warn!(
                 stream,
                 lease_id,
                 "give-back of a lease this stream does not hold"
             );
             return;
+        };
+        self.registry.record_requeue(RequeueReason::GivenBack, 1);
+        if failed {
+            tracing::warn!(lease_id, reason, sfen = %leaf.sfen(), "evaluation failed on the worker; lease given back");
+            self.registry
+                .record_problem("failed", format!("{}: {reason}", leaf.sfen()));
+            self.count_failure(&leaf);
+        } else {
+            tracing::debug!(lease_id, reason, "lease given back");
         }
-        if let Some(lease) = self.leases.remove(&lease_id) {
-            self.registry.record_requeue(RequeueReason::GivenBack, 1);
-            if let Some(s) = self.streams.get_mut(&stream) {
-                s.leases.remove(&lease_id);
-            }
-            if failed {
-                tracing::warn!(lease_id, reason, sfen = %lease.leaf.sfen(), "evaluation failed on the worker; lease given back");
-                self.registry
-                    .record_problem("failed", format!("{}: {reason}", lease.leaf.sfen()));
-                self.count_failure(&lease.leaf);
-            } else {
-                tracing::debug!(lease_id, reason, "lease given back");
-            }
-            self.void(lease_id, lease.leaf);
-        }
+        self.think.put_back(&leaf);
     }
 
     fn expire(&mut self) {
-        let now = Instant::now();
-        let expired: Vec<u64> = self
-            .leases
-            .iter()
-            .filter(|(_, l)| l.deadline <= now)
-            .map(|(id, _)| *id)
-            .collect();
-        for id in expired {
-            if let Some(lease) = self.leases.remove(&id) {
-                tracing::warn!(lease = id, stream = lease.stream, sfen = %lease.leaf.sfen(), "lease expired; requeued");
-                if let Some(s) = self.streams.get_mut(&lease.stream) {
-                    s.leases.remove(&id);
-                }
-                self.registry
-                    .counters
-                    .expired
-                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                self.registry.record_requeue(RequeueReason::Expired, 1);
-                self.registry.record_problem(
-                    "expired",
-                    format!("lease {id} expired on {}", lease.leaf.sfen()),
-                );
-                self.void(id, lease.leaf);
-            }
+        for v in self.leases.expire(Instant::now()) {
+            let (id, leaf) = (v.id, v.job);
+            tracing::warn!(lease = id, stream = v.stream, sfen = %leaf.sfen(), "lease expired; requeued");
+            self.registry
+                .counters
+                .expired
+                .fetch_add(1, Ordering::Relaxed);
+            self.registry.record_requeue(RequeueReason::Expired, 1);
+            self.registry
+                .record_problem("expired", format!("lease {id} expired on {}", leaf.sfen()));
+            self.think.put_back(&leaf);
         }
     }
 
     fn reply(&self, stream: StreamId, msg: Msg) {
-        if let Some(s) = self.streams.get(&stream) {
-            let _ = s.tx.send(Ok(CoordinatorMessage { msg: Some(msg) }));
+        if let Some(tx) = self.streams.get(&stream) {
+            let _ = tx.send(Ok(CoordinatorMessage { msg: Some(msg) }));
         }
     }
 
-    fn reject(&mut self, stream: StreamId, lease_id: u64, kind: RejectReason, reason: String) {
+    fn reject(&self, stream: StreamId, lease_id: LeaseId, kind: RejectReason, reason: String) {
         tracing::warn!(stream, lease_id, %reason, "result rejected");
-        self.rejected += 1;
         self.registry.record_rejection(kind, &reason);
         self.reply(stream, Msg::Rejected(ResultRejected { lease_id, reason }));
-    }
-
-    fn remember_done(&mut self, id: u64) {
-        self.done.insert(id);
-        self.done_order.push_back(id);
-        while self.done_order.len() > REMEMBERED_LEASES {
-            if let Some(old) = self.done_order.pop_front() {
-                self.done.remove(&old);
-            }
-        }
     }
 
     /// Validates a batch of results, writes the valid ones durably in one store
     /// write, then acknowledges them.
     fn commit(&mut self, results: Vec<(StreamId, JobResult)>) {
-        let now = u32::try_from(unix_ms(SystemTime::now()) / 1000).unwrap_or(u32::MAX);
-        let mut batch = Vec::new();
-        let mut acks: Vec<(StreamId, u64)> = Vec::new();
-        let mut in_batch: HashSet<u64> = HashSet::new();
-        for (stream, result) in results {
-            let id = result.lease_id;
-            if self.done.contains(&id) || in_batch.contains(&id) {
-                acks.push((stream, id));
-                continue;
-            }
-            let leaf = match self.leases.get(&id) {
-                Some(l) if l.stream == stream => l.leaf.clone(),
-                Some(_) => {
-                    self.reject(
-                        stream,
-                        id,
-                        RejectReason::ForeignLease,
-                        format!("lease {id} belongs to another worker"),
-                    );
-                    continue;
-                }
-                None => match self.voided.get(&id) {
-                    Some(leaf) => leaf.clone(),
-                    None => {
-                        self.reject(
-                            stream,
-                            id,
-                            RejectReason::UnknownLease,
-                            format!("unknown or expired lease {id}"),
-                        );
-                        continue;
-                    }
-                },
-            };
-            // Whatever the verdict, the worker's slot is free again.
-            if let Some(lease) = self.leases.remove(&id)
-                && let Some(s) = self.streams.get_mut(&lease.stream)
-            {
-                s.leases.remove(&id);
-            }
-            if self.selector.book().contains(leaf.key) {
-                // Another worker's result for the same position is already in.
-                let _ = self.selector.abandon(&leaf);
-                self.registry
-                    .counters
-                    .duplicates
-                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                self.remember_done(id);
-                acks.push((stream, id));
-                continue;
-            }
-            match thought_from_result(&leaf.position, &result, now) {
-                Ok(thought) => {
-                    acks.push((stream, id));
-                    in_batch.insert(id);
-                    batch.push((id, leaf, thought));
-                }
-                Err(reason) => {
-                    self.count_failure(&leaf);
-                    let _ = self.selector.abandon(&leaf);
-                    self.reject(stream, id, RejectReason::Invalid, reason);
-                }
-            }
-        }
-        if !batch.is_empty() {
-            let ids: Vec<u64> = batch.iter().map(|(id, _, _)| *id).collect();
-            let items: Vec<_> = batch
-                .into_iter()
-                .map(|(_, leaf, thought)| (leaf, thought))
-                .collect();
-            match self.selector.complete_batch(items) {
-                Ok(nodes) => {
-                    self.thought += nodes.len() as u64;
-                    self.registry
-                        .counters
-                        .thought
-                        .fetch_add(nodes.len() as u64, std::sync::atomic::Ordering::Relaxed);
-                    for id in ids {
-                        self.voided.remove(&id);
-                        self.remember_done(id);
-                    }
-                }
-                Err(e) => {
-                    // Nothing of the batch is in the book: reject all, requeue their leaves.
-                    tracing::error!(error = %e, "storing results failed");
-                    let failed: HashSet<u64> = ids.into_iter().collect();
-                    for (stream, id) in acks.iter().filter(|(_, id)| failed.contains(id)) {
-                        self.reject(
-                            *stream,
-                            *id,
-                            RejectReason::StoreFailed,
-                            format!("the coordinator could not store the result: {e}"),
-                        );
-                    }
-                    acks.retain(|(_, id)| !failed.contains(id));
-                }
-            }
-        }
+        let (accepted, mut acks) = self.check_batch(results);
+        acks.extend(self.store_batch(accepted));
         for (stream, id) in acks {
             self.reply(stream, Msg::Ack(ResultAck { lease_id: id }));
             if let Some(mut w) = self.registry.workers.get_mut(&stream) {
@@ -527,39 +346,132 @@ impl<S: NodeStore> Dispatcher<S> {
         }
     }
 
-    /// Counts a failure (a rejected result, an evaluation the worker gave up on)
-    /// against its position; quarantines it after `max_failures` by banning the
-    /// edge that leads to it (persisted). The caller puts the leaf back.
-    fn count_failure(&mut self, leaf: &Leaf) {
-        let n = self.failures.entry(leaf.key.0).or_insert(0);
-        *n += 1;
-        if *n == self.config.max_failures {
-            self.quarantined += 1;
-            self.registry
-                .counters
-                .quarantined
-                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            tracing::error!(sfen = %leaf.sfen(), failures = self.config.max_failures, "position quarantined");
-            self.registry.record_problem(
-                "quarantined",
-                format!(
-                    "{} after {} rejected results",
-                    leaf.sfen(),
-                    self.config.max_failures
-                ),
-            );
-            if let Some((parent, mv)) = leaf.parent
-                && let Err(e) = self.selector.ban(parent, mv)
-            {
-                tracing::error!(error = %e, "could not persist the quarantine ban");
+    /// Resolves each result's lease and checks it: returns what is to be stored and
+    /// the acknowledgements that need no store write (repeated results, results for
+    /// positions already in the book). Rejections are sent here.
+    fn check_batch(
+        &mut self,
+        results: Vec<(StreamId, JobResult)>,
+    ) -> (Vec<Accepted>, Vec<(StreamId, LeaseId)>) {
+        let now = u32::try_from(unix_ms(SystemTime::now()) / 1000).unwrap_or(u32::MAX);
+        let mut accepted: Vec<Accepted> = Vec::new();
+        let mut acks = Vec::new();
+        let mut in_batch: HashSet<LeaseId> = HashSet::new();
+        for (stream, result) in results {
+            let id = result.lease_id;
+            if in_batch.contains(&id) {
+                acks.push((stream, id));
+                continue;
+            }
+            let leaf = match self.leases.resolve(stream, id) {
+                Verdict::Done => {
+                    acks.push((stream, id));
+                    continue;
+                }
+                Verdict::Foreign => {
+                    let why = format!("lease {id} belongs to another worker");
+                    self.reject(stream, id, RejectReason::ForeignLease, why);
+                    continue;
+                }
+                Verdict::Unknown => {
+                    let why = format!("unknown or expired lease {id}");
+                    self.reject(stream, id, RejectReason::UnknownLease, why);
+                    continue;
+                }
+                Verdict::Held(leaf) | Verdict::Voided(leaf) => leaf,
+            };
+            match self.think.check(&leaf, &result, now) {
+                Checked::Duplicate => {
+                    // Another worker's result for the same position is already in.
+                    self.think.put_back(&leaf);
+                    self.registry
+                        .counters
+                        .duplicates
+                        .fetch_add(1, Ordering::Relaxed);
+                    self.leases.complete(id);
+                    acks.push((stream, id));
+                }
+                Checked::Valid(thought) => {
+                    in_batch.insert(id);
+                    accepted.push(Accepted {
+                        stream,
+                        id,
+                        leaf,
+                        thought,
+                    });
+                }
+                Checked::Invalid(reason) => {
+                    self.count_failure(&leaf);
+                    self.think.put_back(&leaf);
+                    self.reject(stream, id, RejectReason::Invalid, reason);
+                }
+            }
+        }
+        (accepted, acks)
+    }
+
+    /// Writes the accepted results in one durable store write; returns their
+    /// acknowledgements, or rejects them all when the write fails.
+    fn store_batch(&mut self, accepted: Vec<Accepted>) -> Vec<(StreamId, LeaseId)> {
+        if accepted.is_empty() {
+            return Vec::new();
+        }
+        let acks: Vec<(StreamId, LeaseId)> = accepted.iter().map(|a| (a.stream, a.id)).collect();
+        let items: Vec<(Leaf, Thought)> =
+            accepted.into_iter().map(|a| (a.leaf, a.thought)).collect();
+        match self.think.store(items) {
+            Ok(stored) => {
+                self.registry
+                    .counters
+                    .thought
+                    .fetch_add(stored as u64, Ordering::Relaxed);
+                for (_, id) in &acks {
+                    self.leases.complete(*id);
+                }
+                acks
+            }
+            Err(e) => {
+                // Nothing of the batch is in the book: reject all.
+                tracing::error!(error = %e, "storing results failed");
+                for (stream, id) in acks {
+                    self.reject(
+                        stream,
+                        id,
+                        RejectReason::StoreFailed,
+                        format!("the coordinator could not store the result: {e}"),
+                    );
+                }
+                Vec::new()
             }
         }
     }
 
-    fn limit_reached(&self) -> bool {
-        self.config
-            .think_limit
-            .is_some_and(|limit| self.thought + self.leases.len() as u64 >= limit)
+    /// Counts a failure (a rejected result, an evaluation the worker gave up on)
+    /// against its position; quarantines it after `max_failures` by banning the
+    /// edge that leads to it (persisted). The caller puts the leaf back.
+    fn count_failure(&mut self, leaf: &Leaf) {
+        if !self
+            .leases
+            .count_failure(leaf.key.0, self.config.max_failures)
+        {
+            return;
+        }
+        self.registry
+            .counters
+            .quarantined
+            .fetch_add(1, Ordering::Relaxed);
+        tracing::error!(sfen = %leaf.sfen(), failures = self.config.max_failures, "position quarantined");
+        self.registry.record_problem(
+            "quarantined",
+            format!(
+                "{} after {} failed evaluations",
+                leaf.sfen(),
+                self.config.max_failures
+            ),
+        );
+        if let Err(e) = self.think.quarantine(leaf) {
+            tracing::error!(error = %e, "could not persist the quarantine ban");
+        }
     }
 
     /// Hands out jobs to every stream with free slots (credit-based flow).
@@ -567,28 +479,14 @@ impl<S: NodeStore> Dispatcher<S> {
         if self.draining {
             return;
         }
-        let mut wanting: Vec<(StreamId, usize)> = self
-            .streams
-            .iter()
-            .filter_map(|(id, s)| {
-                let free = (s.slots as usize).saturating_sub(s.leases.len());
-                (free > 0).then_some((*id, free))
-            })
-            .collect();
-        if wanting.is_empty() {
-            return;
-        }
-        wanting.sort_unstable();
-        let mut total: usize = wanting.iter().map(|(_, n)| n).sum();
-        if let Some(limit) = self.config.think_limit {
-            let room = limit.saturating_sub(self.thought + self.leases.len() as u64);
-            total = total.min(usize::try_from(room).unwrap_or(usize::MAX));
-        }
+        let mut wanting = self.leases.free_slots();
+        let total: usize = wanting.iter().map(|(_, n)| n).sum();
+        let total = total.min(self.think.room(self.leases.len()));
         if total == 0 {
             return;
         }
         let started = Instant::now();
-        let leaves = match self.selector.select(total) {
+        let leaves = match self.think.select(total) {
             Ok(l) => l,
             Err(e) => {
                 tracing::error!(error = %e, "selection failed");
@@ -597,10 +495,11 @@ impl<S: NodeStore> Dispatcher<S> {
                 return;
             }
         };
-        self.registry
-            .record_selection(started.elapsed(), leaves.len());
-        let deadline = Instant::now() + self.config.lease;
-        let deadline_ms = unix_ms(SystemTime::now() + self.config.lease);
+        let took = started.elapsed();
+        self.registry.record_selection(took, leaves.len());
+        crate::telemetry::record_selection(took);
+        let now = Instant::now();
+        let deadline_ms = unix_ms(SystemTime::now() + self.leases.lease_time());
         let mut leaves = leaves.into_iter();
         // Round robin so one stream does not starve the others.
         'outer: loop {
@@ -612,28 +511,9 @@ impl<S: NodeStore> Dispatcher<S> {
                 let Some(leaf) = leaves.next() else {
                     break 'outer;
                 };
-                let id = self.next_lease;
-                self.next_lease += 1;
-                let job = Job {
-                    lease_id: id,
-                    sfen: leaf.sfen(),
-                    limits: Some(self.config.limits),
-                    deadline_unix_ms: deadline_ms,
-                };
-                if let Some(s) = self.streams.get_mut(stream) {
-                    s.leases.insert(id);
-                    let _ = s.tx.send(Ok(CoordinatorMessage {
-                        msg: Some(Msg::Job(job)),
-                    }));
-                }
-                self.leases.insert(
-                    id,
-                    Lease {
-                        leaf,
-                        stream: *stream,
-                        deadline,
-                    },
-                );
+                let id = self.leases.grant(*stream, leaf.clone(), now);
+                let job = self.think.job(id, &leaf, deadline_ms);
+                self.reply(*stream, Msg::Job(job));
                 *free -= 1;
                 gave = true;
             }
@@ -643,31 +523,29 @@ impl<S: NodeStore> Dispatcher<S> {
         }
         for leaf in leaves {
             // More leaves than free slots cannot happen, but never leak in-flight marks.
-            let _ = self.selector.abandon(&leaf);
+            self.think.put_back(&leaf);
         }
     }
 
     fn publish_progress(&mut self) {
-        for (id, s) in &self.streams {
-            if let Some(mut w) = self.registry.workers.get_mut(id) {
-                w.in_flight = u32::try_from(s.leases.len()).unwrap_or(u32::MAX);
+        for (id, held) in self.leases.streams() {
+            if let Some(mut w) = self.registry.workers.get_mut(&id) {
+                w.in_flight = u32::try_from(held).unwrap_or(u32::MAX);
             }
         }
-        let book = self.selector.book();
+        let book = self.think.selector().book();
+        let in_flight = self.leases.len();
         self.registry.set_book(
             book.len() as u64,
             book.value_count() as u64,
-            self.leases.len() as u64,
+            in_flight as u64,
         );
-        let finished = (self.limit_reached() || self.draining)
-            && self.leases.is_empty()
-            && self
-                .config
-                .think_limit
-                .is_none_or(|l| self.thought >= l || self.draining);
+        let finished = (self.think.limit_reached(in_flight) || self.draining)
+            && in_flight == 0
+            && (self.think.limit_done() || self.draining);
         let p = Progress {
-            thought: self.thought,
-            in_flight: self.leases.len(),
+            thought: self.think.thought(),
+            in_flight,
             finished,
         };
         self.progress.send_if_modified(|old| {
@@ -678,9 +556,9 @@ impl<S: NodeStore> Dispatcher<S> {
     }
 
     fn status(&self) -> StatusReply {
-        let book = self.selector.book();
-        let roots: Vec<RootLine> = self
-            .selector
+        let selector = self.think.selector();
+        let book = selector.book();
+        let roots: Vec<RootLine> = selector
             .root_lines()
             .into_iter()
             .map(|(root, pv, value)| RootLine {
@@ -689,22 +567,18 @@ impl<S: NodeStore> Dispatcher<S> {
                 value,
             })
             .collect();
+        let counters = &self.registry.counters;
         StatusReply {
             version: self.config.version.clone(),
             nodes: book.len() as u64,
             leaf_edges: book.value_count() as u64,
             in_flight: self.leases.len() as u64,
-            quarantined: self.quarantined,
-            rejected: self.rejected,
+            quarantined: counters.quarantined.load(Ordering::Relaxed),
+            rejected: counters.rejected.load(Ordering::Relaxed),
             thoughts_per_second: self.registry.thought_rate(),
             roots,
             workers: self.registry.worker_status(),
             started_unix_ms: unix_ms(self.started),
         }
-    }
-
-    /// Gives back the selector (for a final export and flush).
-    pub fn into_selector(self) -> Selector<S> {
-        self.selector
     }
 }

@@ -1,8 +1,11 @@
 //! The coordinator: owns the book and its selector, hands leaves to workers as
 //! leases over gRPC, and stores their results.
 //!
-//! * [`dispatcher`]: the single thread that owns the [`stera_book::Selector`] and the
-//!   lease table; every change arrives there as an event.
+//! * [`dispatcher`]: the single thread that joins the lease table, the job kinds and
+//!   the registry; every change arrives there as an event.
+//! * [`leases`]: the lease table (credits, leases, heartbeats, expiry, idempotent
+//!   completion, failure counts), knowing nothing of what a job is.
+//! * [`think`]: the think job kind (selection, job message, validation, commit).
 //! * [`service`]: the gRPC service; one task per Work stream forwards messages.
 //! * [`validate`]: a result must give every legal move a value in range.
 //! * [`registry`]: counters and the worker list, read by status and metrics.
@@ -13,9 +16,11 @@
 pub mod dashboard;
 pub mod dispatcher;
 pub mod export;
+pub mod leases;
 pub mod registry;
 pub mod service;
 pub mod telemetry;
+pub mod think;
 pub mod validate;
 
 use std::net::SocketAddr;

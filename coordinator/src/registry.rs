@@ -9,7 +9,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use dashmap::DashMap;
 use stera_proto::v1::WorkerStatus;
 
-use crate::dispatcher::StreamId;
+use crate::leases::StreamId;
 
 /// One connected worker stream.
 #[derive(Debug, Clone)]
@@ -152,12 +152,17 @@ pub struct Registry {
     problems: Mutex<VecDeque<Problem>>,
 }
 
-/// Milliseconds since the Unix epoch (0 for a clock before it).
+/// Milliseconds since the Unix epoch of `t` (0 for a time before it).
+#[must_use]
+pub fn unix_ms(t: SystemTime) -> u64 {
+    t.duration_since(UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+/// Milliseconds since the Unix epoch now.
 #[must_use]
 pub fn unix_ms_now() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+    unix_ms(SystemTime::now())
 }
 
 impl Registry {
@@ -170,7 +175,6 @@ impl Registry {
             u64::try_from(took.as_micros()).unwrap_or(u64::MAX),
             Ordering::Relaxed,
         );
-        crate::telemetry::record_selection(took);
     }
 
     /// Counts a rejected result and keeps its reason for the dashboard.
@@ -213,7 +217,6 @@ impl Registry {
                 self.record_problem("export", e.clone());
             }
         }
-        crate::telemetry::record_export(took);
     }
 
     /// Keeps `message` in the recent-problems list (oldest dropped first).

@@ -227,6 +227,7 @@ impl Coordinator for CoordinatorService {
             let message = format!("export to {} refused: {e}", request.path);
             self.registry
                 .record_export(std::time::Duration::ZERO, &Err(message));
+            crate::telemetry::record_export(std::time::Duration::ZERO);
             Status::permission_denied(e.to_string())
         })?;
         request.path = resolved.display().to_string();

@@ -1,0 +1,149 @@
+//! What a think job is: a leaf the Super Tera-Shock selection picked, handed to a
+//! worker as a position with limits, answered with every legal move's value, and
+//! stored in the book. Everything about leases (who holds it, until when, what a
+//! repeated result means) is in [`crate::leases`]; this module never sees a stream.
+
+use stera_book::{BookError, Leaf, NodeStore, Selector, Thought};
+use stera_proto::v1::{Job, JobResult, Limits};
+
+use crate::leases::LeaseId;
+use crate::validate::thought_from_result;
+
+/// What a result says about its leaf.
+#[derive(Debug)]
+pub enum Checked {
+    /// Another result for the same position is already in the book.
+    Duplicate,
+    /// A complete, legal evaluation to store.
+    Valid(Thought),
+    /// Not usable; the reason goes back to the worker.
+    Invalid(String),
+}
+
+/// The think jobs of a run: the selector that picks leaves, the limits sent with
+/// each, and how many positions this run has thought.
+pub struct ThinkJobs<S: NodeStore> {
+    selector: Selector<S>,
+    limits: Limits,
+    think_limit: Option<u64>,
+    thought: u64,
+}
+
+impl<S: NodeStore> ThinkJobs<S> {
+    #[must_use]
+    pub fn new(selector: Selector<S>, limits: Limits, think_limit: Option<u64>) -> Self {
+        Self {
+            selector,
+            limits,
+            think_limit,
+            thought: 0,
+        }
+    }
+
+    /// The selector (for exports and status).
+    #[must_use]
+    pub fn selector(&self) -> &Selector<S> {
+        &self.selector
+    }
+
+    /// Positions thought (stored) in this run.
+    #[must_use]
+    pub fn thought(&self) -> u64 {
+        self.thought
+    }
+
+    /// The think limit of this run, if any.
+    #[must_use]
+    pub fn limit(&self) -> Option<u64> {
+        self.think_limit
+    }
+
+    /// How many more jobs may go out with `in_flight` outstanding (the think limit
+    /// counts leases in flight, so the run does not overshoot it).
+    #[must_use]
+    pub fn room(&self, in_flight: usize) -> usize {
+        self.think_limit.map_or(usize::MAX, |limit| {
+            let room = limit.saturating_sub(self.thought + in_flight as u64);
+            usize::try_from(room).unwrap_or(usize::MAX)
+        })
+    }
+
+    /// Whether the think limit is reached counting `in_flight` leases.
+    #[must_use]
+    pub fn limit_reached(&self, in_flight: usize) -> bool {
+        self.think_limit
+            .is_some_and(|limit| self.thought + in_flight as u64 >= limit)
+    }
+
+    /// Whether every position of the limit is stored.
+    #[must_use]
+    pub fn limit_done(&self) -> bool {
+        self.think_limit.is_none_or(|l| self.thought >= l)
+    }
+
+    /// Up to `n` leaves for workers (marked in flight in the selector).
+    ///
+    /// # Errors
+    /// Storage failure while the selection bans an edge.
+    pub fn select(&mut self, n: usize) -> Result<Vec<Leaf>, BookError> {
+        self.selector.select(n)
+    }
+
+    /// The job message for a leaf under lease `lease_id`.
+    #[must_use]
+    pub fn job(&self, lease_id: LeaseId, leaf: &Leaf, deadline_unix_ms: u64) -> Job {
+        Job {
+            lease_id,
+            sfen: leaf.sfen(),
+            limits: Some(self.limits),
+            deadline_unix_ms,
+        }
+    }
+
+    /// Puts a leaf back for selection (its lease ended without a stored result).
+    pub fn put_back(&mut self, leaf: &Leaf) {
+        if let Err(e) = self.selector.abandon(leaf) {
+            tracing::debug!(error = %e, "abandon");
+        }
+    }
+
+    /// What `result` says about `leaf`.
+    #[must_use]
+    pub fn check(&self, leaf: &Leaf, result: &JobResult, now_unix: u32) -> Checked {
+        if self.selector.book().contains(leaf.key) {
+            return Checked::Duplicate;
+        }
+        match thought_from_result(&leaf.position, result, now_unix) {
+            Ok(thought) => Checked::Valid(thought),
+            Err(reason) => Checked::Invalid(reason),
+        }
+    }
+
+    /// Stores a batch durably (one store write); all or nothing.
+    ///
+    /// # Errors
+    /// The store write failed: nothing of the batch is in the book.
+    pub fn store(&mut self, batch: Vec<(Leaf, Thought)>) -> Result<usize, BookError> {
+        let nodes = self.selector.complete_batch(batch)?;
+        self.thought += nodes.len() as u64;
+        Ok(nodes.len())
+    }
+
+    /// Quarantines a leaf whose results keep failing: bans the edge that leads to
+    /// it (persisted). A root has no such edge.
+    ///
+    /// # Errors
+    /// The ban could not be stored.
+    pub fn quarantine(&mut self, leaf: &Leaf) -> Result<(), BookError> {
+        match leaf.parent {
+            Some((parent, mv)) => self.selector.ban(parent, mv),
+            None => Ok(()),
+        }
+    }
+
+    /// Gives back the selector (for a final export and flush).
+    #[must_use]
+    pub fn into_selector(self) -> Selector<S> {
+        self.selector
+    }
+}
