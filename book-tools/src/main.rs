@@ -10,6 +10,7 @@ mod evaluate;
 mod export;
 mod import;
 mod kifu;
+mod matches;
 mod perft;
 mod remote;
 mod roots;
@@ -53,6 +54,9 @@ enum Command {
     /// A running coordinator: `remote export` (a fresh book while generation
     /// runs), `remote status`.
     Remote(remote::Args),
+    /// A book against another book or against no book: games with the same engine
+    /// on both sides once the books end; wins, draws, losses, Elo.
+    Match(matches::Args),
 }
 
 fn main() -> ExitCode {
@@ -69,6 +73,7 @@ fn main() -> ExitCode {
         Command::Stats(args) => stats::run(&args),
         Command::Show(args) => show::run(&args),
         Command::Remote(args) => remote::run(&args),
+        Command::Match(args) => matches::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -85,7 +85,7 @@ pub struct LimitArgs {
     pub depth: Option<u32>,
     /// Time limit in milliseconds: `go btime 0 wtime 0 byoyomi MS` for each USI
     /// search, a budget for the whole position for the built-in engine.
-    #[arg(long, value_name = "MS")]
+    #[arg(long, value_name = "MS", visible_alias = "time")]
     pub byoyomi: Option<u64>,
 }
 

@@ -1,0 +1,257 @@
+//! `book-tools match` end to end through the built binary: against no book and
+//! against itself with the built-in engine at a tiny node budget on two threads,
+//! and one match with Fairy-Stockfish (skipped when it is not installed, failed
+//! then under STERA_REQUIRE_ENGINES=1).
+
+#[path = "../../crates/engine/tests/fixtures/engines.rs"]
+mod engines;
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::process::{Command, Output};
+
+use stera_formats::kifu::{KifuFormat, read_kifu_bytes};
+
+fn book_tools(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_book-tools"))
+        .args(args)
+        .output()
+        .expect("run book-tools")
+}
+
+fn ok(args: &[&str]) -> String {
+    let out = book_tools(args);
+    assert!(
+        out.status.success(),
+        "book-tools {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().expect("UTF-8 path")
+}
+
+/// A small synthetic book (startpos and its 30 children as roots).
+fn synthetic_book(dir: &Path) -> String {
+    let db = dir.join("book");
+    ok(&["synth", "--db", s(&db), "--nodes", "300"]);
+    s(&db).to_owned()
+}
+
+/// The `name: value` lines of the summary.
+fn summary(stdout: &str) -> HashMap<String, String> {
+    stdout
+        .lines()
+        .filter_map(|l| l.split_once(": "))
+        .map(|(k, v)| (k.to_owned(), v.to_owned()))
+        .collect()
+}
+
+fn number(map: &HashMap<String, String>, key: &str) -> u64 {
+    map.get(key)
+        .unwrap_or_else(|| panic!("no `{key}` in {map:?}"))
+        .parse()
+        .unwrap_or_else(|e| panic!("{key}: {e}"))
+}
+
+/// `0.5000 [0.2000, 0.8000]` as (value, low, high); `+inf`/`-inf` allowed.
+fn with_interval(text: &str) -> (f64, f64, f64) {
+    let parse = |t: &str| -> f64 {
+        match t.trim() {
+            "+inf" => f64::INFINITY,
+            "-inf" => f64::NEG_INFINITY,
+            other => other.parse().unwrap_or_else(|e| panic!("`{other}`: {e}")),
+        }
+    };
+    let (value, rest) = text.split_once(" [").expect("an interval");
+    let (low, high) = rest
+        .trim_end_matches(']')
+        .split_once(", ")
+        .expect("two ends");
+    (parse(value), parse(low), parse(high))
+}
+
+/// Points of the `--db` side recounted from the CSA file: the `'result:` line of
+/// each game and which player (`N+`/`N-`) carried the `--db` book.
+fn recount_from_csa(text: &str, db: &str) -> (u64, u64, u64) {
+    let (mut wins, mut draws, mut losses) = (0, 0, 0);
+    for game in text.split("\n/\n") {
+        let line = |prefix: &str| {
+            game.lines()
+                .find_map(|l| l.strip_prefix(prefix))
+                .unwrap_or_else(|| panic!("no {prefix} in {game}"))
+                .to_owned()
+        };
+        let db_is_black = line("N+").ends_with(&format!("book {db}"));
+        assert_ne!(db_is_black, line("N-").ends_with(&format!("book {db}")));
+        let result = line("'result: ");
+        if result.starts_with("draw") {
+            draws += 1;
+        } else if result.starts_with("black wins") == db_is_black {
+            wins += 1;
+        } else {
+            losses += 1;
+        }
+    }
+    (wins, draws, losses)
+}
+
+#[test]
+fn a_match_against_no_book_adds_up_and_writes_its_games() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db = synthetic_book(dir.path());
+    let games = dir.path().join("games.csa");
+    let out = ok(&[
+        "match",
+        "--db",
+        &db,
+        "--games",
+        "4",
+        "--nodes",
+        "200",
+        "--concurrency",
+        "2",
+        "--ply-limit",
+        "100",
+        "--out-games",
+        s(&games),
+    ]);
+    let m = summary(&out);
+    assert_eq!(m["games"], "4 of 4", "{out}");
+    let (w, d, l) = (
+        number(&m, "wins"),
+        number(&m, "draws"),
+        number(&m, "losses"),
+    );
+    assert_eq!(w + d + l, 4, "{out}");
+    let (score, low, high) = with_interval(&m["score (trinomial, 4 games)"]);
+    assert!(
+        (score - (w as f64 + 0.5 * d as f64) / 4.0).abs() < 1e-4,
+        "{out}"
+    );
+    assert!(low <= score && score <= high, "{out}");
+    let (elo, elo_low, elo_high) = with_interval(&m["elo (trinomial, 95 %)"]);
+    assert!(elo_low <= elo && elo <= elo_high, "{out}");
+    // The games file: four games an independent reader replays, whose results
+    // recount to the summary.
+    let text = std::fs::read_to_string(&games).expect("games written");
+    let report =
+        read_kifu_bytes(text.as_bytes(), "games.csa", Some(KifuFormat::Csa)).expect("readable CSA");
+    assert_eq!(report.summary.games_read, 4, "{:?}", report.summary.errors);
+    assert!(report.games.iter().all(|g| !g.moves.is_empty()));
+    assert_eq!(recount_from_csa(&text, &db), (w, d, l));
+}
+
+#[test]
+fn a_book_against_itself_scores_even_within_its_interval() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db = synthetic_book(dir.path());
+    let out = ok(&[
+        "match",
+        "--db",
+        &db,
+        "--against",
+        &db,
+        "--games",
+        "4",
+        "--nodes",
+        "200",
+        "--concurrency",
+        "2",
+        "--ply-limit",
+        "80",
+        "--seed",
+        "7",
+    ]);
+    let m = summary(&out);
+    assert_eq!(m["games"], "4 of 4", "{out}");
+    // Both games of a pair replay the same book draws with colours swapped and
+    // the engines are deterministic at a node limit: each pair splits evenly.
+    assert_eq!(number(&m, "wins"), number(&m, "losses"), "{out}");
+    for (score_key, elo_key) in [
+        ("score (trinomial, 4 games)", "elo (trinomial, 95 %)"),
+        ("score (pentanomial, 2 pairs)", "elo (pentanomial, 95 %)"),
+    ] {
+        let (score, low, high) = with_interval(&m[score_key]);
+        assert!((score - 0.5).abs() < 1e-9, "{out}");
+        assert!(low <= score && score <= high, "{out}");
+        let (elo, elo_low, elo_high) = with_interval(&m[elo_key]);
+        assert!(
+            elo.abs() < 1e-9 && elo_low <= 0.0 && 0.0 <= elo_high,
+            "{out}"
+        );
+    }
+    assert_eq!(m["los"], "0.5000", "{out}");
+}
+
+#[test]
+fn bad_openings_and_counts_are_refused() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db = synthetic_book(dir.path());
+    let openings = dir.path().join("openings.txt");
+    std::fs::write(
+        &openings,
+        "startpos moves 7g7f\n# a comment\nstartpos moves 7g7f 7g7f\n",
+    )
+    .expect("write openings");
+    let out = book_tools(&[
+        "match",
+        "--db",
+        &db,
+        "--openings",
+        s(&openings),
+        "--nodes",
+        "100",
+    ]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("line 3"), "{err}");
+    let out = book_tools(&["match", "--db", &db, "--games", "0"]);
+    assert!(!out.status.success());
+    let missing = dir.path().join("missing");
+    let out = book_tools(&["match", "--db", s(&missing), "--nodes", "100"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not a book store"));
+}
+
+#[test]
+fn fairy_stockfish_plays_a_match() {
+    let Some(engine) = engines::real_engine(
+        "fairy-stockfish",
+        "STERA_FAIRY_STOCKFISH",
+        "fairy-stockfish",
+    ) else {
+        return;
+    };
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db = synthetic_book(dir.path());
+    let openings = dir.path().join("openings.txt");
+    std::fs::write(&openings, "startpos moves 7g7f 3c3d\n").expect("write openings");
+    let out = ok(&[
+        "match",
+        "--db",
+        &db,
+        "--openings",
+        s(&openings),
+        "--games",
+        "2",
+        "--nodes",
+        "300",
+        "--ply-limit",
+        "60",
+        "--engine",
+        "usi",
+        "--engine-cmd",
+        s(&engine),
+        "--engine-option",
+        "UCI_Variant=shogi",
+    ]);
+    let m = summary(&out);
+    assert_eq!(m["games"], "2 of 2", "{out}");
+    assert_eq!(
+        number(&m, "wins") + number(&m, "draws") + number(&m, "losses"),
+        2
+    );
+}
