@@ -83,22 +83,36 @@ fn read_game(lines: &[NumberedLine<'_>], collector: &mut Collector<'_>) {
 /// them from any position, even one whose king can be captured. A header the
 /// parser refuses is left for the full parse to report.
 fn check_start(lines: &[NumberedLine<'_>]) -> Result<(), String> {
-    let header: Vec<&str> = lines
-        .iter()
-        .map(|(_, l)| *l)
-        .filter(|l| {
-            let t = l.trim();
-            !(t.len() > 1 && (t.starts_with('+') || t.starts_with('-')))
-                && !t.starts_with('T')
-                && !t.starts_with('%')
-        })
-        .collect();
-    match parse_csa_str(&header.join("\n")) {
+    match parse_csa_str(&header_statements(lines).join("\n")) {
         Ok(record) => stera_rules::Position::from_sfen(record.init_position_sfen())
             .map(drop)
             .map_err(|e| format!("bad start position: {e}")),
+        // The full parse meets the same error before any move.
         Err(_) => Ok(()),
     }
+}
+
+/// The statements the parser reads as the header, where the start position comes
+/// from (rsshogi 1.7.3's rule): statements are split at commas (except in comment,
+/// name and `$` lines); the header ends at an empty statement, `/`, a `%` line or a
+/// move (`+`/`-` and at least 7 characters).
+fn header_statements<'a>(lines: &[NumberedLine<'a>]) -> Vec<&'a str> {
+    let mut out = Vec::new();
+    for &(_, line) in lines {
+        let whole = line.starts_with(['\'', 'N', '$']);
+        for statement in line.split(if whole { '\n' } else { ',' }) {
+            if statement.is_empty() {
+                continue;
+            }
+            let t = statement.trim();
+            let is_move = (t.starts_with('+') || t.starts_with('-')) && t.len() >= 7;
+            if t.is_empty() || t == "/" || t.starts_with('%') || is_move {
+                return out;
+            }
+            out.push(statement);
+        }
+    }
+    out
 }
 
 /// The line and text of the `index`-th move (0-based) of a game, counted the way the

@@ -70,21 +70,40 @@ pub(crate) fn too_long() -> String {
 /// the parser would play them from any position, even one whose king can be
 /// captured. A header the parser refuses is left for the full parse to report.
 fn check_start(lines: &[&str]) -> Result<(), String> {
-    let end = lines
-        .iter()
-        .position(|l| {
-            let l = l.trim();
-            l.starts_with(|c: char| c.is_ascii_digit())
-                || l.starts_with("変化")
-                || l.starts_with("まで")
-        })
-        .unwrap_or(lines.len());
-    match parse_kif_str(&lines[..end].join("\n")) {
+    match parse_kif_str(&header_lines(lines).join("\n")) {
         Ok(header) => stera_rules::Position::from_sfen(header.init_position_sfen())
             .map(drop)
             .map_err(|e| format!("bad start position: {e}")),
+        // The full parse meets the same error before any move.
         Err(_) => Ok(()),
     }
+}
+
+/// The lines the parser reads as the header, where the start position comes from
+/// (rsshogi 1.7.3's rule): up to the first `変化`, `手数` or `まで` line or line
+/// starting with a digit, a board block (a `９ ... １` line, an optional `+` line
+/// and nine rows) taken whole whatever its rows hold.
+fn header_lines<'a>(lines: &[&'a str]) -> Vec<&'a str> {
+    let mut header = Vec::new();
+    let mut i = 0;
+    while let Some(&line) = lines.get(i) {
+        let t = line.trim();
+        if t.starts_with("変化")
+            || t.starts_with("手数")
+            || t.starts_with("まで")
+            || t.starts_with(|c: char| c.is_ascii_digit())
+        {
+            break;
+        }
+        let mut end = i + 1;
+        if line.contains('９') && line.contains('１') && line.trim_start().starts_with('９') {
+            end += usize::from(lines.get(end).is_some_and(|l| l.starts_with('+'))) + 9;
+        }
+        let end = end.min(lines.len());
+        header.extend_from_slice(&lines[i..end]);
+        i = end;
+    }
+    header
 }
 
 /// The numbered lines of the main line (up to the first `変化` or `まで` line):
