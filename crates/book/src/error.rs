@@ -12,6 +12,12 @@ pub enum BookError {
         #[source]
         source: sled::Error,
     },
+    /// Another process holds the store (sled admits one process per store).
+    #[error("the store `{path}` is in use by another process (a running coordinator?)")]
+    InUse { path: String },
+    /// A path opened as an existing store that is not one.
+    #[error("`{path}` is not a book store: {reason}")]
+    NotAStore { path: String, reason: String },
     /// Stored bytes that cannot be decoded.
     #[error("corrupt store data: {0}")]
     Corrupt(String),

@@ -54,13 +54,42 @@ impl SledStore {
     /// [`BookError::Store`] when sled cannot open it, [`BookError::Corrupt`] when it
     /// holds something that is not a book of this format.
     pub fn open(path: &Path) -> Result<Self, BookError> {
+        Self::open_with(path, true)
+    }
+
+    /// Opens an existing store and never creates one: a missing path, a file, or a
+    /// directory that holds no store is refused before anything is written there
+    /// (what read-only tools such as `stats`, `show` and `export` need).
+    ///
+    /// # Errors
+    /// [`BookError::NotAStore`], [`BookError::InUse`] when another process has it
+    /// open, and the errors of [`SledStore::open`].
+    pub fn open_existing(path: &Path) -> Result<Self, BookError> {
+        let not_a_store = |reason: &str| BookError::NotAStore {
+            path: path.display().to_string(),
+            reason: reason.to_owned(),
+        };
+        if !path.exists() {
+            return Err(not_a_store("it does not exist"));
+        }
+        if !path.is_dir() {
+            return Err(not_a_store("it is not a directory"));
+        }
+        // sled's files: `conf` and `db` (see sled::Config).
+        if !path.join("conf").is_file() || !path.join("db").is_file() {
+            return Err(not_a_store("it holds no sled database"));
+        }
+        Self::open_with(path, false)
+    }
+
+    fn open_with(path: &Path, create: bool) -> Result<Self, BookError> {
         let db = sled::Config::new()
             .path(path)
             // sled's page cache; the data stays resident anyway (see module doc), so
             // a large cache buys nothing.
             .cache_capacity(64 << 20)
             .open()
-            .map_err(|e| store_error(path, e))?;
+            .map_err(|e| open_error(path, e))?;
         let tree = |name: &str| db.open_tree(name).map_err(|e| store_error(path, e));
         let nodes = tree("nodes")?;
         let bans = tree("bans")?;
@@ -75,6 +104,12 @@ impl SledStore {
                     String::from_utf8_lossy(&f),
                     String::from_utf8_lossy(FORMAT)
                 )));
+            }
+            None if !create => {
+                return Err(BookError::NotAStore {
+                    path: path.display().to_string(),
+                    reason: "its database has no stera-book format marker".to_owned(),
+                });
             }
             None if nodes.is_empty() => {
                 meta.insert("format", FORMAT)
@@ -191,6 +226,19 @@ impl SledStore {
         }
         removed += flush_group(&mut group, self)?;
         Ok(removed)
+    }
+}
+
+/// sled's error on open, with the lock held by another process told apart (sled
+/// reports it as an I/O error "could not acquire lock on ...").
+fn open_error(path: &Path, source: sled::Error) -> BookError {
+    match &source {
+        sled::Error::Io(e) if e.to_string().contains("could not acquire lock") => {
+            BookError::InUse {
+                path: path.display().to_string(),
+            }
+        }
+        _ => store_error(path, source),
     }
 }
 
