@@ -6,7 +6,7 @@ use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use stera_book::terashock::{ExportOptions, NodeExtras, export_db2016};
 use stera_book::{Book, SledStore};
 
@@ -82,10 +82,7 @@ pub fn run(args: &Args) -> Result<()> {
 
 /// Opens an existing store (never creates one).
 pub fn open_existing(db: &Path) -> Result<SledStore> {
-    if !db.is_dir() {
-        bail!("`{}` is not a book store directory", db.display());
-    }
-    SledStore::open(db).with_context(|| format!("cannot open the book store `{}`", db.display()))
+    crate::common::open_existing(db)
 }
 
 /// Loads the book and its per-node extras with one scan, then closes the store

@@ -70,100 +70,151 @@ fn values_of(
 
 pub fn run(args: &Args) -> Result<()> {
     let start = Instant::now();
-    let name = args.file.display().to_string();
-    let mut legal = Vec::with_capacity(600);
+    let mut checked = check_file(args)?;
+    report_problems(args, &checked)?;
+    let mut store = crate::common::open_or_create(&args.db)?;
+    let existing = Book::load(&store).context("cannot load the existing book")?;
+    let evaluator = store
+        .intern_evaluator(&evaluator_name(&args.file))
+        .context("cannot store the evaluator identity")?;
+    let collected = collect_new_entries(args, &checked, &existing)?;
+    drop(existing);
+    checked.complete = HashSet::new();
+    let links = collected.pending.link(&collected.edges);
+    drop(collected.edges);
+    let imported = store_linked(&mut store, args, &collected.pending, &links, evaluator)?;
+    println!(
+        "entries {}: imported {imported} ({} linked to a parent, {} by SFEN), already in the book {}, duplicate positions {}, incomplete {}, bad {}; {:.1} s",
+        checked.entries,
+        links.linked,
+        imported.saturating_sub(links.linked),
+        collected.already,
+        collected.duplicates,
+        checked.incomplete.len(),
+        checked.bad.len(),
+        start.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
 
-    // Pass 1: check everything, store nothing.
-    let reader = Db2016Reader::open(&args.file)
-        .with_context(|| format!("cannot import `{name}`"))?
-        .with_legality_check(true);
-    let mut bad = Vec::new();
-    let mut incomplete = Vec::new();
-    // Keys of the complete entries: pass 2 links entries that lead to them.
-    let mut complete: HashSet<u128> = HashSet::new();
-    let mut entries = 0u64;
-    for item in reader {
+/// What the checking pass found.
+struct Checked {
+    /// Entries read whole (good or incomplete).
+    entries: u64,
+    /// Malformed or illegal entries, as messages with their lines.
+    bad: Vec<String>,
+    incomplete: Vec<Incomplete>,
+    /// Keys of the complete entries: the collecting pass links entries that lead
+    /// to them.
+    complete: HashSet<u128>,
+}
+
+/// The reader both passes use: with the legality check, so that an entry the
+/// check refuses (an illegal move or ponder) is refused by both, never stored.
+fn reader(args: &Args) -> Result<Db2016Reader<std::io::BufReader<std::fs::File>>> {
+    Ok(Db2016Reader::open(&args.file)
+        .with_context(|| format!("cannot import `{}`", args.file.display()))?
+        .with_legality_check(true))
+}
+
+/// Pass 1: check everything, store nothing.
+fn check_file(args: &Args) -> Result<Checked> {
+    let mut legal = Vec::with_capacity(600);
+    let mut checked = Checked {
+        entries: 0,
+        bad: Vec::new(),
+        incomplete: Vec::new(),
+        complete: HashSet::new(),
+    };
+    for item in reader(args)? {
         match item {
             Ok(entry) => {
-                entries += 1;
+                checked.entries += 1;
                 let pos = entry.position()?;
                 match values_of(&entry, &pos, &mut legal) {
-                    Some(Err(missing)) => incomplete.push(Incomplete {
+                    Some(Err(missing)) => checked.incomplete.push(Incomplete {
                         sfen: entry.sfen().to_owned(),
                         missing,
                         legal: legal.len(),
                     }),
                     Some(Ok(_)) => {
-                        complete.insert(pos.key().0);
+                        checked.complete.insert(pos.key().0);
                     }
                     None => {}
                 }
             }
-            Err(e) if e.is_entry_error() => bad.push(e.to_string()),
-            Err(e) => return Err(e).with_context(|| format!("cannot import `{name}`")),
+            Err(e) if e.is_entry_error() => checked.bad.push(e.to_string()),
+            Err(e) => {
+                return Err(e).with_context(|| format!("cannot import `{}`", args.file.display()));
+            }
         }
     }
-    if !bad.is_empty() {
-        let listed: Vec<&str> = bad.iter().take(args.list).map(String::as_str).collect();
-        let more = bad.len().saturating_sub(args.list);
-        let text = format!(
-            "{} bad entries in `{name}`:\n  {}{}",
-            bad.len(),
-            listed.join("\n  "),
-            if more > 0 {
-                format!("\n  ... and {more} more")
-            } else {
-                String::new()
-            }
-        );
+    Ok(checked)
+}
+
+/// Lists bad and incomplete entries; bad ones stop the import unless `--skip-bad`.
+fn report_problems(args: &Args, checked: &Checked) -> Result<()> {
+    let name = args.file.display();
+    if !checked.bad.is_empty() {
+        let title = format!("{} bad entries in `{name}`", checked.bad.len());
+        let text = crate::common::listing(&title, &checked.bad, args.list);
         if args.skip_bad {
             eprintln!("{text}\n(skipped: --skip-bad)");
         } else {
             bail!("{text}\nnothing was imported (use --skip-bad to import the good entries)");
         }
     }
-    for inc in incomplete.iter().take(args.list) {
+    for inc in checked.incomplete.iter().take(args.list) {
         println!(
             "incomplete, skipped: sfen {} ({} of {} legal moves have no value)",
             inc.sfen, inc.missing, inc.legal
         );
     }
-    if incomplete.len() > args.list {
+    if checked.incomplete.len() > args.list {
         println!(
             "... and {} more incomplete entries",
-            incomplete.len() - args.list
+            checked.incomplete.len() - args.list
         );
     }
+    Ok(())
+}
 
-    // Pass 2: store the complete entries.
-    let mut store = SledStore::open(&args.db)
-        .with_context(|| format!("cannot open the book store `{}`", args.db.display()))?;
-    let existing = Book::load(&store).context("cannot load the existing book")?;
-    let evaluator = format!(
+/// The evaluator identity of imported nodes: `import <file name>`.
+fn evaluator_name(file: &Path) -> String {
+    format!(
         "import {}",
-        args.file
-            .file_name()
-            .map_or_else(|| name.clone(), |n| n.to_string_lossy().into_owned())
-    );
-    let evaluator = store
-        .intern_evaluator(&evaluator)
-        .context("cannot store the evaluator identity")?;
-    let timestamp = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| u32::try_from(d.as_secs()).unwrap_or(u32::MAX));
-    // Pass 2: read the complete new entries into memory and find which of them
-    // lead to one another.
+        file.file_name().map_or_else(
+            || file.display().to_string(),
+            |n| n.to_string_lossy().into_owned()
+        )
+    )
+}
+
+/// The complete new entries and the moves between them.
+struct Collected {
+    pending: Pending,
+    /// (parent, move, child) between pending entries.
+    edges: Vec<(u32, u16, u32)>,
+    already: u64,
+    duplicates: u64,
+}
+
+/// Pass 2: read the complete entries not yet in the book into memory and find
+/// which of them lead to one another.
+fn collect_new_entries(args: &Args, checked: &Checked, existing: &Book) -> Result<Collected> {
+    let mut legal = Vec::with_capacity(600);
     let mut pending = Pending::default();
     let mut edges_by_key: Vec<(u32, u16, u128)> = Vec::new();
     let (mut already, mut duplicates) = (0u64, 0u64);
     let mut progress = Reporter::new();
     let mut read = 0u64;
     let mut sfen = String::with_capacity(160);
-    for item in Db2016Reader::open(&args.file)? {
+    for item in reader(args)? {
+        // Errors were reported by the checking pass.
         let Ok(entry) = item else { continue };
         read += 1;
         if read.is_multiple_of(1 << 14) {
-            progress.report("read", read, entries);
+            progress.report("read", read, checked.entries);
         }
         let pos = entry.position()?;
         let Some(Ok((values, depths))) = values_of(&entry, &pos, &mut legal) else {
@@ -181,32 +232,42 @@ pub fn run(args: &Args) -> Result<()> {
         let parent = u32::try_from(pending.len()).unwrap_or(u32::MAX);
         for &mv in &legal {
             let child = pos.key_after(mv).0;
-            if complete.contains(&child) {
+            if checked.complete.contains(&child) {
                 edges_by_key.push((parent, mv.raw(), child));
             }
         }
         sfen.clear();
         sfen.push_str(&pos.to_sfen_without_ply());
-        pending.push(
-            key,
-            &sfen,
-            u16::try_from(entry.ply()).unwrap_or(u16::MAX),
-            &values,
-            &depths,
-        );
+        let ply = u16::try_from(entry.ply()).unwrap_or(u16::MAX);
+        pending.push(key, &sfen, ply, &values, &depths);
     }
-    drop(complete);
+    progress.finish();
     // Children already in the book, or skipped as duplicates, are not pending.
-    let edges: Vec<(u32, u16, u32)> = edges_by_key
+    let edges = edges_by_key
         .into_iter()
         .filter_map(|(p, mv, child)| pending.index.get(&child).map(|&c| (p, mv, c)))
         .collect();
-    let links = pending.link(&edges);
-    drop(edges);
-    progress.finish();
+    Ok(Collected {
+        pending,
+        edges,
+        already,
+        duplicates,
+    })
+}
 
-    // Pass 3: store them parents first, each linked one as "parent + move".
+/// Pass 3: store the entries parents first, each linked one as "parent + move".
+fn store_linked(
+    store: &mut SledStore,
+    args: &Args,
+    pending: &Pending,
+    links: &Links,
+    evaluator: u16,
+) -> Result<u64> {
+    let timestamp = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| u32::try_from(d.as_secs()).unwrap_or(u32::MAX));
     let base = store.len();
+    let mut progress = Reporter::new();
     let mut batch: Vec<ThoughtNode> = Vec::with_capacity(BATCH);
     let mut imported = 0u64;
     let total = links.order.len() as u64;
@@ -219,33 +280,24 @@ pub fn run(args: &Args) -> Result<()> {
             },
             None => Origin::Sfen(pending.sfen(i).to_owned()),
         };
-        let values = pending.values(i).to_vec();
         let depths = pending.depths(i);
         batch.push(ThoughtNode {
             key: pending.keys[i],
             origin,
             ply: pending.plies[i],
-            values,
+            values: pending.values(i).to_vec(),
             depths: depths.iter().any(|&d| d != 0).then(|| depths.to_vec()),
             evaluator,
             timestamp,
         });
         if batch.len() >= BATCH {
-            imported += flush(&mut store, &mut batch, &args.db)?;
+            imported += flush(store, &mut batch, &args.db)?;
             progress.report("store", rank as u64 + 1, total);
         }
     }
-    imported += flush(&mut store, &mut batch, &args.db)?;
+    imported += flush(store, &mut batch, &args.db)?;
     progress.finish();
-    println!(
-        "entries {entries}: imported {imported} ({} linked to a parent, {} by SFEN), already in the book {already}, duplicate positions {duplicates}, incomplete {}, bad {}; {:.1} s",
-        links.linked,
-        imported.saturating_sub(links.linked),
-        incomplete.len(),
-        bad.len(),
-        start.elapsed().as_secs_f64()
-    );
-    Ok(())
+    Ok(imported)
 }
 
 /// The complete new entries of the file, in file order, in flat tables.

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 use hashbrown::HashSet;
-use stera_book::{NodeStore, SledStore};
+use stera_book::NodeStore;
 use stera_formats::kifu::read_kifu_file_with;
 use stera_rules::Key;
 
@@ -80,8 +80,12 @@ fn add(db: &std::path::Path, files: &[PathBuf], list: usize) -> Result<()> {
     if errors.len() > list {
         println!("  ... and {} more skipped games", errors.len() - list);
     }
-    let mut store = SledStore::open(db)
-        .with_context(|| format!("cannot open the book store `{}`", db.display()))?;
+    if games == 0 && skipped > 0 {
+        let listed: Vec<String> = errors.iter().map(ToString::to_string).collect();
+        let title = format!("no game could be read ({skipped} skipped), nothing stored");
+        anyhow::bail!("{}", crate::common::listing(&title, &listed, list));
+    }
+    let mut store = crate::common::open_or_create(db)?;
     let existing: HashSet<u128> = store
         .kifu_keys()
         .context("cannot read the kifu set")?

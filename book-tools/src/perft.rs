@@ -16,8 +16,12 @@ pub struct Args {
 }
 
 pub fn run(args: &Args) -> Result<()> {
-    let mut pos = Position::from_position_command(&args.position)
-        .with_context(|| format!("cannot read position `{}`", args.position))?;
+    let mut pos = Position::from_position_command(&args.position).with_context(|| {
+        format!(
+            "cannot read position `{}`",
+            stera_rules::excerpt(&args.position)
+        )
+    })?;
     let start = Instant::now();
     let nodes = if args.divide && args.depth > 0 {
         let branches = pos.perft_divide(args.depth);

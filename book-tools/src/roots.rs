@@ -1,10 +1,13 @@
 //! `book-tools roots set`: the run's root positions, one per line of a file.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
-use stera_book::{NodeStore, SledStore};
+use hashbrown::HashSet;
+use stera_book::NodeStore;
 use stera_rules::Position;
+
+use crate::common;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -16,7 +19,8 @@ pub struct Args {
 enum Command {
     /// Replace the run's roots with those of a file: one per line, `startpos`,
     /// `startpos moves ...` or `sfen ...` (also `position ...`); blank lines and
-    /// lines starting with `#` are ignored. Nothing is stored if any line is bad.
+    /// lines starting with `#` are ignored, a position given twice is kept once.
+    /// Nothing is stored if any line is bad.
     Set {
         /// The book store directory (created if missing).
         #[arg(long)]
@@ -32,40 +36,47 @@ pub fn run(args: &Args) -> Result<()> {
     }
 }
 
-/// Parses a roots file: the roots, or every bad line with its number.
-pub fn parse_roots(text: &str, name: &str) -> Result<Vec<String>> {
+/// How many bad lines are listed (all are counted).
+const LISTED: usize = 20;
+
+/// The roots of a file (one per line, first occurrences of each position, in file
+/// order) and how many lines repeated an earlier position; every bad line is an
+/// error with its number.
+pub fn parse_roots(path: &Path) -> Result<(Vec<String>, usize)> {
+    let name = path.display().to_string();
     let mut roots = Vec::new();
+    let mut seen: HashSet<u128> = HashSet::new();
+    let mut duplicates = 0;
     let mut errors = Vec::new();
-    for (i, line) in text.lines().enumerate() {
+    common::for_each_line(path, |(number, line)| {
+        let line = match line {
+            Ok(line) => line,
+            Err(reason) => return errors.push(format!("{name}:{number}: {reason}")),
+        };
         let line = line.trim();
         if line.is_empty() || line.starts_with('#') {
-            continue;
+            return;
         }
         let command = line.strip_prefix("position ").unwrap_or(line).trim();
         match Position::from_position_command(command) {
-            Ok(_) => roots.push(command.to_owned()),
-            Err(e) => errors.push(format!("{name}:{}: `{line}`: {e}", i + 1)),
+            Ok(pos) if seen.insert(pos.key().0) => roots.push(command.to_owned()),
+            Ok(_) => duplicates += 1,
+            Err(e) => errors.push(format!("{name}:{number}: {e}")),
         }
-    }
+    })?;
     if !errors.is_empty() {
-        bail!(
-            "{} bad root line(s), nothing stored:\n  {}",
-            errors.len(),
-            errors.join("\n  ")
-        );
+        let title = format!("{} bad root line(s), nothing stored", errors.len());
+        bail!("{}", common::listing(&title, &errors, LISTED));
     }
     if roots.is_empty() {
         bail!("{name}: no root positions");
     }
-    Ok(roots)
+    Ok((roots, duplicates))
 }
 
-fn set(db: &std::path::Path, file: &std::path::Path) -> Result<()> {
-    let text = std::fs::read_to_string(file)
-        .with_context(|| format!("cannot read `{}`", file.display()))?;
-    let roots = parse_roots(&text, &file.display().to_string())?;
-    let mut store = SledStore::open(db)
-        .with_context(|| format!("cannot open the book store `{}`", db.display()))?;
+fn set(db: &Path, file: &Path) -> Result<()> {
+    let (roots, duplicates) = parse_roots(file)?;
+    let mut store = common::open_or_create(db)?;
     let mut config = store
         .config()
         .context("cannot read the run configuration")?
@@ -74,6 +85,9 @@ fn set(db: &std::path::Path, file: &std::path::Path) -> Result<()> {
     store
         .save_config(&config)
         .context("cannot store the run configuration")?;
+    if duplicates > 0 {
+        println!("dropped {duplicates} duplicate root(s): the same position as an earlier line");
+    }
     println!("stored {} roots:", config.roots.len());
     for r in &config.roots {
         println!("  {r}");

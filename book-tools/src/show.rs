@@ -1,13 +1,15 @@
 //! `book-tools show`: one position of the book, its board and every move with
 //! its stored and its propagated value.
 
+use std::io::{self, Write};
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 use stera_book::terashock::{BookGraph, DEPTH_INFINITE, node_lines, solve};
 use stera_rules::Position;
 
-use crate::export::{Reporter, load};
+use crate::common;
+use crate::export::Reporter;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -75,52 +77,74 @@ fn hand_of(hand: &str, black: bool) -> String {
 }
 
 pub fn run(args: &Args) -> Result<()> {
-    let pos = Position::from_position_command(&args.position)
-        .or_else(|_| Position::from_sfen(&args.position))
-        .with_context(|| format!("cannot read position `{}`", args.position))?;
-    let (book, _) = load(&args.db, false)?;
+    // Position commands cover bare SFENs too.
+    let pos = Position::from_position_command(&args.position).with_context(|| {
+        format!(
+            "cannot read position `{}`",
+            stera_rules::excerpt(&args.position)
+        )
+    })?;
+    let (book, _) = common::load(&args.db, false)?;
     let mut progress = Reporter::new();
     let graph = BookGraph::build(&book, &mut |p, d, t| progress.report(p, d, t))?;
     progress.finish();
     let solution = solve(&graph);
-    print!("{}", board_diagram(&pos.to_sfen()));
-    println!("sfen {}", pos.to_sfen());
-    println!("key {}", pos.key());
     let Some(id) = book.get(pos.key()) else {
-        println!("not thought (not in the book); moves into thought positions:");
-        for mv in pos.legal_moves() {
-            if let Some(child) = book.get(pos.key_after(mv)) {
-                let (v, d) = solution.line_through(child);
-                println!("  {mv} propagated {v} depth {}", depth_text(d));
+        return common::to_stdout(|out| {
+            print_position(out, &pos)?;
+            writeln!(
+                out,
+                "not thought (not in the book); moves into thought positions:"
+            )?;
+            for mv in pos.legal_moves() {
+                if let Some(child) = book.get(pos.key_after(mv)) {
+                    let (v, d) = solution.line_through(child);
+                    writeln!(out, "  {mv} propagated {v} depth {}", depth_text(d))?;
+                }
             }
-        }
-        return Ok(());
+            Ok(())
+        });
     };
-    println!(
-        "node {id}: value {} depth {}, best {}",
-        solution.value(id),
-        depth_text(solution.depth(id)),
-        solution
-            .best_move(id)
-            .map_or_else(|| "none (no legal move)".to_owned(), |m| m.to_string())
-    );
     let mut moves = Vec::new();
     let lines = node_lines(&book, &graph, Some(&solution), None, id, &pos, &mut moves)?;
     let stored = book.values(id);
-    println!("  move     stored  propagated  depth  ponder  (* = leads to a thought position)");
-    for l in &lines {
-        println!(
-            "  {:<7}{} {:>6} {:>11} {:>6}  {}",
-            l.mv.to_string(),
-            if l.thought_child { "*" } else { " " },
-            stored[l.index],
-            l.value,
-            depth_text(l.depth),
-            l.ponder
-                .map_or_else(|| "none".to_owned(), |m| m.to_string())
-        );
-    }
-    Ok(())
+    common::to_stdout(|out| {
+        print_position(out, &pos)?;
+        writeln!(
+            out,
+            "node {id}: value {} depth {}, best {}",
+            solution.value(id),
+            depth_text(solution.depth(id)),
+            solution
+                .best_move(id)
+                .map_or_else(|| "none (no legal move)".to_owned(), |m| m.to_string())
+        )?;
+        writeln!(
+            out,
+            "  move     stored  propagated  depth  ponder  (* = leads to a thought position)"
+        )?;
+        for l in &lines {
+            writeln!(
+                out,
+                "  {:<7}{} {:>6} {:>11} {:>6}  {}",
+                l.mv.to_string(),
+                if l.thought_child { "*" } else { " " },
+                stored[l.index],
+                l.value,
+                depth_text(l.depth),
+                l.ponder
+                    .map_or_else(|| "none".to_owned(), |m| m.to_string())
+            )?;
+        }
+        Ok(())
+    })
+}
+
+/// The board, the SFEN and the key.
+fn print_position(out: &mut dyn Write, pos: &Position) -> io::Result<()> {
+    write!(out, "{}", board_diagram(&pos.to_sfen()))?;
+    writeln!(out, "sfen {}", pos.to_sfen())?;
+    writeln!(out, "key {}", pos.key())
 }
 
 fn depth_text(d: u16) -> String {

@@ -1,14 +1,16 @@
 //! `book-tools stats`: size, shape, principal variations and growth of a book.
 
 use std::collections::{BTreeMap, VecDeque};
-use std::path::PathBuf;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
-use stera_book::NodeStore;
-use stera_book::terashock::{BookGraph, DEPTH_INFINITE, solve};
+use stera_book::terashock::{BookGraph, DEPTH_INFINITE, NodeExtras, Solution, solve};
+use stera_book::{Book, NodeId, NodeStore, RunConfig};
 use stera_rules::Position;
 
-use crate::export::{Reporter, open_existing};
+use crate::common;
+use crate::export::Reporter;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -20,44 +22,59 @@ pub struct Args {
     pv_length: usize,
 }
 
+/// A root of the run: its text, its position and its node if thought.
+type Root = (String, Position, Option<NodeId>);
+
 pub fn run(args: &Args) -> Result<()> {
-    let store = open_existing(&args.db)?;
-    let config = store
-        .config()
-        .context("cannot read the run configuration")?
-        .unwrap_or_default();
-    let (book, extras) = stera_book::terashock::NodeExtras::load_with_book(&store, false)
-        .context("cannot load the book")?;
-    drop(store);
+    let (config, book, extras) = load(&args.db)?;
     let mut progress = Reporter::new();
     let graph = BookGraph::build(&book, &mut |p, d, t| progress.report(p, d, t))?;
     progress.finish();
     let solution = solve(&graph);
-    let s = solution.stats();
-    println!("nodes            {}", book.len());
-    println!("move values      {}", book.value_count());
-    println!("book edges       {}", graph.edge_count());
-    println!("leaf edges       {}", graph.leaf_edge_count());
-    println!(
-        "analysis         {} acyclic, {} on or above cycles, {} perpetual-check loops, {} unconverged",
-        s.acyclic, s.cyclic, s.perpetual_loops, s.unconverged
-    );
+    let roots = roots(&config, &book)?;
+    let distance = in_book_depth(&book, &graph, &roots);
+    common::to_stdout(|out| {
+        print_summary(out, &book, &graph, &solution)?;
+        print_depths(out, &distance)?;
+        print_pvs(out, &book, &graph, &solution, &roots, args.pv_length)?;
+        print_growth(out, &extras)
+    })
+}
 
-    // In-book depth: fewest book moves from a root.
+/// The run configuration, the book and its extras; the store is closed after.
+fn load(db: &Path) -> Result<(RunConfig, Book, NodeExtras)> {
+    let store = common::open_existing(db)?;
+    let config = store
+        .config()
+        .context("cannot read the run configuration")?
+        .unwrap_or_default();
+    let (book, extras) =
+        NodeExtras::load_with_book(&store, false).context("cannot load the book")?;
+    Ok((config, book, extras))
+}
+
+fn roots(config: &RunConfig, book: &Book) -> Result<Vec<Root>> {
+    config
+        .roots
+        .iter()
+        .map(|r| {
+            let pos = Position::from_position_command(r)
+                .with_context(|| format!("stored root `{r}` is not a position"))?;
+            let id = book.get(pos.key());
+            Ok((r.clone(), pos, id))
+        })
+        .collect()
+}
+
+/// In-book depth: fewest book moves from a root (`u32::MAX` if unreachable).
+fn in_book_depth(book: &Book, graph: &BookGraph, roots: &[Root]) -> Vec<u32> {
     let mut distance = vec![u32::MAX; book.len()];
     let mut queue = VecDeque::new();
-    let mut roots = Vec::new();
-    for r in &config.roots {
-        let pos = Position::from_position_command(r)
-            .with_context(|| format!("stored root `{r}` is not a position"))?;
-        let id = book.get(pos.key());
-        if let Some(id) = id
-            && distance[id.index()] == u32::MAX
-        {
+    for id in roots.iter().filter_map(|(_, _, id)| *id) {
+        if distance[id.index()] == u32::MAX {
             distance[id.index()] = 0;
             queue.push_back(id);
         }
-        roots.push((r.clone(), pos, id));
     }
     while let Some(id) = queue.pop_front() {
         let d = distance[id.index()] + 1;
@@ -68,73 +85,127 @@ pub fn run(args: &Args) -> Result<()> {
             }
         }
     }
+    distance
+}
+
+fn print_summary(
+    out: &mut dyn Write,
+    book: &Book,
+    graph: &BookGraph,
+    solution: &Solution,
+) -> io::Result<()> {
+    let s = solution.stats();
+    writeln!(out, "nodes            {}", book.len())?;
+    writeln!(out, "move values      {}", book.value_count())?;
+    writeln!(out, "book edges       {}", graph.edge_count())?;
+    writeln!(out, "leaf edges       {}", graph.leaf_edge_count())?;
+    writeln!(
+        out,
+        "analysis         {} acyclic, {} on or above cycles, {} perpetual-check loops, {} unconverged",
+        s.acyclic, s.cyclic, s.perpetual_loops, s.unconverged
+    )
+}
+
+fn print_depths(out: &mut dyn Write, distance: &[u32]) -> io::Result<()> {
     let mut histogram: BTreeMap<u32, u64> = BTreeMap::new();
-    for &d in &distance {
+    for &d in distance {
         *histogram.entry(d).or_default() += 1;
     }
-    println!("in-book depth (book moves from the nearest root): nodes");
+    writeln!(
+        out,
+        "in-book depth (book moves from the nearest root): nodes"
+    )?;
     for (d, count) in &histogram {
         if *d == u32::MAX {
-            println!("  unreachable from the roots: {count}");
+            writeln!(out, "  unreachable from the roots: {count}")?;
         } else {
-            println!("  {d:>3}: {count}");
+            writeln!(out, "  {d:>3}: {count}")?;
         }
     }
+    Ok(())
+}
 
-    println!("principal variations (value for the side to move at the root, depth):");
-    for (text, pos, id) in &roots {
-        let Some(mut id) = *id else {
-            println!("  {text}: not thought yet");
-            continue;
+fn print_pvs(
+    out: &mut dyn Write,
+    book: &Book,
+    graph: &BookGraph,
+    solution: &Solution,
+    roots: &[Root],
+    pv_length: usize,
+) -> io::Result<()> {
+    writeln!(
+        out,
+        "principal variations (value for the side to move at the root, depth):"
+    )?;
+    for (text, pos, id) in roots {
+        let line = match *id {
+            Some(id) => pv_line(book, graph, solution, text, pos, id, pv_length),
+            None => format!("  {text}: not thought yet"),
         };
-        let depth = solution.depth(id);
-        let depth = if depth == DEPTH_INFINITE {
-            "repetition".to_owned()
-        } else {
-            depth.to_string()
+        writeln!(out, "{line}")?;
+    }
+    Ok(())
+}
+
+/// One root's principal variation, with each move's value.
+fn pv_line(
+    book: &Book,
+    graph: &BookGraph,
+    solution: &Solution,
+    text: &str,
+    pos: &Position,
+    mut id: NodeId,
+    pv_length: usize,
+) -> String {
+    let depth = solution.depth(id);
+    let depth = if depth == DEPTH_INFINITE {
+        "repetition".to_owned()
+    } else {
+        depth.to_string()
+    };
+    let mut line = format!("  {text}: {} ({depth}):", solution.value(id));
+    let mut pos = pos.clone();
+    let mut seen = vec![id];
+    for _ in 0..pv_length {
+        let Some(mv) = solution.best_move(id) else {
+            line.push_str(" (no legal move)");
+            break;
         };
-        let mut line = format!("  {text}: {} ({depth}):", solution.value(id));
-        let mut pos = pos.clone();
-        let mut seen = vec![id];
-        for _ in 0..args.pv_length {
-            let Some(mv) = solution.best_move(id) else {
-                line.push_str(" (no legal move)");
+        let value = graph
+            .edges(id)
+            .find(|e| e.mv == mv)
+            .map_or_else(|| solution.value(id), |e| -solution.value(e.child));
+        line.push_str(&format!(" {mv}({value})"));
+        pos.do_move(mv);
+        match book.get(pos.key()) {
+            Some(next) if seen.contains(&next) => {
+                line.push_str(" (repetition)");
                 break;
-            };
-            let value = graph
-                .edges(id)
-                .find(|e| e.mv == mv)
-                .map_or_else(|| solution.value(id), |e| -solution.value(e.child));
-            line.push_str(&format!(" {mv}({value})"));
-            pos.do_move(mv);
-            match book.get(pos.key()) {
-                Some(next) if seen.contains(&next) => {
-                    line.push_str(" (repetition)");
-                    break;
-                }
-                Some(next) => {
-                    seen.push(next);
-                    id = next;
-                }
-                None => break,
             }
+            Some(next) => {
+                seen.push(next);
+                id = next;
+            }
+            None => break,
         }
-        println!("{line}");
     }
+    line
+}
 
-    // Growth: nodes thought per hour of their timestamps.
+/// Growth: nodes thought per hour of their timestamps.
+fn print_growth(out: &mut dyn Write, extras: &NodeExtras) -> io::Result<()> {
     let mut per_hour: BTreeMap<u32, u64> = BTreeMap::new();
     for &t in &extras.timestamps {
         *per_hour.entry(t / 3600).or_default() += 1;
     }
-    println!("growth (nodes per hour, UTC hours since the epoch):");
+    writeln!(out, "growth (nodes per hour, UTC hours since the epoch):")?;
     let hours: Vec<_> = per_hour.iter().collect();
     let skip = hours.len().saturating_sub(48);
     if skip > 0 {
-        println!("  ({skip} earlier hours not shown)");
+        writeln!(out, "  ({skip} earlier hours not shown)")?;
     }
     for (hour, count) in &hours[skip..] {
-        println!("  hour {hour}: {count}");
+        writeln!(out, "  hour {hour}: {count}")?;
     }
     Ok(())
 }

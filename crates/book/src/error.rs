@@ -16,7 +16,7 @@ pub enum BookError {
     #[error("the store `{path}` is in use by another process (a running coordinator?)")]
     InUse { path: String },
     /// A path opened as an existing store that is not one.
-    #[error("`{path}` is not a book store: {reason}")]
+    #[error("`{path}` is not a book store directory: {reason}")]
     NotAStore { path: String, reason: String },
     /// Stored bytes that cannot be decoded.
     #[error("corrupt store data: {0}")]

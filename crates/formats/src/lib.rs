@@ -54,6 +54,8 @@ pub mod db2016;
 pub mod kifu;
 mod lines;
 
+pub use lines::LineSplitter as LineReader;
+
 /// The longest line the line-based readers take (DB2016 books, USI and SFEN line
 /// files, lines of CSA and KIF files): 1 MiB, thousands of times a real line (a
 /// `position` command of [`stera_rules::MAX_PLY`] moves is about 50 KB). A longer line

@@ -11,7 +11,7 @@ use std::io::{self, BufRead};
 /// further; the rest of it is skipped (streamed, not stored) only when the next line
 /// is asked for. So memory stays bounded and a caller that gives up on a long line
 /// reads no more of the input.
-pub(crate) struct LineSplitter<R> {
+pub struct LineSplitter<R> {
     inner: R,
     /// The previous line ended in `\r`; a `\n` right after it belongs to that ending.
     skip_lf: bool,
@@ -23,11 +23,13 @@ pub(crate) struct LineSplitter<R> {
 }
 
 impl<R: BufRead> LineSplitter<R> {
-    pub(crate) fn new(inner: R) -> Self {
+    /// A reader with the limit [`crate::MAX_LINE_BYTES`].
+    pub fn new(inner: R) -> Self {
         Self::with_max(inner, crate::MAX_LINE_BYTES)
     }
 
-    pub(crate) fn with_max(inner: R, max: usize) -> Self {
+    /// A reader with another line limit (at least 1 byte).
+    pub fn with_max(inner: R, max: usize) -> Self {
         Self {
             inner,
             skip_lf: false,
@@ -39,17 +41,20 @@ impl<R: BufRead> LineSplitter<R> {
     }
 
     /// The number of the line last returned (0 before the first).
-    pub(crate) fn line(&self) -> u64 {
+    pub fn line(&self) -> u64 {
         self.line
     }
 
     /// True if the line last returned was longer than the limit (and was cut).
-    pub(crate) fn truncated(&self) -> bool {
+    pub fn truncated(&self) -> bool {
         self.truncated
     }
 
     /// Reads the next line (without its ending) into `buf`; `false` at end of input.
-    pub(crate) fn next_line(&mut self, buf: &mut Vec<u8>) -> io::Result<bool> {
+    ///
+    /// # Errors
+    /// The input's read errors.
+    pub fn next_line(&mut self, buf: &mut Vec<u8>) -> io::Result<bool> {
         buf.clear();
         self.truncated = false;
         if self.discarding {

@@ -1,0 +1,90 @@
+//! Helpers shared by the subcommands: opening stores, reading line files, writing
+//! to stdout.
+
+use std::io::{self, Write};
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use stera_book::terashock::NodeExtras;
+use stera_book::{Book, BookError, SledStore};
+use stera_formats::{LineReader, MAX_LINE_BYTES};
+
+/// Opens an existing store for reading; never creates one (a missing path or a
+/// directory that is not a store is refused as it is).
+pub fn open_existing(db: &Path) -> Result<SledStore> {
+    SledStore::open_existing(db).map_err(|e| store_error(db, e))
+}
+
+/// Opens the store, creating it if missing (the subcommands that write).
+pub fn open_or_create(db: &Path) -> Result<SledStore> {
+    SledStore::open(db).map_err(|e| store_error(db, e))
+}
+
+/// The error of opening `db`: "in use" and "not a store" name the store already
+/// and are reported as they are (once).
+fn store_error(db: &Path, e: BookError) -> anyhow::Error {
+    match e {
+        BookError::InUse { .. } | BookError::NotAStore { .. } => anyhow::Error::new(e),
+        e => {
+            anyhow::Error::new(e).context(format!("cannot open the book store `{}`", db.display()))
+        }
+    }
+}
+
+/// Loads the book and its per-node extras with one scan, then closes the store.
+pub fn load(db: &Path, with_depths: bool) -> Result<(Book, NodeExtras)> {
+    let store = open_existing(db)?;
+    NodeExtras::load_with_book(&store, with_depths)
+        .with_context(|| format!("cannot load the book in `{}`", db.display()))
+}
+
+/// Writes to a locked stdout; a reader that went away (`book-tools stats | head`)
+/// ends the output quietly instead of a panic or an error.
+pub fn to_stdout(write: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> Result<()> {
+    let stdout = io::stdout();
+    let mut out = io::BufWriter::new(stdout.lock());
+    match write(&mut out).and_then(|()| out.flush()) {
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
+        result => result.context("cannot write to stdout"),
+    }
+}
+
+/// A line of a text file with its 1-based number; `Err` for a line that is not
+/// UTF-8 or longer than [`MAX_LINE_BYTES`] (what is wrong with it).
+pub type NumberedLine = (u64, Result<String, String>);
+
+/// Calls `each` with every line of `path`, read with bounded memory.
+pub fn for_each_line(path: &Path, mut each: impl FnMut(NumberedLine)) -> Result<()> {
+    let file =
+        std::fs::File::open(path).with_context(|| format!("cannot read `{}`", path.display()))?;
+    let mut lines = LineReader::new(io::BufReader::new(file));
+    let mut buf = Vec::new();
+    while lines
+        .next_line(&mut buf)
+        .with_context(|| format!("cannot read `{}`", path.display()))?
+    {
+        let text = if lines.truncated() {
+            Err(format!(
+                "line longer than {MAX_LINE_BYTES} bytes (MAX_LINE_BYTES)"
+            ))
+        } else {
+            String::from_utf8(std::mem::take(&mut buf))
+                .map_err(|_| "line is not valid UTF-8".to_owned())
+        };
+        each((lines.line(), text));
+    }
+    Ok(())
+}
+
+/// Lists at most `limit` of `items` under `title`, with how many more there are.
+pub fn listing(title: &str, items: &[String], limit: usize) -> String {
+    let mut text = format!("{title}:");
+    for item in items.iter().take(limit) {
+        text.push_str("\n  ");
+        text.push_str(item);
+    }
+    if items.len() > limit {
+        text.push_str(&format!("\n  ... and {} more", items.len() - limit));
+    }
+    text
+}
