@@ -8,6 +8,7 @@
 use std::cell::Cell;
 
 use proptest::prelude::*;
+use proptest::test_runner::{RngAlgorithm, TestRng, TestRunner};
 use stera_rules::{MAX_PLY, Position, RulesError, canonical_sfen};
 
 thread_local! {
@@ -131,8 +132,13 @@ fn huge_generated_inputs_do_not_panic() {
     target(&"+".repeat(100_000));
 }
 
-/// Cases per fuzz target.
-const CASES: u32 = 40_000;
+/// Cases per fuzz target (`STERA_FUZZ_CASES` overrides it for longer runs).
+fn cases() -> u32 {
+    std::env::var("STERA_FUZZ_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(40_000)
+}
 
 /// Runs `cases` inputs of `strategy` through `test`; returns how many of them
 /// parsed into a position.
@@ -146,7 +152,9 @@ where
         ..ProptestConfig::default()
     };
     let before = PARSED.get();
-    let mut runner = proptest::test_runner::TestRunner::new(config);
+    // Deterministic, so that a run is reproducible and its figures are stable.
+    let rng = TestRng::deterministic_rng(RngAlgorithm::ChaCha);
+    let mut runner = TestRunner::new_with_rng(config, rng);
     runner
         .run(&strategy, |value| {
             test(value);
@@ -160,10 +168,13 @@ where
 fn mutated_seeds_do_not_panic() {
     let edits = proptest::collection::vec((any::<u8>(), any::<usize>(), sfen_byte()), 1..4);
     let strategy = (proptest::sample::select(seeds()), edits);
-    let parsed = fuzz(CASES, strategy, |(seed, edits)| {
+    let parsed = fuzz(cases(), strategy, |(seed, edits)| {
         target(&String::from_utf8_lossy(&mutate(seed, &edits)));
     });
-    eprintln!("fuzz_sfen mutated: {CASES} cases, {parsed} parsed into positions");
+    eprintln!(
+        "fuzz_sfen mutated: {} cases, {parsed} parsed into positions",
+        cases()
+    );
     assert!(parsed > 300, "only {parsed} inputs parsed");
 }
 
@@ -190,7 +201,7 @@ fn random_placements_do_not_panic() {
         ],
     );
     let parsed = fuzz(
-        CASES,
+        cases(),
         strategy,
         |((mut cells, black_king, white_king), hand, black, ply)| {
             cells[black_king] = "K";
@@ -233,7 +244,10 @@ fn random_placements_do_not_panic() {
             target(&format!("{board} {side} {hands} {ply}"));
         },
     );
-    eprintln!("fuzz_sfen placements: {CASES} cases, {parsed} parsed into positions");
+    eprintln!(
+        "fuzz_sfen placements: {} cases, {parsed} parsed into positions",
+        cases()
+    );
     assert!(parsed > 1_000, "only {parsed} inputs parsed");
 }
 
@@ -245,11 +259,14 @@ fn generated_sfens_do_not_panic() {
         "[-0-9RBGSNLPrbgsnlp]{0,12}",
         proptest::option::of(any::<u32>()),
     );
-    let parsed = fuzz(CASES, strategy, |(board, side, hand, ply)| {
+    let parsed = fuzz(cases(), strategy, |(board, side, hand, ply)| {
         let board = String::from_utf8_lossy(&board).replace(' ', "");
         let ply = ply.map_or_else(String::new, |p| p.to_string());
         target(&format!("{board} {side} {hand} {ply}"));
         target(&format!("sfen {board} {side} {hand} {ply} moves 5i4h 5a4b"));
     });
-    eprintln!("fuzz_sfen generated: {CASES} cases, {parsed} parsed into positions");
+    eprintln!(
+        "fuzz_sfen generated: {} cases, {parsed} parsed into positions",
+        cases()
+    );
 }
