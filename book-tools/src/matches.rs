@@ -184,13 +184,10 @@ impl Job {
 
 /// Loads a store's book and analyses it; returns it with the store's roots.
 fn load_book(path: &Path) -> Result<(Arc<AnalysedBook>, Vec<String>)> {
-    if !path.is_dir() {
-        bail!("`{}` is not a book store directory", path.display());
-    }
     let (book, roots) = {
-        // sled admits one opener at a time: the store is closed before the
-        // next one is opened.
-        let store = SledStore::open(path)
+        // Never creates a store; sled admits one opener at a time, so the store
+        // is closed before the next one is opened.
+        let store = SledStore::open_existing(path)
             .with_context(|| format!("cannot open the book store `{}`", path.display()))?;
         let book = Book::load(&store)
             .with_context(|| format!("cannot load the book in `{}`", path.display()))?;

@@ -210,10 +210,17 @@ fn bad_openings_and_counts_are_refused() {
     assert!(err.contains("line 3"), "{err}");
     let out = book_tools(&["match", "--db", &db, "--games", "0"]);
     assert!(!out.status.success());
+    // A missing store, or a directory that holds none, is refused and not created.
     let missing = dir.path().join("missing");
     let out = book_tools(&["match", "--db", s(&missing), "--nodes", "100"]);
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("not a book store"));
+    assert!(!missing.exists());
+    let plain = dir.path().join("plain");
+    std::fs::create_dir(&plain).expect("create a directory");
+    let out = book_tools(&["match", "--db", s(&plain), "--nodes", "100"]);
+    assert!(!out.status.success());
+    assert_eq!(std::fs::read_dir(&plain).expect("list").count(), 0);
 }
 
 #[test]
