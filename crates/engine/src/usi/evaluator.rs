@@ -6,9 +6,10 @@ use stera_rules::value::{MATE, mate_in, mated_in};
 use stera_rules::{Move, Position, Repetition};
 
 use super::collect::{MoveScores, position_value};
-use super::config::{GoMode, UsiConfig};
+use super::config::UsiConfig;
+use super::engine::EngineProcess;
 use super::score::value_for_parent;
-use super::session::{SearchOutput, Session, SessionError};
+use super::session::{EngineInfo, SearchOutput, SessionError};
 use crate::{EvalError, Evaluation, Evaluator, Limits};
 
 /// Options that change speed, logging or resources but not what a search of given
@@ -136,11 +137,8 @@ impl SearchPlan {
 /// engine, restarts it for the next position and fails with [`EvalError::Timeout`].
 /// Dropping the evaluator sends `quit` and kills the engine if it does not exit.
 pub struct UsiEvaluator {
-    config: UsiConfig,
-    session: Option<Session>,
-    engine_name: String,
-    identity: String,
-    byoyomi_only: bool,
+    engine: EngineProcess,
+    /// Counters but restarts, which the engine process keeps.
     stats: UsiStats,
 }
 
@@ -152,25 +150,8 @@ impl UsiEvaluator {
     /// option, [`EvalError::Timeout`] when it does not
     /// become ready within [`UsiConfig::startup_timeout`].
     pub fn new(config: UsiConfig) -> Result<Self, EvalError> {
-        let label = config.program.display().to_string();
-        let session = Session::start(&config).map_err(|e| session_error(e, &label, "startup"))?;
-        let engine_name = if session.info.name.is_empty() {
-            label
-        } else {
-            session.info.name.clone()
-        };
-        let byoyomi_only = match config.go_mode {
-            GoMode::Any => false,
-            GoMode::ByoyomiOnly => true,
-            GoMode::Auto => engine_name.to_ascii_lowercase().contains("gpsshogi"),
-        };
-        let identity = identity(&engine_name, &config);
         Ok(Self {
-            config,
-            session: Some(session),
-            engine_name,
-            identity,
-            byoyomi_only,
+            engine: EngineProcess::start(config)?,
             stats: UsiStats::default(),
         })
     }
@@ -178,110 +159,106 @@ impl UsiEvaluator {
     /// The engine's `id name` (the program path when it printed none).
     #[must_use]
     pub fn engine_name(&self) -> &str {
-        &self.engine_name
+        &self.engine.name
     }
 
     /// The largest MultiPV the engine accepts, `None` without a MultiPV option.
     #[must_use]
     pub fn multipv_max(&self) -> Option<u32> {
-        self.session.as_ref().and_then(|s| s.info.multipv_max())
+        self.engine.info().and_then(EngineInfo::multipv_max)
     }
 
     /// Counters since the evaluator was created.
     #[must_use]
     pub fn stats(&self) -> UsiStats {
-        self.stats
-    }
-
-    fn session(&mut self) -> Result<&mut Session, SessionError> {
-        if self.session.is_none() {
-            self.session = Some(Session::start(&self.config)?);
+        UsiStats {
+            restarts: self.engine.restarts,
+            ..self.stats
         }
-        self.session
-            .as_mut()
-            .ok_or_else(|| SessionError::Crashed("engine not running".to_owned()))
     }
+}
 
-    /// One try at the whole position; any session error aborts it.
-    fn attempt(
-        &mut self,
-        position: &Position,
-        legal: &[Move],
-        plan: &SearchPlan,
-        position_deadline: Option<Instant>,
-    ) -> Result<Evaluation, SessionError> {
-        let sfen = position.to_sfen();
-        let conversion = self.config.scores;
-        let search_budget = plan.byoyomi + self.config.search_timeout;
-        let deadline = |now: Instant| {
-            let search = now + search_budget;
-            match position_deadline {
-                Some(p) if p < search => (p, p.saturating_duration_since(now)),
-                _ => (search, search_budget),
-            }
-        };
-        let multipv = u32::try_from(legal.len()).unwrap_or(u32::MAX);
-        let mut nodes = 0;
+/// One try at the whole position; any session error aborts it.
+fn attempt(
+    engine: &mut EngineProcess,
+    stats: &mut UsiStats,
+    position: &Position,
+    legal: &[Move],
+    plan: &SearchPlan,
+    position_deadline: Option<Instant>,
+) -> Result<Evaluation, SessionError> {
+    let sfen = position.to_sfen();
+    let conversion = engine.config.scores;
+    let search_budget = plan.byoyomi + engine.config.search_timeout;
+    let deadline = |now: Instant| {
+        let search = now + search_budget;
+        match position_deadline {
+            Some(p) if p < search => (p, p.saturating_duration_since(now)),
+            _ => (search, search_budget),
+        }
+    };
+    let multipv = u32::try_from(legal.len()).unwrap_or(u32::MAX);
+    let mut nodes = 0;
+    let (at, budget) = deadline(Instant::now());
+    let root = engine.session()?.search(
+        &format!("sfen {sfen}"),
+        &plan.root_go,
+        Some(multipv),
+        at,
+        budget,
+    )?;
+    stats.count_search(&root);
+    nodes += root.nodes;
+    let mut scores = MoveScores::new(legal.to_vec());
+    for info in &root.scored {
+        scores.record(info, &conversion);
+    }
+    let exact_depth = scores.max_depth();
+    for mv in scores.missing() {
+        let mut child = position.clone();
+        child.do_move(mv);
+        if let Some(value) = decided_value(&child) {
+            scores.set(mv, value, exact_depth);
+            continue;
+        }
         let (at, budget) = deadline(Instant::now());
-        let root = self.session()?.search(
-            &format!("sfen {sfen}"),
-            &plan.root_go,
-            Some(multipv),
+        let out = engine.session()?.search(
+            &format!("sfen {sfen} moves {mv}"),
+            &plan.child_go,
+            Some(1),
             at,
             budget,
         )?;
-        self.count_search(&root);
-        nodes += root.nodes;
-        let mut scores = MoveScores::new(legal.to_vec());
-        for info in &root.scored {
-            scores.record(info, &conversion);
-        }
-        let exact_depth = scores.max_depth();
-        for mv in scores.missing() {
-            let mut child = position.clone();
-            child.do_move(mv);
-            if let Some(value) = decided_value(&child) {
-                scores.set(mv, value, exact_depth);
-                continue;
+        stats.count_search(&out);
+        stats.child_searches += 1;
+        nodes += out.nodes;
+        let (child_value, depth) = match position_value(&out.scored, &out.bestmove, &conversion) {
+            Some(found) => found,
+            // Without any score, a resignation still says who wins.
+            None if out.bestmove == "resign" => (-MATE, 0),
+            None if out.bestmove == "win" => (MATE, 0),
+            None => {
+                return Err(SessionError::Rejected(format!(
+                    "no score for `position sfen {sfen} moves {mv}` (bestmove {})",
+                    out.bestmove
+                )));
             }
-            let (at, budget) = deadline(Instant::now());
-            let out = self.session()?.search(
-                &format!("sfen {sfen} moves {mv}"),
-                &plan.child_go,
-                Some(1),
-                at,
-                budget,
-            )?;
-            self.count_search(&out);
-            self.stats.child_searches += 1;
-            nodes += out.nodes;
-            let (child_value, depth) = match position_value(&out.scored, &out.bestmove, &conversion)
-            {
-                Some(found) => found,
-                // Without any score, a resignation still says who wins.
-                None if out.bestmove == "resign" => (-MATE, 0),
-                None if out.bestmove == "win" => (MATE, 0),
-                None => {
-                    return Err(SessionError::Rejected(format!(
-                        "no score for `position sfen {sfen} moves {mv}` (bestmove {})",
-                        out.bestmove
-                    )));
-                }
-            };
-            scores.set(mv, value_for_parent(child_value), depth + 1);
-        }
-        Ok(Evaluation {
-            moves: scores.into_move_values(),
-            nodes,
-            elapsed: Duration::ZERO,
-            engine: self.identity.clone(),
-        })
+        };
+        scores.set(mv, value_for_parent(child_value), depth + 1);
     }
+    Ok(Evaluation {
+        moves: scores.into_move_values(),
+        nodes,
+        elapsed: Duration::ZERO,
+        engine: engine.identity.clone(),
+    })
+}
 
+impl UsiStats {
     fn count_search(&mut self, search: &SearchOutput) {
-        self.stats.searches += 1;
-        self.stats.engine_time += Duration::from_millis(search.time_ms);
-        self.stats.go_to_bestmove += search.go_to_bestmove;
+        self.searches += 1;
+        self.engine_time += Duration::from_millis(search.time_ms);
+        self.go_to_bestmove += search.go_to_bestmove;
     }
 }
 
@@ -295,69 +272,23 @@ impl Evaluator for UsiEvaluator {
                 moves: Vec::new(),
                 nodes: 0,
                 elapsed: start.elapsed(),
-                engine: self.identity.clone(),
+                engine: self.engine.identity.clone(),
             });
         }
-        let plan = SearchPlan::new(limits, self.byoyomi_only, &self.engine_name)?;
-        let position_deadline = self.config.position_timeout.map(|t| start + t);
-        let mut crashes = 0;
-        loop {
-            match self.attempt(position, &legal, &plan, position_deadline) {
-                Ok(mut evaluation) => {
-                    evaluation.elapsed = start.elapsed();
-                    evaluation.check_complete(position)?;
-                    self.stats.positions += 1;
-                    return Ok(evaluation);
-                }
-                Err(SessionError::Crashed(reason)) if crashes < self.config.max_restarts => {
-                    crashes += 1;
-                    self.stats.restarts += 1;
-                    tracing::warn!(
-                        target: "stera_engine::usi",
-                        "engine `{}` crashed ({reason}); restart {crashes} of {} for `{}`",
-                        self.engine_name,
-                        self.config.max_restarts,
-                        position.to_sfen()
-                    );
-                    // Dropping the session reaps the dead process; the next attempt
-                    // starts a fresh one.
-                    self.session = None;
-                }
-                Err(SessionError::Timeout(after)) => {
-                    if let Some(session) = self.session.as_mut() {
-                        session.kill();
-                    }
-                    self.session = None;
-                    self.stats.restarts += 1;
-                    // Restarted now so that the next position finds a ready engine;
-                    // if that fails, the next evaluate tries again and reports it.
-                    self.session = Session::start(&self.config).ok();
-                    return Err(EvalError::Timeout {
-                        engine: self.engine_name.clone(),
-                        sfen: position.to_sfen(),
-                        after,
-                    });
-                }
-                Err(SessionError::Crashed(reason)) => {
-                    self.session = None;
-                    return Err(EvalError::Engine {
-                        engine: self.engine_name.clone(),
-                        reason: format!(
-                            "crashed {} times on `{}`; last: {reason}",
-                            crashes + 1,
-                            position.to_sfen()
-                        ),
-                    });
-                }
-                Err(other) => {
-                    return Err(session_error(other, &self.engine_name, &position.to_sfen()));
-                }
-            }
-        }
+        let plan = SearchPlan::new(limits, self.engine.byoyomi_only, &self.engine.name)?;
+        let position_deadline = self.engine.config.position_timeout.map(|t| start + t);
+        let stats = &mut self.stats;
+        let mut evaluation = self.engine.run(position, &position.to_sfen(), |engine| {
+            attempt(engine, stats, position, &legal, &plan, position_deadline)
+        })?;
+        evaluation.elapsed = start.elapsed();
+        evaluation.check_complete(position)?;
+        self.stats.positions += 1;
+        Ok(evaluation)
     }
 
     fn identity(&self) -> String {
-        self.identity.clone()
+        self.engine.identity.clone()
     }
 }
 

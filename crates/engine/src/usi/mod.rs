@@ -25,6 +25,7 @@
 
 mod collect;
 mod config;
+mod engine;
 mod evaluator;
 mod info;
 mod player;
