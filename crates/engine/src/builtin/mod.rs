@@ -182,6 +182,31 @@ fn to_rules_move(legal: &[stera_rules::Move], mv: Move32) -> Option<stera_rules:
         .map(|i| legal[i])
 }
 
+/// The search limits for `limits` started at `started`: `default_nodes` when no
+/// limit is given at all, and a depth within the engine's [`MAX_DEPTH`].
+pub(crate) fn search_limits(
+    limits: &Limits,
+    default_nodes: u64,
+    started: Instant,
+) -> Result<SearchLimits, EvalError> {
+    if let Some(d) = limits.depth.filter(|&d| d > MAX_DEPTH) {
+        return Err(EvalError::UnsupportedLimits(format!(
+            "depth {d} exceeds the built-in engine's maximum of {MAX_DEPTH}"
+        )));
+    }
+    let unlimited = limits.nodes.is_none() && limits.depth.is_none() && limits.time.is_none();
+    Ok(SearchLimits {
+        nodes: if unlimited {
+            Some(default_nodes)
+        } else {
+            limits.nodes
+        },
+        depth: limits.depth,
+        deadline: limits.time.map(|t| started + t),
+        stop: None,
+    })
+}
+
 impl Evaluator for BuiltinEvaluator {
     fn evaluate(&mut self, position: &Position, limits: &Limits) -> Result<Evaluation, EvalError> {
         let started = Instant::now();
@@ -190,22 +215,7 @@ impl Evaluator for BuiltinEvaluator {
                 "depth must be at least 1".to_owned(),
             ));
         }
-        if let Some(d) = limits.depth.filter(|&d| d > MAX_DEPTH) {
-            return Err(EvalError::UnsupportedLimits(format!(
-                "depth {d} exceeds the built-in engine's maximum of {MAX_DEPTH}"
-            )));
-        }
-        let unlimited = limits.nodes.is_none() && limits.depth.is_none() && limits.time.is_none();
-        let search_limits = SearchLimits {
-            nodes: if unlimited {
-                Some(self.config.default_nodes)
-            } else {
-                limits.nodes
-            },
-            depth: limits.depth,
-            deadline: limits.time.map(|t| started + t),
-            stop: None,
-        };
+        let search_limits = search_limits(limits, self.config.default_nodes, started)?;
         let legal = position.legal_moves();
         let board = position.backend().clone();
         let mut root = root_moves(&board, &legal);

@@ -3,9 +3,9 @@
 use stera_rules::Position;
 use stera_rules::backend::types::{EnteringKingRule, MOVE_NONE};
 
-use super::search::{SearchLimits, Searcher};
+use super::search::Searcher;
 use super::tt::TranspositionTable;
-use super::{BuiltinConfig, MAX_DEPTH, identity_with, root_moves, to_rules_move};
+use super::{BuiltinConfig, identity_with, root_moves, search_limits, to_rules_move};
 use crate::nnue::NnueConfig;
 use crate::player::{Player, PlayerMove};
 use crate::{EvalError, Limits};
@@ -64,11 +64,8 @@ impl Player for BuiltinPlayer {
                 "depth and nodes must be at least 1".to_owned(),
             ));
         }
-        if let Some(d) = limits.depth.filter(|&d| d > MAX_DEPTH) {
-            return Err(EvalError::UnsupportedLimits(format!(
-                "depth {d} exceeds the built-in engine's maximum of {MAX_DEPTH}"
-            )));
-        }
+        let search_limits =
+            search_limits(limits, self.config.default_nodes, std::time::Instant::now())?;
         let mut declaration = position.backend().clone();
         declaration.set_entering_king_rule(EnteringKingRule::Point27);
         if declaration.declaration_win_move() != MOVE_NONE {
@@ -78,18 +75,6 @@ impl Player for BuiltinPlayer {
         if legal.is_empty() {
             return Ok(PlayerMove::Resign);
         }
-        let started = std::time::Instant::now();
-        let unlimited = limits.nodes.is_none() && limits.depth.is_none() && limits.time.is_none();
-        let search_limits = SearchLimits {
-            nodes: if unlimited {
-                Some(self.config.default_nodes)
-            } else {
-                limits.nodes
-            },
-            depth: limits.depth,
-            deadline: limits.time.map(|t| started + t),
-            stop: None,
-        };
         // The board keeps the game's history: the search scores repetitions of it.
         let board = position.backend().clone();
         let mut root = root_moves(&board, &legal);
