@@ -401,12 +401,10 @@ fn spawn_evaluation(
             evaluate_job(&job, &limits, &pool, &stats)
         }))
         .unwrap_or_else(|payload| {
-            let why = payload
-                .downcast_ref::<&str>()
-                .map(|s| (*s).to_owned())
-                .or_else(|| payload.downcast_ref::<String>().cloned())
-                .unwrap_or_default();
-            Err(format!("the evaluation panicked: {why}"))
+            Err(format!(
+                "the evaluation panicked: {}",
+                crate::pool::panic_text(payload.as_ref())
+            ))
         });
         stats.busy.fetch_sub(1, Ordering::Relaxed);
         let _ = done.send(Finished { lease_id, outcome });
