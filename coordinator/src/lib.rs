@@ -140,19 +140,8 @@ fn check_export_paths(args: &CoordinatorArgs) -> Result<()> {
             .with_context(|| format!("bad --export {}", path.display()))?;
     }
     if let Some(dir) = &args.export_dir {
-        let resolved = dir
-            .canonicalize()
+        stera_book::store_path::check_export_dir(dir, &args.db)
             .with_context(|| format!("bad --export-dir {}", dir.display()))?;
-        if !resolved.is_dir() {
-            bail!("--export-dir {} is not a directory", dir.display());
-        }
-        let store = args.db.canonicalize()?;
-        if resolved.starts_with(&store) || stera_book::store_path::is_store_dir(&resolved) {
-            bail!(
-                "--export-dir {} is inside a book store; exports would destroy it",
-                dir.display()
-            );
-        }
     }
     Ok(())
 }

@@ -82,15 +82,31 @@ pub fn is_store_dir(dir: &Path) -> bool {
 /// [`OutputPathError`] saying which rule the path breaks.
 pub fn check_output_path(out: &Path, store: &Path) -> Result<PathBuf, OutputPathError> {
     let resolved = resolve(out)?;
-    if let Ok(store) = store.canonicalize()
-        && resolved.starts_with(&store)
-    {
-        return Err(OutputPathError::InsideStore {
-            path: out.to_path_buf(),
-            store,
-        });
+    check_outside_stores(out, &resolved, store)?;
+    Ok(resolved)
+}
+
+/// Checks a directory that exports are written into (`--export-dir`): it exists,
+/// and it is neither inside `store` nor a store or inside one, so no file in it can
+/// be. Returns it resolved.
+///
+/// # Errors
+/// [`OutputPathError::Directory`] for a missing path or one that is not a
+/// directory, or the store it lies in.
+pub fn check_export_dir(dir: &Path, store: &Path) -> Result<PathBuf, OutputPathError> {
+    let directory_error = |source| OutputPathError::Directory {
+        path: dir.to_path_buf(),
+        dir: dir.to_path_buf(),
+        source,
+    };
+    let resolved = dir.canonicalize().map_err(directory_error)?;
+    if !resolved.is_dir() {
+        return Err(directory_error(std::io::Error::new(
+            std::io::ErrorKind::NotADirectory,
+            "not a directory",
+        )));
     }
-    check_not_in_any_store(out, &resolved)?;
+    check_outside_stores(dir, &resolved, store)?;
     Ok(resolved)
 }
 
@@ -107,13 +123,7 @@ pub fn resolve_in_export_dir(
     store: &Path,
 ) -> Result<PathBuf, OutputPathError> {
     let export_dir = export_dir.ok_or(OutputPathError::NoExportDir)?;
-    let dir = export_dir
-        .canonicalize()
-        .map_err(|source| OutputPathError::Directory {
-            path: PathBuf::from(requested),
-            dir: export_dir.to_path_buf(),
-            source,
-        })?;
+    let dir = check_export_dir(export_dir, store)?;
     let wanted = Path::new(requested);
     let joined = if wanted.is_absolute() {
         wanted.to_path_buf()
@@ -164,11 +174,22 @@ fn resolve(out: &Path) -> Result<PathBuf, OutputPathError> {
     Ok(dir.join(name))
 }
 
-fn check_not_in_any_store(out: &Path, resolved: &Path) -> Result<(), OutputPathError> {
-    for dir in resolved.ancestors().skip(1) {
+/// `resolved` (the resolved form of `path`) is neither inside `store` nor a store
+/// or inside any other store.
+fn check_outside_stores(path: &Path, resolved: &Path, store: &Path) -> Result<(), OutputPathError> {
+    if let Ok(store) = store.canonicalize()
+        && resolved.starts_with(&store)
+    {
+        return Err(OutputPathError::InsideStore {
+            path: path.to_path_buf(),
+            store,
+        });
+    }
+    // A file is never a store directory, so a file path may be checked with itself.
+    for dir in resolved.ancestors() {
         if is_store_dir(dir) {
             return Err(OutputPathError::InsideOtherStore {
-                path: out.to_path_buf(),
+                path: path.to_path_buf(),
                 store: dir.to_path_buf(),
             });
         }
@@ -240,6 +261,31 @@ mod tests {
             check_output_path(&tmp.path().join("nowhere/x"), &store),
             Err(OutputPathError::Directory { .. })
         ));
+    }
+
+    #[test]
+    fn export_dirs_outside_stores_only() {
+        let tmp = tempfile::tempdir().unwrap();
+        let store = tmp.path().join("book.db");
+        fake_store(&store);
+        let other = tmp.path().join("other.db");
+        fake_store(&other);
+        std::fs::create_dir(store.join("blobs")).unwrap();
+        assert!(check_export_dir(tmp.path(), &store).is_ok());
+        assert!(matches!(
+            check_export_dir(&store.join("blobs"), &store),
+            Err(OutputPathError::InsideStore { .. })
+        ));
+        assert!(matches!(
+            check_export_dir(&other, &store),
+            Err(OutputPathError::InsideOtherStore { .. })
+        ));
+        for bad in [tmp.path().join("missing"), store.join("conf")] {
+            assert!(matches!(
+                check_export_dir(&bad, &store),
+                Err(OutputPathError::Directory { .. })
+            ));
+        }
     }
 
     #[test]
