@@ -1,37 +1,14 @@
 //! The book maker's subcommands end to end, through the built binary: import,
 //! export (tera-shock, shrink, raw), roots, kifu, stats, show.
 
+mod common;
+
+use common::{book_tools, fails, ok, s};
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 
 use stera_rules::{Position, STARTPOS_SFEN};
-
-fn book_tools(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_book-tools"))
-        .args(args)
-        .output()
-        .expect("run book-tools")
-}
-
-fn ok(args: &[&str]) -> String {
-    let out = book_tools(args);
-    assert!(
-        out.status.success(),
-        "book-tools {args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-fn fails(args: &[&str]) -> String {
-    let out = book_tools(args);
-    assert!(!out.status.success(), "book-tools {args:?} should fail");
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
 
 /// A complete raw DB2016 book: every position along `lines` (from the start
 /// position) with every legal move valued by `value(position, move index)`.

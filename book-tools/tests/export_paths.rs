@@ -1,19 +1,9 @@
 //! `book-tools export --out` inside a store destroyed it ("Read corrupted data" on
 //! the next open). Every path into a store is now refused and the store stays whole.
 
-use std::path::Path;
-use std::process::{Command, Output};
+mod common;
 
-fn book_tools(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_book-tools"))
-        .args(args)
-        .output()
-        .expect("run book-tools")
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
+use common::{book_tools, s};
 
 #[test]
 fn exports_into_a_store_are_refused_and_the_store_survives() {

@@ -3,24 +3,16 @@
 //! endless input; no data stored from bad entries; stores are not created by
 //! readers, nor opened twice.
 
-use std::path::Path;
-use std::process::{Command, Output, Stdio};
+mod common;
+
+use common::{book_tools, ok, s};
+
+use std::process::{Command, Stdio};
 
 use stera_book::{NodeStore, SledStore};
 use stera_rules::Position;
 
 const KING_CAPTURABLE: &str = "sfen 4k4/4R4/9/9/9/9/9/9/4K4 b - 1";
-
-fn book_tools(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_book-tools"))
-        .args(args)
-        .output()
-        .expect("run book-tools")
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
 
 /// Runs a command that must fail cleanly: exit 1 (not a panic's 101), an
 /// `error:` message containing every needle; returns the message.
@@ -41,16 +33,6 @@ fn clean_failure(args: &[&str], needles: &[&str]) -> String {
         stderr.len()
     );
     stderr
-}
-
-fn ok(args: &[&str]) -> String {
-    let out = book_tools(args);
-    assert!(
-        out.status.success(),
-        "book-tools {args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 /// `startpos moves` with `count` king moves back and forth (all legal).

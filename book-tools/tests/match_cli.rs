@@ -3,35 +3,17 @@
 //! and one match with Fairy-Stockfish (skipped when it is not installed, failed
 //! then under STERA_REQUIRE_ENGINES=1).
 
+mod common;
+
+use common::{book_tools, ok, s};
+
 #[path = "../../crates/engine/tests/fixtures/engines.rs"]
 mod engines;
 
 use std::collections::HashMap;
 use std::path::Path;
-use std::process::{Command, Output};
 
 use stera_formats::kifu::{KifuFormat, read_kifu_bytes};
-
-fn book_tools(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_book-tools"))
-        .args(args)
-        .output()
-        .expect("run book-tools")
-}
-
-fn ok(args: &[&str]) -> String {
-    let out = book_tools(args);
-    assert!(
-        out.status.success(),
-        "book-tools {args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().expect("UTF-8 path")
-}
 
 /// A small synthetic book (startpos and its 30 children as roots).
 fn synthetic_book(dir: &Path) -> String {
