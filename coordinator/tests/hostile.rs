@@ -9,7 +9,7 @@ use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use common::{Answer, Coord, LONG, fake_worker, free_port, start_worker};
+use common::{Answer, Coord, LONG, Log, collect_stderr, fake_worker, free_port, start_worker};
 use stera_proto::v1::coordinator_server::{Coordinator, CoordinatorServer};
 use stera_proto::v1::{
     CoordinatorMessage, Credit, ExportReply, ExportRequest, GiveBack, Hello, Job, Limits,
@@ -384,46 +384,15 @@ fn serve(rt: &tokio::runtime::Runtime, fake: FakeCoordinator) -> String {
     format!("http://{addr}")
 }
 
-/// Worker stderr lines, collected by a thread.
-fn collect_stderr(child: &mut std::process::Child) -> Arc<Mutex<Vec<String>>> {
-    use std::io::BufRead;
-    let stderr = child.stderr.take().unwrap();
-    let lines = Arc::new(Mutex::new(Vec::new()));
-    let sink = lines.clone();
-    std::thread::spawn(move || {
-        for l in std::io::BufReader::new(stderr)
-            .lines()
-            .map_while(Result::ok)
-        {
-            sink.lock().unwrap().push(l);
-        }
-    });
-    lines
-}
-
-fn wait_exit(child: &mut std::process::Child, log: &Arc<Mutex<Vec<String>>>) {
-    let start = Instant::now();
-    loop {
-        if child.try_wait().unwrap().is_some() {
-            return;
-        }
-        assert!(
-            start.elapsed() < LONG,
-            "worker did not exit: {:?}",
-            log.lock().unwrap()
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+fn wait_exit(child: &mut std::process::Child, log: &Log) {
+    common::wait_child_exit(child, LONG, "worker", log);
 }
 
 fn sigterm(child: &std::process::Child) {
-    let _ = std::process::Command::new("kill")
-        .arg("-TERM")
-        .arg(child.id().to_string())
-        .status();
+    common::signal(child, "-TERM");
 }
 
-fn wait_until(what: &str, log: &Arc<Mutex<Vec<String>>>, mut cond: impl FnMut() -> bool) {
+fn wait_until(what: &str, log: &Log, mut cond: impl FnMut() -> bool) {
     let start = Instant::now();
     while !cond() {
         assert!(

@@ -103,33 +103,61 @@ impl Coord {
     }
 
     pub fn kill9(&mut self) {
-        let _ = Command::new("kill")
-            .arg("-9")
-            .arg(self.child.id().to_string())
-            .status();
+        signal(&self.child, "-9");
         let _ = self.child.wait();
     }
 
     pub fn sigterm(&mut self) {
-        let _ = Command::new("kill")
-            .arg("-TERM")
-            .arg(self.child.id().to_string())
-            .status();
+        signal(&self.child, "-TERM");
     }
 
     pub fn wait_exit(&mut self, timeout: Duration) -> std::process::ExitStatus {
-        let start = Instant::now();
-        loop {
-            if let Some(s) = self.child.try_wait().expect("wait") {
-                return s;
-            }
-            assert!(
-                start.elapsed() < timeout,
-                "coordinator did not exit in {timeout:?}: {:?}",
-                self.log.lock().unwrap()
-            );
-            std::thread::sleep(Duration::from_millis(50));
+        wait_child_exit(&mut self.child, timeout, "coordinator", &self.log)
+    }
+}
+
+/// Lines a process writes, collected by a thread as they come.
+pub type Log = Arc<Mutex<Vec<String>>>;
+
+/// Sends `kill SIGNAL` (e.g. `-TERM`) to a child process.
+pub fn signal(child: &Child, signal: &str) {
+    let _ = Command::new("kill")
+        .arg(signal)
+        .arg(child.id().to_string())
+        .status();
+}
+
+/// Collects a piped stderr's lines.
+pub fn collect_stderr(child: &mut Child) -> Log {
+    let stderr = child.stderr.take().expect("stderr piped");
+    let lines = Arc::new(Mutex::new(Vec::new()));
+    let sink = lines.clone();
+    std::thread::spawn(move || {
+        for l in BufReader::new(stderr).lines().map_while(Result::ok) {
+            sink.lock().unwrap().push(l);
         }
+    });
+    lines
+}
+
+/// Waits for a child to exit; fails the test with its log after `timeout`.
+pub fn wait_child_exit(
+    child: &mut Child,
+    timeout: Duration,
+    what: &str,
+    log: &Log,
+) -> std::process::ExitStatus {
+    let start = Instant::now();
+    loop {
+        if let Some(s) = child.try_wait().expect("wait") {
+            return s;
+        }
+        assert!(
+            start.elapsed() < timeout,
+            "{what} did not exit in {timeout:?}: {:?}",
+            log.lock().unwrap()
+        );
+        std::thread::sleep(Duration::from_millis(50));
     }
 }
 
