@@ -211,16 +211,21 @@ async fn session(cfg: &mut SessionConfig, unsent: &mut VecDeque<JobResult>) -> R
     };
     cfg.stats.connected.store(true, Ordering::Relaxed);
     tracing::info!(url = %cfg.url, "connected");
+    // Results sent and not yet answered; an answer for anything else is ignored.
+    let mut awaiting_ack: HashSet<u64> = HashSet::new();
     while let Some(r) = unsent.pop_front() {
-        if out.send(msg(worker_message::Msg::Result(r))).await.is_err() {
+        let lease_id = r.lease_id;
+        if let Err(e) = out.send(msg(worker_message::Msg::Result(r))).await {
+            if let Some(worker_message::Msg::Result(r)) = e.0.msg {
+                unsent.push_front(r);
+            }
             return Ok(SessionEnd::Lost("stream closed".into()));
         }
+        awaiting_ack.insert(lease_id);
     }
 
     let (done_tx, mut done_rx) = mpsc::unbounded_channel::<Finished>();
     let mut in_hand: HashSet<u64> = HashSet::new();
-    // Results sent and not yet answered; an answer for anything else is ignored.
-    let mut awaiting_ack: HashSet<u64> = HashSet::new();
     let mut heartbeat = tokio::time::interval(heartbeat_every);
     let mut draining = *cfg.shutdown.borrow() != Shutdown::Running;
     // When a stop request's grace ends (far away until there is one).
