@@ -1,11 +1,12 @@
 //! `book-tools show`: one position of the book, its board and every move with
-//! its stored and its propagated value.
+//! its stored and its propagated value, and the games played through it.
 
 use std::io::{self, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
-use stera_book::terashock::{BookGraph, DEPTH_INFINITE, node_lines, solve};
+use stera_book::terashock::{BookGraph, DEPTH_INFINITE, MoveLine, node_lines, solve};
+use stera_book::{GameCounts, NodeStore};
 use stera_rules::Position;
 
 use crate::common;
@@ -84,6 +85,7 @@ pub fn run(args: &Args) -> Result<()> {
             stera_rules::excerpt(&args.position)
         )
     })?;
+    let games = load_games(&args.db, &pos)?;
     let (book, _) = common::load(&args.db, false)?;
     let mut progress = Reporter::new();
     let graph = BookGraph::build(&book, &mut |p, d, t| progress.report(p, d, t))?;
@@ -91,15 +93,22 @@ pub fn run(args: &Args) -> Result<()> {
     let solution = solve(&graph);
     let Some(id) = book.get(pos.key()) else {
         return common::to_stdout(|out| {
-            print_position(out, &pos)?;
+            print_position(out, &pos, &games)?;
             writeln!(
                 out,
                 "not thought (not in the book); moves into thought positions:"
             )?;
-            for mv in pos.legal_moves() {
+            for (i, mv) in pos.legal_moves().into_iter().enumerate() {
                 if let Some(child) = book.get(pos.key_after(mv)) {
                     let (v, d) = solution.line_through(child);
-                    writeln!(out, "  {mv} propagated {v} depth {}", depth_text(d))?;
+                    let c = games.after[i];
+                    writeln!(
+                        out,
+                        "  {mv} propagated {v} depth {} games {} score {}",
+                        depth_text(d),
+                        c.games(),
+                        score_text(c)
+                    )?;
                 }
             }
             Ok(())
@@ -107,9 +116,8 @@ pub fn run(args: &Args) -> Result<()> {
     };
     let mut moves = Vec::new();
     let lines = node_lines(&book, &graph, Some(&solution), None, id, &pos, &mut moves)?;
-    let stored = book.values(id);
     common::to_stdout(|out| {
-        print_position(out, &pos)?;
+        print_position(out, &pos, &games)?;
         writeln!(
             out,
             "node {id}: value {} depth {}, best {}",
@@ -119,32 +127,88 @@ pub fn run(args: &Args) -> Result<()> {
                 .best_move(id)
                 .map_or_else(|| "none (no legal move)".to_owned(), |m| m.to_string())
         )?;
-        writeln!(
-            out,
-            "  move     stored  propagated  depth  ponder  (* = leads to a thought position)"
-        )?;
-        for l in &lines {
-            writeln!(
-                out,
-                "  {:<7}{} {:>6} {:>11} {:>6}  {}",
-                l.mv.to_string(),
-                if l.thought_child { "*" } else { " " },
-                stored[l.index],
-                l.value,
-                depth_text(l.depth),
-                l.ponder
-                    .map_or_else(|| "none".to_owned(), |m| m.to_string())
-            )?;
-        }
-        Ok(())
+        print_moves(out, &lines, book.values(id), &games)
     })
 }
 
-/// The board, the SFEN and the key.
-fn print_position(out: &mut dyn Write, pos: &Position) -> io::Result<()> {
+/// Game results at the shown position and after each of its legal moves.
+struct Games {
+    /// At the position, from its side to move's view.
+    here: GameCounts,
+    /// After each legal move (canonical order), from the mover's view.
+    after: Vec<GameCounts>,
+}
+
+/// The games through `pos` and its children (the store is closed after; the
+/// book is loaded by a second, short-lived open, as every reader does).
+fn load_games(db: &Path, pos: &Position) -> Result<Games> {
+    let store = common::open_existing(db)?;
+    let counts = |key| {
+        store
+            .game_counts(key)
+            .with_context(|| format!("cannot read the game results in `{}`", db.display()))
+    };
+    let here = counts(pos.key())?;
+    let after = pos
+        .legal_moves()
+        .into_iter()
+        // The child's counters are from its side to move: the mover's opponent.
+        .map(|mv| counts(pos.key_after(mv)).map(GameCounts::flipped))
+        .collect::<Result<_>>()?;
+    Ok(Games { here, after })
+}
+
+/// The move table of a thought position, best first.
+fn print_moves(
+    out: &mut dyn Write,
+    lines: &[MoveLine],
+    stored: &[i16],
+    games: &Games,
+) -> io::Result<()> {
+    writeln!(
+        out,
+        "  move     stored  propagated  depth  games  score  ponder  (* = leads to a thought position; score for the mover)"
+    )?;
+    for l in lines {
+        let c = games.after[l.index];
+        writeln!(
+            out,
+            "  {:<7}{} {:>6} {:>11} {:>6} {:>6} {:>6}  {}",
+            l.mv.to_string(),
+            if l.thought_child { "*" } else { " " },
+            stored[l.index],
+            l.value,
+            depth_text(l.depth),
+            c.games(),
+            score_text(c),
+            l.ponder
+                .map_or_else(|| "none".to_owned(), |m| m.to_string())
+        )?;
+    }
+    Ok(())
+}
+
+/// A score with three decimals, `-` without games.
+fn score_text(c: GameCounts) -> String {
+    c.score()
+        .map_or_else(|| "-".to_owned(), |s| format!("{s:.3}"))
+}
+
+/// The board, the SFEN, the key and the games through the position.
+fn print_position(out: &mut dyn Write, pos: &Position, games: &Games) -> io::Result<()> {
     write!(out, "{}", board_diagram(&pos.to_sfen()))?;
     writeln!(out, "sfen {}", pos.to_sfen())?;
-    writeln!(out, "key {}", pos.key())
+    writeln!(out, "key {}", pos.key())?;
+    let c = games.here;
+    writeln!(
+        out,
+        "games {} (side to move: won {}, drawn {}, lost {}), score {}",
+        c.games(),
+        c.wins,
+        c.draws,
+        c.losses,
+        score_text(c)
+    )
 }
 
 fn depth_text(d: u16) -> String {

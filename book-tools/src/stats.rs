@@ -1,4 +1,5 @@
-//! `book-tools stats`: size, shape, principal variations and growth of a book.
+//! `book-tools stats`: size, shape, principal variations, games played and growth
+//! of a book.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::io::{self, Write};
@@ -6,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use stera_book::terashock::{BookGraph, DEPTH_INFINITE, NodeExtras, Solution, solve};
-use stera_book::{Book, NodeId, NodeStore, RunConfig};
+use stera_book::{Book, GameCounts, NodeId, NodeStore, RunConfig};
 use stera_rules::Position;
 
 use crate::common;
@@ -25,24 +26,32 @@ pub struct Args {
 /// A root of the run: its text, its position and its node if thought.
 type Root = (String, Position, Option<NodeId>);
 
+/// Games recorded in the store: how many, and the counters at each root.
+struct Games {
+    recorded: u64,
+    /// Per root (in the order of the roots), from its side to move's view.
+    at_roots: Vec<GameCounts>,
+}
+
 pub fn run(args: &Args) -> Result<()> {
-    let (config, book, extras) = load(&args.db)?;
+    let (roots, book, extras, games) = load(&args.db)?;
     let mut progress = Reporter::new();
     let graph = BookGraph::build(&book, &mut |p, d, t| progress.report(p, d, t))?;
     progress.finish();
     let solution = solve(&graph);
-    let roots = roots(&config, &book)?;
     let distance = in_book_depth(&book, &graph, &roots);
     common::to_stdout(|out| {
         print_summary(out, &book, &graph, &solution)?;
         print_depths(out, &distance)?;
         print_pvs(out, &book, &graph, &solution, &roots, args.pv_length)?;
+        print_games(out, &roots, &games)?;
         print_growth(out, &extras)
     })
 }
 
-/// The run configuration, the book and its extras; the store is closed after.
-fn load(db: &Path) -> Result<(RunConfig, Book, NodeExtras)> {
+/// The roots of the run configuration, the book, its extras and the games; the
+/// store is closed after.
+fn load(db: &Path) -> Result<(Vec<Root>, Book, NodeExtras, Games)> {
     let store = common::open_existing(db)?;
     let config = store
         .config()
@@ -50,7 +59,18 @@ fn load(db: &Path) -> Result<(RunConfig, Book, NodeExtras)> {
         .unwrap_or_default();
     let (book, extras) =
         NodeExtras::load_with_book(&store, false).context("cannot load the book")?;
-    Ok((config, book, extras))
+    let roots = roots(&config, &book)?;
+    let games = Games {
+        recorded: store
+            .games_recorded()
+            .context("cannot read the game results")?,
+        at_roots: roots
+            .iter()
+            .map(|(_, pos, _)| store.game_counts(pos.key()))
+            .collect::<Result<_, _>>()
+            .context("cannot read the game results")?,
+    };
+    Ok((roots, book, extras, games))
 }
 
 fn roots(config: &RunConfig, book: &Book) -> Result<Vec<Root>> {
@@ -190,6 +210,29 @@ fn pv_line(
         }
     }
     line
+}
+
+/// Games recorded, and the games through each root with its score.
+fn print_games(out: &mut dyn Write, roots: &[Root], games: &Games) -> io::Result<()> {
+    writeln!(out, "games recorded   {}", games.recorded)?;
+    writeln!(
+        out,
+        "games through the roots (won/drawn/lost and score for the side to move at the root):"
+    )?;
+    for ((text, _, _), c) in roots.iter().zip(&games.at_roots) {
+        match c.score() {
+            Some(score) => writeln!(
+                out,
+                "  {text}: {} games, {}/{}/{}, score {score:.3}",
+                c.games(),
+                c.wins,
+                c.draws,
+                c.losses
+            )?,
+            None => writeln!(out, "  {text}: no games")?,
+        }
+    }
+    Ok(())
 }
 
 /// Growth: nodes thought per hour of their timestamps.

@@ -5,6 +5,8 @@
 //!   value for every legal move in canonical order.
 //! * [`NodeStore`]: persistence behind a trait; [`SledStore`] (durable, compact
 //!   chunked records) and [`MemoryStore`].
+//! * [`GameCounts`] (module `results`): wins, draws and losses of the games
+//!   played through a position, from its side to move's view.
 //! * [`Book`]: the in-memory index (key -> node, values), a few dozen bytes per
 //!   node plus 2 bytes per move.
 //! * [`Selector`]: alpha-beta over the book from the roots, handing out leaves
@@ -15,6 +17,7 @@
 mod book;
 mod error;
 mod node;
+mod results;
 mod selector;
 mod sled_store;
 mod store;
@@ -25,6 +28,7 @@ pub mod terashock;
 pub use book::Book;
 pub use error::BookError;
 pub use node::{NodeId, Origin, Thought, ThoughtNode};
+pub use results::{GameCounts, GameCountsDecodeError};
 pub use selector::{Leaf, SelectStats, Selector};
 pub use sled_store::SledStore;
 pub use store::{MemoryStore, NodeStore, RunConfig};

@@ -14,17 +14,28 @@
 //!   the 16-byte keys.
 //! * tree `meta`: `format`, `config` (text, see [`RunConfig::to_text`]) and
 //!   `evaluator` + id (u16 BE) -> identity.
+//! * tree `games` (results of games through book positions, bounded by the
+//!   positions, not the games, except for 9 bytes per game id):
+//!   `c` + position key (16 bytes BE) -> [`GameCounts::encode`] (12 bytes: wins,
+//!   draws, losses as u32 LE, from that position's side to move's view);
+//!   `g` + game id (u64 BE) -> empty, one per recorded game;
+//!   `n` -> number of `g` entries (u64 LE). A store written before this tree
+//!   existed opens with it empty.
 //!
 //! Durability: [`NodeStore::append`], [`NodeStore::add_kifu_keys`],
 //! [`NodeStore::intern_evaluator`] and [`NodeStore::save_config`] call
 //! `sled::Db::flush` (which writes and fsyncs the log) before returning. A batch
 //! is one sled insert, so after a crash it is either wholly there or wholly absent.
+//! [`NodeStore::record_game`] writes the game's counters, its id and the new
+//! count as one `apply_batch` on `games`, then flushes: all or nothing.
 
+use std::collections::BTreeMap;
+use std::collections::btree_map::Entry;
 use std::path::{Path, PathBuf};
 
 use stera_rules::{Key, Move};
 
-use crate::{BookError, NodeId, NodeStore, RunConfig, ThoughtNode};
+use crate::{BookError, GameCounts, NodeId, NodeStore, RunConfig, ThoughtNode};
 
 const FORMAT: &[u8] = b"stera-book 1";
 
@@ -36,6 +47,7 @@ pub struct SledStore {
     bans: sled::Tree,
     kifu: sled::Tree,
     meta: sled::Tree,
+    games: sled::Tree,
     len: u32,
     evaluators: Vec<String>,
     encode_buffer: Vec<u8>,
@@ -95,6 +107,7 @@ impl SledStore {
         let bans = tree("bans")?;
         let kifu = tree("kifu")?;
         let meta = tree("meta")?;
+        let games = tree("games")?;
         match meta.get("format").map_err(|e| store_error(path, e))? {
             Some(f) if f.as_ref() == FORMAT => {}
             Some(f) => {
@@ -154,6 +167,7 @@ impl SledStore {
             bans,
             kifu,
             meta,
+            games,
             len,
             evaluators,
             encode_buffer: Vec::new(),
@@ -254,6 +268,27 @@ fn chunk_first_id(key: &[u8]) -> Result<u32, BookError> {
         .try_into()
         .map_err(|_| BookError::Corrupt(format!("node chunk key of {} bytes", key.len())))?;
     Ok(u32::from_be_bytes(b))
+}
+
+/// Key of a position's counters in the `games` tree: `c` + key (16 bytes BE).
+fn counts_key(key: Key) -> [u8; 17] {
+    let mut k = [b'c'; 17];
+    k[1..].copy_from_slice(&key.to_bytes());
+    k
+}
+
+/// Key of a recorded game id in the `games` tree: `g` + id (8 bytes BE).
+fn game_id_key(id: u64) -> [u8; 9] {
+    let mut k = [b'g'; 9];
+    k[1..].copy_from_slice(&id.to_be_bytes());
+    k
+}
+
+/// The key `n` in the `games` tree: the number of recorded game ids.
+const GAMES_RECORDED: &[u8] = b"n";
+
+fn decode_counts(key: Key, value: &[u8]) -> Result<GameCounts, BookError> {
+    GameCounts::decode(value).map_err(|e| BookError::Corrupt(format!("position {key}: {e}")))
 }
 
 fn chunk_count(value: &[u8]) -> Result<u32, BookError> {
@@ -432,6 +467,83 @@ impl NodeStore for SledStore {
 
     fn flush(&mut self) -> Result<(), BookError> {
         self.db.flush().map_err(|e| self.err(e))?;
+        Ok(())
+    }
+
+    fn record_game(
+        &mut self,
+        game_id: u64,
+        counts: &[(Key, GameCounts)],
+    ) -> Result<bool, BookError> {
+        let id_key = game_id_key(game_id);
+        if self.games.contains_key(id_key).map_err(|e| self.err(e))? {
+            return Ok(false);
+        }
+        // Read-modify-write is safe: one thread writes (see the trait).
+        let mut merged: BTreeMap<Key, GameCounts> = BTreeMap::new();
+        for &(key, c) in counts {
+            match merged.entry(key) {
+                Entry::Occupied(mut o) => o.get_mut().add(c),
+                Entry::Vacant(v) => v.insert(self.game_counts(key)?).add(c),
+            }
+        }
+        let recorded = self
+            .games_recorded()?
+            .checked_add(1)
+            .ok_or_else(|| BookError::Full("more than 2^64 games".into()))?;
+        let mut batch = sled::Batch::default();
+        for (key, c) in merged {
+            batch.insert(&counts_key(key)[..], &c.encode()[..]);
+        }
+        batch.insert(&id_key[..], &[][..]);
+        batch.insert(GAMES_RECORDED, &recorded.to_le_bytes()[..]);
+        self.games.apply_batch(batch).map_err(|e| self.err(e))?;
+        self.db.flush().map_err(|e| self.err(e))?;
+        Ok(true)
+    }
+
+    fn game_counts(&self, key: Key) -> Result<GameCounts, BookError> {
+        match self.games.get(counts_key(key)).map_err(|e| self.err(e))? {
+            Some(v) => decode_counts(key, &v),
+            None => Ok(GameCounts::default()),
+        }
+    }
+
+    fn games_recorded(&self) -> Result<u64, BookError> {
+        match self.games.get(GAMES_RECORDED).map_err(|e| self.err(e))? {
+            Some(v) => {
+                let b: [u8; 8] = v
+                    .as_ref()
+                    .try_into()
+                    .map_err(|_| BookError::Corrupt(format!("game count of {} bytes", v.len())))?;
+                Ok(u64::from_le_bytes(b))
+            }
+            None => Ok(0),
+        }
+    }
+
+    fn max_game_id(&self) -> Result<Option<u64>, BookError> {
+        match self.games.scan_prefix(b"g").next_back() {
+            Some(item) => {
+                let (k, _) = item.map_err(|e| self.err(e))?;
+                let b: [u8; 8] = k.get(1..).and_then(|b| b.try_into().ok()).ok_or_else(|| {
+                    BookError::Corrupt(format!("game id key of {} bytes", k.len()))
+                })?;
+                Ok(Some(u64::from_be_bytes(b)))
+            }
+            None => Ok(None),
+        }
+    }
+
+    fn for_each_game_count(&self, f: &mut dyn FnMut(Key, GameCounts)) -> Result<(), BookError> {
+        for item in self.games.scan_prefix(b"c") {
+            let (k, v) = item.map_err(|e| self.err(e))?;
+            let b: [u8; 16] = k.get(1..).and_then(|b| b.try_into().ok()).ok_or_else(|| {
+                BookError::Corrupt(format!("game counts key of {} bytes", k.len()))
+            })?;
+            let key = Key::from_bytes(b);
+            f(key, decode_counts(key, &v)?);
+        }
         Ok(())
     }
 }

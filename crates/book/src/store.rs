@@ -1,11 +1,14 @@
 //! What the book persists, behind a trait: thought nodes (append-only), banned
-//! (node, move) pairs, the kifu key set, interned evaluator identities and the run
-//! configuration. [`crate::SledStore`] is the durable implementation,
+//! (node, move) pairs, the kifu key set, interned evaluator identities, the run
+//! configuration and the results of games played through book positions
+//! ([`GameCounts`] per position, plus the ids of the games counted). [`crate::SledStore`] is the durable implementation,
 //! [`MemoryStore`] the one for tests and throw-away runs.
+
+use std::collections::{BTreeMap, BTreeSet};
 
 use stera_rules::{Key, Move};
 
-use crate::{BookError, NodeId, ThoughtNode};
+use crate::{BookError, GameCounts, NodeId, ThoughtNode};
 
 /// Selection settings that belong to a book run and persist with it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -164,6 +167,47 @@ pub trait NodeStore {
     /// # Errors
     /// Storage failure.
     fn flush(&mut self) -> Result<(), BookError>;
+
+    /// Counts one game: adds each position's counts (from that position's side to
+    /// move's view) to its stored counters, unless `game_id` was recorded before;
+    /// then nothing changes and it returns `false`. A key listed twice is added
+    /// twice. All or nothing, and durable when it returns `true`.
+    ///
+    /// `game_id` must be unique over the store's whole life, not only over one
+    /// process (see [`NodeStore::max_game_id`]). Called from one thread.
+    ///
+    /// # Errors
+    /// Storage failure or corrupt stored counters; nothing is recorded then.
+    fn record_game(
+        &mut self,
+        game_id: u64,
+        counts: &[(Key, GameCounts)],
+    ) -> Result<bool, BookError>;
+
+    /// The counters of a position (zero when no game was counted there).
+    ///
+    /// # Errors
+    /// Storage failure or corrupt data.
+    fn game_counts(&self, key: Key) -> Result<GameCounts, BookError>;
+
+    /// How many distinct game ids were recorded.
+    ///
+    /// # Errors
+    /// Storage failure or corrupt data.
+    fn games_recorded(&self) -> Result<u64, BookError>;
+
+    /// The largest recorded game id, if any (where a new process can start its
+    /// ids so that they never repeat an earlier run's).
+    ///
+    /// # Errors
+    /// Storage failure or corrupt data.
+    fn max_game_id(&self) -> Result<Option<u64>, BookError>;
+
+    /// Calls `f` with every position that has counters, in key order.
+    ///
+    /// # Errors
+    /// Storage failure or corrupt data.
+    fn for_each_game_count(&self, f: &mut dyn FnMut(Key, GameCounts)) -> Result<(), BookError>;
 }
 
 /// A store in memory (tests, dry runs). Same contract, no durability.
@@ -174,6 +218,8 @@ pub struct MemoryStore {
     kifu: Vec<Key>,
     evaluators: Vec<String>,
     config: Option<RunConfig>,
+    game_counts: BTreeMap<Key, GameCounts>,
+    game_ids: BTreeSet<u64>,
 }
 
 impl MemoryStore {
@@ -249,6 +295,39 @@ impl NodeStore for MemoryStore {
     }
 
     fn flush(&mut self) -> Result<(), BookError> {
+        Ok(())
+    }
+
+    fn record_game(
+        &mut self,
+        game_id: u64,
+        counts: &[(Key, GameCounts)],
+    ) -> Result<bool, BookError> {
+        if !self.game_ids.insert(game_id) {
+            return Ok(false);
+        }
+        for &(key, c) in counts {
+            self.game_counts.entry(key).or_default().add(c);
+        }
+        Ok(true)
+    }
+
+    fn game_counts(&self, key: Key) -> Result<GameCounts, BookError> {
+        Ok(self.game_counts.get(&key).copied().unwrap_or_default())
+    }
+
+    fn games_recorded(&self) -> Result<u64, BookError> {
+        Ok(self.game_ids.len() as u64)
+    }
+
+    fn max_game_id(&self) -> Result<Option<u64>, BookError> {
+        Ok(self.game_ids.last().copied())
+    }
+
+    fn for_each_game_count(&self, f: &mut dyn FnMut(Key, GameCounts)) -> Result<(), BookError> {
+        for (&key, &c) in &self.game_counts {
+            f(key, c);
+        }
         Ok(())
     }
 }
