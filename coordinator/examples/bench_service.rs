@@ -32,13 +32,7 @@ fn answer(lease_id: u64, sfen: &str) -> JobResult {
             depth: 1,
         })
         .collect();
-    JobResult {
-        lease_id,
-        moves,
-        nodes: 1,
-        elapsed_ms: 0,
-        engine: "fake".into(),
-    }
+    JobResult::think(lease_id, moves, 1, 0, "fake".into())
 }
 
 async fn fake(
@@ -55,7 +49,7 @@ async fn fake(
         version: "bench".into(),
         engine: "fake".into(),
         slots,
-        protocol: 1,
+        protocol: stera_proto::PROTOCOL_VERSION,
     };
     tx.send(WorkerMessage {
         msg: Some(worker_message::Msg::Hello(hello)),
@@ -74,7 +68,7 @@ async fn fake(
                 if stop.load(Ordering::Relaxed) {
                     continue;
                 }
-                let r = answer(job.lease_id, &job.sfen);
+                let r = answer(job.lease_id, job.think_sfen());
                 sent.insert(job.lease_id, Instant::now());
                 if tx
                     .send(WorkerMessage {

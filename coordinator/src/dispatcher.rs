@@ -6,7 +6,9 @@
 //! Results that arrive together are committed together (one durable store write,
 //! then the acknowledgements), which is what makes a thousand results a second
 //! possible with an fsync per batch. What a lease is lives in [`crate::leases`];
-//! what a think job is, in [`crate::think`].
+//! what a think job is, in [`crate::think`]; what a play job is, in [`crate::play`].
+//! A lease carries a [`Ticket`], and the ticket's kind decides which module a
+//! result, an expiry or a give-back goes to.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -15,16 +17,30 @@ use std::time::{Duration, Instant, SystemTime};
 
 use stera_book::{Leaf, NodeStore, Selector, Thought};
 use stera_proto::v1::{
-    CoordinatorMessage, Drain, ExportReply, ExportRequest, Hello, JobResult, Limits, ResultAck,
-    ResultRejected, RootLine, StatusReply, Welcome, coordinator_message::Msg,
+    CoordinatorMessage, Drain, ExportReply, ExportRequest, Hello, JobResult, Limits, PlayResult,
+    ResultAck, ResultRejected, RootLine, StatusReply, Welcome, coordinator_message::Msg,
+    job_result,
 };
 use tokio::sync::{mpsc, oneshot, watch};
 use tonic::Status;
 
 pub use crate::leases::StreamId;
 use crate::leases::{LeaseId, LeaseTable, Verdict, Voided};
+use crate::play::{GameTicket, PlayJobs, PlaySettings};
 use crate::registry::{Registry, RejectReason, RequeueReason, WorkerEntry, unix_ms};
 use crate::think::{Checked, ThinkJobs};
+
+/// What a lease is for: the payload the lease table carries without looking in.
+// Think tickets are nearly all of them and the lease table held leaves unboxed
+// before; boxing them would cost an allocation per lease for nothing.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug, Clone)]
+pub enum Ticket {
+    /// A leaf to evaluate.
+    Think(Leaf),
+    /// A game to play.
+    Play(GameTicket),
+}
 
 /// Messages to a worker's stream.
 pub type StreamTx = mpsc::UnboundedSender<Result<CoordinatorMessage, Status>>;
@@ -92,6 +108,8 @@ pub struct DispatchConfig {
     pub max_failures: u32,
     /// The coordinator's version, sent in Welcome.
     pub version: String,
+    /// Games: share of the slots, target, limits, rules.
+    pub play: PlaySettings,
 }
 
 /// Progress that the server loop watches.
@@ -115,7 +133,8 @@ struct Accepted {
 
 pub struct Dispatcher<S: NodeStore> {
     think: ThinkJobs<S>,
-    leases: LeaseTable<Leaf>,
+    play: PlayJobs,
+    leases: LeaseTable<Ticket>,
     config: DispatchConfig,
     /// Each open stream's sender.
     streams: HashMap<StreamId, StreamTx>,
@@ -127,16 +146,29 @@ pub struct Dispatcher<S: NodeStore> {
 }
 
 impl<S: NodeStore> Dispatcher<S> {
+    /// # Errors
+    /// A root of the book that is not a position, or game rules that make no sense.
     pub fn new(
         selector: Selector<S>,
         config: DispatchConfig,
         export: Option<ExportFn<S>>,
         registry: Arc<Registry>,
         progress: watch::Sender<Progress>,
-    ) -> Self {
-        Self {
+    ) -> Result<Self, String> {
+        let play = PlayJobs::new(config.play.clone(), &selector.config().roots)?;
+        if let Ok(games) = selector.store().games_recorded() {
+            registry
+                .counters
+                .games_stored
+                .store(games, Ordering::Relaxed);
+        }
+        // Lease ids start from the clock, so a result for a lease of an earlier run
+        // of this coordinator never meets a new lease with the same id.
+        let first_lease = unix_ms(SystemTime::now()) << 16;
+        Ok(Self {
             think: ThinkJobs::new(selector, config.limits, config.think_limit),
-            leases: LeaseTable::new(config.lease),
+            play,
+            leases: LeaseTable::starting_at(config.lease, first_lease),
             config,
             streams: HashMap::new(),
             draining: false,
@@ -144,7 +176,7 @@ impl<S: NodeStore> Dispatcher<S> {
             registry,
             progress,
             started: SystemTime::now(),
-        }
+        })
     }
 
     /// Runs until every sender of `events` is gone. Call on a dedicated thread.
@@ -278,7 +310,7 @@ impl<S: NodeStore> Dispatcher<S> {
         self.registry.workers.remove(&stream);
         let n = voided.len();
         for v in voided {
-            self.think.put_back(&v.job);
+            self.put_back(&v.job);
         }
         tracing::info!(stream, requeued = n, "worker disconnected");
         self.registry
@@ -286,7 +318,7 @@ impl<S: NodeStore> Dispatcher<S> {
     }
 
     fn give_back(&mut self, stream: StreamId, lease_id: LeaseId, reason: &str, failed: bool) {
-        let Some(Voided { job: leaf, .. }) = self.leases.give_back(stream, lease_id) else {
+        let Some(Voided { job: ticket, .. }) = self.leases.give_back(stream, lease_id) else {
             tracing::warn!(
                 stream,
                 lease_id,
@@ -296,28 +328,47 @@ impl<S: NodeStore> Dispatcher<S> {
         };
         self.registry.record_requeue(RequeueReason::GivenBack, 1);
         if failed {
-            tracing::warn!(lease_id, reason, sfen = %leaf.sfen(), "evaluation failed on the worker; lease given back");
+            let what = describe(&ticket);
+            match &ticket {
+                Ticket::Think(_) => {
+                    tracing::warn!(lease_id, reason, job = %what, "evaluation failed on the worker; lease given back");
+                }
+                Ticket::Play(_) => {
+                    tracing::warn!(lease_id, reason, job = %what, "game failed on the worker; lease given back");
+                }
+            }
             self.registry
-                .record_problem("failed", format!("{}: {reason}", leaf.sfen()));
-            self.count_failure(&leaf);
+                .record_problem("failed", format!("{what}: {reason}"));
+            if let Ticket::Think(leaf) = &ticket {
+                self.count_failure(leaf);
+            }
         } else {
             tracing::debug!(lease_id, reason, "lease given back");
         }
-        self.think.put_back(&leaf);
+        self.put_back(&ticket);
+    }
+
+    /// A lease ended without a result that counts: its job goes back to its kind.
+    fn put_back(&mut self, ticket: &Ticket) {
+        match ticket {
+            Ticket::Think(leaf) => self.think.put_back(leaf),
+            Ticket::Play(_) => self.play.put_back(Instant::now()),
+        }
     }
 
     fn expire(&mut self) {
         for v in self.leases.expire(Instant::now()) {
-            let (id, leaf) = (v.id, v.job);
-            tracing::warn!(lease = id, stream = v.stream, sfen = %leaf.sfen(), "lease expired; requeued");
+            let (id, ticket) = (v.id, v.job);
+            let what = describe(&ticket);
+            tracing::warn!(lease = id, stream = v.stream, job = %what, "lease expired; requeued");
             self.registry
                 .counters
                 .expired
                 .fetch_add(1, Ordering::Relaxed);
             self.registry.record_requeue(RequeueReason::Expired, 1);
             self.registry
-                .record_problem("expired", format!("lease {id} expired on {}", leaf.sfen()));
-            self.think.put_back(&leaf);
+                .record_problem("expired", format!("lease {id} expired on {what}"));
+            self.put_back(&ticket);
         }
     }
 
@@ -363,7 +414,7 @@ impl<S: NodeStore> Dispatcher<S> {
                 acks.push((stream, id));
                 continue;
             }
-            let leaf = match self.leases.resolve(stream, id) {
+            let (ticket, held) = match self.leases.resolve(stream, id) {
                 Verdict::Done => {
                     acks.push((stream, id));
                     continue;
@@ -378,7 +429,28 @@ impl<S: NodeStore> Dispatcher<S> {
                     self.reject(stream, id, RejectReason::UnknownLease, why);
                     continue;
                 }
-                Verdict::Held(leaf) | Verdict::Voided(leaf) => leaf,
+                Verdict::Held(ticket) => (ticket, true),
+                Verdict::Voided(ticket) => (ticket, false),
+            };
+            let leaf = match (ticket, &result.kind) {
+                (Ticket::Think(leaf), Some(job_result::Kind::Think(_))) => leaf,
+                (Ticket::Play(game), Some(job_result::Kind::Play(play))) => {
+                    if let Some(id) = self.commit_game(stream, id, &game, play, held) {
+                        acks.push((stream, id));
+                    }
+                    continue;
+                }
+                (ticket, _) => {
+                    if held {
+                        self.put_back(&ticket);
+                    }
+                    let why = format!(
+                        "lease {id} is a {} job; the result is of another kind",
+                        kind_name(&ticket)
+                    );
+                    self.reject(stream, id, RejectReason::Invalid, why);
+                    continue;
+                }
             };
             match self.think.check(&leaf, &result, now) {
                 Checked::Duplicate => {
@@ -479,28 +551,19 @@ impl<S: NodeStore> Dispatcher<S> {
         if self.draining {
             return;
         }
+        self.play.refresh(self.think.selector().book());
         let mut wanting = self.leases.free_slots();
-        let total: usize = wanting.iter().map(|(_, n)| n).sum();
-        let total = total.min(self.think.room(self.leases.len()));
-        if total == 0 {
+        let free: usize = wanting.iter().map(|(_, n)| n).sum();
+        if free == 0 {
             return;
         }
-        let started = Instant::now();
-        let leaves = match self.think.select(total) {
-            Ok(l) => l,
-            Err(e) => {
-                tracing::error!(error = %e, "selection failed");
-                self.registry
-                    .record_problem("selection", format!("selection failed: {e}"));
-                return;
-            }
-        };
-        let took = started.elapsed();
-        self.registry.record_selection(took, leaves.len());
-        crate::telemetry::record_selection(took);
+        let tickets = self.plan(free);
+        if tickets.is_empty() {
+            return;
+        }
         let now = Instant::now();
         let deadline_ms = unix_ms(SystemTime::now() + self.leases.lease_time());
-        let mut leaves = leaves.into_iter();
+        let mut tickets = tickets.into_iter();
         // Round robin so one stream does not starve the others.
         'outer: loop {
             let mut gave = false;
@@ -508,11 +571,14 @@ impl<S: NodeStore> Dispatcher<S> {
                 if *free == 0 {
                     continue;
                 }
-                let Some(leaf) = leaves.next() else {
+                let Some(ticket) = tickets.next() else {
                     break 'outer;
                 };
-                let id = self.leases.grant(*stream, leaf.clone(), now);
-                let job = self.think.job(id, &leaf, deadline_ms);
+                let id = self.leases.grant(*stream, ticket.clone(), now);
+                let job = match &ticket {
+                    Ticket::Think(leaf) => self.think.job(id, leaf, deadline_ms),
+                    Ticket::Play(game) => self.play.job(id, game, deadline_ms),
+                };
                 self.reply(*stream, Msg::Job(job));
                 *free -= 1;
                 gave = true;
@@ -521,9 +587,104 @@ impl<S: NodeStore> Dispatcher<S> {
                 break;
             }
         }
-        for leaf in leaves {
-            // More leaves than free slots cannot happen, but never leak in-flight marks.
-            self.think.put_back(&leaf);
+        for ticket in tickets {
+            // More tickets than free slots cannot happen, but never leak in-flight marks.
+            self.put_back(&ticket);
+        }
+    }
+
+    /// What to hand out for `free` slots: games by their share of the slot time,
+    /// leaves for the rest; with a games target, slots thinking cannot use (its
+    /// limit reached, nothing to select) play too.
+    fn plan(&mut self, free: usize) -> Vec<Ticket> {
+        let play_in_flight = self.play.in_flight();
+        let think_in_flight = self.leases.len().saturating_sub(play_in_flight);
+        let capacity = self.leases.len() + free;
+        let mut games = self.play.wanted(capacity, Instant::now()).min(free);
+        let think = (free - games).min(self.think.room(think_in_flight));
+        let leaves = if think > 0 {
+            self.select(think)
+        } else {
+            Vec::new()
+        };
+        if self.play.has_target() {
+            games = games.max((free - leaves.len()).min(self.play.room()));
+        }
+        let mut tickets: Vec<Ticket> = Vec::with_capacity(games + leaves.len());
+        for _ in 0..games {
+            match self.play.ticket(Instant::now()) {
+                Some(t) => tickets.push(Ticket::Play(t)),
+                None => break,
+            }
+        }
+        tickets.extend(leaves.into_iter().map(Ticket::Think));
+        tickets
+    }
+
+    /// Up to `n` leaves from the selector (timed for the metrics).
+    fn select(&mut self, n: usize) -> Vec<Leaf> {
+        let started = Instant::now();
+        let leaves = match self.think.select(n) {
+            Ok(l) => l,
+            Err(e) => {
+                tracing::error!(error = %e, "selection failed");
+                self.registry
+                    .record_problem("selection", format!("selection failed: {e}"));
+                return Vec::new();
+            }
+        };
+        let took = started.elapsed();
+        self.registry.record_selection(took, leaves.len());
+        crate::telemetry::record_selection(took);
+        leaves
+    }
+
+    /// Checks a reported game and counts it into the book (one durable store
+    /// write); returns the lease to acknowledge, or rejects the game.
+    fn commit_game(
+        &mut self,
+        stream: StreamId,
+        id: LeaseId,
+        game: &GameTicket,
+        result: &PlayResult,
+        held: bool,
+    ) -> Option<LeaseId> {
+        // A voided lease was put back when it was voided; a late game still counts.
+        if held {
+            self.play.put_back(Instant::now());
+        }
+        let checked = self.play.check(game, result, self.think.selector().book());
+        let counted = match checked {
+            Ok(c) => c,
+            Err(reason) => {
+                self.play.rejected();
+                self.reject(stream, id, RejectReason::InvalidGame, reason);
+                return None;
+            }
+        };
+        match self.play.count(self.think.store_mut(), id, &counted) {
+            Ok(new) => {
+                self.leases.complete(id);
+                if new {
+                    let c = &self.registry.counters;
+                    let by = match counted.result.outcome {
+                        stera_games::Outcome::BlackWins => &c.games_black,
+                        stera_games::Outcome::WhiteWins => &c.games_white,
+                        stera_games::Outcome::Draw => &c.games_draw,
+                    };
+                    by.fetch_add(1, Ordering::Relaxed);
+                    c.games_stored.fetch_add(1, Ordering::Relaxed);
+                    crate::telemetry::record_game(counted.plies);
+                    tracing::debug!(lease = id, result = %counted.result, plies = counted.plies, positions = counted.counts.len(), "game counted");
+                }
+                Some(id)
+            }
+            Err(e) => {
+                tracing::error!(error = %e, "storing a game failed");
+                let why = format!("the coordinator could not store the game: {e}");
+                self.reject(stream, id, RejectReason::StoreFailed, why);
+                None
+            }
         }
     }
 
@@ -540,9 +701,16 @@ impl<S: NodeStore> Dispatcher<S> {
             book.value_count() as u64,
             in_flight as u64,
         );
-        let finished = (self.think.limit_reached(in_flight) || self.draining)
-            && in_flight == 0
-            && (self.think.limit_done() || self.draining);
+        let think_in_flight = in_flight.saturating_sub(self.play.in_flight());
+        self.registry
+            .counters
+            .play_in_flight
+            .store(self.play.in_flight() as u64, Ordering::Relaxed);
+        let finished = in_flight == 0
+            && (self.draining
+                || (self.think.limit_reached(think_in_flight)
+                    && self.think.limit_done()
+                    && self.play.target_done()));
         let p = Progress {
             thought: self.think.thought(),
             in_flight,
@@ -579,6 +747,31 @@ impl<S: NodeStore> Dispatcher<S> {
             roots,
             workers: self.registry.worker_status(),
             started_unix_ms: unix_ms(self.started),
+            games: counters.games_stored.load(Ordering::Relaxed),
+            games_black: self.play.tally().black,
+            games_white: self.play.tally().white,
+            games_draw: self.play.tally().draws,
+            games_rejected: self.play.tally().rejected,
+            play_in_flight: self.play.in_flight() as u64,
         }
+    }
+}
+
+/// The job of a ticket, for logs and problems.
+fn describe(ticket: &Ticket) -> String {
+    match ticket {
+        Ticket::Think(leaf) => leaf.sfen(),
+        Ticket::Play(game) => format!(
+            "game from {} after {} book moves",
+            game.start_sfen,
+            game.opening.len()
+        ),
+    }
+}
+
+fn kind_name(ticket: &Ticket) -> &'static str {
+    match ticket {
+        Ticket::Think(_) => "think",
+        Ticket::Play(_) => "play",
     }
 }

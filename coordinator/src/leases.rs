@@ -124,6 +124,13 @@ impl<J: Clone> LeaseTable<J> {
     /// A table whose leases last `lease_time` after they are granted or renewed.
     #[must_use]
     pub fn new(lease_time: Duration) -> Self {
+        Self::starting_at(lease_time, 1)
+    }
+
+    /// A table whose first lease id is `first_id` (a coordinator starts from its
+    /// clock, so ids of an earlier run are never reused).
+    #[must_use]
+    pub fn starting_at(lease_time: Duration, first_id: LeaseId) -> Self {
         Self {
             lease_time,
             leases: HashMap::new(),
@@ -132,7 +139,7 @@ impl<J: Clone> LeaseTable<J> {
             voided: Remembered::new(),
             done: Remembered::new(),
             failures: HashMap::new(),
-            next_id: 1,
+            next_id: first_id.max(1),
         }
     }
 

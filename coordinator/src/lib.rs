@@ -6,6 +6,8 @@
 //! * [`leases`]: the lease table (credits, leases, heartbeats, expiry, idempotent
 //!   completion, failure counts), knowing nothing of what a job is.
 //! * [`think`]: the think job kind (selection, job message, validation, commit).
+//! * [`play`]: the play job kind (openings from the book, game check, results per
+//!   book position).
 //! * [`service`]: the gRPC service; one task per Work stream forwards messages.
 //! * [`validate`]: a result must give every legal move a value in range.
 //! * [`registry`]: counters and the worker list, read by status and metrics.
@@ -17,6 +19,7 @@ pub mod dashboard;
 pub mod dispatcher;
 pub mod export;
 pub mod leases;
+pub mod play;
 pub mod registry;
 pub mod service;
 pub mod telemetry;
@@ -116,6 +119,8 @@ pub struct CoordinatorArgs {
     /// JSON (GET /api/status) on this address, e.g. 0.0.0.0:9100. Off when not given.
     #[arg(long, value_name = "ADDR")]
     pub metrics: Option<SocketAddr>,
+    #[command(flatten)]
+    pub play: play::PlayArgs,
 }
 
 fn tls_config(args: &CoordinatorArgs) -> Result<Option<tonic::transport::ServerTlsConfig>> {
@@ -156,7 +161,8 @@ async fn terminated() {
     }
 }
 
-/// Runs the coordinator until the think limit is reached or it is told to stop.
+/// Runs the coordinator until the think limit (and the games target) is reached or
+/// it is told to stop.
 ///
 /// # Errors
 /// The store cannot be opened, the address cannot be bound, local workers cannot be
@@ -167,19 +173,79 @@ pub async fn run(args: CoordinatorArgs, export: Option<ExportFn<SledStore>>) -> 
     std::fs::create_dir_all(&args.db)
         .with_context(|| format!("cannot create {}", args.db.display()))?;
     check_export_paths(&args)?;
-    let db = args.db.clone();
+    let play = args
+        .play
+        .settings()
+        .map_err(|e| anyhow::anyhow!("bad game flags: {e}"))?;
+    let selector = open_selector(&args.db).await?;
+
+    let registry = Arc::new(Registry::default());
+    let (progress_tx, mut progress) = watch::channel(Progress::default());
+    let (events, events_rx) = mpsc::unbounded_channel::<Event>();
+    let config = dispatch_config(&args, play);
+    let dispatcher = Dispatcher::new(selector, config, export, registry.clone(), progress_tx)
+        .map_err(|e| anyhow::anyhow!("cannot start: {e}"))?;
+    let dispatcher_thread = std::thread::Builder::new()
+        .name("dispatcher".into())
+        .spawn(move || dispatcher.run(events_rx))
+        .context("cannot start the dispatcher thread")?;
+
+    if let Some(addr) = args.metrics {
+        serve_metrics(addr, registry.clone(), events.clone(), args.db.clone()).await?;
+    }
+    let ticker = start_ticker(events.clone());
+    let (stop_server, server_stopped) = watch::channel(false);
+    let (server, addr) =
+        start_server(&args, tls, &token, &events, &registry, server_stopped).await?;
+    let mut children = start_local_workers(&args, addr, token.as_deref())?;
+    let periodic = periodic_export(&args, events.clone());
+
+    wait_for_the_end(&args, &events, &mut progress).await;
+    let thought = progress.borrow().thought;
+    if let Some(path) = &args.export {
+        final_export(&events, path).await?;
+    }
+
+    if let Some(p) = periodic {
+        p.abort();
+    }
+    let _ = stop_server.send(true);
+    for child in &mut children {
+        let _ = child.start_kill();
+    }
+    for child in &mut children {
+        let _ = child.wait().await;
+    }
+    ticker.abort();
+    drop(events);
+    close_server(server).await;
+    // The service held event senders; once it is gone the dispatcher ends.
+    let selector = tokio::task::spawn_blocking(move || dispatcher_thread.join())
+        .await?
+        .map_err(|_| anyhow::anyhow!("the dispatcher thread panicked"))?;
+    tracing::info!(
+        nodes = selector.book().len(),
+        thought,
+        "coordinator stopped"
+    );
+    Ok(())
+}
+
+/// Opens the store and loads the book (on a blocking thread: it reads every node).
+async fn open_selector(db: &std::path::Path) -> Result<Selector<SledStore>> {
+    let db = db.to_path_buf();
     let selector = tokio::task::spawn_blocking(move || -> Result<Selector<SledStore>> {
         let store = SledStore::open(&db)
             .with_context(|| format!("cannot open the book store {}", db.display()))?;
         Selector::open(store, None).context("cannot load the book")
     })
     .await??;
-    tracing::info!(nodes = selector.book().len(), db = %args.db.display(), "book loaded");
+    tracing::info!(nodes = selector.book().len(), "book loaded");
+    Ok(selector)
+}
 
-    let registry = Arc::new(Registry::default());
-    let (progress_tx, mut progress) = watch::channel(Progress::default());
-    let (events, events_rx) = mpsc::unbounded_channel::<Event>();
-    let config = DispatchConfig {
+fn dispatch_config(args: &CoordinatorArgs, play: play::PlaySettings) -> DispatchConfig {
+    DispatchConfig {
         lease: Duration::from_secs(args.lease_secs.max(1)),
         heartbeat: Duration::from_secs(args.heartbeat_secs.max(1)),
         limits: Limits {
@@ -190,38 +256,41 @@ pub async fn run(args: CoordinatorArgs, export: Option<ExportFn<SledStore>>) -> 
         think_limit: args.think_limit,
         max_failures: args.max_failures.max(1),
         version: env!("CARGO_PKG_VERSION").to_owned(),
-    };
-    let dispatcher = Dispatcher::new(selector, config, export, registry.clone(), progress_tx);
-    let dispatcher_thread = std::thread::Builder::new()
-        .name("dispatcher".into())
-        .spawn(move || dispatcher.run(events_rx))
-        .context("cannot start the dispatcher thread")?;
-
-    if let Some(addr) = args.metrics {
-        serve_metrics(addr, registry.clone(), events.clone(), args.db.clone()).await?;
+        play,
     }
+}
 
-    let ticker = {
-        let events = events.clone();
-        tokio::spawn(async move {
-            let mut tick = tokio::time::interval(Duration::from_millis(250));
-            loop {
-                tick.tick().await;
-                if events.send(Event::Tick).is_err() {
-                    break;
-                }
+/// Ticks the dispatcher (lease expiry) four times a second.
+fn start_ticker(events: mpsc::UnboundedSender<Event>) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(Duration::from_millis(250));
+        loop {
+            tick.tick().await;
+            if events.send(Event::Tick).is_err() {
+                break;
             }
-        })
-    };
+        }
+    })
+}
 
+type ServerTask = tokio::task::JoinHandle<Result<(), tonic::transport::Error>>;
+
+/// Binds `--listen` and serves the gRPC service until `stopped` turns true.
+async fn start_server(
+    args: &CoordinatorArgs,
+    tls: Option<tonic::transport::ServerTlsConfig>,
+    token: &Option<String>,
+    events: &mpsc::UnboundedSender<Event>,
+    registry: &Arc<Registry>,
+    mut stopped: watch::Receiver<bool>,
+) -> Result<(ServerTask, SocketAddr)> {
     let listener = tokio::net::TcpListener::bind(args.listen)
         .await
         .with_context(|| format!("cannot listen on {}", args.listen))?;
     let addr = listener.local_addr()?;
     tracing::info!(%addr, "listening");
-    let (stop_server, mut server_stopped) = watch::channel(false);
     let service = CoordinatorServer::with_interceptor(
-        CoordinatorService::new(events.clone(), registry.clone(), stop_server.subscribe())
+        CoordinatorService::new(events.clone(), registry.clone(), stopped.clone())
             .with_export_paths(args.db.clone(), args.export_dir.clone()),
         TokenCheck::new(token.clone()),
     );
@@ -234,14 +303,19 @@ pub async fn run(args: CoordinatorArgs, export: Option<ExportFn<SledStore>>) -> 
     let server = tokio::spawn(builder.add_service(service).serve_with_incoming_shutdown(
         TcpListenerStream::new(listener),
         async move {
-            let _ = server_stopped.wait_for(|s| *s).await;
+            let _ = stopped.wait_for(|s| *s).await;
         },
     ));
+    Ok((server, addr))
+}
 
-    let mut children = start_local_workers(&args, addr, token.as_deref())?;
-    let periodic = periodic_export(&args, events.clone());
-
-    // Run until the think limit is reached, or a signal asks us to drain.
+/// Runs until the limits are reached, or a signal asks to drain (then waits up to
+/// `--drain-secs` for jobs in flight).
+async fn wait_for_the_end(
+    args: &CoordinatorArgs,
+    events: &mpsc::UnboundedSender<Event>,
+    progress: &mut watch::Receiver<Progress>,
+) {
     let signalled = tokio::select! {
         _ = progress.wait_for(|p| p.finished) => false,
         () = terminated() => true,
@@ -265,42 +339,32 @@ pub async fn run(args: CoordinatorArgs, export: Option<ExportFn<SledStore>>) -> 
             reason: "the think limit is reached".into(),
         });
     }
-    let thought = progress.borrow().thought;
+}
 
-    if let Some(path) = &args.export {
-        let (reply, rx) = tokio::sync::oneshot::channel();
-        let request = stera_proto::v1::ExportRequest {
-            path: path.display().to_string(),
-            shrink: false,
-            raw: false,
-        };
-        events
-            .send(Event::Export { request, reply })
-            .map_err(|_| anyhow::anyhow!("the dispatcher stopped"))?;
-        match rx.await {
-            Ok(Ok(r)) => {
-                tracing::info!(path = %r.path, entries = r.entries, ms = r.elapsed_ms, "book exported")
-            }
-            Ok(Err(e)) => bail!("export to {} failed: {e}", path.display()),
-            Err(_) => bail!("the dispatcher stopped before the export"),
+/// The `--export` at the end of the run.
+async fn final_export(events: &mpsc::UnboundedSender<Event>, path: &std::path::Path) -> Result<()> {
+    let (reply, rx) = tokio::sync::oneshot::channel();
+    let request = stera_proto::v1::ExportRequest {
+        path: path.display().to_string(),
+        shrink: false,
+        raw: false,
+    };
+    events
+        .send(Event::Export { request, reply })
+        .map_err(|_| anyhow::anyhow!("the dispatcher stopped"))?;
+    match rx.await {
+        Ok(Ok(r)) => {
+            tracing::info!(path = %r.path, entries = r.entries, ms = r.elapsed_ms, "book exported");
+            Ok(())
         }
+        Ok(Err(e)) => bail!("export to {} failed: {e}", path.display()),
+        Err(_) => bail!("the dispatcher stopped before the export"),
     }
+}
 
-    if let Some(p) = periodic {
-        p.abort();
-    }
-    let _ = stop_server.send(true);
-    for child in &mut children {
-        let _ = child.start_kill();
-    }
-    for child in &mut children {
-        let _ = child.wait().await;
-    }
-    ticker.abort();
-    drop(events);
-    // Streams end with the signal above; a connection that still does not close is
-    // cut after a grace period, so shutdown never waits on a peer.
-    let mut server = server;
+/// Streams end with the stop signal; a connection that still does not close is cut
+/// after a grace period, so shutdown never waits on a peer.
+async fn close_server(mut server: ServerTask) {
     if tokio::time::timeout(SERVER_GRACE, &mut server)
         .await
         .is_err()
@@ -308,16 +372,6 @@ pub async fn run(args: CoordinatorArgs, export: Option<ExportFn<SledStore>>) -> 
         tracing::warn!("connections still open after {SERVER_GRACE:?}; closing them");
         server.abort();
     }
-    // The service held event senders; once it is gone the dispatcher ends.
-    let selector = tokio::task::spawn_blocking(move || dispatcher_thread.join())
-        .await?
-        .map_err(|_| anyhow::anyhow!("the dispatcher thread panicked"))?;
-    tracing::info!(
-        nodes = selector.book().len(),
-        thought,
-        "coordinator stopped"
-    );
-    Ok(())
 }
 
 /// How long the gRPC server may take to close its connections at shutdown.

@@ -33,15 +33,18 @@ pub enum RejectReason {
     Invalid,
     /// The store write failed; the positions were requeued.
     StoreFailed,
+    /// A reported game breaks the rules, its opening or its claimed result.
+    InvalidGame,
 }
 
 impl RejectReason {
     /// Every reason, in label order.
-    pub const ALL: [Self; 4] = [
+    pub const ALL: [Self; 5] = [
         Self::UnknownLease,
         Self::ForeignLease,
         Self::Invalid,
         Self::StoreFailed,
+        Self::InvalidGame,
     ];
 
     /// The metric label value.
@@ -52,6 +55,7 @@ impl RejectReason {
             Self::ForeignLease => "foreign_lease",
             Self::Invalid => "invalid",
             Self::StoreFailed => "store_failed",
+            Self::InvalidGame => "invalid_game",
         }
     }
 }
@@ -88,7 +92,7 @@ pub struct Counters {
     pub thought: AtomicU64,
     pub rejected: AtomicU64,
     /// Rejections by [`RejectReason`] (indexed like `RejectReason::ALL`).
-    pub rejected_by: [AtomicU64; 4],
+    pub rejected_by: [AtomicU64; 5],
     pub requeued: AtomicU64,
     /// Requeues by [`RequeueReason`] (indexed like `RequeueReason::ALL`).
     pub requeued_by: [AtomicU64; 3],
@@ -114,6 +118,14 @@ pub struct Counters {
     /// Messages refused for breaking a protocol bound, by field (indexed like
     /// `stera_proto::limits::Field::ALL`).
     pub violations_by: [AtomicU64; stera_proto::limits::Field::ALL.len()],
+    /// Games counted by this process, by outcome.
+    pub games_black: AtomicU64,
+    pub games_white: AtomicU64,
+    pub games_draw: AtomicU64,
+    /// Play leases outstanding.
+    pub play_in_flight: AtomicU64,
+    /// Games recorded in the store (all runs).
+    pub games_stored: AtomicU64,
 }
 
 /// One point of the progress-over-time chart.

@@ -56,6 +56,14 @@ pub const EXPORTS: &str = "stera_coordinator_exports_total";
 pub const EXPORT_DURATION: &str = "stera_coordinator_export_duration_seconds";
 /// When the last export succeeded.
 pub const LAST_EXPORT_SUCCESS: &str = "stera_coordinator_last_export_success_timestamp_seconds";
+/// Games counted into the book by this process, by `result` (black, white, draw).
+pub const GAMES: &str = "stera_coordinator_games_total";
+/// Plies of one counted game.
+pub const GAME_PLIES: &str = "stera_coordinator_game_plies";
+/// Play leases handed out and not yet answered.
+pub const GAMES_IN_FLIGHT: &str = "stera_coordinator_games_in_flight";
+/// Games recorded in the book's store (every run).
+pub const BOOK_GAMES: &str = "stera_book_games";
 /// When this process started.
 pub const START_TIME: &str = "stera_coordinator_start_time_seconds";
 
@@ -70,8 +78,17 @@ const EXPORT_BOUNDS: &[f64] = &[
     0.1, 0.5, 1.0, 5.0, 15.0, 30.0, 60.0, 120.0, 300.0, 600.0, 1200.0, 1800.0, 3600.0,
 ];
 
+/// Games last from a few plies (an early resignation) to the ply limit.
+const GAME_PLIES_BOUNDS: &[f64] = &[
+    10.0, 20.0, 40.0, 60.0, 80.0, 100.0, 120.0, 160.0, 200.0, 256.0, 320.0, 512.0,
+];
+
 /// The coordinator's histograms and their buckets.
 pub const BUCKETS: &[Buckets] = &[
+    Buckets {
+        metric: GAME_PLIES,
+        bounds: GAME_PLIES_BOUNDS,
+    },
     Buckets {
         metric: SELECTION_DURATION,
         bounds: SELECTION_BOUNDS,
@@ -121,7 +138,7 @@ pub fn describe() {
     );
     describe_counter!(
         RESULTS_REJECTED,
-        "Results rejected, by reason (unknown_lease, foreign_lease, invalid, store_failed)."
+        "Results rejected, by reason (unknown_lease, foreign_lease, invalid, store_failed, invalid_game)."
     );
     describe_counter!(
         RESULTS_DUPLICATE,
@@ -146,6 +163,16 @@ pub fn describe() {
         Unit::Seconds,
         "Unix time of the last successful export (0: none yet)."
     );
+    describe_counter!(
+        GAMES,
+        "Games checked and counted into the book by this process, by result (black, white, draw)."
+    );
+    describe_histogram!(GAME_PLIES, "Plies of one counted game.");
+    describe_gauge!(
+        GAMES_IN_FLIGHT,
+        "Play leases handed out to workers and not yet answered."
+    );
+    describe_gauge!(BOOK_GAMES, "Games recorded in the book's store (all runs).");
     describe_gauge!(
         START_TIME,
         Unit::Seconds,
@@ -157,6 +184,11 @@ pub fn describe() {
 /// Records one selection search's latency.
 pub fn record_selection(took: Duration) {
     metrics::histogram!(SELECTION_DURATION).record(took.as_secs_f64());
+}
+
+/// Records one counted game's length.
+pub fn record_game(plies: usize) {
+    metrics::histogram!(GAME_PLIES).record(plies as f64);
 }
 
 /// Records one export's duration.
@@ -192,4 +224,9 @@ pub fn refresh(registry: &Registry) {
     counter!(EXPORTS, "result" => "ok").absolute(load(&c.exports_ok));
     counter!(EXPORTS, "result" => "error").absolute(load(&c.exports_failed));
     gauge!(LAST_EXPORT_SUCCESS).set(load(&c.last_export_success_unix) as f64);
+    counter!(GAMES, "result" => "black").absolute(load(&c.games_black));
+    counter!(GAMES, "result" => "white").absolute(load(&c.games_white));
+    counter!(GAMES, "result" => "draw").absolute(load(&c.games_draw));
+    gauge!(GAMES_IN_FLIGHT).set(load(&c.play_in_flight) as f64);
+    gauge!(BOOK_GAMES).set(load(&c.games_stored) as f64);
 }

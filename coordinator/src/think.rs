@@ -46,6 +46,11 @@ impl<S: NodeStore> ThinkJobs<S> {
         &self.selector
     }
 
+    /// The book's store (game results are stored beside the positions).
+    pub fn store_mut(&mut self) -> &mut S {
+        self.selector.store_mut()
+    }
+
     /// Positions thought (stored) in this run.
     #[must_use]
     pub fn thought(&self) -> u64 {
@@ -92,12 +97,7 @@ impl<S: NodeStore> ThinkJobs<S> {
     /// The job message for a leaf under lease `lease_id`.
     #[must_use]
     pub fn job(&self, lease_id: LeaseId, leaf: &Leaf, deadline_unix_ms: u64) -> Job {
-        Job {
-            lease_id,
-            sfen: leaf.sfen(),
-            limits: Some(self.limits),
-            deadline_unix_ms,
-        }
+        Job::think(lease_id, deadline_unix_ms, leaf.sfen(), self.limits)
     }
 
     /// Puts a leaf back for selection (its lease ended without a stored result).
@@ -113,7 +113,12 @@ impl<S: NodeStore> ThinkJobs<S> {
         if self.selector.book().contains(leaf.key) {
             return Checked::Duplicate;
         }
-        match thought_from_result(&leaf.position, result, now_unix) {
+        match thought_from_result(
+            &leaf.position,
+            result.think_moves(),
+            &result.engine,
+            now_unix,
+        ) {
             Ok(thought) => Checked::Valid(thought),
             Err(reason) => Checked::Invalid(reason),
         }

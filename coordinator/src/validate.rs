@@ -1,7 +1,7 @@
 //! Checks a worker's result against the leased position before it may touch the book.
 
 use stera_book::Thought;
-use stera_proto::v1::JobResult;
+use stera_proto::v1::MoveValue;
 use stera_rules::{Move, Position, value::MATE};
 
 /// Turns a result into a [`Thought`] (values in canonical move order), or says what
@@ -12,12 +12,13 @@ use stera_rules::{Move, Position, value::MATE};
 /// a move listed twice, a value outside `-MATE..=MATE`, a legal move missing.
 pub fn thought_from_result(
     position: &Position,
-    result: &JobResult,
+    moves: &[MoveValue],
+    engine: &str,
     now_unix: u32,
 ) -> Result<Thought, String> {
     let legal = position.legal_moves();
     let mut values: Vec<Option<(i16, u8)>> = vec![None; legal.len()];
-    for (i, mv) in result.moves.iter().enumerate() {
+    for (i, mv) in moves.iter().enumerate() {
         let parsed = Move::from_usi(&mv.usi)
             .map_err(|_| format!("move #{} `{}` is not a USI move", i + 1, mv.usi))?;
         let Ok(index) = legal.binary_search(&parsed) else {
@@ -45,17 +46,17 @@ pub fn thought_from_result(
         let Some((v, d)) = slot else {
             return Err(format!(
                 "legal move `{mv}` is missing ({} of {} moves given)",
-                result.moves.len(),
+                moves.len(),
                 legal.len()
             ));
         };
         out_values.push(*v);
         depths.push(*d);
     }
-    let evaluator = if result.engine.is_empty() {
+    let evaluator = if engine.is_empty() {
         "unknown".to_owned()
     } else {
-        result.engine.clone()
+        engine.to_owned()
     };
     Ok(Thought {
         values: out_values,
@@ -68,33 +69,25 @@ pub fn thought_from_result(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use stera_proto::v1::MoveValue;
 
-    fn full_result(pos: &Position) -> JobResult {
-        JobResult {
-            lease_id: 1,
-            moves: pos
-                .legal_moves()
-                .iter()
-                .enumerate()
-                .map(|(i, m)| MoveValue {
-                    usi: m.to_string(),
-                    value: i32::try_from(i).unwrap_or(0) - 10,
-                    depth: 3,
-                })
-                .collect(),
-            nodes: 10,
-            elapsed_ms: 1,
-            engine: "test".into(),
-        }
+    fn full_result(pos: &Position) -> Vec<MoveValue> {
+        pos.legal_moves()
+            .iter()
+            .enumerate()
+            .map(|(i, m)| MoveValue {
+                usi: m.to_string(),
+                value: i32::try_from(i).unwrap_or(0) - 10,
+                depth: 3,
+            })
+            .collect()
     }
 
     #[test]
     fn complete_result_becomes_canonical_thought() {
         let pos = Position::startpos();
         let mut result = full_result(&pos);
-        result.moves.reverse();
-        let thought = thought_from_result(&pos, &result, 5).unwrap();
+        result.reverse();
+        let thought = thought_from_result(&pos, &result, "test", 5).unwrap();
         assert_eq!(thought.values.len(), 30);
         // Canonical order puts the value of legal_moves()[i] at index i.
         assert_eq!(thought.values[0], -10);
@@ -105,21 +98,15 @@ mod tests {
     #[test]
     fn every_defect_is_named() {
         let pos = Position::startpos();
-        type Breaker = Box<dyn Fn(&mut JobResult)>;
+        type Breaker = Box<dyn Fn(&mut Vec<MoveValue>)>;
         let cases: Vec<(Breaker, &str)> = vec![
-            (
-                Box::new(|r| r.moves[0].usi = "7g7x".into()),
-                "not a USI move",
-            ),
-            (Box::new(|r| r.moves[0].usi = "7g7e".into()), "not legal"),
-            (
-                Box::new(|r| r.moves[1].usi = r.moves[0].usi.clone()),
-                "listed twice",
-            ),
-            (Box::new(|r| r.moves[2].value = 40_000), "outside"),
+            (Box::new(|r| r[0].usi = "7g7x".into()), "not a USI move"),
+            (Box::new(|r| r[0].usi = "7g7e".into()), "not legal"),
+            (Box::new(|r| r[1].usi = r[0].usi.clone()), "listed twice"),
+            (Box::new(|r| r[2].value = 40_000), "outside"),
             (
                 Box::new(|r| {
-                    r.moves.pop();
+                    r.pop();
                 }),
                 "missing",
             ),
@@ -127,7 +114,7 @@ mod tests {
         for (break_it, needle) in cases {
             let mut r = full_result(&pos);
             break_it(&mut r);
-            let err = thought_from_result(&pos, &r, 0).unwrap_err();
+            let err = thought_from_result(&pos, &r, "test", 0).unwrap_err();
             assert!(err.contains(needle), "`{err}` lacks `{needle}`");
         }
     }

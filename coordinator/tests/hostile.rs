@@ -160,7 +160,7 @@ fn oversized_strings_are_refused_and_nothing_is_stored() {
                 Ok(Some(CoordinatorMessage {
                     msg: Some(coordinator_message::Msg::Job(job)),
                 })) => {
-                    let mut r = common::result_for(job.lease_id, &job.sfen, Answer::Good);
+                    let mut r = common::result_for(job.lease_id, job.think_sfen(), Answer::Good);
                     r.engine = "y".repeat(3 << 20);
                     tx.send(WorkerMessage {
                         msg: Some(worker_message::Msg::Result(r)),
@@ -358,16 +358,16 @@ impl Coordinator for FakeCoordinator {
 }
 
 fn job(lease_id: u64, nodes: u64) -> Job {
-    Job {
+    Job::think(
         lease_id,
-        sfen: stera_rules::STARTPOS_SFEN.into(),
-        limits: Some(Limits {
+        0,
+        stera_rules::STARTPOS_SFEN.into(),
+        Limits {
             nodes,
             depth: 0,
             time_ms: 0,
-        }),
-        deadline_unix_ms: 0,
-    }
+        },
+    )
 }
 
 /// Serves `fake` on a free loopback port; returns its URL.

@@ -209,7 +209,7 @@ fn unknown_and_duplicate_leases() {
             version: "t".into(),
             engine: "fake".into(),
             slots: 1,
-            protocol: 1,
+            protocol: stera_proto::PROTOCOL_VERSION,
         };
         tx.send(WorkerMessage {
             msg: Some(worker_message::Msg::Hello(hello)),
@@ -230,8 +230,8 @@ fn unknown_and_duplicate_leases() {
             }
         }
         let job = job.unwrap();
-        let bogus = common::result_for(999_999, &job.sfen, Answer::Good);
-        let good = common::result_for(job.lease_id, &job.sfen, Answer::Good);
+        let bogus = common::result_for(999_999, job.think_sfen(), Answer::Good);
+        let good = common::result_for(job.lease_id, job.think_sfen(), Answer::Good);
         for r in [bogus, good.clone(), good] {
             tx.send(WorkerMessage {
                 msg: Some(worker_message::Msg::Result(r)),

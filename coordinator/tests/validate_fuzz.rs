@@ -6,7 +6,7 @@ use std::collections::HashSet;
 
 use proptest::prelude::*;
 use stera_coordinator::validate::thought_from_result;
-use stera_proto::v1::{JobResult, MoveValue};
+use stera_proto::v1::MoveValue;
 use stera_rules::{Position, value::MATE};
 
 /// A position after `plies` pseudo-random legal moves from the start.
@@ -90,8 +90,7 @@ proptest! {
                 depth,
             })
             .collect();
-        let result = JobResult { lease_id: 1, moves: moves.clone(), engine: "fuzz".into(), ..JobResult::default() };
-        let verdict = thought_from_result(&pos, &result, 0);
+        let verdict = thought_from_result(&pos, &moves, "fuzz", 0);
         prop_assert_eq!(verdict.is_ok(), acceptable(&pos, &moves), "{:?}", verdict.err());
     }
 
@@ -116,8 +115,7 @@ proptest! {
             .collect();
         let n = moves.len();
         moves.rotate_left(rotate % n);
-        let ok = JobResult { lease_id: 1, moves: moves.clone(), ..JobResult::default() };
-        let thought = thought_from_result(&pos, &ok, 0).map_err(TestCaseError::fail)?;
+        let thought = thought_from_result(&pos, &moves, "", 0).map_err(TestCaseError::fail)?;
         prop_assert_eq!(thought.values.len(), n);
         let i = at % n;
         match flaw {
@@ -125,7 +123,6 @@ proptest! {
             1 => { let d = moves[i].clone(); moves.push(d); }
             _ => moves[i].value = MATE + 1,
         }
-        let bad = JobResult { lease_id: 1, moves, ..JobResult::default() };
-        prop_assert!(thought_from_result(&pos, &bad, 0).is_err());
+        prop_assert!(thought_from_result(&pos, &moves, "", 0).is_err());
     }
 }

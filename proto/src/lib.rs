@@ -10,8 +10,64 @@ pub mod v1 {
 
 pub mod limits;
 
-/// The protocol version this build speaks (`Hello.protocol`).
-pub const PROTOCOL_VERSION: u32 = 1;
+/// The protocol version this build speaks (`Hello.protocol`). Version 2 split
+/// jobs and results by kind (think, play).
+pub const PROTOCOL_VERSION: u32 = 2;
+
+impl v1::Job {
+    /// A think job: evaluate every legal move of `sfen` within `limits`.
+    #[must_use]
+    pub fn think(lease_id: u64, deadline_unix_ms: u64, sfen: String, limits: v1::Limits) -> Self {
+        Self {
+            lease_id,
+            deadline_unix_ms,
+            kind: Some(v1::job::Kind::Think(v1::ThinkJob {
+                sfen,
+                limits: Some(limits),
+            })),
+        }
+    }
+}
+
+impl v1::Job {
+    /// The position of a think job (empty for any other kind).
+    #[must_use]
+    pub fn think_sfen(&self) -> &str {
+        match &self.kind {
+            Some(v1::job::Kind::Think(t)) => &t.sfen,
+            _ => "",
+        }
+    }
+}
+
+impl v1::JobResult {
+    /// The result of a think job.
+    #[must_use]
+    pub fn think(
+        lease_id: u64,
+        moves: Vec<v1::MoveValue>,
+        nodes: u64,
+        elapsed_ms: u32,
+        engine: String,
+    ) -> Self {
+        Self {
+            lease_id,
+            nodes,
+            elapsed_ms,
+            engine,
+            kind: Some(v1::job_result::Kind::Think(v1::ThinkResult { moves })),
+        }
+    }
+
+    /// The move values of a think result (empty for any other kind).
+    #[must_use]
+    pub fn think_moves(&self) -> &[v1::MoveValue] {
+        match &self.kind {
+            Some(v1::job_result::Kind::Think(t)) => &t.moves,
+            _ => &[],
+        }
+    }
+}
 
 /// The bearer token a worker or tool presents and a coordinator expects.
 pub mod token {

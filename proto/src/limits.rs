@@ -15,7 +15,9 @@
 //! assert_eq!(err.field, Field::CreditSlots);
 //! ```
 
-use crate::v1::{Hello, Job, JobResult, WorkerMessage, worker_message::Msg};
+use crate::v1::{
+    Hello, Job, JobResult, Limits, WorkerMessage, job, job_result, worker_message::Msg,
+};
 
 /// Most evaluation slots one Work stream may announce, and so most leases it holds.
 pub const MAX_SLOTS_PER_STREAM: u32 = 1024;
@@ -37,6 +39,9 @@ pub const MAX_SFEN_BYTES: usize = 512;
 pub const MAX_NODES: u64 = 1_000_000_000_000;
 /// Largest time budget a job may ask for, in milliseconds (one hour).
 pub const MAX_TIME_MS: u32 = 3_600_000;
+/// Most moves of one game (a play job's opening, ply limit and reported game); the
+/// rules core reads no longer move lists (`stera_rules::MAX_PLY`).
+pub const MAX_GAME_MOVES: usize = 10_000;
 /// Largest gRPC message either side decodes (tonic's default), in bytes.
 pub const MAX_MESSAGE_BYTES: usize = 4 * 1024 * 1024;
 
@@ -59,11 +64,15 @@ pub enum Field {
     JobNodes,
     JobDepth,
     JobTime,
+    ResultGameMoves,
+    ResultGameMoveText,
+    JobOpening,
+    JobPlyLimit,
 }
 
 impl Field {
     /// Every field, in label order.
-    pub const ALL: [Self; 15] = [
+    pub const ALL: [Self; 19] = [
         Self::HelloWorkerId,
         Self::HelloVersion,
         Self::HelloEngine,
@@ -79,6 +88,10 @@ impl Field {
         Self::JobNodes,
         Self::JobDepth,
         Self::JobTime,
+        Self::ResultGameMoves,
+        Self::ResultGameMoveText,
+        Self::JobOpening,
+        Self::JobPlyLimit,
     ];
 
     /// The protocol name of the field (`Credit.slots`), also the metric label.
@@ -91,15 +104,19 @@ impl Field {
             Self::HelloSlots => "Hello.slots",
             Self::CreditSlots => "Credit.slots",
             Self::ResultEngine => "JobResult.engine",
-            Self::ResultMoves => "JobResult.moves",
-            Self::ResultMoveText => "JobResult.moves.usi",
-            Self::ResultMoveDepth => "JobResult.moves.depth",
+            Self::ResultMoves => "JobResult.think.moves",
+            Self::ResultMoveText => "JobResult.think.moves.usi",
+            Self::ResultMoveDepth => "JobResult.think.moves.depth",
             Self::GiveBackReason => "GiveBack.reason",
             Self::Message => "message",
             Self::JobSfen => "Job.sfen",
             Self::JobNodes => "Job.limits.nodes",
             Self::JobDepth => "Job.limits.depth",
             Self::JobTime => "Job.limits.time_ms",
+            Self::ResultGameMoves => "JobResult.play.moves",
+            Self::ResultGameMoveText => "JobResult.play.moves.usi",
+            Self::JobOpening => "Job.play.opening",
+            Self::JobPlyLimit => "Job.play.ply_limit",
         }
     }
 
@@ -168,10 +185,22 @@ pub fn check_hello(hello: &Hello) -> Result<(), Violation> {
 /// The first field out of bounds.
 pub fn check_result(result: &JobResult) -> Result<(), Violation> {
     too_long(Field::ResultEngine, result.engine.len(), MAX_ENGINE_BYTES)?;
-    too_large(Field::ResultMoves, result.moves.len(), MAX_MOVES_PER_RESULT)?;
-    for m in &result.moves {
-        too_long(Field::ResultMoveText, m.usi.len(), MAX_MOVE_BYTES)?;
-        too_large(Field::ResultMoveDepth, m.depth, MAX_DEPTH)?;
+    match &result.kind {
+        Some(job_result::Kind::Think(think)) => {
+            too_large(Field::ResultMoves, think.moves.len(), MAX_MOVES_PER_RESULT)?;
+            for m in &think.moves {
+                too_long(Field::ResultMoveText, m.usi.len(), MAX_MOVE_BYTES)?;
+                too_large(Field::ResultMoveDepth, m.depth, MAX_DEPTH)?;
+            }
+        }
+        Some(job_result::Kind::Play(play)) => {
+            too_large(Field::ResultGameMoves, play.moves.len(), MAX_GAME_MOVES)?;
+            for m in &play.moves {
+                too_long(Field::ResultGameMoveText, m.usi.len(), MAX_MOVE_BYTES)?;
+            }
+        }
+        // A result of no kind is well-formed but meaningless: the job kind rejects it.
+        None => {}
     }
     Ok(())
 }
@@ -210,8 +239,26 @@ pub fn check_worker_message(
 /// # Errors
 /// The first field out of bounds.
 pub fn check_job(job: &Job) -> Result<(), Violation> {
-    too_long(Field::JobSfen, job.sfen.len(), MAX_SFEN_BYTES)?;
-    if let Some(l) = &job.limits {
+    match &job.kind {
+        Some(job::Kind::Think(think)) => {
+            too_long(Field::JobSfen, think.sfen.len(), MAX_SFEN_BYTES)?;
+            check_limits(think.limits.as_ref())
+        }
+        Some(job::Kind::Play(play)) => {
+            too_long(Field::JobSfen, play.start_sfen.len(), MAX_SFEN_BYTES)?;
+            too_large(Field::JobOpening, play.opening.len(), MAX_GAME_MOVES)?;
+            for m in &play.opening {
+                too_long(Field::JobOpening, m.len(), MAX_MOVE_BYTES)?;
+            }
+            too_large(Field::JobPlyLimit, play.ply_limit as usize, MAX_GAME_MOVES)?;
+            check_limits(play.limits.as_ref())
+        }
+        None => Ok(()),
+    }
+}
+
+fn check_limits(limits: Option<&Limits>) -> Result<(), Violation> {
+    if let Some(l) = limits {
         too_large(Field::JobNodes, l.nodes, MAX_NODES)?;
         too_large(Field::JobDepth, l.depth, MAX_DEPTH)?;
         too_large(Field::JobTime, l.time_ms, MAX_TIME_MS)?;
@@ -222,7 +269,7 @@ pub fn check_job(job: &Job) -> Result<(), Violation> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::v1::{Credit, GiveBack, Limits, MoveValue};
+    use crate::v1::{Credit, GiveBack, Limits, MoveValue, PlayResult, PlayedMove};
 
     fn hello() -> Hello {
         Hello {
@@ -277,25 +324,51 @@ mod tests {
             value: 0,
             depth,
         };
-        let ok = JobResult {
-            lease_id: 1,
-            moves: vec![mv("7g7f", 10), mv("P*5e", 0), mv("8h2b+", 3)],
-            engine: "e".into(),
-            ..JobResult::default()
-        };
-        assert_eq!(check_result(&ok), Ok(()));
-        let mut r = ok.clone();
+        let think = |moves| JobResult::think(1, moves, 0, 0, "e".into());
+        let ok = vec![mv("7g7f", 10), mv("P*5e", 0), mv("8h2b+", 3)];
+        assert_eq!(check_result(&think(ok.clone())), Ok(()));
+        let mut r = think(ok.clone());
         r.engine = "x".repeat(MAX_ENGINE_BYTES + 1);
         assert_eq!(check_result(&r).unwrap_err().field, Field::ResultEngine);
-        let mut r = ok.clone();
-        r.moves = vec![mv("7g7f", 1); MAX_MOVES_PER_RESULT + 1];
+        let r = think(vec![mv("7g7f", 1); MAX_MOVES_PER_RESULT + 1]);
         assert_eq!(check_result(&r).unwrap_err().field, Field::ResultMoves);
-        let mut r = ok.clone();
-        r.moves.push(mv("7g7f7g7f7g", 1));
-        assert_eq!(check_result(&r).unwrap_err().field, Field::ResultMoveText);
-        let mut r = ok;
-        r.moves.push(mv("7g7f", MAX_DEPTH + 1));
-        assert_eq!(check_result(&r).unwrap_err().field, Field::ResultMoveDepth);
+        let mut moves = ok.clone();
+        moves.push(mv("7g7f7g7f7g", 1));
+        assert_eq!(
+            check_result(&think(moves)).unwrap_err().field,
+            Field::ResultMoveText
+        );
+        let mut moves = ok;
+        moves.push(mv("7g7f", MAX_DEPTH + 1));
+        assert_eq!(
+            check_result(&think(moves)).unwrap_err().field,
+            Field::ResultMoveDepth
+        );
+        let game = |n: usize, usi: &str| JobResult {
+            lease_id: 1,
+            kind: Some(job_result::Kind::Play(PlayResult {
+                moves: vec![
+                    PlayedMove {
+                        usi: usi.into(),
+                        ..PlayedMove::default()
+                    };
+                    n
+                ],
+                ..PlayResult::default()
+            })),
+            ..JobResult::default()
+        };
+        assert_eq!(check_result(&game(MAX_GAME_MOVES, "7g7f")), Ok(()));
+        assert_eq!(
+            check_result(&game(MAX_GAME_MOVES + 1, "7g7f"))
+                .unwrap_err()
+                .field,
+            Field::ResultGameMoves
+        );
+        assert_eq!(
+            check_result(&game(3, "7g7f7g7f7g")).unwrap_err().field,
+            Field::ResultGameMoveText
+        );
         let gb = WorkerMessage {
             msg: Some(Msg::GiveBack(GiveBack {
                 lease_id: 1,
@@ -311,11 +384,13 @@ mod tests {
 
     #[test]
     fn job_bounds() {
-        let job = |limits| Job {
-            lease_id: 1,
-            sfen: "lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL b - 1".into(),
-            limits: Some(limits),
-            deadline_unix_ms: 0,
+        let job = |limits| {
+            Job::think(
+                1,
+                0,
+                "lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL b - 1".into(),
+                limits,
+            )
         };
         assert_eq!(check_job(&job(Limits::default())), Ok(()));
         let l = |nodes, depth, time_ms| Limits {
@@ -335,9 +410,45 @@ mod tests {
             check_job(&job(l(0, 0, MAX_TIME_MS + 1))).unwrap_err().field,
             Field::JobTime
         );
-        let mut j = job(Limits::default());
-        j.sfen = "x".repeat(MAX_SFEN_BYTES + 1);
+        let j = Job::think(1, 0, "x".repeat(MAX_SFEN_BYTES + 1), Limits::default());
         assert_eq!(check_job(&j).unwrap_err().field, Field::JobSfen);
+        let play = |opening: Vec<String>, ply_limit, nodes| Job {
+            lease_id: 1,
+            deadline_unix_ms: 0,
+            kind: Some(job::Kind::Play(crate::v1::PlayJob {
+                start_sfen: "lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL b - 1"
+                    .into(),
+                opening,
+                limits: Some(l(nodes, 0, 0)),
+                ply_limit,
+                ..crate::v1::PlayJob::default()
+            })),
+        };
+        assert_eq!(check_job(&play(vec!["7g7f".into()], 320, 1000)), Ok(()));
+        assert_eq!(
+            check_job(&play(vec!["7g7f".into(); MAX_GAME_MOVES + 1], 320, 1000))
+                .unwrap_err()
+                .field,
+            Field::JobOpening
+        );
+        assert_eq!(
+            check_job(&play(vec!["x".repeat(20)], 320, 1000))
+                .unwrap_err()
+                .field,
+            Field::JobOpening
+        );
+        assert_eq!(
+            check_job(&play(Vec::new(), u32::MAX, 1000))
+                .unwrap_err()
+                .field,
+            Field::JobPlyLimit
+        );
+        assert_eq!(
+            check_job(&play(Vec::new(), 320, MAX_NODES + 1))
+                .unwrap_err()
+                .field,
+            Field::JobNodes
+        );
     }
 
     #[test]

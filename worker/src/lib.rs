@@ -1,5 +1,6 @@
-//! The worker: connects to a coordinator, evaluates the positions it leases with an
-//! [`stera_engine::Evaluator`], and streams the results back.
+//! The worker: connects to a coordinator, does the jobs it leases (think: evaluate
+//! every legal move of a position with an [`stera_engine::Evaluator`]; play: play a
+//! game with a [`stera_engine::Player`] on both sides), and streams the results back.
 //!
 //! Tasks talk over channels (as in lichess fishnet): the session task owns the gRPC
 //! stream; evaluations run on blocking threads, one per slot, each with its own
@@ -7,7 +8,9 @@
 //! couple of minutes otherwise; the signal task turns the first Ctrl-C into "finish
 //! and leave" and the second into "give back and leave now".
 
+mod jobs;
 pub mod logging;
+pub mod play;
 mod pool;
 mod session;
 mod status;
@@ -180,10 +183,14 @@ pub async fn run(args: WorkerArgs) -> Result<()> {
         tls,
         worker_id,
         slots: slots.saturating_add(args.prefetch),
-        default_limits: args.limits.limits(),
         max_backoff: Duration::from_secs(args.max_backoff_secs.max(1)),
         stop_timeout: Duration::from_secs(args.stop_timeout_secs),
-        pool,
+        jobs: jobs::JobContext {
+            default_limits: args.limits.limits(),
+            pool,
+            players: Arc::new(play::PlayerPool::new(args.engine.clone())),
+            stats: stats.clone(),
+        },
         stats: stats.clone(),
         shutdown: shutdown_rx,
     })

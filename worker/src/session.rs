@@ -8,19 +8,18 @@ use std::time::Duration;
 
 use anyhow::{Result, bail};
 use rand::Rng;
-use stera_engine::Limits;
 use stera_proto::v1::coordinator_client::CoordinatorClient;
 use stera_proto::v1::{
-    Credit, GiveBack, Heartbeat, Hello, Job, JobResult, MoveValue, WorkerMessage,
+    CoordinatorMessage, Credit, GiveBack, Heartbeat, Hello, Job, JobResult, WorkerMessage,
     coordinator_message, worker_message,
 };
-use stera_rules::Position;
 use tokio::sync::{mpsc, watch};
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::Code;
 use tonic::metadata::MetadataValue;
 
-use crate::{EvaluatorPool, Shutdown, Stats};
+use crate::jobs::{self, Finished, JobContext};
+use crate::{Shutdown, Stats};
 
 pub struct SessionConfig {
     pub url: String,
@@ -29,12 +28,11 @@ pub struct SessionConfig {
     pub worker_id: String,
     /// Jobs this worker takes at once: engines plus prefetch.
     pub slots: u32,
-    pub default_limits: Limits,
     pub max_backoff: Duration,
     /// After the first stop request, jobs in hand and their acknowledgements may take
     /// this long; then they are given back and the worker leaves anyway.
     pub stop_timeout: Duration,
-    pub pool: Arc<EvaluatorPool>,
+    pub jobs: JobContext,
     pub stats: Arc<Stats>,
     pub shutdown: watch::Receiver<Shutdown>,
 }
@@ -46,13 +44,6 @@ pub enum SessionEnd {
     Done,
     /// The connection was lost or could not be made: try again.
     Lost(String),
-}
-
-/// An evaluation that finished (or failed) on a blocking thread.
-struct Finished {
-    lease_id: u64,
-    /// The result, or why the position could not be evaluated (given back as failed).
-    outcome: Result<JobResult, String>,
 }
 
 fn give_back(lease_id: u64, reason: impl Into<String>, failed: bool) -> WorkerMessage {
@@ -147,7 +138,15 @@ fn msg(m: worker_message::Msg) -> WorkerMessage {
     WorkerMessage { msg: Some(m) }
 }
 
-async fn session(cfg: &mut SessionConfig, unsent: &mut VecDeque<JobResult>) -> Result<SessionEnd> {
+/// An open Work stream: the channel out, the messages in, and the heartbeat rate.
+struct Connected {
+    out: mpsc::Sender<WorkerMessage>,
+    inbound: tonic::Streaming<CoordinatorMessage>,
+    heartbeat_every: Duration,
+}
+
+/// Opens the channel, sends Hello and waits for Welcome.
+async fn connect(cfg: &SessionConfig) -> Result<Result<Connected, SessionEnd>> {
     let channel = match tonic::transport::Endpoint::from_shared(cfg.url.clone()) {
         Ok(e) => e.connect_timeout(Duration::from_secs(10)).tcp_nodelay(true),
         Err(e) => bail!("bad coordinator URL `{}`: {e}", cfg.url),
@@ -160,7 +159,7 @@ async fn session(cfg: &mut SessionConfig, unsent: &mut VecDeque<JobResult>) -> R
     };
     let channel = match channel.connect().await {
         Ok(c) => c,
-        Err(e) => return Ok(SessionEnd::Lost(format!("connect: {e}"))),
+        Err(e) => return Ok(Err(SessionEnd::Lost(format!("connect: {e}")))),
     };
     let token = match &cfg.token {
         Some(t) => match format!("Bearer {t}").parse::<MetadataValue<_>>() {
@@ -180,180 +179,269 @@ async fn session(cfg: &mut SessionConfig, unsent: &mut VecDeque<JobResult>) -> R
     let hello = Hello {
         worker_id: cfg.worker_id.clone(),
         version: env!("CARGO_PKG_VERSION").to_owned(),
-        engine: cfg.pool.identity(),
+        engine: cfg.jobs.pool.identity(),
         slots: cfg.slots,
         protocol: stera_proto::PROTOCOL_VERSION,
     };
+    let lost = |why: &str| Ok(Err(SessionEnd::Lost(why.to_owned())));
     if out
         .send(msg(worker_message::Msg::Hello(hello)))
         .await
         .is_err()
     {
-        return Ok(SessionEnd::Lost("stream closed before Hello".into()));
+        return lost("stream closed before Hello");
     }
     let mut inbound = match client.work(ReceiverStream::new(out_rx)).await {
         Ok(r) => r.into_inner(),
-        Err(status) => return failed(&status),
+        Err(status) => return failed(&status).map(Err),
     };
     let heartbeat_every = match inbound.message().await {
-        Ok(Some(m)) => match m.msg {
-            Some(coordinator_message::Msg::Welcome(w)) => {
-                Duration::from_millis(u64::from(w.heartbeat_ms.max(100)))
-            }
-            _ => {
-                return Ok(SessionEnd::Lost(
-                    "the coordinator did not answer with Welcome".into(),
-                ));
-            }
-        },
-        Ok(None) => return Ok(SessionEnd::Lost("stream closed before Welcome".into())),
-        Err(status) => return failed(&status),
+        Ok(Some(CoordinatorMessage {
+            msg: Some(coordinator_message::Msg::Welcome(w)),
+        })) => Duration::from_millis(u64::from(w.heartbeat_ms.max(100))),
+        Ok(Some(_)) => return lost("the coordinator did not answer with Welcome"),
+        Ok(None) => return lost("stream closed before Welcome"),
+        Err(status) => return failed(&status).map(Err),
+    };
+    Ok(Ok(Connected {
+        out,
+        inbound,
+        heartbeat_every,
+    }))
+}
+
+/// One session's state: what is in hand, what awaits an answer, whether it drains.
+struct Session<'a> {
+    cfg: &'a mut SessionConfig,
+    out: mpsc::Sender<WorkerMessage>,
+    done_tx: mpsc::UnboundedSender<Finished>,
+    /// Jobs running here.
+    in_hand: HashSet<u64>,
+    /// Results sent and not yet answered; an answer for anything else is ignored.
+    awaiting_ack: HashSet<u64>,
+    draining: bool,
+    /// When a stop request's grace ends (far away until there is one).
+    stop_by: tokio::time::Instant,
+}
+
+/// What a step of the loop decided.
+type Step = Option<SessionEnd>;
+
+async fn session(cfg: &mut SessionConfig, unsent: &mut VecDeque<JobResult>) -> Result<SessionEnd> {
+    let Connected {
+        out,
+        mut inbound,
+        heartbeat_every,
+    } = match connect(cfg).await? {
+        Ok(c) => c,
+        Err(end) => return Ok(end),
     };
     cfg.stats.connected.store(true, Ordering::Relaxed);
     tracing::info!(url = %cfg.url, "connected");
-    // Results sent and not yet answered; an answer for anything else is ignored.
-    let mut awaiting_ack: HashSet<u64> = HashSet::new();
-    while let Some(r) = unsent.pop_front() {
-        let lease_id = r.lease_id;
-        if let Err(e) = out.send(msg(worker_message::Msg::Result(r))).await {
-            if let Some(worker_message::Msg::Result(r)) = e.0.msg {
-                unsent.push_front(r);
-            }
-            return Ok(SessionEnd::Lost("stream closed".into()));
-        }
-        awaiting_ack.insert(lease_id);
-    }
-
     let (done_tx, mut done_rx) = mpsc::unbounded_channel::<Finished>();
-    let mut in_hand: HashSet<u64> = HashSet::new();
-    let mut heartbeat = tokio::time::interval(heartbeat_every);
-    let mut draining = *cfg.shutdown.borrow() != Shutdown::Running;
-    // When a stop request's grace ends (far away until there is one).
+    let draining = *cfg.shutdown.borrow() != Shutdown::Running;
     let far = tokio::time::Instant::now() + Duration::from_secs(365 * 24 * 3600);
-    let mut stop_by = if draining {
+    let stop_by = if draining {
         cfg.stats.stop_requested() + cfg.stop_timeout
     } else {
         far
     };
-    if draining {
+    let mut s = Session {
+        cfg,
+        out,
+        done_tx,
+        in_hand: HashSet::new(),
+        awaiting_ack: HashSet::new(),
+        draining,
+        stop_by,
+    };
+    if let Some(end) = s.resend(unsent).await {
+        return Ok(end);
+    }
+    if s.draining {
         // Finishing already: take no jobs on this stream.
-        let _ = out
-            .send(msg(worker_message::Msg::Credit(Credit { slots: 0 })))
+        s.send(msg(worker_message::Msg::Credit(Credit { slots: 0 })))
             .await;
     }
+    let mut heartbeat = tokio::time::interval(heartbeat_every);
     loop {
-        if draining && in_hand.is_empty() && awaiting_ack.is_empty() && unsent.is_empty() {
+        if s.draining && s.in_hand.is_empty() && s.awaiting_ack.is_empty() && unsent.is_empty() {
             return Ok(SessionEnd::Done);
         }
-        tokio::select! {
-            incoming = inbound.message() => {
-                let m = match incoming {
-                    Ok(Some(m)) => m,
-                    Ok(None) => return Ok(SessionEnd::Lost("the coordinator closed the stream".into())),
-                    Err(status) => return Ok(SessionEnd::Lost(format!("{}: {}", status.code(), status.message()))),
-                };
-                match m.msg {
-                    Some(coordinator_message::Msg::Job(job)) => {
-                        if draining {
-                            let _ = out.send(give_back(job.lease_id, "worker is stopping", false)).await;
-                            continue;
-                        }
-                        if let Err(v) = stera_proto::limits::check_job(&job) {
-                            cfg.stats.errors.fetch_add(1, Ordering::Relaxed);
-                            tracing::error!(lease = job.lease_id, violation = %v, "job refused; giving it back");
-                            let _ = out.send(give_back(job.lease_id, format!("job refused: {v}"), true)).await;
-                            continue;
-                        }
-                        if !in_hand.insert(job.lease_id) {
-                            tracing::warn!(lease = job.lease_id, "the coordinator sent a lease already in hand; ignored");
-                            continue;
-                        }
-                        spawn_evaluation(job, cfg.default_limits, cfg.pool.clone(), cfg.stats.clone(), done_tx.clone());
-                    }
-                    Some(coordinator_message::Msg::Ack(a)) => {
-                        if awaiting_ack.remove(&a.lease_id) {
-                            cfg.stats.acked.fetch_add(1, Ordering::Relaxed);
-                        } else {
-                            tracing::warn!(lease = a.lease_id, "acknowledgement of no result sent on this stream; ignored");
-                        }
-                    }
-                    Some(coordinator_message::Msg::Rejected(r)) => {
-                        if awaiting_ack.remove(&r.lease_id) {
-                            cfg.stats.rejected.fetch_add(1, Ordering::Relaxed);
-                            tracing::warn!(lease = r.lease_id, reason = %r.reason, "result rejected");
-                        } else {
-                            tracing::warn!(lease = r.lease_id, reason = %r.reason, "rejection of no result sent on this stream; ignored");
-                        }
-                    }
-                    Some(coordinator_message::Msg::Drain(d)) => {
-                        tracing::info!(reason = %d.reason, "coordinator drains; finishing the jobs in hand");
-                        draining = true;
-                    }
-                    Some(coordinator_message::Msg::Welcome(_)) | None => {}
-                }
-            }
-            Some(f) = done_rx.recv() => {
-                if !in_hand.remove(&f.lease_id) {
-                    // Given back already (the stop grace ended): nothing to send.
-                    continue;
-                }
-                let m = match f.outcome {
-                    Ok(result) => {
-                        awaiting_ack.insert(result.lease_id);
-                        msg(worker_message::Msg::Result(result))
-                    }
-                    Err(reason) => {
-                        cfg.stats.errors.fetch_add(1, Ordering::Relaxed);
-                        tracing::error!(lease = f.lease_id, %reason, "evaluation failed; giving the job back");
-                        give_back(f.lease_id, truncate(&reason, stera_proto::limits::MAX_REASON_BYTES), true)
-                    }
-                };
-                if let Err(e) = out.send(m).await {
-                    if let Some(worker_message::Msg::Result(r)) = e.0.msg {
-                        unsent.push_back(r);
-                    }
-                    return Ok(SessionEnd::Lost("stream closed".into()));
-                }
-            }
-            _ = heartbeat.tick() => {
-                let hb = Heartbeat {
-                    busy_slots: u32::try_from(in_hand.len()).unwrap_or(u32::MAX),
-                    evaluated: cfg.stats.evaluated.load(Ordering::Relaxed),
-                };
-                if out.send(msg(worker_message::Msg::Heartbeat(hb))).await.is_err() {
-                    return Ok(SessionEnd::Lost("stream closed".into()));
-                }
-            }
-            changed = cfg.shutdown.changed() => {
-                if changed.is_err() {
-                    continue;
-                }
-                let state = *cfg.shutdown.borrow();
-                match state {
-                    Shutdown::Running => {}
-                    Shutdown::Finish => {
-                        draining = true;
-                        stop_by = cfg.stats.stop_requested() + cfg.stop_timeout;
-                        let _ = out.send(msg(worker_message::Msg::Credit(Credit { slots: 0 }))).await;
-                    }
-                    Shutdown::Abort => {
-                        abandon(&out, &in_hand, "worker aborted").await;
-                        return Ok(SessionEnd::Done);
-                    }
-                }
-            }
-            () = tokio::time::sleep_until(stop_by) => {
-                tracing::warn!(
-                    in_hand = in_hand.len(),
-                    unacknowledged = awaiting_ack.len(),
-                    "stop grace of {:?} over; giving back what is left and leaving",
-                    cfg.stop_timeout
-                );
-                abandon(&out, &in_hand, "worker stopped: its stop grace ended").await;
+        let step = tokio::select! {
+            incoming = inbound.message() => match incoming {
+                Ok(Some(m)) => s.on_message(m).await,
+                Ok(None) => Some(SessionEnd::Lost("the coordinator closed the stream".into())),
+                Err(status) => Some(SessionEnd::Lost(format!("{}: {}", status.code(), status.message()))),
+            },
+            Some(f) = done_rx.recv() => s.on_finished(f, unsent).await,
+            _ = heartbeat.tick() => s.heartbeat().await,
+            changed = s.cfg.shutdown.changed() => match changed {
+                Ok(()) => s.on_shutdown().await,
+                Err(_) => None,
+            },
+            () = tokio::time::sleep_until(s.stop_by) => {
+                s.grace_over().await;
                 unsent.clear();
-                return Ok(SessionEnd::Done);
+                Some(SessionEnd::Done)
+            }
+        };
+        if let Some(end) = step {
+            return Ok(end);
+        }
+    }
+}
+
+impl Session<'_> {
+    /// Sends what may be lost with the stream (a credit, a give-back).
+    async fn send(&self, m: WorkerMessage) {
+        let _ = self.out.send(m).await;
+    }
+
+    /// Results computed while disconnected go out first.
+    async fn resend(&mut self, unsent: &mut VecDeque<JobResult>) -> Step {
+        while let Some(r) = unsent.pop_front() {
+            let lease_id = r.lease_id;
+            if let Err(e) = self.out.send(msg(worker_message::Msg::Result(r))).await {
+                if let Some(worker_message::Msg::Result(r)) = e.0.msg {
+                    unsent.push_front(r);
+                }
+                return Some(SessionEnd::Lost("stream closed".into()));
+            }
+            self.awaiting_ack.insert(lease_id);
+        }
+        None
+    }
+
+    async fn on_message(&mut self, m: CoordinatorMessage) -> Step {
+        match m.msg {
+            Some(coordinator_message::Msg::Job(job)) => self.on_job(job).await,
+            Some(coordinator_message::Msg::Ack(a)) => {
+                if self.awaiting_ack.remove(&a.lease_id) {
+                    self.cfg.stats.acked.fetch_add(1, Ordering::Relaxed);
+                } else {
+                    tracing::warn!(
+                        lease = a.lease_id,
+                        "acknowledgement of no result sent on this stream; ignored"
+                    );
+                }
+            }
+            Some(coordinator_message::Msg::Rejected(r)) => {
+                if self.awaiting_ack.remove(&r.lease_id) {
+                    self.cfg.stats.rejected.fetch_add(1, Ordering::Relaxed);
+                    tracing::warn!(lease = r.lease_id, reason = %r.reason, "result rejected");
+                } else {
+                    tracing::warn!(lease = r.lease_id, reason = %r.reason, "rejection of no result sent on this stream; ignored");
+                }
+            }
+            Some(coordinator_message::Msg::Drain(d)) => {
+                tracing::info!(reason = %d.reason, "coordinator drains; finishing the jobs in hand");
+                self.draining = true;
+            }
+            Some(coordinator_message::Msg::Welcome(_)) | None => {}
+        }
+        None
+    }
+
+    async fn on_job(&mut self, job: Job) {
+        if self.draining {
+            self.send(give_back(job.lease_id, "worker is stopping", false))
+                .await;
+            return;
+        }
+        if let Err(v) = stera_proto::limits::check_job(&job) {
+            self.cfg.stats.errors.fetch_add(1, Ordering::Relaxed);
+            tracing::error!(lease = job.lease_id, violation = %v, "job refused; giving it back");
+            self.send(give_back(job.lease_id, format!("job refused: {v}"), true))
+                .await;
+            return;
+        }
+        if !self.in_hand.insert(job.lease_id) {
+            tracing::warn!(
+                lease = job.lease_id,
+                "the coordinator sent a lease already in hand; ignored"
+            );
+            return;
+        }
+        jobs::spawn(job, &self.cfg.jobs, self.done_tx.clone());
+    }
+
+    async fn on_finished(&mut self, f: Finished, unsent: &mut VecDeque<JobResult>) -> Step {
+        if !self.in_hand.remove(&f.lease_id) {
+            // Given back already (the stop grace ended): nothing to send.
+            return None;
+        }
+        let m = match f.outcome {
+            Ok(result) => {
+                self.awaiting_ack.insert(result.lease_id);
+                msg(worker_message::Msg::Result(result))
+            }
+            Err(reason) => {
+                self.cfg.stats.errors.fetch_add(1, Ordering::Relaxed);
+                tracing::error!(lease = f.lease_id, %reason, "job failed; giving it back");
+                give_back(
+                    f.lease_id,
+                    truncate(&reason, stera_proto::limits::MAX_REASON_BYTES),
+                    true,
+                )
+            }
+        };
+        if let Err(e) = self.out.send(m).await {
+            if let Some(worker_message::Msg::Result(r)) = e.0.msg {
+                unsent.push_back(r);
+            }
+            return Some(SessionEnd::Lost("stream closed".into()));
+        }
+        None
+    }
+
+    async fn heartbeat(&mut self) -> Step {
+        let hb = Heartbeat {
+            busy_slots: u32::try_from(self.in_hand.len()).unwrap_or(u32::MAX),
+            evaluated: self.cfg.stats.evaluated.load(Ordering::Relaxed),
+        };
+        if self
+            .out
+            .send(msg(worker_message::Msg::Heartbeat(hb)))
+            .await
+            .is_err()
+        {
+            return Some(SessionEnd::Lost("stream closed".into()));
+        }
+        None
+    }
+
+    async fn on_shutdown(&mut self) -> Step {
+        let state = *self.cfg.shutdown.borrow();
+        match state {
+            Shutdown::Running => None,
+            Shutdown::Finish => {
+                self.draining = true;
+                self.stop_by = self.cfg.stats.stop_requested() + self.cfg.stop_timeout;
+                self.send(msg(worker_message::Msg::Credit(Credit { slots: 0 })))
+                    .await;
+                None
+            }
+            Shutdown::Abort => {
+                abandon(&self.out, &self.in_hand, "worker aborted").await;
+                Some(SessionEnd::Done)
             }
         }
+    }
+
+    async fn grace_over(&mut self) {
+        tracing::warn!(
+            in_hand = self.in_hand.len(),
+            unacknowledged = self.awaiting_ack.len(),
+            "stop grace of {:?} over; giving back what is left and leaving",
+            self.cfg.stop_timeout
+        );
+        abandon(
+            &self.out,
+            &self.in_hand,
+            "worker stopped: its stop grace ended",
+        )
+        .await;
     }
 }
 
@@ -376,81 +464,4 @@ fn truncate(text: &str, max: usize) -> String {
         end -= 1;
     }
     format!("{}...", &text[..end])
-}
-
-fn job_limits(job: &Job, default: Limits) -> Limits {
-    match job.limits {
-        Some(l) if l.nodes > 0 || l.depth > 0 || l.time_ms > 0 => Limits {
-            nodes: (l.nodes > 0).then_some(l.nodes),
-            depth: (l.depth > 0).then_some(l.depth),
-            time: (l.time_ms > 0).then(|| Duration::from_millis(u64::from(l.time_ms))),
-        },
-        _ => default,
-    }
-}
-
-fn spawn_evaluation(
-    job: Job,
-    default: Limits,
-    pool: Arc<EvaluatorPool>,
-    stats: Arc<Stats>,
-    done: mpsc::UnboundedSender<Finished>,
-) {
-    let limits = job_limits(&job, default);
-    stats.busy.fetch_add(1, Ordering::Relaxed);
-    tokio::task::spawn_blocking(move || {
-        // Whatever happens in here, the lease is answered: a panic is reported as the
-        // evaluation's failure, never left to hold the lease forever.
-        let lease_id = job.lease_id;
-        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            evaluate_job(&job, &limits, &pool, &stats)
-        }))
-        .unwrap_or_else(|payload| {
-            Err(format!(
-                "the evaluation panicked: {}",
-                crate::pool::panic_text(payload.as_ref())
-            ))
-        });
-        stats.busy.fetch_sub(1, Ordering::Relaxed);
-        let _ = done.send(Finished { lease_id, outcome });
-    });
-}
-
-/// Parses the job's position and evaluates it on a pooled engine.
-fn evaluate_job(
-    job: &Job,
-    limits: &Limits,
-    pool: &EvaluatorPool,
-    stats: &Stats,
-) -> Result<JobResult, String> {
-    Position::from_sfen(&job.sfen)
-        .map_err(|e| format!("bad position from the coordinator: {e}"))
-        .and_then(|position| {
-            let (result, cost) = pool.evaluate(&position, limits);
-            stats.restarts.fetch_add(cost.restarts, Ordering::Relaxed);
-            result.map_err(|e| e.to_string())
-        })
-        .map(|ev| {
-            stats.evaluated.fetch_add(1, Ordering::Relaxed);
-            crate::worker_metrics::record_evaluation(ev.elapsed);
-            stats.engine_ms.fetch_add(
-                u64::try_from(ev.elapsed.as_millis()).unwrap_or(0),
-                Ordering::Relaxed,
-            );
-            JobResult {
-                lease_id: job.lease_id,
-                moves: ev
-                    .moves
-                    .iter()
-                    .map(|m| MoveValue {
-                        usi: m.mv.to_string(),
-                        value: m.value,
-                        depth: m.depth,
-                    })
-                    .collect(),
-                nodes: ev.nodes,
-                elapsed_ms: u32::try_from(ev.elapsed.as_millis()).unwrap_or(u32::MAX),
-                engine: ev.engine,
-            }
-        })
 }

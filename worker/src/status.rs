@@ -17,6 +17,8 @@ pub struct Stats {
     pub connected: AtomicBool,
     pub busy: AtomicU64,
     pub evaluated: AtomicU64,
+    /// Games played (play jobs).
+    pub games: AtomicU64,
     pub acked: AtomicU64,
     pub rejected: AtomicU64,
     pub errors: AtomicU64,
@@ -39,6 +41,7 @@ impl Default for Stats {
             connected: AtomicBool::new(false),
             busy: AtomicU64::new(0),
             evaluated: AtomicU64::new(0),
+            games: AtomicU64::new(0),
             acked: AtomicU64::new(0),
             rejected: AtomicU64::new(0),
             errors: AtomicU64::new(0),
@@ -81,7 +84,7 @@ impl Stats {
         let secs = self.started.elapsed().as_secs_f64().max(1e-9);
         let evaluated = self.evaluated.load(Ordering::Relaxed);
         format!(
-            "{} | jobs {} | evaluated {} ({:.2}/s) | engine {:.1}% | acked {} | rejected {} | errors {} | reconnects {}",
+            "{} | jobs {} | evaluated {} ({:.2}/s) | games {} | engine {:.1}% | acked {} | rejected {} | errors {} | reconnects {}",
             if self.connected.load(Ordering::Relaxed) {
                 "connected"
             } else {
@@ -90,6 +93,7 @@ impl Stats {
             self.busy.load(Ordering::Relaxed),
             evaluated,
             evaluated as f64 / secs,
+            self.games.load(Ordering::Relaxed),
             self.engine_share() * 100.0,
             self.acked.load(Ordering::Relaxed),
             self.rejected.load(Ordering::Relaxed),

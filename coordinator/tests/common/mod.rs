@@ -230,13 +230,7 @@ pub fn result_for(lease_id: u64, sfen: &str, answer: Answer) -> JobResult {
         Answer::OutOfRange => moves[0].value = 40_000,
         Answer::Good | Answer::Silent => {}
     }
-    JobResult {
-        lease_id,
-        moves,
-        nodes: 1,
-        elapsed_ms: 0,
-        engine: "fake".into(),
-    }
+    JobResult::think(lease_id, moves, 1, 0, "fake".into())
 }
 
 /// Connects one fake worker and answers jobs until `stop_after` acknowledgements or
@@ -256,7 +250,7 @@ pub async fn fake_worker(
         version: "test".into(),
         engine: "fake".into(),
         slots,
-        protocol: 1,
+        protocol: stera_proto::PROTOCOL_VERSION,
     };
     tx.send(WorkerMessage {
         msg: Some(worker_message::Msg::Hello(hello)),
@@ -277,9 +271,11 @@ pub async fn fake_worker(
         };
         match msg.msg {
             Some(coordinator_message::Msg::Job(job)) => {
-                report.jobs.push((job.lease_id, job.sfen.clone()));
+                report
+                    .jobs
+                    .push((job.lease_id, job.think_sfen().to_owned()));
                 if answer != Answer::Silent {
-                    let r = result_for(job.lease_id, &job.sfen, answer);
+                    let r = result_for(job.lease_id, job.think_sfen(), answer);
                     if tx
                         .send(WorkerMessage {
                             msg: Some(worker_message::Msg::Result(r)),

@@ -56,7 +56,9 @@ fn fragment_of(key: u128) -> u32 {
 /// assert_eq!(book.get(pos.key()), Some(id));
 /// assert_eq!(book.values(id).len(), 30);
 /// ```
-#[derive(Default)]
+/// `Clone` gives a snapshot for analyses that run beside the live book (game
+/// openings in the coordinator), at the cost of a copy of its tables.
+#[derive(Clone, Default)]
 pub struct Book {
     index: HashTable<Slot>,
     keys: Vec<u128>,

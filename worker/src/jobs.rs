@@ -1,0 +1,111 @@
+//! What the worker does with a job, by kind: a think job evaluates every legal move
+//! of a position on a pooled engine ([`EvaluatorPool`]); a play job plays a game
+//! ([`PlayerPool`]). Either runs on a blocking thread and always answers its lease:
+//! a result, or a reason to give the job back as failed (a panic included).
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use stera_engine::Limits;
+use stera_proto::v1::{self, Job, JobResult, MoveValue, ThinkJob, job};
+use stera_rules::Position;
+use tokio::sync::mpsc;
+
+use crate::play::PlayerPool;
+use crate::{EvaluatorPool, Stats};
+
+/// A job that finished (or failed) on a blocking thread.
+pub struct Finished {
+    pub lease_id: u64,
+    /// The result, or why the job could not be done (given back as failed).
+    pub outcome: Result<JobResult, String>,
+}
+
+/// What jobs run with.
+#[derive(Clone)]
+pub struct JobContext {
+    /// Budget used when a job carries no limits of its own.
+    pub default_limits: Limits,
+    pub pool: Arc<EvaluatorPool>,
+    pub players: Arc<PlayerPool>,
+    pub stats: Arc<Stats>,
+}
+
+/// The job's limits, or `default` when it carries none.
+fn limits_of(limits: Option<&v1::Limits>, default: Limits) -> Limits {
+    match limits {
+        Some(l) if l.nodes > 0 || l.depth > 0 || l.time_ms > 0 => Limits {
+            nodes: (l.nodes > 0).then_some(l.nodes),
+            depth: (l.depth > 0).then_some(l.depth),
+            time: (l.time_ms > 0).then(|| Duration::from_millis(u64::from(l.time_ms))),
+        },
+        _ => default,
+    }
+}
+
+/// Runs `job` on a blocking thread; its [`Finished`] goes to `done`.
+pub fn spawn(job: Job, ctx: &JobContext, done: mpsc::UnboundedSender<Finished>) {
+    let ctx = ctx.clone();
+    ctx.stats.busy.fetch_add(1, Ordering::Relaxed);
+    tokio::task::spawn_blocking(move || {
+        // Whatever happens in here, the lease is answered: a panic is reported as the
+        // job's failure, never left to hold the lease forever.
+        let lease_id = job.lease_id;
+        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(&job, &ctx)))
+            .unwrap_or_else(|payload| {
+                Err(format!(
+                    "the job panicked: {}",
+                    crate::pool::panic_text(payload.as_ref())
+                ))
+            });
+        ctx.stats.busy.fetch_sub(1, Ordering::Relaxed);
+        let _ = done.send(Finished { lease_id, outcome });
+    });
+}
+
+fn run(job: &Job, ctx: &JobContext) -> Result<JobResult, String> {
+    match &job.kind {
+        Some(job::Kind::Think(think)) => evaluate(job.lease_id, think, ctx),
+        Some(job::Kind::Play(play)) => {
+            let limits = limits_of(play.limits.as_ref(), ctx.default_limits);
+            let result = ctx.players.play(job.lease_id, play, &limits)?;
+            ctx.stats.games.fetch_add(1, Ordering::Relaxed);
+            Ok(result)
+        }
+        None => Err("a job of no kind this worker knows (upgrade the worker)".into()),
+    }
+}
+
+/// Parses the job's position and evaluates it on a pooled engine.
+fn evaluate(lease_id: u64, job: &ThinkJob, ctx: &JobContext) -> Result<JobResult, String> {
+    let limits = limits_of(job.limits.as_ref(), ctx.default_limits);
+    let position = Position::from_sfen(&job.sfen)
+        .map_err(|e| format!("bad position from the coordinator: {e}"))?;
+    let (result, cost) = ctx.pool.evaluate(&position, &limits);
+    let stats = &ctx.stats;
+    stats.restarts.fetch_add(cost.restarts, Ordering::Relaxed);
+    let ev = result.map_err(|e| e.to_string())?;
+    stats.evaluated.fetch_add(1, Ordering::Relaxed);
+    crate::worker_metrics::record_evaluation(ev.elapsed);
+    stats.engine_ms.fetch_add(
+        u64::try_from(ev.elapsed.as_millis()).unwrap_or(0),
+        Ordering::Relaxed,
+    );
+    let moves = ev
+        .moves
+        .iter()
+        .map(|m| MoveValue {
+            usi: m.mv.to_string(),
+            value: m.value,
+            depth: m.depth,
+        })
+        .collect();
+    Ok(JobResult::think(
+        lease_id,
+        moves,
+        ev.nodes,
+        u32::try_from(ev.elapsed.as_millis()).unwrap_or(u32::MAX),
+        ev.engine,
+    ))
+}

@@ -1,0 +1,251 @@
+//! Play jobs on the worker: one whole game from the coordinator's start position
+//! and opening, the worker's engine on both sides, refereed by the same rules the
+//! coordinator checks the game with ([`stera_games::Referee`]).
+
+use std::sync::Mutex;
+use std::time::Instant;
+
+use stera_engine::choice::EngineChoice;
+use stera_engine::{Limits, Player, PlayerMove};
+use stera_games::{
+    Adjudication, GameMove, GameResult, GameRules, MoveSource, Outcome, Referee, Termination,
+};
+use stera_proto::v1::{self, JobResult, PlayJob, PlayResult, PlayedMove, job_result};
+use stera_rules::Position;
+
+/// The game rules a play job states.
+#[must_use]
+pub fn rules_of(job: &PlayJob) -> GameRules {
+    GameRules {
+        ply_limit: job.ply_limit,
+        adjudication: (job.adjudicate_cp > 0).then(|| Adjudication {
+            threshold: i32::try_from(job.adjudicate_cp).unwrap_or(i32::MAX),
+            plies: job.adjudicate_plies,
+        }),
+    }
+}
+
+/// The protocol's name for a termination.
+#[must_use]
+pub fn termination_to_proto(t: Termination) -> v1::Termination {
+    match t {
+        Termination::Mate => v1::Termination::Mate,
+        Termination::Repetition => v1::Termination::Repetition,
+        Termination::PerpetualCheck => v1::Termination::PerpetualCheck,
+        Termination::Declaration => v1::Termination::Declaration,
+        Termination::InvalidDeclaration => v1::Termination::InvalidDeclaration,
+        Termination::Resignation => v1::Termination::Resignation,
+        Termination::PlyLimit => v1::Termination::PlyLimit,
+        Termination::Adjudication => v1::Termination::Adjudication,
+    }
+}
+
+/// The rules' termination for a protocol one (`None` for unspecified).
+#[must_use]
+pub fn termination_from_proto(t: v1::Termination) -> Option<Termination> {
+    Some(match t {
+        v1::Termination::Unspecified => return None,
+        v1::Termination::Mate => Termination::Mate,
+        v1::Termination::Repetition => Termination::Repetition,
+        v1::Termination::PerpetualCheck => Termination::PerpetualCheck,
+        v1::Termination::Declaration => Termination::Declaration,
+        v1::Termination::InvalidDeclaration => Termination::InvalidDeclaration,
+        v1::Termination::Resignation => Termination::Resignation,
+        v1::Termination::PlyLimit => Termination::PlyLimit,
+        v1::Termination::Adjudication => Termination::Adjudication,
+    })
+}
+
+/// The protocol's outcome for a result.
+#[must_use]
+pub fn outcome_to_proto(o: Outcome) -> v1::Outcome {
+    match o {
+        Outcome::BlackWins => v1::Outcome::BlackWins,
+        Outcome::WhiteWins => v1::Outcome::WhiteWins,
+        Outcome::Draw => v1::Outcome::Draw,
+    }
+}
+
+/// The claimed result of a reported game.
+///
+/// # Errors
+/// An unspecified or unknown outcome or termination.
+pub fn result_from_proto(result: &PlayResult) -> Result<GameResult, String> {
+    let outcome = match v1::Outcome::try_from(result.outcome) {
+        Ok(v1::Outcome::BlackWins) => Outcome::BlackWins,
+        Ok(v1::Outcome::WhiteWins) => Outcome::WhiteWins,
+        Ok(v1::Outcome::Draw) => Outcome::Draw,
+        _ => return Err(format!("outcome {} is not a result", result.outcome)),
+    };
+    let termination = v1::Termination::try_from(result.termination)
+        .ok()
+        .and_then(termination_from_proto)
+        .ok_or_else(|| format!("termination {} is not a reason", result.termination))?;
+    Ok(GameResult {
+        outcome,
+        termination,
+    })
+}
+
+/// Players kept between games (an engine process is not started per game).
+pub struct PlayerPool {
+    choice: EngineChoice,
+    idle: Mutex<Vec<Box<dyn Player>>>,
+}
+
+impl PlayerPool {
+    /// Players of `choice`, started when a game first needs one.
+    #[must_use]
+    pub fn new(choice: EngineChoice) -> Self {
+        Self {
+            choice,
+            idle: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Plays the job's game; blocks (run it on a blocking thread). A player whose
+    /// game failed is not reused.
+    ///
+    /// # Errors
+    /// A bad job, an engine failure, a move the rules refuse.
+    pub fn play(&self, lease_id: u64, job: &PlayJob, limits: &Limits) -> Result<JobResult, String> {
+        let idle = self.idle.lock().ok().and_then(|mut v| v.pop());
+        let mut player = match idle {
+            Some(p) => p,
+            None => self.choice.start_player().map_err(|e| e.to_string())?,
+        };
+        let started = Instant::now();
+        let result = play(job, player.as_mut(), limits)?;
+        let engine = player.identity();
+        if let Ok(mut idle) = self.idle.lock() {
+            idle.push(player);
+        }
+        Ok(JobResult {
+            lease_id,
+            nodes: 0,
+            elapsed_ms: u32::try_from(started.elapsed().as_millis()).unwrap_or(u32::MAX),
+            engine,
+            kind: Some(job_result::Kind::Play(result)),
+        })
+    }
+}
+
+/// Plays one game of a play job with `player` on both sides.
+///
+/// # Errors
+/// A bad start position or opening, bad rules, an engine failure.
+pub fn play(job: &PlayJob, player: &mut dyn Player, limits: &Limits) -> Result<PlayResult, String> {
+    let start = Position::from_sfen(&job.start_sfen)
+        .map_err(|e| format!("bad start position from the coordinator: {e}"))?;
+    let mut referee = Referee::new(start, rules_of(job)).map_err(|e| e.to_string())?;
+    player.new_game().map_err(|e| e.to_string())?;
+    for (i, usi) in job.opening.iter().enumerate() {
+        if referee.result().is_some() {
+            break;
+        }
+        let mv = referee
+            .position()
+            .parse_move(usi)
+            .map_err(|e| format!("opening move #{} `{usi}`: {e}", i + 1))?;
+        referee
+            .play(GameMove::new(mv, MoveSource::Opening))
+            .map_err(|e| e.to_string())?;
+    }
+    while referee.result().is_none() {
+        let answer = player
+            .play(referee.position(), limits)
+            .map_err(|e| e.to_string())?;
+        let step = match answer {
+            PlayerMove::Move { mv, score } => referee
+                .play(GameMove {
+                    mv,
+                    score,
+                    source: MoveSource::Engine,
+                })
+                .map(|_| ()),
+            PlayerMove::Resign => referee.resign().map(|_| ()),
+            PlayerMove::Win => referee.declare().map(|_| ()),
+        };
+        step.map_err(|e| e.to_string())?;
+    }
+    let game = referee.into_game().map_err(|e| e.to_string())?;
+    Ok(PlayResult {
+        moves: game
+            .moves
+            .iter()
+            .map(|m| PlayedMove {
+                usi: m.mv.to_string(),
+                score: m.score.unwrap_or(0),
+                has_score: m.score.is_some(),
+            })
+            .collect(),
+        outcome: outcome_to_proto(game.result.outcome).into(),
+        termination: termination_to_proto(game.result.termination).into(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use stera_engine::PlayerMove;
+
+    /// Plays the first legal move until the ply limit, then resigns never.
+    struct FirstMove;
+
+    impl Player for FirstMove {
+        fn new_game(&mut self) -> Result<(), stera_engine::EvalError> {
+            Ok(())
+        }
+        fn play(
+            &mut self,
+            position: &Position,
+            _: &Limits,
+        ) -> Result<PlayerMove, stera_engine::EvalError> {
+            Ok(PlayerMove::Move {
+                mv: position.legal_moves()[0],
+                score: Some(0),
+            })
+        }
+        fn identity(&self) -> String {
+            "first-move".into()
+        }
+    }
+
+    #[test]
+    fn a_game_follows_the_opening_and_ends_by_the_rules() {
+        let job = PlayJob {
+            start_sfen: stera_rules::STARTPOS_SFEN.into(),
+            opening: vec!["7g7f".into(), "3c3d".into()],
+            ply_limit: 12,
+            ..PlayJob::default()
+        };
+        let result = play(&job, &mut FirstMove, &Limits::default()).unwrap();
+        assert_eq!(result.moves.len(), 12);
+        assert_eq!(result.moves[0].usi, "7g7f");
+        assert_eq!(result.moves[1].usi, "3c3d");
+        let claimed = result_from_proto(&result).unwrap();
+        assert_eq!(claimed.termination, Termination::PlyLimit);
+        assert_eq!(claimed.outcome, Outcome::Draw);
+        // The coordinator's check agrees.
+        let moves: Vec<GameMove> = result
+            .moves
+            .iter()
+            .map(|m| GameMove::new(m.usi.parse().unwrap(), MoveSource::Engine))
+            .collect();
+        let verified =
+            stera_games::verify(&job.start_sfen, &moves, &claimed, &rules_of(&job)).unwrap();
+        assert_eq!(verified.plies, 12);
+    }
+
+    #[test]
+    fn an_illegal_opening_is_an_error() {
+        let job = PlayJob {
+            start_sfen: stera_rules::STARTPOS_SFEN.into(),
+            opening: vec!["7g7f".into(), "7g7f".into()],
+            ply_limit: 12,
+            ..PlayJob::default()
+        };
+        let err = play(&job, &mut FirstMove, &Limits::default()).unwrap_err();
+        assert!(err.contains("opening move #2 `7g7f`"), "{err}");
+    }
+}
