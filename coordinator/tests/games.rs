@@ -402,3 +402,35 @@ fn the_fake_players_game_is_valid_under_the_rules() {
     let claimed = stera_worker::play::result_from_proto(&p).unwrap();
     stera_games::verify(&play.start_sfen, &moves, &claimed, &GameRules::default()).unwrap();
 }
+
+#[test]
+fn a_worker_of_protocol_1_is_refused_with_both_versions_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = Coord::start(&dir.path().join("book.db"), "127.0.0.1:0", &[], &[]);
+    let rt = runtime(2);
+    let status = rt.block_on(async {
+        let mut client = common::client(c.url(), None).await.unwrap();
+        let (tx, rx) = tmpsc::channel::<WorkerMessage>(4);
+        let mut old = hello(1);
+        if let Some(worker_message::Msg::Hello(h)) = &mut old.msg {
+            h.protocol = 1;
+        }
+        tx.send(old).await.unwrap();
+        match client.work(ReceiverStream::new(rx)).await {
+            Err(status) => status,
+            Ok(mut inbound) => inbound
+                .get_mut()
+                .message()
+                .await
+                .expect_err("refused"),
+        }
+    });
+    assert_eq!(status.code(), tonic::Code::FailedPrecondition);
+    assert!(
+        status
+            .message()
+            .contains("worker speaks protocol 1 but this coordinator speaks 2"),
+        "{}",
+        status.message()
+    );
+}
