@@ -418,11 +418,7 @@ fn a_worker_of_protocol_1_is_refused_with_both_versions_named() {
         tx.send(old).await.unwrap();
         match client.work(ReceiverStream::new(rx)).await {
             Err(status) => status,
-            Ok(mut inbound) => inbound
-                .get_mut()
-                .message()
-                .await
-                .expect_err("refused"),
+            Ok(mut inbound) => inbound.get_mut().message().await.expect_err("refused"),
         }
     });
     assert_eq!(status.code(), tonic::Code::FailedPrecondition);
