@@ -80,6 +80,13 @@ pub struct ApiStatus {
     pub exports_ok: u64,
     pub exports_failed: u64,
     pub last_export_ms: u64,
+    /// Games counted by this run, by outcome; play leases in flight; games in
+    /// the book's store (all runs).
+    pub games_black: u64,
+    pub games_white: u64,
+    pub games_draw: u64,
+    pub games_in_flight: u64,
+    pub games_stored: u64,
     pub roots: Vec<RootJson>,
     /// Age of `roots` in milliseconds (they are cached).
     pub roots_age_ms: u64,
@@ -191,6 +198,11 @@ impl Dashboard {
             exports_ok: load(&c.exports_ok),
             exports_failed: load(&c.exports_failed),
             last_export_ms: load(&c.last_export_ms),
+            games_black: load(&c.games_black),
+            games_white: load(&c.games_white),
+            games_draw: load(&c.games_draw),
+            games_in_flight: load(&c.play_in_flight),
+            games_stored: load(&c.games_stored),
             roots,
             roots_age_ms,
             workers: r
