@@ -151,11 +151,11 @@ fn check_export_paths(args: &CoordinatorArgs) -> Result<()> {
     Ok(())
 }
 
-/// Waits for SIGTERM or Ctrl-C.
-async fn terminated() {
-    match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-        Ok(mut t) => tokio::select! { _ = tokio::signal::ctrl_c() => {}, _ = t.recv() => {} },
-        Err(_) => {
+/// Waits for SIGTERM (on `term`, registered at start) or Ctrl-C.
+async fn terminated(term: Option<tokio::signal::unix::Signal>) {
+    match term {
+        Some(mut t) => tokio::select! { _ = tokio::signal::ctrl_c() => {}, _ = t.recv() => {} },
+        None => {
             let _ = tokio::signal::ctrl_c().await;
         }
     }
@@ -177,6 +177,9 @@ pub async fn run(args: CoordinatorArgs, export: Option<ExportFn<SledStore>>) -> 
         .play
         .settings()
         .map_err(|e| anyhow::anyhow!("bad game flags: {e}"))?;
+    // Registered before the server listens: a SIGTERM that comes right after
+    // "listening" must drain the coordinator, not kill it with the default action.
+    let term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
     let selector = open_selector(&args.db).await?;
 
     let registry = Arc::new(Registry::default());
@@ -200,7 +203,7 @@ pub async fn run(args: CoordinatorArgs, export: Option<ExportFn<SledStore>>) -> 
     let mut children = start_local_workers(&args, addr, token.as_deref())?;
     let periodic = periodic_export(&args, events.clone());
 
-    wait_for_the_end(&args, &events, &mut progress).await;
+    wait_for_the_end(&args, &events, &mut progress, term).await;
     let thought = progress.borrow().thought;
     if let Some(path) = &args.export {
         final_export(&events, path).await?;
@@ -315,10 +318,11 @@ async fn wait_for_the_end(
     args: &CoordinatorArgs,
     events: &mpsc::UnboundedSender<Event>,
     progress: &mut watch::Receiver<Progress>,
+    term: Option<tokio::signal::unix::Signal>,
 ) {
     let signalled = tokio::select! {
         _ = progress.wait_for(|p| p.finished) => false,
-        () = terminated() => true,
+        () = terminated(term) => true,
     };
     if signalled {
         tracing::warn!(
