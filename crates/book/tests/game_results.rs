@@ -82,7 +82,7 @@ fn the_same_game_id_counts_once() {
     assert_eq!(store.games_recorded().unwrap(), 1);
     drop(store);
     // Also after a reopen.
-    let mut store = SledStore::open(dir.path()).unwrap();
+    let mut store = reopen(dir.path(), SledStore::open);
     assert!(!store.record_game(42, &game).unwrap());
     assert_eq!(store.game_counts(Key(5)).unwrap(), GameCounts::WIN);
     assert_eq!(store.games_recorded().unwrap(), 1);
@@ -102,7 +102,7 @@ fn counts_survive_reopen_for_readers_too() {
             assert!(store.record_game(id, &[(Key(u128::MAX), c)]).unwrap());
         }
     }
-    let store = SledStore::open_existing(dir.path()).unwrap();
+    let store = reopen(dir.path(), SledStore::open_existing);
     assert_eq!(store.game_counts(Key(u128::MAX)).unwrap(), counts(7, 7, 6));
     assert_eq!(store.games_recorded().unwrap(), 20);
     assert_eq!(store.max_game_id().unwrap(), Some(19));
@@ -149,12 +149,12 @@ fn a_store_written_before_game_results_opens_empty() {
             .unwrap();
         db.flush().unwrap();
     }
-    let store = SledStore::open_existing(dir.path()).unwrap();
+    let store = reopen(dir.path(), SledStore::open_existing);
     assert_eq!(store.games_recorded().unwrap(), 0);
     assert_eq!(store.game_counts(Key(1)).unwrap(), GameCounts::default());
     assert_eq!(game_state(&store).2, vec![]);
     drop(store);
-    let mut store = SledStore::open(dir.path()).unwrap();
+    let mut store = reopen(dir.path(), SledStore::open);
     assert!(store.record_game(1, &[(Key(1), GameCounts::DRAW)]).unwrap());
     assert_eq!(store.game_counts(Key(1)).unwrap(), GameCounts::DRAW);
 }
@@ -230,7 +230,26 @@ proptest! {
             );
         }
         drop(sled);
-        let sled = SledStore::open_existing(dir.path()).unwrap();
+        let sled = reopen(dir.path(), SledStore::open_existing);
         prop_assert_eq!(&game_state(&sled), &expected);
+    }
+}
+
+/// Opens a store that was just closed: sled's background thread may hold the lock
+/// for a moment after the last handle is dropped.
+fn reopen(
+    path: &std::path::Path,
+    open: impl Fn(&std::path::Path) -> Result<SledStore, stera_book::BookError>,
+) -> SledStore {
+    let start = std::time::Instant::now();
+    loop {
+        match open(path) {
+            Err(stera_book::BookError::InUse { .. })
+                if start.elapsed() < std::time::Duration::from_secs(10) =>
+            {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            other => return other.unwrap(),
+        }
     }
 }
