@@ -521,13 +521,11 @@ impl PlayArgs {
     /// # Errors
     /// Rules that make no sense (a zero ply limit, adjudication over one ply).
     pub fn settings(&self) -> Result<PlaySettings, String> {
-        let rules = GameRules {
-            ply_limit: self.ply_limit,
-            adjudication: (self.adjudicate_cp > 0).then(|| stera_games::Adjudication {
-                threshold: i32::try_from(self.adjudicate_cp).unwrap_or(i32::MAX),
-                plies: self.adjudicate_plies,
-            }),
-        };
+        let rules = stera_worker::play::game_rules(
+            self.ply_limit,
+            self.adjudicate_cp,
+            self.adjudicate_plies,
+        );
         rules.check().map_err(|e| e.to_string())?;
         Ok(PlaySettings {
             share: self.play_share,

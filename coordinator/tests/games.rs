@@ -11,7 +11,7 @@ use common::{Coord, LONG, runtime};
 use stera_book::{Book, GameCounts, NodeStore, SledStore};
 use stera_games::{GameMove, GameRules, MoveSource};
 use stera_proto::v1::{
-    CoordinatorMessage, Hello, JobResult, PlayJob, PlayResult, PlayedMove, WorkerMessage,
+    CoordinatorMessage, JobResult, PlayJob, PlayResult, PlayedMove, WorkerMessage,
     coordinator_message, job, job_result, worker_message,
 };
 use stera_rules::{Key, Move, Position};
@@ -158,18 +158,6 @@ fn games_through_real_workers_are_counted_per_book_position() {
     }
 }
 
-fn hello(slots: u32) -> WorkerMessage {
-    WorkerMessage {
-        msg: Some(worker_message::Msg::Hello(Hello {
-            worker_id: "fake-player".into(),
-            version: "test".into(),
-            engine: "fake".into(),
-            slots,
-            protocol: stera_proto::PROTOCOL_VERSION,
-        })),
-    }
-}
-
 fn played(usi: &str) -> PlayedMove {
     PlayedMove {
         usi: usi.into(),
@@ -231,7 +219,9 @@ fn exchange(url: &str, makers: Vec<Maker>) -> Vec<Answer> {
     rt.block_on(async {
         let mut client = common::client(url.to_owned(), None).await.unwrap();
         let (tx, rx) = tmpsc::channel::<WorkerMessage>(64);
-        tx.send(hello(1)).await.unwrap();
+        tx.send(common::hello("fake-player", "fake", 1))
+            .await
+            .unwrap();
         let mut inbound = client
             .work(ReceiverStream::new(rx))
             .await
@@ -411,7 +401,7 @@ fn a_worker_of_protocol_1_is_refused_with_both_versions_named() {
     let status = rt.block_on(async {
         let mut client = common::client(c.url(), None).await.unwrap();
         let (tx, rx) = tmpsc::channel::<WorkerMessage>(4);
-        let mut old = hello(1);
+        let mut old = common::hello("fake-player", "fake", 1);
         if let Some(worker_message::Msg::Hello(h)) = &mut old.msg {
             h.protocol = 1;
         }

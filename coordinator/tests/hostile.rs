@@ -9,30 +9,19 @@ use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use common::{Answer, Coord, LONG, Log, collect_stderr, fake_worker, free_port, start_worker};
+use common::{
+    Answer, Coord, LONG, Log, collect_stderr, fake_worker, free_port, hello, start_worker,
+};
 use stera_proto::v1::coordinator_server::{Coordinator, CoordinatorServer};
 use stera_proto::v1::{
-    CoordinatorMessage, Credit, ExportReply, ExportRequest, GiveBack, Hello, Job, Limits,
-    ResultAck, StatusReply, StatusRequest, Welcome, WorkerMessage, coordinator_message,
-    worker_message,
+    CoordinatorMessage, Credit, ExportReply, ExportRequest, GiveBack, Job, Limits, ResultAck,
+    StatusReply, StatusRequest, Welcome, WorkerMessage, coordinator_message, worker_message,
 };
 use tokio::sync::mpsc as tmpsc;
 use tokio_stream::wrappers::ReceiverStream;
 
 fn rt() -> tokio::runtime::Runtime {
     common::runtime(2)
-}
-
-fn hello(worker_id: &str, engine: &str, slots: u32) -> WorkerMessage {
-    WorkerMessage {
-        msg: Some(worker_message::Msg::Hello(Hello {
-            worker_id: worker_id.into(),
-            version: "test".into(),
-            engine: engine.into(),
-            slots,
-            protocol: stera_proto::PROTOCOL_VERSION,
-        })),
-    }
 }
 
 /// Opens a Work stream, sends `messages` (Hello first), and returns every status or

@@ -13,16 +13,24 @@ use stera_games::{
 use stera_proto::v1::{self, JobResult, PlayJob, PlayResult, PlayedMove, job_result};
 use stera_rules::Position;
 
+/// Game rules from the protocol's (and the coordinator's flags') terms: a ply
+/// limit, and adjudication beyond `adjudicate_cp` centipawns (0: none) for
+/// `adjudicate_plies` moves.
+#[must_use]
+pub fn game_rules(ply_limit: u32, adjudicate_cp: u32, adjudicate_plies: u32) -> GameRules {
+    GameRules {
+        ply_limit,
+        adjudication: (adjudicate_cp > 0).then(|| Adjudication {
+            threshold: i32::try_from(adjudicate_cp).unwrap_or(i32::MAX),
+            plies: adjudicate_plies,
+        }),
+    }
+}
+
 /// The game rules a play job states.
 #[must_use]
 pub fn rules_of(job: &PlayJob) -> GameRules {
-    GameRules {
-        ply_limit: job.ply_limit,
-        adjudication: (job.adjudicate_cp > 0).then(|| Adjudication {
-            threshold: i32::try_from(job.adjudicate_cp).unwrap_or(i32::MAX),
-            plies: job.adjudicate_plies,
-        }),
-    }
+    game_rules(job.ply_limit, job.adjudicate_cp, job.adjudicate_plies)
 }
 
 /// The protocol's name for a termination.

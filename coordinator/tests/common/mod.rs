@@ -207,6 +207,19 @@ pub struct Report {
     pub jobs: Vec<(u64, String)>,
 }
 
+/// The Hello of a test worker of this build's protocol.
+pub fn hello(worker_id: &str, engine: &str, slots: u32) -> WorkerMessage {
+    WorkerMessage {
+        msg: Some(worker_message::Msg::Hello(Hello {
+            worker_id: worker_id.into(),
+            version: "test".into(),
+            engine: engine.into(),
+            slots,
+            protocol: stera_proto::PROTOCOL_VERSION,
+        })),
+    }
+}
+
 pub fn result_for(lease_id: u64, sfen: &str, answer: Answer) -> JobResult {
     let pos = Position::from_sfen(sfen).expect("coordinator sends valid SFEN");
     let mut moves: Vec<MoveValue> = pos
