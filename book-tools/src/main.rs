@@ -14,6 +14,7 @@ mod kifu;
 mod matches;
 mod perft;
 mod remote;
+mod remote_player;
 mod roots;
 mod show;
 mod stats;

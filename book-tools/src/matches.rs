@@ -6,7 +6,9 @@
 //! book's moves while its position is in its book (sampled by the softmax of
 //! the tera-shock values, see `stera_games::book`), its engine's moves
 //! otherwise. Games run in `--concurrency` threads, each with one engine per
-//! side. The result is from the point of view of `--db`.
+//! side: local engines, or the workers of a running coordinator
+//! (`--coordinator`, see [`crate::remote_player`]). The result is from the point
+//! of view of `--db`.
 
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -16,6 +18,7 @@ use std::thread;
 
 use anyhow::{Context, Result, bail};
 use stera_book::{Book, NodeStore, SledStore};
+use stera_engine::Player;
 use stera_engine::choice::{EngineChoice, LimitArgs};
 use stera_games::book::DEFAULT_TEMPERATURE;
 use stera_games::stats::{Estimate, Pentanomial, Tally, los, pentanomial, trinomial};
@@ -24,6 +27,8 @@ use stera_games::{
     SoftmaxPolicy, play_game,
 };
 use stera_rules::{Color, Move, Position};
+
+use crate::remote_player::{Cluster, RemotePlayer};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -71,6 +76,24 @@ pub struct Args {
     engine: EngineChoice,
     #[command(flatten)]
     limits: LimitArgs,
+    #[command(flatten)]
+    cluster: Cluster,
+}
+
+/// Who plays the engines' moves.
+#[derive(Clone)]
+enum Engines {
+    Local(EngineChoice),
+    Cluster(Cluster),
+}
+
+impl Engines {
+    fn start_player(&self) -> Result<Box<dyn Player>> {
+        match self {
+            Self::Local(choice) => Ok(choice.start_player()?),
+            Self::Cluster(cluster) => Ok(Box::new(RemotePlayer::connect(cluster)?)),
+        }
+    }
 }
 
 /// Where one game starts.
@@ -131,14 +154,18 @@ pub fn run(args: &Args) -> Result<()> {
         limits: args.limits.limits(),
         seed: args.seed,
     };
-    let identity = args
-        .engine
+    let engines = if args.cluster.coordinator.is_some() {
+        Engines::Cluster(args.cluster.clone())
+    } else {
+        Engines::Local(args.engine.clone())
+    };
+    let identity = engines
         .start_player()
         .context("cannot start the engine")?
         .identity();
     eprintln!("engine: {identity}");
     let job = Job {
-        engine: args.engine.clone(),
+        engine: engines,
         options,
         openings,
         own,
@@ -154,7 +181,7 @@ pub fn run(args: &Args) -> Result<()> {
 
 /// Everything the game threads share.
 struct Job {
-    engine: EngineChoice,
+    engine: Engines,
     options: PlayOptions,
     openings: Vec<Opening>,
     own: Arc<dyn BookPolicy>,

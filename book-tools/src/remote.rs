@@ -108,17 +108,24 @@ pub fn run(args: &Args) -> Result<()> {
 }
 
 async fn connect(c: &Connection) -> Result<CoordinatorClient<Channel>> {
-    let endpoint = Endpoint::from_shared(c.coordinator.clone())
-        .with_context(|| format!("bad coordinator URL `{}`", c.coordinator))?;
-    let tls = match &c.tls_ca {
+    connect_to(&c.coordinator, c.tls_ca.as_deref()).await
+}
+
+/// A client of the coordinator at `url`, with TLS for `https://` (the CA in
+/// `tls_ca`, else the system's roots).
+pub(crate) async fn connect_to(
+    url: &str,
+    tls_ca: Option<&std::path::Path>,
+) -> Result<CoordinatorClient<Channel>> {
+    let endpoint = Endpoint::from_shared(url.to_owned())
+        .with_context(|| format!("bad coordinator URL `{url}`"))?;
+    let tls = match tls_ca {
         Some(path) => {
             let pem = std::fs::read(path)
                 .with_context(|| format!("cannot read TLS CA file {}", path.display()))?;
             Some(ClientTlsConfig::new().ca_certificate(Certificate::from_pem(pem)))
         }
-        None if c.coordinator.starts_with("https://") => {
-            Some(ClientTlsConfig::new().with_native_roots())
-        }
+        None if url.starts_with("https://") => Some(ClientTlsConfig::new().with_native_roots()),
         None => None,
     };
     let endpoint = match tls {
@@ -128,15 +135,20 @@ async fn connect(c: &Connection) -> Result<CoordinatorClient<Channel>> {
     let channel = endpoint
         .connect()
         .await
-        .with_context(|| format!("cannot connect to the coordinator at {}", c.coordinator))?;
+        .with_context(|| format!("cannot connect to the coordinator at {url}"))?;
     Ok(CoordinatorClient::new(channel))
 }
 
 /// The request with the bearer token, if one is configured.
 fn authorized<T>(c: &Connection, message: T) -> Result<tonic::Request<T>> {
-    let mut request = tonic::Request::new(message);
     // Long analyses of a big book: no client-side deadline.
-    if let Some(token) = read_token(c.token_file.as_deref())? {
+    with_token(read_token(c.token_file.as_deref())?.as_deref(), message)
+}
+
+/// `message` as a request carrying the bearer `token`, if there is one.
+pub(crate) fn with_token<T>(token: Option<&str>, message: T) -> Result<tonic::Request<T>> {
+    let mut request = tonic::Request::new(message);
+    if let Some(token) = token {
         let value: MetadataValue<_> = format!("Bearer {token}")
             .parse()
             .context("the token contains characters that cannot be sent in a header")?;

@@ -244,3 +244,110 @@ fn fairy_stockfish_plays_a_match() {
         2
     );
 }
+
+/// Starts an in-process coordinator (no think limit: it thinks while it serves
+/// searches) and one worker with the built-in engine on a free loopback port;
+/// returns its URL. Both run until the test process ends.
+fn cluster(dir: &Path) -> String {
+    use clap::Parser;
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port();
+    let url = format!("http://127.0.0.1:{port}");
+    let db = dir.join("cluster.db");
+    let args = stera_coordinator::CoordinatorArgs::parse_from([
+        "coordinator",
+        "--db",
+        s(&db),
+        "--listen",
+        &format!("127.0.0.1:{port}"),
+        "--nodes",
+        "200",
+    ]);
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Runtime::new().expect("runtime");
+        rt.block_on(stera_coordinator::run(args, None))
+    });
+    let worker = stera_worker::WorkerArgs::parse_from([
+        "worker",
+        "--coordinator",
+        &url,
+        "--slots",
+        "2",
+        "--nodes",
+        "200",
+    ]);
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Runtime::new().expect("runtime");
+        rt.block_on(stera_worker::run(worker))
+    });
+    url
+}
+
+#[test]
+fn a_match_through_a_coordinators_workers_adds_up() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db = synthetic_book(dir.path());
+    let url = cluster(dir.path());
+    let games = dir.path().join("games.csa");
+    // The local engine flags name an engine that does not exist: every engine
+    // move must come from the cluster.
+    let out = book_tools(&[
+        "match",
+        "--db",
+        &db,
+        "--games",
+        "4",
+        "--nodes",
+        "200",
+        "--concurrency",
+        "4",
+        "--ply-limit",
+        "60",
+        "--coordinator",
+        &url,
+        "--engine",
+        "usi",
+        "--engine-cmd",
+        "/nonexistent/engine",
+        "--out-games",
+        s(&games),
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains(&format!("workers of {url}")), "{stderr}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let m = summary(&stdout);
+    assert_eq!(m["games"], "4 of 4", "{stdout}");
+    let (w, d, l) = (
+        number(&m, "wins"),
+        number(&m, "draws"),
+        number(&m, "losses"),
+    );
+    assert_eq!(w + d + l, 4, "{stdout}");
+    let text = std::fs::read_to_string(&games).expect("games written");
+    let report =
+        read_kifu_bytes(text.as_bytes(), "games.csa", Some(KifuFormat::Csa)).expect("readable CSA");
+    assert_eq!(report.summary.games_read, 4, "{:?}", report.summary.errors);
+    // More moves than the books hold: the engines (the cluster's) played.
+    assert!(report.games.iter().all(|g| g.moves.len() > 4), "{text}");
+    assert_eq!(recount_from_csa(&text, &db), (w, d, l));
+
+    // A coordinator that is not there is an error that names it.
+    let out = book_tools(&[
+        "match",
+        "--db",
+        &db,
+        "--games",
+        "2",
+        "--coordinator",
+        "http://127.0.0.1:1",
+    ]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("cannot connect to the coordinator at http://127.0.0.1:1"),
+        "{err}"
+    );
+}

@@ -6,7 +6,8 @@
 //! Results that arrive together are committed together (one durable store write,
 //! then the acknowledgements), which is what makes a thousand results a second
 //! possible with an fsync per batch. What a lease is lives in [`crate::leases`];
-//! what a think job is, in [`crate::think`]; what a play job is, in [`crate::play`].
+//! what a think job is, in [`crate::think`]; what a play job is, in [`crate::play`];
+//! a client's search for one move, in [`crate::search`].
 //! A lease carries a [`Ticket`], and the ticket's kind decides which module a
 //! result, an expiry or a give-back goes to.
 
@@ -28,6 +29,7 @@ pub use crate::leases::StreamId;
 use crate::leases::{LeaseId, LeaseTable, Verdict, Voided};
 use crate::play::{GameTicket, PlayJobs, PlaySettings};
 use crate::registry::{Registry, RejectReason, RequeueReason, WorkerEntry, unix_ms};
+use crate::search::{SearchAnswer, SearchJobs, SearchTicket};
 use crate::think::{Checked, ThinkJobs};
 
 /// What a lease is for: the payload the lease table carries without looking in.
@@ -40,6 +42,8 @@ pub enum Ticket {
     Think(Leaf),
     /// A game to play.
     Play(GameTicket),
+    /// One move for a client's game.
+    Search(SearchTicket),
 }
 
 /// Messages to a worker's stream.
@@ -81,6 +85,11 @@ pub enum Event {
     Export {
         request: ExportRequest,
         reply: oneshot::Sender<Result<ExportReply, String>>,
+    },
+    /// A client asks for one move of its game (rpc Search).
+    Search {
+        request: stera_proto::v1::SearchRequest,
+        answer: SearchAnswer,
     },
     /// Stop handing out jobs (shutdown); leases in flight may still complete.
     Drain {
@@ -134,6 +143,7 @@ struct Accepted {
 pub struct Dispatcher<S: NodeStore> {
     think: ThinkJobs<S>,
     play: PlayJobs,
+    search: SearchJobs,
     leases: LeaseTable<Ticket>,
     config: DispatchConfig,
     /// Each open stream's sender.
@@ -168,6 +178,7 @@ impl<S: NodeStore> Dispatcher<S> {
         Ok(Self {
             think: ThinkJobs::new(selector, config.limits, config.think_limit),
             play,
+            search: SearchJobs::new(config.limits),
             leases: LeaseTable::starting_at(config.lease, first_lease),
             config,
             streams: HashMap::new(),
@@ -229,6 +240,14 @@ impl<S: NodeStore> Dispatcher<S> {
                 let result = self.run_export(&request);
                 let _ = reply.send(result);
             }
+            Event::Search { request, answer } => {
+                if self.draining {
+                    let _ =
+                        answer.send(Err(Status::unavailable("the coordinator is shutting down")));
+                } else {
+                    self.search.submit(request, answer, Instant::now());
+                }
+            }
             Event::Drain { reason } => self.drain(&reason),
         }
     }
@@ -260,6 +279,8 @@ impl<S: NodeStore> Dispatcher<S> {
 
     fn drain(&mut self, reason: &str) {
         self.draining = true;
+        self.search
+            .refuse_all(&Status::unavailable("the coordinator is shutting down"));
         for tx in self.streams.values() {
             let _ = tx.send(Ok(CoordinatorMessage {
                 msg: Some(Msg::Drain(Drain {
@@ -336,11 +357,19 @@ impl<S: NodeStore> Dispatcher<S> {
                 Ticket::Play(_) => {
                     tracing::warn!(lease_id, reason, job = %what, "game failed on the worker; lease given back");
                 }
+                Ticket::Search(_) => {
+                    tracing::warn!(lease_id, reason, job = %what, "search failed on the worker; lease given back");
+                }
             }
             self.registry
                 .record_problem("failed", format!("{what}: {reason}"));
-            if let Ticket::Think(leaf) = &ticket {
-                self.count_failure(leaf);
+            match &ticket {
+                Ticket::Think(leaf) => self.count_failure(leaf),
+                Ticket::Search(search) => {
+                    self.search.put_back(search, true, reason);
+                    return;
+                }
+                Ticket::Play(_) => {}
             }
         } else {
             tracing::debug!(lease_id, reason, "lease given back");
@@ -353,6 +382,7 @@ impl<S: NodeStore> Dispatcher<S> {
         match ticket {
             Ticket::Think(leaf) => self.think.put_back(leaf),
             Ticket::Play(_) => self.play.put_back(Instant::now()),
+            Ticket::Search(search) => self.search.put_back(search, false, ""),
         }
     }
 
@@ -368,7 +398,12 @@ impl<S: NodeStore> Dispatcher<S> {
             self.registry.record_requeue(RequeueReason::Expired, 1);
             self.registry
                 .record_problem("expired", format!("lease {id} expired on {what}"));
-            self.put_back(&ticket);
+            match &ticket {
+                // A search that outlives its lease counts as failed: an engine
+                // that hangs on a position must not keep its client waiting forever.
+                Ticket::Search(search) => self.search.put_back(search, true, "lease expired"),
+                _ => self.put_back(&ticket),
+            }
         }
     }
 
@@ -437,6 +472,24 @@ impl<S: NodeStore> Dispatcher<S> {
                 (Ticket::Play(game), Some(job_result::Kind::Play(play))) => {
                     if let Some(id) = self.commit_game(stream, id, &game, play, held) {
                         acks.push((stream, id));
+                    }
+                    continue;
+                }
+                (Ticket::Search(search), Some(job_result::Kind::Search(answer))) => {
+                    let done =
+                        self.search
+                            .finish(&search, answer, &result.engine, held, Instant::now());
+                    match done {
+                        Ok(()) => {
+                            self.leases.complete(id);
+                            acks.push((stream, id));
+                        }
+                        Err(reason) => {
+                            if held {
+                                self.search.put_back(&search, true, &reason);
+                            }
+                            self.reject(stream, id, RejectReason::Invalid, reason);
+                        }
                     }
                     continue;
                 }
@@ -578,6 +631,7 @@ impl<S: NodeStore> Dispatcher<S> {
                 let job = match &ticket {
                     Ticket::Think(leaf) => self.think.job(id, leaf, deadline_ms),
                     Ticket::Play(game) => self.play.job(id, game, deadline_ms),
+                    Ticket::Search(search) => SearchJobs::job(id, search, deadline_ms),
                 };
                 self.reply(*stream, Msg::Job(job));
                 *free -= 1;
@@ -593,12 +647,26 @@ impl<S: NodeStore> Dispatcher<S> {
         }
     }
 
-    /// What to hand out for `free` slots: games by their share of the slot time,
-    /// leaves for the rest; with a games target, slots thinking cannot use (its
-    /// limit reached, nothing to select) play too.
+    /// What to hand out for `free` slots: clients' searches first (a game waits
+    /// on each), then games by their share of the slot time, leaves for the rest;
+    /// with a games target, slots thinking cannot use (its limit reached, nothing
+    /// to select) play too.
     fn plan(&mut self, free: usize) -> Vec<Ticket> {
+        let mut tickets: Vec<Ticket> = self
+            .search
+            .tickets(free)
+            .into_iter()
+            .map(Ticket::Search)
+            .collect();
+        let free = free - tickets.len();
+        if free == 0 {
+            return tickets;
+        }
         let play_in_flight = self.play.in_flight();
-        let think_in_flight = self.leases.len().saturating_sub(play_in_flight);
+        let think_in_flight = self
+            .leases
+            .len()
+            .saturating_sub(play_in_flight + self.search.in_flight());
         let capacity = self.leases.len() + free;
         let mut games = self.play.wanted(capacity, Instant::now()).min(free);
         let think = (free - games).min(self.think.room(think_in_flight));
@@ -610,7 +678,7 @@ impl<S: NodeStore> Dispatcher<S> {
         if self.play.has_target() {
             games = games.max((free - leaves.len()).min(self.play.room()));
         }
-        let mut tickets: Vec<Ticket> = Vec::with_capacity(games + leaves.len());
+        tickets.reserve(games + leaves.len());
         for _ in 0..games {
             match self.play.ticket(Instant::now()) {
                 Some(t) => tickets.push(Ticket::Play(t)),
@@ -701,12 +769,14 @@ impl<S: NodeStore> Dispatcher<S> {
             book.value_count() as u64,
             in_flight as u64,
         );
-        let think_in_flight = in_flight.saturating_sub(self.play.in_flight());
+        let think_in_flight =
+            in_flight.saturating_sub(self.play.in_flight() + self.search.in_flight());
         self.registry
             .counters
             .play_in_flight
             .store(self.play.in_flight() as u64, Ordering::Relaxed);
         let finished = in_flight == 0
+            && self.search.idle()
             && (self.draining
                 || (self.think.limit_reached(think_in_flight)
                     && self.think.limit_done()
@@ -766,6 +836,7 @@ fn describe(ticket: &Ticket) -> String {
             game.start_sfen,
             game.opening.len()
         ),
+        Ticket::Search(search) => format!("search for a client ({search})"),
     }
 }
 
@@ -773,5 +844,6 @@ fn kind_name(ticket: &Ticket) -> &'static str {
     match ticket {
         Ticket::Think(_) => "think",
         Ticket::Play(_) => "play",
+        Ticket::Search(_) => "search",
     }
 }

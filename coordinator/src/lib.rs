@@ -21,6 +21,7 @@ pub mod export;
 pub mod leases;
 pub mod play;
 pub mod registry;
+pub mod search;
 pub mod service;
 pub mod telemetry;
 pub mod think;

@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use stera_proto::v1::coordinator_server::Coordinator;
 use stera_proto::v1::{
-    CoordinatorMessage, ExportReply, ExportRequest, StatusReply, StatusRequest, WorkerMessage,
-    worker_message::Msg,
+    CoordinatorMessage, ExportReply, ExportRequest, SearchReply, SearchRequest, StatusReply,
+    StatusRequest, WorkerMessage, worker_message::Msg,
 };
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio_stream::wrappers::UnboundedReceiverStream;
@@ -238,6 +238,29 @@ impl Coordinator for CoordinatorService {
             Ok(Err(e)) => Err(Status::internal(format!("export failed: {e}"))),
             Err(_) => Err(Status::unavailable("the coordinator is shutting down")),
         }
+    }
+
+    async fn search(
+        &self,
+        request: Request<SearchRequest>,
+    ) -> Result<Response<SearchReply>, Status> {
+        self.search_move(request.into_inner())
+            .await
+            .map(Response::new)
+    }
+}
+
+impl CoordinatorService {
+    async fn search_move(&self, request: SearchRequest) -> Result<SearchReply, Status> {
+        if let Err(v) = limits::check_search_request(&request) {
+            return Err(refusal(&v));
+        }
+        let (answer, rx) = oneshot::channel();
+        self.send(Event::Search { request, answer })?;
+        // A client that goes away drops this future and with it the receiver: the
+        // dispatcher sees the closed channel and forgets the search.
+        rx.await
+            .map_err(|_| Status::unavailable("the coordinator is shutting down"))?
     }
 }
 

@@ -344,6 +344,13 @@ impl Coordinator for FakeCoordinator {
     ) -> Result<tonic::Response<ExportReply>, tonic::Status> {
         Err(tonic::Status::unimplemented("fake"))
     }
+
+    async fn search(
+        &self,
+        _: tonic::Request<stera_proto::v1::SearchRequest>,
+    ) -> Result<tonic::Response<stera_proto::v1::SearchReply>, tonic::Status> {
+        Err(tonic::Status::unimplemented("fake"))
+    }
 }
 
 fn job(lease_id: u64, nodes: u64) -> Job {

@@ -11,8 +11,8 @@ pub mod v1 {
 pub mod limits;
 
 /// The protocol version this build speaks (`Hello.protocol`). Version 2 split
-/// jobs and results by kind (think, play).
-pub const PROTOCOL_VERSION: u32 = 2;
+/// jobs and results by kind (think, play); version 3 added search jobs.
+pub const PROTOCOL_VERSION: u32 = 3;
 
 impl v1::Job {
     /// A think job: evaluate every legal move of `sfen` within `limits`.

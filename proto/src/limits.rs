@@ -16,7 +16,8 @@
 //! ```
 
 use crate::v1::{
-    Hello, Job, JobResult, Limits, WorkerMessage, job, job_result, worker_message::Msg,
+    Hello, Job, JobResult, Limits, SearchRequest, WorkerMessage, job, job_result,
+    worker_message::Msg,
 };
 
 /// Most evaluation slots one Work stream may announce, and so most leases it holds.
@@ -68,11 +69,15 @@ pub enum Field {
     ResultGameMoveText,
     JobOpening,
     JobPlyLimit,
+    ResultSearchMove,
+    JobSearchMoves,
+    SearchSfen,
+    SearchMoves,
 }
 
 impl Field {
     /// Every field, in label order.
-    pub const ALL: [Self; 19] = [
+    pub const ALL: [Self; 23] = [
         Self::HelloWorkerId,
         Self::HelloVersion,
         Self::HelloEngine,
@@ -92,6 +97,10 @@ impl Field {
         Self::ResultGameMoveText,
         Self::JobOpening,
         Self::JobPlyLimit,
+        Self::ResultSearchMove,
+        Self::JobSearchMoves,
+        Self::SearchSfen,
+        Self::SearchMoves,
     ];
 
     /// The protocol name of the field (`Credit.slots`), also the metric label.
@@ -117,6 +126,10 @@ impl Field {
             Self::ResultGameMoveText => "JobResult.play.moves.usi",
             Self::JobOpening => "Job.play.opening",
             Self::JobPlyLimit => "Job.play.ply_limit",
+            Self::ResultSearchMove => "JobResult.search.usi",
+            Self::JobSearchMoves => "Job.search.moves",
+            Self::SearchSfen => "SearchRequest.start_sfen",
+            Self::SearchMoves => "SearchRequest.moves",
         }
     }
 
@@ -199,6 +212,9 @@ pub fn check_result(result: &JobResult) -> Result<(), Violation> {
                 too_long(Field::ResultGameMoveText, m.usi.len(), MAX_MOVE_BYTES)?;
             }
         }
+        Some(job_result::Kind::Search(search)) => {
+            too_long(Field::ResultSearchMove, search.usi.len(), MAX_MOVE_BYTES)?;
+        }
         // A result of no kind is well-formed but meaningless: the job kind rejects it.
         None => {}
     }
@@ -253,8 +269,30 @@ pub fn check_job(job: &Job) -> Result<(), Violation> {
             too_large(Field::JobPlyLimit, play.ply_limit as usize, MAX_GAME_MOVES)?;
             check_limits(play.limits.as_ref())
         }
+        Some(job::Kind::Search(search)) => {
+            too_long(Field::JobSfen, search.start_sfen.len(), MAX_SFEN_BYTES)?;
+            too_large(Field::JobSearchMoves, search.moves.len(), MAX_GAME_MOVES)?;
+            for m in &search.moves {
+                too_long(Field::JobSearchMoves, m.len(), MAX_MOVE_BYTES)?;
+            }
+            check_limits(search.limits.as_ref())
+        }
         None => Ok(()),
     }
+}
+
+/// Checks a client's search request: SFEN and moves within their lengths, limits
+/// in range.
+///
+/// # Errors
+/// The first field out of bounds.
+pub fn check_search_request(request: &SearchRequest) -> Result<(), Violation> {
+    too_long(Field::SearchSfen, request.start_sfen.len(), MAX_SFEN_BYTES)?;
+    too_large(Field::SearchMoves, request.moves.len(), MAX_GAME_MOVES)?;
+    for m in &request.moves {
+        too_long(Field::SearchMoves, m.len(), MAX_MOVE_BYTES)?;
+    }
+    check_limits(request.limits.as_ref())
 }
 
 fn check_limits(limits: Option<&Limits>) -> Result<(), Violation> {

@@ -1,6 +1,6 @@
 //! What the worker does with a job, by kind: a think job evaluates every legal move
 //! of a position on a pooled engine ([`EvaluatorPool`]); a play job plays a game
-//! ([`PlayerPool`]). Either runs on a blocking thread and always answers its lease:
+//! and a search job finds one move of a client's game ([`PlayerPool`]). Either runs on a blocking thread and always answers its lease:
 //! a result, or a reason to give the job back as failed (a panic included).
 
 use std::sync::Arc;
@@ -72,6 +72,10 @@ fn run(job: &Job, ctx: &JobContext) -> Result<JobResult, String> {
             let result = ctx.players.play(job.lease_id, play, &limits)?;
             ctx.stats.games.fetch_add(1, Ordering::Relaxed);
             Ok(result)
+        }
+        Some(job::Kind::Search(search)) => {
+            let limits = limits_of(search.limits.as_ref(), ctx.default_limits);
+            ctx.players.search(job.lease_id, search, &limits)
         }
         None => Err("a job of no kind this worker knows (upgrade the worker)".into()),
     }

@@ -10,7 +10,9 @@ use stera_engine::{Limits, Player, PlayerMove};
 use stera_games::{
     Adjudication, GameMove, GameResult, GameRules, MoveSource, Outcome, Referee, Termination,
 };
-use stera_proto::v1::{self, JobResult, PlayJob, PlayResult, PlayedMove, job_result};
+use stera_proto::v1::{
+    self, JobResult, PlayJob, PlayResult, PlayedMove, SearchJob, SearchResult, job_result,
+};
 use stera_rules::Position;
 
 /// Game rules from the protocol's (and the coordinator's flags') terms: a ply
@@ -117,13 +119,40 @@ impl PlayerPool {
     /// # Errors
     /// A bad job, an engine failure, a move the rules refuse.
     pub fn play(&self, lease_id: u64, job: &PlayJob, limits: &Limits) -> Result<JobResult, String> {
+        self.with_player(lease_id, |player| {
+            play(job, player, limits).map(job_result::Kind::Play)
+        })
+    }
+
+    /// Searches the job's position for one move; blocks.
+    ///
+    /// # Errors
+    /// A bad position or move list, an engine failure.
+    pub fn search(
+        &self,
+        lease_id: u64,
+        job: &SearchJob,
+        limits: &Limits,
+    ) -> Result<JobResult, String> {
+        self.with_player(lease_id, |player| {
+            search(job, player, limits).map(job_result::Kind::Search)
+        })
+    }
+
+    /// Runs `work` on an idle (or new) player and wraps its result; a player
+    /// whose work failed is dropped, not reused.
+    fn with_player(
+        &self,
+        lease_id: u64,
+        work: impl FnOnce(&mut dyn Player) -> Result<job_result::Kind, String>,
+    ) -> Result<JobResult, String> {
         let idle = self.idle.lock().ok().and_then(|mut v| v.pop());
         let mut player = match idle {
             Some(p) => p,
             None => self.choice.start_player().map_err(|e| e.to_string())?,
         };
         let started = Instant::now();
-        let result = play(job, player.as_mut(), limits)?;
+        let kind = work(player.as_mut())?;
         let engine = player.identity();
         if let Ok(mut idle) = self.idle.lock() {
             idle.push(player);
@@ -133,9 +162,47 @@ impl PlayerPool {
             nodes: 0,
             elapsed_ms: u32::try_from(started.elapsed().as_millis()).unwrap_or(u32::MAX),
             engine,
-            kind: Some(job_result::Kind::Play(result)),
+            kind: Some(kind),
         })
     }
+}
+
+/// One move for a search job: the position after the job's moves (with its
+/// history, for repetitions), searched as a fresh game so that the answer depends
+/// on the position alone.
+///
+/// # Errors
+/// A bad start position or move, an engine failure.
+pub fn search(
+    job: &SearchJob,
+    player: &mut dyn Player,
+    limits: &Limits,
+) -> Result<SearchResult, String> {
+    let mut position = Position::from_sfen(&job.start_sfen)
+        .map_err(|e| format!("bad start position from the coordinator: {e}"))?;
+    for (i, usi) in job.moves.iter().enumerate() {
+        let mv = position
+            .parse_move(usi)
+            .map_err(|e| format!("move #{} `{usi}`: {e}", i + 1))?;
+        position.do_move(mv);
+    }
+    player.new_game().map_err(|e| e.to_string())?;
+    let answer = player.play(&position, limits).map_err(|e| e.to_string())?;
+    Ok(match answer {
+        PlayerMove::Move { mv, score } => SearchResult {
+            usi: mv.to_string(),
+            score: score.unwrap_or(0),
+            has_score: score.is_some(),
+        },
+        PlayerMove::Resign => SearchResult {
+            usi: "resign".into(),
+            ..SearchResult::default()
+        },
+        PlayerMove::Win => SearchResult {
+            usi: "win".into(),
+            ..SearchResult::default()
+        },
+    })
 }
 
 /// Plays one game of a play job with `player` on both sides.
@@ -243,6 +310,27 @@ mod tests {
         let verified =
             stera_games::verify(&job.start_sfen, &moves, &claimed, &rules_of(&job)).unwrap();
         assert_eq!(verified.plies, 12);
+    }
+
+    #[test]
+    fn a_search_answers_for_the_side_to_move_after_the_moves() {
+        let job = SearchJob {
+            start_sfen: stera_rules::STARTPOS_SFEN.into(),
+            moves: vec!["7g7f".into()],
+            limits: None,
+        };
+        let answer = search(&job, &mut FirstMove, &Limits::default()).unwrap();
+        let mut after = Position::from_sfen(stera_rules::STARTPOS_SFEN).unwrap();
+        after.do_move(after.parse_move("7g7f").unwrap());
+        // White's first legal move, not black's.
+        assert_eq!(answer.usi, after.legal_moves()[0].to_string());
+        assert!(answer.has_score);
+        let bad = SearchJob {
+            moves: vec!["7g7f".into(), "7g7f".into()],
+            ..job
+        };
+        let err = search(&bad, &mut FirstMove, &Limits::default()).unwrap_err();
+        assert!(err.contains("move #2 `7g7f`"), "{err}");
     }
 
     #[test]

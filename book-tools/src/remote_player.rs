@@ -1,0 +1,136 @@
+//! A [`Player`] whose moves a running coordinator's workers search (rpc Search):
+//! `book-tools match --coordinator` plays its games here and the cluster's
+//! engines think, so a match of thousands of games takes the cluster's time, not
+//! this machine's.
+//!
+//! The game stays here: every request carries the start position and all moves
+//! played, so any worker can answer any move and a worker lost mid-game costs
+//! one search, not the game.
+
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+use stera_engine::{EvalError, Limits, Player, PlayerMove};
+use stera_proto::v1::SearchRequest;
+use stera_proto::v1::coordinator_client::CoordinatorClient;
+use stera_rules::Position;
+use tonic::transport::Channel;
+
+/// Where the coordinator is and how to reach it (the flags of `match`).
+#[derive(Debug, Clone, clap::Args)]
+pub struct Cluster {
+    /// Play the engines' moves through the workers of the coordinator at this URL
+    /// (`http://host:50051`, `https://` with TLS) instead of local engines; the
+    /// engine flags are then not used: the workers' engines play. The coordinator
+    /// serves these searches before its own jobs.
+    #[arg(long, value_name = "URL")]
+    pub coordinator: Option<String>,
+    /// File holding the coordinator's bearer token (else STERA_TOKEN).
+    #[arg(long, value_name = "FILE", requires = "coordinator")]
+    pub token_file: Option<PathBuf>,
+    /// PEM certificate of the CA that signed the coordinator's TLS certificate.
+    #[arg(long, value_name = "FILE", requires = "coordinator")]
+    pub tls_ca: Option<PathBuf>,
+}
+
+/// One side's engine in the cluster: its own connection and runtime, so that
+/// game threads never wait on each other.
+pub struct RemotePlayer {
+    runtime: tokio::runtime::Runtime,
+    client: CoordinatorClient<Channel>,
+    token: Option<String>,
+    url: String,
+    /// The engine the last answering worker reported.
+    engine: Option<String>,
+}
+
+impl RemotePlayer {
+    /// Connects to the coordinator of `cluster`.
+    ///
+    /// # Errors
+    /// No coordinator URL, an unreadable token or CA file, no connection.
+    pub fn connect(cluster: &Cluster) -> Result<Self> {
+        let url = cluster
+            .coordinator
+            .clone()
+            .context("no --coordinator given")?;
+        let token = stera_proto::token::read_token(cluster.token_file.as_deref())?;
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .context("cannot start the async runtime")?;
+        let client =
+            runtime.block_on(crate::remote::connect_to(&url, cluster.tls_ca.as_deref()))?;
+        Ok(Self {
+            runtime,
+            client,
+            token,
+            url,
+            engine: None,
+        })
+    }
+
+    fn failure(&self, reason: String) -> EvalError {
+        EvalError::Engine {
+            engine: self.identity(),
+            reason,
+        }
+    }
+}
+
+impl Player for RemotePlayer {
+    fn new_game(&mut self) -> Result<(), EvalError> {
+        // Every search starts a fresh game on its worker.
+        Ok(())
+    }
+
+    fn play(&mut self, position: &Position, limits: &Limits) -> Result<PlayerMove, EvalError> {
+        let (start, moves) = stera_engine::player::history(position);
+        let message = SearchRequest {
+            start_sfen: start.to_sfen(),
+            moves: moves.iter().map(ToString::to_string).collect(),
+            limits: Some(stera_proto::v1::Limits {
+                nodes: limits.nodes.unwrap_or(0),
+                depth: limits.depth.unwrap_or(0),
+                time_ms: limits
+                    .time
+                    .map_or(0, |t| u32::try_from(t.as_millis()).unwrap_or(u32::MAX)),
+            }),
+        };
+        let request = crate::remote::with_token(self.token.as_deref(), message)
+            .map_err(|e| self.failure(format!("{e:#}")))?;
+        let reply = self
+            .runtime
+            .block_on(self.client.search(request))
+            .map_err(|s| {
+                self.failure(format!(
+                    "the coordinator refused the search ({:?}): {}",
+                    s.code(),
+                    s.message()
+                ))
+            })?
+            .into_inner();
+        self.engine = Some(reply.engine.clone());
+        match reply.usi.as_str() {
+            "resign" => Ok(PlayerMove::Resign),
+            "win" => Ok(PlayerMove::Win),
+            usi => {
+                // The coordinator checked the move; a client trusts no one.
+                let mv = position.parse_move(usi).map_err(|e| {
+                    self.failure(format!("the cluster answered `{usi}`, not legal here: {e}"))
+                })?;
+                Ok(PlayerMove::Move {
+                    mv,
+                    score: reply.has_score.then_some(reply.score),
+                })
+            }
+        }
+    }
+
+    fn identity(&self) -> String {
+        match &self.engine {
+            Some(engine) => format!("{engine} (workers of {})", self.url),
+            None => format!("the workers of {}", self.url),
+        }
+    }
+}
