@@ -1,6 +1,11 @@
 //! Throughput and added latency of the coordinator with instant fake evaluators.
 //!
-//! `cargo run --release -p coordinator --example bench_service -- <DB> [SECONDS] [WORKERS] [SLOTS]`
+//! `cargo run --release -p coordinator --example bench_service -- <DB> [SECONDS] [WORKERS] [SLOTS] [think|play]`
+//!
+//! With `play`, the coordinator hands out play jobs only (`--think-limit 0
+//! --play-share 1`) and the fake workers play each game instantly with random
+//! legal moves through the worker's own play code (`stera_worker::play::play`,
+//! 320-ply limit): the figure is games checked, counted and stored per second.
 //!
 //! Starts the coordinator in this process on loopback over the store DB (e.g. a
 //! 1M-node book from `book-tools synth`), connects WORKERS fake workers with SLOTS
@@ -20,6 +25,50 @@ use stera_proto::v1::{
 };
 use stera_rules::Position;
 use tokio_stream::wrappers::ReceiverStream;
+
+/// Plays a pseudo-random legal move at once (a fake engine for play jobs).
+struct RandomMover(u64);
+
+impl stera_engine::Player for RandomMover {
+    fn new_game(&mut self) -> Result<(), stera_engine::EvalError> {
+        Ok(())
+    }
+    fn play(
+        &mut self,
+        position: &Position,
+        _: &stera_engine::Limits,
+    ) -> Result<stera_engine::PlayerMove, stera_engine::EvalError> {
+        // xorshift: cheap, and the same sequence on every run.
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        let legal = position.legal_moves();
+        let mv = legal[(self.0 % legal.len() as u64) as usize];
+        Ok(stera_engine::PlayerMove::Move { mv, score: Some(0) })
+    }
+    fn identity(&self) -> String {
+        "random-mover".into()
+    }
+}
+
+/// Plies of the games the fake workers played (for plies per game).
+static PLIES: AtomicU64 = AtomicU64::new(0);
+static GAMES: AtomicU64 = AtomicU64::new(0);
+
+/// A whole game for a play job, played by [`RandomMover`].
+fn game(lease_id: u64, job: &stera_proto::v1::PlayJob, seed: u64) -> JobResult {
+    let mut player = RandomMover(seed | 1);
+    let result = stera_worker::play::play(job, &mut player, &stera_engine::Limits::default())
+        .expect("a random game is a game");
+    PLIES.fetch_add(result.moves.len() as u64, Ordering::Relaxed);
+    GAMES.fetch_add(1, Ordering::Relaxed);
+    JobResult {
+        lease_id,
+        engine: "random-mover".into(),
+        kind: Some(stera_proto::v1::job_result::Kind::Play(result)),
+        ..JobResult::default()
+    }
+}
 
 fn answer(lease_id: u64, sfen: &str) -> JobResult {
     let pos = Position::from_sfen(sfen).expect("valid SFEN from the coordinator");
@@ -68,7 +117,12 @@ async fn fake(
                 if stop.load(Ordering::Relaxed) {
                     continue;
                 }
-                let r = answer(job.lease_id, job.think_sfen());
+                let r = match &job.kind {
+                    Some(stera_proto::v1::job::Kind::Play(play)) => {
+                        game(job.lease_id, play, job.lease_id)
+                    }
+                    _ => answer(job.lease_id, job.think_sfen()),
+                };
                 sent.insert(job.lease_id, Instant::now());
                 if tx
                     .send(WorkerMessage {
@@ -98,22 +152,30 @@ async fn fake(
 
 fn main() -> anyhow::Result<()> {
     let mut args = std::env::args().skip(1);
-    let db =
-        PathBuf::from(args.next().ok_or_else(|| {
-            anyhow::anyhow!("usage: bench_service <DB> [SECONDS] [WORKERS] [SLOTS]")
-        })?);
+    let db = PathBuf::from(args.next().ok_or_else(|| {
+        anyhow::anyhow!("usage: bench_service <DB> [SECONDS] [WORKERS] [SLOTS] [think|play]")
+    })?);
     let seconds: u64 = args.next().map_or(Ok(20), |s| s.parse())?;
     let workers: u32 = args.next().map_or(Ok(20), |s| s.parse())?;
     let slots: u32 = args.next().map_or(Ok(8), |s| s.parse())?;
+    let play = match args.next().as_deref() {
+        None | Some("think") => false,
+        Some("play") => true,
+        Some(other) => anyhow::bail!("mode `{other}`: think or play"),
+    };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
     runtime.block_on(async move {
         let port = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
         let listen = format!("127.0.0.1:{port}");
-        let cli = <stera_coordinator::CoordinatorArgs as clap::Parser>::parse_from([
+        let mut argv = vec![
             "coordinator", "--db", db.to_str().unwrap_or("."), "--listen", &listen, "--drain-secs", "5",
-        ]);
+        ];
+        if play {
+            argv.extend(["--think-limit", "0", "--play-share", "1", "--games", "1000000000", "--ply-limit", "320"]);
+        }
+        let cli = <stera_coordinator::CoordinatorArgs as clap::Parser>::parse_from(argv);
         let load_start = Instant::now();
         let server = tokio::spawn(stera_coordinator::run(cli, None));
         let url = format!("http://{listen}");
@@ -145,12 +207,17 @@ fn main() -> anyhow::Result<()> {
         l.sort_unstable();
         let pct = |p: f64| l.get(((l.len() as f64 - 1.0) * p) as usize).copied().unwrap_or(0) as f64 / 1000.0;
         println!(
-            "service results_per_s={:.0} ack_p50_ms={:.2} ack_p99_ms={:.2} workers={workers} slots={slots} in_flight_max={}",
+            "service mode={} results_per_s={:.0} ack_p50_ms={:.2} ack_p99_ms={:.2} workers={workers} slots={slots} in_flight_max={}",
+            if play { "play (games)" } else { "think" },
             n as f64 / secs,
             pct(0.5),
             pct(0.99),
             workers * slots
         );
+        if play {
+            let games = GAMES.load(Ordering::Relaxed).max(1);
+            println!("plies_per_game={:.1}", PLIES.load(Ordering::Relaxed) as f64 / games as f64);
+        }
         server.abort();
         Ok::<(), anyhow::Error>(())
     })
