@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
-use stera_book::terashock::{ExportOptions, NodeExtras, export_db2016};
+use stera_book::terashock::{Backup, ExportOptions, NodeExtras, Weights, export_db2016};
 use stera_book::{Book, SledStore};
 
 #[derive(clap::Args)]
@@ -25,6 +25,34 @@ pub struct Args {
     /// `import` reads back into the same nodes.
     #[arg(long, conflicts_with = "shrink")]
     raw: bool,
+    /// How values go from the leaves to the roots: `minimax` (tera-shock: a
+    /// position is worth its best move) or `softmax` (a position is worth the
+    /// softmax-weighted mean of its moves at --temperature; depths stay the best
+    /// line's).
+    #[arg(long, value_enum, default_value_t = BackupArg::Minimax, conflicts_with = "raw")]
+    backup: BackupArg,
+    /// Softmax temperature in centipawns (backup and policy weights). Toward 0
+    /// the softmax backup becomes the minimax one.
+    #[arg(long, default_value_t = 50.0)]
+    temperature: f64,
+    /// What each move's `count` carries: `one` (1 everywhere), or `policy` (the
+    /// softmax policy of the written values at --temperature, summing to 10000 per
+    /// position; YaneuraOu plays by it with ConsiderBookMoveCount). Default:
+    /// `policy` with --backup softmax, else `one`.
+    #[arg(long, value_enum, conflicts_with = "raw")]
+    weights: Option<WeightsArg>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum BackupArg {
+    Minimax,
+    Softmax,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum WeightsArg {
+    One,
+    Policy,
 }
 
 pub fn run(args: &Args) -> Result<()> {
@@ -37,9 +65,28 @@ pub fn run(args: &Args) -> Result<()> {
         book.value_count(),
         start.elapsed().as_secs_f64()
     );
+    if !(args.temperature >= 0.0 && args.temperature.is_finite()) {
+        anyhow::bail!(
+            "--temperature must be a finite number >= 0, not {}",
+            args.temperature
+        );
+    }
+    let backup = match args.backup {
+        BackupArg::Minimax => Backup::Minimax,
+        BackupArg::Softmax => Backup::Softmax,
+    };
+    let weights = match args.weights {
+        Some(WeightsArg::One) => Weights::One,
+        Some(WeightsArg::Policy) => Weights::Policy,
+        None if backup == Backup::Softmax => Weights::Policy,
+        None => Weights::One,
+    };
     let options = ExportOptions {
         shrink: args.shrink,
         raw: args.raw,
+        backup,
+        weights,
+        temperature: args.temperature,
     };
     let mut progress = Reporter::new();
     let summary = export_db2016(
@@ -62,6 +109,12 @@ pub fn run(args: &Args) -> Result<()> {
         println!(
             "solved: {} acyclic, {} on or above cycles ({} evaluations), {} perpetual-check loops, {} unconverged",
             s.acyclic, s.cyclic, s.iterations, s.perpetual_loops, s.unconverged
+        );
+    }
+    if backup == Backup::Softmax {
+        println!(
+            "softmax backup at T={}: {} unconverged",
+            args.temperature, summary.softmax_unconverged
         );
     }
     println!(

@@ -26,6 +26,7 @@ pub fn book_exporter(store: PathBuf) -> ExportFn<SledStore> {
             let options = ExportOptions {
                 shrink: request.shrink,
                 raw: request.raw,
+                ..ExportOptions::default()
             };
             let mut last_log = Instant::now();
             let summary = export_db2016(

@@ -51,16 +51,18 @@ mod error;
 mod export;
 mod extras;
 mod graph;
+mod softmax;
 mod solve;
 mod walk;
 
 pub use error::TeraShockError;
 pub use export::{
-    ExportOptions, ExportSummary, MoveLine, WRITTEN_DEPTH_MAX, book_moves, export_db2016,
-    node_lines,
+    Backup, COUNT_SCALE, ExportOptions, ExportSummary, MoveLine, WRITTEN_DEPTH_MAX, Weights,
+    book_moves, export_db2016, node_lines, policy_counts,
 };
 pub use extras::NodeExtras;
 pub use graph::{BookGraph, Edge, NodeVisitor};
+pub use softmax::{SoftmaxValues, softmax_mean, softmax_policy};
 pub use solve::{DEPTH_INFINITE, Solution, SolveStats, compare_lines, deeper, solve};
 pub use walk::walk_positions;
 

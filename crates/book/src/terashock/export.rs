@@ -12,7 +12,8 @@ use stera_rules::{Move, Position};
 
 use super::graph::{clamp_stored, node_moves};
 use super::{
-    BookGraph, NodeExtras, Progress, Solution, SolveStats, TeraShockError, compare_lines, solve,
+    BookGraph, NodeExtras, Progress, SoftmaxValues, Solution, SolveStats, TeraShockError,
+    compare_lines, softmax_policy, solve,
 };
 use crate::{Book, NodeId};
 
@@ -24,6 +25,70 @@ pub struct ExportOptions {
     /// Write the stored values (and search depths) without minimax: a book that
     /// an import reads back into the same nodes.
     pub raw: bool,
+    /// How values are backed up from the leaves toward the roots.
+    pub backup: Backup,
+    /// What the `count` field of each move carries.
+    pub weights: Weights,
+    /// Temperature in centipawns of the softmax backup and policy weights.
+    pub temperature: f64,
+}
+
+/// How the export backs values up (not for raw exports).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Backup {
+    /// The tera-shock minimax: a position is worth its best move.
+    #[default]
+    Minimax,
+    /// MC Softmax: a position is worth `Σ π(a) q(a)`, `π ∝ exp(q / T)`
+    /// ([`SoftmaxValues`]); depths stay the best line's.
+    Softmax,
+}
+
+/// What the DB2016 `count` field carries.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Weights {
+    /// 1 on every move (YaneuraOu then weighs by nothing but the values).
+    #[default]
+    One,
+    /// The softmax policy of the written values at the export's temperature,
+    /// scaled so that a position's counts sum to [`COUNT_SCALE`] (0 allowed):
+    /// YaneuraOu with `ConsiderBookMoveCount` plays moves in that proportion.
+    Policy,
+}
+
+/// The sum of a position's counts with [`Weights::Policy`].
+pub const COUNT_SCALE: u64 = 10_000;
+
+/// Integer counts of `probabilities` that sum to exactly [`COUNT_SCALE`]
+/// (largest remainders get the rounding; ties to the earlier move).
+///
+/// ```
+/// use stera_book::terashock::policy_counts;
+/// assert_eq!(policy_counts(&[0.5, 0.25, 0.25]), [5000, 2500, 2500]);
+/// assert_eq!(policy_counts(&[1.0 / 3.0; 3]), [3334, 3333, 3333]);
+/// assert_eq!(policy_counts(&[1.0, 0.0]), [10000, 0]);
+/// ```
+#[must_use]
+pub fn policy_counts(probabilities: &[f64]) -> Vec<u64> {
+    let scale = COUNT_SCALE as f64;
+    let mut counts: Vec<u64> = probabilities
+        .iter()
+        .map(|p| (p.max(0.0) * scale).floor() as u64)
+        .collect();
+    let given: u64 = counts.iter().sum();
+    let mut order: Vec<usize> = (0..counts.len()).collect();
+    order.sort_by(|&a, &b| {
+        let ra = probabilities[a].max(0.0) * scale - counts[a] as f64;
+        let rb = probabilities[b].max(0.0) * scale - counts[b] as f64;
+        rb.total_cmp(&ra).then(a.cmp(&b))
+    });
+    for &i in order
+        .iter()
+        .take(COUNT_SCALE.saturating_sub(given) as usize)
+    {
+        counts[i] += 1;
+    }
+    counts
 }
 
 /// What an export did.
@@ -37,6 +102,8 @@ pub struct ExportSummary {
     pub leaf_edges: u64,
     /// The analysis (default for a raw export).
     pub solve: SolveStats,
+    /// Cyclic nodes whose softmax value was still moving when the backup stopped.
+    pub softmax_unconverged: usize,
     /// What the writer wrote.
     pub written: WriteSummary,
     /// Time building the graph, solving, writing.
@@ -81,16 +148,18 @@ pub fn node_lines(
 ) -> Result<Vec<MoveLine>, TeraShockError> {
     node_moves(book, id, pos, moves)?;
     let mut lines = Vec::with_capacity(moves.len());
-    lines_into(book, graph, solution, extras, id, moves, &mut lines);
+    lines_into(book, graph, solution, None, extras, id, moves, &mut lines);
     Ok(lines)
 }
 
 /// [`node_lines`] for a node whose legal moves (canonical order, one per
 /// stored value) are known, into a reused vector.
+#[allow(clippy::too_many_arguments)]
 fn lines_into(
     book: &Book,
     graph: &BookGraph,
     solution: Option<&Solution>,
+    softmax: Option<&SoftmaxValues>,
     extras: Option<&NodeExtras>,
     id: NodeId,
     moves: &[Move],
@@ -113,6 +182,9 @@ fn lines_into(
         match (solution, edge) {
             (Some(s), Some(e)) => {
                 (line.value, line.depth) = s.line_through(e.child);
+                if let Some(sm) = softmax {
+                    line.value = -sm.rounded(e.child);
+                }
                 line.ponder = s.best_move(e.child);
             }
             (Some(_), None) => {}
@@ -130,8 +202,10 @@ fn lines_into(
         });
         // The analysis' best move leads (they differ only where a loop makes a
         // losing line look longer than the one the analysis settled on).
+        // With softmax values the minimax best may no longer tie for the top.
         if let Some(best) = s.best_index(id)
             && let Some(at) = lines.iter().position(|l| l.index == best)
+            && (softmax.is_none() || lines[at].value == lines[0].value)
         {
             lines[..=at].rotate_right(1);
         }
@@ -212,6 +286,14 @@ pub(crate) fn export_in_chunks(
     if let Some(s) = &solution {
         summary.solve = s.stats();
     }
+    let softmax = match (&solution, options.backup) {
+        (Some(s), Backup::Softmax) => {
+            let sm = SoftmaxValues::solve(book, &graph, s, options.temperature);
+            summary.softmax_unconverged = sm.unconverged;
+            Some(sm)
+        }
+        _ => None,
+    };
     summary.solve_time = t.elapsed();
 
     let t = Instant::now();
@@ -226,9 +308,12 @@ pub(crate) fn export_in_chunks(
         book,
         graph: &graph,
         solution: solution.as_ref(),
+        softmax: softmax.as_ref(),
         extras,
         table: &table,
         shrink: options.shrink,
+        weights: options.weights,
+        temperature: options.temperature,
     };
     let total = order.len() as u64;
     let mut done = 0u64;
@@ -369,9 +454,12 @@ struct FormatContext<'a> {
     book: &'a Book,
     graph: &'a BookGraph,
     solution: Option<&'a Solution>,
+    softmax: Option<&'a SoftmaxValues>,
     extras: &'a NodeExtras,
     table: &'a NodeTable,
     shrink: bool,
+    weights: Weights,
+    temperature: f64,
 }
 
 impl FormatContext<'_> {
@@ -388,6 +476,7 @@ impl FormatContext<'_> {
                 self.book,
                 self.graph,
                 self.solution,
+                self.softmax,
                 Some(self.extras),
                 NodeId(id),
                 &moves,
@@ -401,7 +490,17 @@ impl FormatContext<'_> {
             text.extend_from_slice(b"sfen ");
             text.extend_from_slice(self.table.sfen(i));
             text.extend_from_slice(b"\r\n");
-            for m in book_moves(&lines, self.solution.is_some()) {
+            let counts = match self.weights {
+                Weights::One => Vec::new(),
+                Weights::Policy => {
+                    let q: Vec<f64> = lines.iter().map(|l| f64::from(l.value)).collect();
+                    policy_counts(&softmax_policy(&q, self.temperature))
+                }
+            };
+            for (i, mut m) in book_moves(&lines, self.solution.is_some()).enumerate() {
+                if let Some(&c) = counts.get(i) {
+                    m.count = c;
+                }
                 format_move_line(&mut text, &m);
             }
             move_count += lines.len() as u64;
