@@ -35,10 +35,13 @@ pub struct Args {
     /// the softmax backup becomes the minimax one.
     #[arg(long, default_value_t = 50.0)]
     temperature: f64,
-    /// What each move's `count` carries: `one` (1 everywhere), or `policy` (the
+    /// What each move's `count` carries: `one` (1 everywhere); `policy` (the
     /// softmax policy of the written values at --temperature, summing to 10000 per
-    /// position; YaneuraOu plays by it with ConsiderBookMoveCount). Default:
-    /// `policy` with --backup softmax, else `one`.
+    /// position; YaneuraOu plays by it with ConsiderBookMoveCount); or `ndf`
+    /// (NineDayFever: the probability that a move is the best from the game
+    /// results per position, capped at twice its policy weight; positions and
+    /// moves without games keep the policy). Default: `policy` with --backup
+    /// softmax, else `one`.
     #[arg(long, value_enum, conflicts_with = "raw")]
     weights: Option<WeightsArg>,
 }
@@ -53,12 +56,14 @@ enum BackupArg {
 enum WeightsArg {
     One,
     Policy,
+    Ndf,
 }
 
 pub fn run(args: &Args) -> Result<()> {
     let start = Instant::now();
     stera_book::store_path::check_output_path(&args.out, &args.db)?;
-    let (book, extras) = load(&args.db, args.raw)?;
+    let (book, extras) =
+        load_with_games(&args.db, args.raw, args.weights == Some(WeightsArg::Ndf))?;
     eprintln!(
         "loaded {} nodes, {} move values in {:.1} s",
         book.len(),
@@ -78,6 +83,7 @@ pub fn run(args: &Args) -> Result<()> {
     let weights = match args.weights {
         Some(WeightsArg::One) => Weights::One,
         Some(WeightsArg::Policy) => Weights::Policy,
+        Some(WeightsArg::Ndf) => Weights::Ndf,
         None if backup == Backup::Softmax => Weights::Policy,
         None => Weights::One,
     };
@@ -111,6 +117,13 @@ pub fn run(args: &Args) -> Result<()> {
             s.acyclic, s.cyclic, s.iterations, s.perpetual_loops, s.unconverged
         );
     }
+    if weights == Weights::Ndf {
+        println!(
+            "ndf weights: {} positions weighted by {} positions with games",
+            summary.ndf_positions,
+            extras.games.len()
+        );
+    }
     if backup == Backup::Softmax {
         println!(
             "softmax backup at T={}: {} unconverged",
@@ -138,13 +151,24 @@ pub fn open_existing(db: &Path) -> Result<SledStore> {
     crate::common::open_existing(db)
 }
 
-/// Loads the book and its per-node extras with one scan, then closes the store
-/// (sled keeps its data resident: closing it before the analysis halves the
-/// memory of a big export).
-pub fn load(db: &Path, with_depths: bool) -> Result<(Book, NodeExtras)> {
+/// Loads the book and its per-node extras with one scan (per-move depths when
+/// `with_depths`, the game results per position when `with_games`), then closes
+/// the store (sled keeps its data resident: closing it before the analysis
+/// halves the memory of a big export).
+pub fn load_with_games(
+    db: &Path,
+    with_depths: bool,
+    with_games: bool,
+) -> Result<(Book, NodeExtras)> {
     let store = open_existing(db)?;
-    NodeExtras::load_with_book(&store, with_depths)
-        .with_context(|| format!("cannot load the book in `{}`", db.display()))
+    let (book, mut extras) = NodeExtras::load_with_book(&store, with_depths)
+        .with_context(|| format!("cannot load the book in `{}`", db.display()))?;
+    if with_games {
+        extras
+            .scan_games(&store, &book)
+            .with_context(|| format!("cannot read the game results in `{}`", db.display()))?;
+    }
+    Ok((book, extras))
 }
 
 /// Progress of long phases: a bar on a terminal, a log line every 10 s otherwise.

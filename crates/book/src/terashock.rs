@@ -51,6 +51,7 @@ mod error;
 mod export;
 mod extras;
 mod graph;
+mod ndf;
 mod softmax;
 mod solve;
 mod walk;
@@ -62,6 +63,7 @@ pub use export::{
 };
 pub use extras::NodeExtras;
 pub use graph::{BookGraph, Edge, NodeVisitor};
+pub use ndf::{NdfWeights, WinRate, best_probabilities, cap_to_prior};
 pub use softmax::{SoftmaxValues, softmax_mean, softmax_policy};
 pub use solve::{DEPTH_INFINITE, Solution, SolveStats, compare_lines, deeper, solve};
 pub use walk::walk_positions;

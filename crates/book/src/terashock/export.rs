@@ -12,8 +12,8 @@ use stera_rules::{Move, Position};
 
 use super::graph::{clamp_stored, node_moves};
 use super::{
-    BookGraph, NodeExtras, Progress, SoftmaxValues, Solution, SolveStats, TeraShockError,
-    compare_lines, softmax_policy, solve,
+    BookGraph, NdfWeights, NodeExtras, Progress, SoftmaxValues, Solution, SolveStats,
+    TeraShockError, compare_lines, softmax_policy, solve,
 };
 use crate::{Book, NodeId};
 
@@ -54,6 +54,10 @@ pub enum Weights {
     /// scaled so that a position's counts sum to [`COUNT_SCALE`] (0 allowed):
     /// YaneuraOu with `ConsiderBookMoveCount` plays moves in that proportion.
     Policy,
+    /// NineDayFever probabilities from the game results per position
+    /// ([`NdfWeights`], needs [`NodeExtras::scan_games`]); positions and moves
+    /// without results keep the policy of [`Weights::Policy`]. Same scale.
+    Ndf,
 }
 
 /// The sum of a position's counts with [`Weights::Policy`].
@@ -104,6 +108,8 @@ pub struct ExportSummary {
     pub solve: SolveStats,
     /// Cyclic nodes whose softmax value was still moving when the backup stopped.
     pub softmax_unconverged: usize,
+    /// Positions whose counts come from game results (`Weights::Ndf`).
+    pub ndf_positions: usize,
     /// What the writer wrote.
     pub written: WriteSummary,
     /// Time building the graph, solving, writing.
@@ -294,6 +300,21 @@ pub(crate) fn export_in_chunks(
         }
         _ => None,
     };
+    let ndf = match (&solution, options.weights) {
+        (Some(s), Weights::Ndf) => {
+            let w = NdfWeights::solve(
+                book,
+                &graph,
+                s,
+                softmax.as_ref(),
+                &extras.games,
+                options.temperature,
+            );
+            summary.ndf_positions = w.len();
+            Some(w)
+        }
+        _ => None,
+    };
     summary.solve_time = t.elapsed();
 
     let t = Instant::now();
@@ -309,6 +330,7 @@ pub(crate) fn export_in_chunks(
         graph: &graph,
         solution: solution.as_ref(),
         softmax: softmax.as_ref(),
+        ndf: ndf.as_ref(),
         extras,
         table: &table,
         shrink: options.shrink,
@@ -455,6 +477,7 @@ struct FormatContext<'a> {
     graph: &'a BookGraph,
     solution: Option<&'a Solution>,
     softmax: Option<&'a SoftmaxValues>,
+    ndf: Option<&'a NdfWeights>,
     extras: &'a NodeExtras,
     table: &'a NodeTable,
     shrink: bool,
@@ -490,9 +513,25 @@ impl FormatContext<'_> {
             text.extend_from_slice(b"sfen ");
             text.extend_from_slice(self.table.sfen(i));
             text.extend_from_slice(b"\r\n");
-            let counts = match self.weights {
-                Weights::One => Vec::new(),
-                Weights::Policy => {
+            let from_games = self.ndf.and_then(|w| w.of(NodeId(id)));
+            let counts = match (self.weights, from_games) {
+                (Weights::One, _) => Vec::new(),
+                (Weights::Ndf, Some(w)) => {
+                    // Canonical order to the lines' order; renormalised over the
+                    // lines kept (--shrink keeps the best only).
+                    let p: Vec<f64> = lines
+                        .iter()
+                        .map(|l| w.get(l.index).copied().unwrap_or(0.0))
+                        .collect();
+                    let sum: f64 = p.iter().sum();
+                    if sum > 0.0 {
+                        policy_counts(&p.iter().map(|v| v / sum).collect::<Vec<_>>())
+                    } else {
+                        let q: Vec<f64> = lines.iter().map(|l| f64::from(l.value)).collect();
+                        policy_counts(&softmax_policy(&q, self.temperature))
+                    }
+                }
+                (Weights::Policy | Weights::Ndf, _) => {
                     let q: Vec<f64> = lines.iter().map(|l| f64::from(l.value)).collect();
                     policy_counts(&softmax_policy(&q, self.temperature))
                 }

@@ -15,6 +15,9 @@ pub struct NodeExtras {
     pub timestamps: Vec<u32>,
     /// Per-move search depths (0 where none were stored), when loaded.
     depths: Option<Depths>,
+    /// Game results per node index (side to move's view), when loaded with
+    /// [`NodeExtras::scan_games`]; only nodes with games.
+    pub games: std::collections::HashMap<u32, crate::GameCounts>,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -30,6 +33,24 @@ impl NodeExtras {
     ///
     /// # Errors
     /// Storage failure or corrupt records.
+    /// Reads the game results of `store` for the nodes of `book` (positions no
+    /// longer in the book are skipped).
+    ///
+    /// # Errors
+    /// Storage failure or corrupt counters.
+    pub fn scan_games(
+        &mut self,
+        store: &dyn NodeStore,
+        book: &crate::Book,
+    ) -> Result<(), BookError> {
+        let games = &mut self.games;
+        store.for_each_game_count(&mut |key, counts| {
+            if let Some(id) = book.get(key) {
+                games.insert(id.0, counts);
+            }
+        })
+    }
+
     pub fn scan(store: &dyn NodeStore, with_depths: bool) -> Result<Self, BookError> {
         let mut extras = Self::with_capacity(store.len() as usize, with_depths);
         store.for_each_node(&mut |_, node| {
@@ -72,6 +93,7 @@ impl NodeExtras {
                 start: vec![0],
                 depths: Vec::new(),
             }),
+            games: std::collections::HashMap::new(),
         }
     }
 

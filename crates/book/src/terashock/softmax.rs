@@ -88,52 +88,19 @@ impl SoftmaxValues {
     pub fn solve(book: &Book, graph: &BookGraph, solution: &Solution, temperature: f64) -> Self {
         let n = graph.len();
         let mut values: Vec<f64> = (0..n).map(|i| f64::from(solution.value(node(i)))).collect();
-        // Parents of every node (reverse thought edges), as offsets into one array.
-        let mut parent_count = vec![0u32; n + 1];
-        let mut pending = vec![0u32; n];
-        for (i, p) in pending.iter_mut().enumerate() {
-            for e in graph.edges(node(i)) {
-                parent_count[e.child.index() + 1] += 1;
-                *p += 1;
-            }
-        }
-        for i in 0..n {
-            parent_count[i + 1] += parent_count[i];
-        }
-        let mut fill = parent_count.clone();
-        let mut parents = vec![0u32; parent_count[n] as usize];
-        for i in 0..n {
-            for e in graph.edges(node(i)) {
-                let slot = &mut fill[e.child.index()];
-                parents[*slot as usize] = i as u32;
-                *slot += 1;
-            }
-        }
-        let parents_of =
-            |i: usize| &parents[parent_count[i] as usize..parent_count[i + 1] as usize];
-
+        let order = ChildrenFirst::new(graph);
         let mut q = Vec::with_capacity(600);
-        // Children first: a node is final once all its thought children are.
-        let mut ready: VecDeque<usize> = (0..n).filter(|&i| pending[i] == 0).collect();
-        let mut solved = 0usize;
-        while let Some(i) = ready.pop_front() {
+        for &i in &order.acyclic {
+            let i = i as usize;
             values[i] = backup(book, graph, &values, i, temperature, &mut q).unwrap_or(values[i]);
-            solved += 1;
-            for &p in parents_of(i) {
-                let p = p as usize;
-                pending[p] -= 1;
-                if pending[p] == 0 {
-                    ready.push_back(p);
-                }
-            }
         }
         // The rest is on or above a cycle: relax until nothing moves.
-        let cyclic: Vec<usize> = (0..n).filter(|&i| pending[i] > 0).collect();
+        let cyclic = &order.cyclic;
         let mut queued = vec![false; n];
         let mut work: VecDeque<usize> = VecDeque::with_capacity(cyclic.len());
-        for &i in &cyclic {
-            queued[i] = true;
-            work.push_back(i);
+        for &i in cyclic {
+            queued[i as usize] = true;
+            work.push_back(i as usize);
         }
         let mut budget = cyclic.len().saturating_mul(MAX_ROUNDS);
         while budget > 0
@@ -146,16 +113,15 @@ impl SoftmaxValues {
             };
             if (v - values[i]).abs() > TOLERANCE {
                 values[i] = v;
-                for &p in parents_of(i) {
+                for &p in order.parents(i) {
                     let p = p as usize;
-                    if pending[p] > 0 && !queued[p] {
+                    if order.is_cyclic(p) && !queued[p] {
                         queued[p] = true;
                         work.push_back(p);
                     }
                 }
             }
         }
-        debug_assert_eq!(solved + cyclic.len(), n);
         Self {
             temperature,
             values,
@@ -185,7 +151,82 @@ impl SoftmaxValues {
     }
 }
 
-fn node(i: usize) -> NodeId {
+/// The nodes of a book graph children first (Kahn's order on the thought
+/// edges), the nodes on or above cycles apart, and every node's parents.
+pub(crate) struct ChildrenFirst {
+    /// Nodes whose every line ends, each after all its thought children.
+    pub acyclic: Vec<u32>,
+    /// Nodes on or above a cycle.
+    pub cyclic: Vec<u32>,
+    cyclic_bits: Vec<u64>,
+    parent_start: Vec<u32>,
+    parents: Vec<u32>,
+}
+
+impl ChildrenFirst {
+    pub fn new(graph: &BookGraph) -> Self {
+        let n = graph.len();
+        let mut parent_start = vec![0u32; n + 1];
+        let mut pending = vec![0u32; n];
+        for (i, p) in pending.iter_mut().enumerate() {
+            for e in graph.edges(node(i)) {
+                parent_start[e.child.index() + 1] += 1;
+                *p += 1;
+            }
+        }
+        for i in 0..n {
+            parent_start[i + 1] += parent_start[i];
+        }
+        let mut fill = parent_start.clone();
+        let mut parents = vec![0u32; parent_start[n] as usize];
+        for i in 0..n {
+            for e in graph.edges(node(i)) {
+                let slot = &mut fill[e.child.index()];
+                parents[*slot as usize] = i as u32;
+                *slot += 1;
+            }
+        }
+        let mut order = Self {
+            acyclic: Vec::with_capacity(n),
+            cyclic: Vec::new(),
+            cyclic_bits: vec![0; n.div_ceil(64)],
+            parent_start,
+            parents,
+        };
+        let mut ready: VecDeque<u32> = (0..n as u32)
+            .filter(|&i| pending[i as usize] == 0)
+            .collect();
+        while let Some(i) = ready.pop_front() {
+            order.acyclic.push(i);
+            for k in order.parent_start[i as usize]..order.parent_start[i as usize + 1] {
+                let p = order.parents[k as usize] as usize;
+                pending[p] -= 1;
+                if pending[p] == 0 {
+                    ready.push_back(p as u32);
+                }
+            }
+        }
+        for (i, &left) in pending.iter().enumerate() {
+            if left > 0 {
+                order.cyclic.push(i as u32);
+                order.cyclic_bits[i / 64] |= 1 << (i % 64);
+            }
+        }
+        order
+    }
+
+    /// The nodes with a thought edge to node `i`.
+    pub fn parents(&self, i: usize) -> &[u32] {
+        &self.parents[self.parent_start[i] as usize..self.parent_start[i + 1] as usize]
+    }
+
+    /// Whether node `i` is on or above a cycle.
+    pub fn is_cyclic(&self, i: usize) -> bool {
+        self.cyclic_bits[i / 64] & (1 << (i % 64)) != 0
+    }
+}
+
+pub(crate) fn node(i: usize) -> NodeId {
     NodeId(u32::try_from(i).unwrap_or(u32::MAX))
 }
 
