@@ -9,6 +9,7 @@ mod bench;
 mod common;
 mod evaluate;
 mod export;
+mod file_book;
 mod import;
 mod kifu;
 mod matches;
@@ -58,7 +59,7 @@ enum Command {
     Remote(remote::Args),
     /// A book against another book or against no book: games with the same engine
     /// on both sides once the books end; wins, draws, losses, Elo.
-    Match(matches::Args),
+    Match(Box<matches::Args>),
 }
 
 fn main() -> ExitCode {

@@ -28,17 +28,31 @@ use stera_games::{
 };
 use stera_rules::{Color, Move, Position};
 
+use crate::file_book::{BookMoves, FileBook};
 use crate::remote_player::{Cluster, RemotePlayer};
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// The book store under test.
-    #[arg(long, value_name = "DIR")]
-    db: PathBuf,
-    /// The book store it plays against (the same store is allowed); without it,
-    /// against the engine without a book.
+    /// The book store under test (its moves by the softmax of the tera-shock
+    /// values at --temperature).
+    #[arg(long, value_name = "DIR", required_unless_present = "book")]
+    db: Option<PathBuf>,
+    /// A DB2016 book file under test instead of a store (an export as an engine
+    /// would play it; see --book-moves). Openings default to `startpos`.
+    #[arg(long, value_name = "FILE", conflicts_with = "db")]
+    book: Option<PathBuf>,
+    /// The book store it plays against (the same store is allowed); without it
+    /// (and without --against-book), against the engine without a book.
     #[arg(long, value_name = "DIR")]
     against: Option<PathBuf>,
+    /// A DB2016 book file it plays against.
+    #[arg(long, value_name = "FILE", conflicts_with = "against")]
+    against_book: Option<PathBuf>,
+    /// How a side with a book file picks its moves: `best` (the first, best
+    /// value), `softmax` (of the values at --temperature) or `count` (in
+    /// proportion to the count field, as YaneuraOu with ConsiderBookMoveCount).
+    #[arg(long, value_enum, default_value_t = BookMoves::Count)]
+    book_moves: BookMoves,
     /// Games to play (pairs of one opening with colours swapped; an odd number
     /// leaves the last pair incomplete).
     #[arg(long, default_value_t = 100)]
@@ -122,16 +136,33 @@ pub fn run(args: &Args) -> Result<()> {
             .map(|(threshold, plies)| Adjudication { threshold, plies }),
     };
     rules.check()?;
-    let (book, roots) = load_book(&args.db)?;
-    let own: Arc<dyn BookPolicy> =
-        Arc::new(SoftmaxPolicy::new(Arc::clone(&book), args.temperature));
-    let other: Option<Arc<dyn BookPolicy>> = match &args.against {
-        None => None,
-        Some(path) if same_store(path, &args.db) => Some(Arc::clone(&own)),
-        Some(path) => {
+    let file_book = |path: &Path| -> Result<Arc<dyn BookPolicy>> {
+        Ok(Arc::new(FileBook::open(
+            path,
+            args.book_moves,
+            args.temperature,
+        )?))
+    };
+    let (own, roots, own_name): (Arc<dyn BookPolicy>, Vec<String>, PathBuf) =
+        match (&args.db, &args.book) {
+            (Some(db), _) => {
+                let (book, roots) = load_book(db)?;
+                let policy = Arc::new(SoftmaxPolicy::new(book, args.temperature));
+                (policy, roots, db.clone())
+            }
+            (None, Some(file)) => (file_book(file)?, vec!["startpos".to_owned()], file.clone()),
+            (None, None) => bail!("--db or --book names the book under test"),
+        };
+    let other: Option<Arc<dyn BookPolicy>> = match (&args.against, &args.against_book) {
+        (Some(path), _) if args.db.as_ref().is_some_and(|db| same_store(path, db)) => {
+            Some(Arc::clone(&own))
+        }
+        (Some(path), _) => {
             let (book, _) = load_book(path)?;
             Some(Arc::new(SoftmaxPolicy::new(book, args.temperature)))
         }
+        (None, Some(file)) => Some(file_book(file)?),
+        (None, None) => None,
     };
     let openings = match &args.openings {
         Some(file) => read_openings(file)?,
@@ -140,11 +171,15 @@ pub fn run(args: &Args) -> Result<()> {
     let against = args
         .against
         .as_ref()
+        .or(args.against_book.as_ref())
         .map_or_else(|| "no book".to_owned(), |p| p.display().to_string());
     eprintln!(
-        "match: {} ({}) against {against}; {} games from {} openings, {} at a time",
-        args.db.display(),
+        "match: {} ({}) against {against}{}; {} games from {} openings, {} at a time",
+        own_name.display(),
         own.describe(),
+        other
+            .as_ref()
+            .map_or_else(String::new, |o| format!(" ({})", o.describe())),
         args.games,
         openings.len(),
         args.concurrency.max(1),
@@ -174,7 +209,7 @@ pub fn run(args: &Args) -> Result<()> {
     };
     let played = run_games(&job, args.concurrency.max(1))?;
     if let Some(path) = &args.out_games {
-        write_games(path, &played, &args.db, &against, &identity)?;
+        write_games(path, &played, &own_name, &against, &identity)?;
     }
     Ok(())
 }

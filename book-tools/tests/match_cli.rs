@@ -351,3 +351,53 @@ fn a_match_through_a_coordinators_workers_adds_up() {
         "{err}"
     );
 }
+
+#[test]
+fn an_exported_book_file_plays_by_its_counts() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db = synthetic_book(dir.path());
+    let file = dir.path().join("policy.db2016");
+    ok(&[
+        "export",
+        "--db",
+        &db,
+        "--out",
+        s(&file),
+        "--backup",
+        "softmax",
+        "--temperature",
+        "50",
+    ]);
+    let games = dir.path().join("games.csa");
+    let out = ok(&[
+        "match",
+        "--book",
+        s(&file),
+        "--book-moves",
+        "count",
+        "--against-book",
+        s(&file),
+        "--games",
+        "2",
+        "--nodes",
+        "200",
+        "--ply-limit",
+        "60",
+        "--out-games",
+        s(&games),
+    ]);
+    let m = summary(&out);
+    assert_eq!(m["games"], "2 of 2", "{out}");
+    // The same file on both sides, the same draws, colours swapped: even.
+    assert_eq!(number(&m, "wins"), number(&m, "losses"), "{out}");
+    let text = std::fs::read_to_string(&games).expect("games written");
+    assert!(text.contains("+ book ") && text.contains("policy.db2016"), "{text}");
+    let report =
+        read_kifu_bytes(text.as_bytes(), "games.csa", Some(KifuFormat::Csa)).expect("readable CSA");
+    assert_eq!(report.summary.games_read, 2);
+    // --db and --book together are refused.
+    let err =
+        String::from_utf8_lossy(&book_tools(&["match", "--db", &db, "--book", s(&file)]).stderr)
+            .into_owned();
+    assert!(err.contains("cannot be used with"), "{err}");
+}

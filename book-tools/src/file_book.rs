@@ -1,0 +1,158 @@
+//! A YaneuraOu DB2016 book file as the book of a match side (`match --book`):
+//! an export is tested as the engine that loads it would play it, e.g. by its
+//! `count` weights as YaneuraOu does with `ConsiderBookMoveCount`.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use anyhow::{Context, Result, bail};
+use stera_formats::db2016::Db2016Reader;
+use stera_games::BookPolicy;
+use stera_rules::{Move, Position};
+
+/// How a side picks among a file entry's moves.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum BookMoves {
+    /// The first move (the best value; the export writes it first).
+    Best,
+    /// Softmax of the moves' values at the match's --temperature.
+    Softmax,
+    /// In proportion to `count` (moves with count 0 are never played; an entry
+    /// whose counts are all 0 plays its first move).
+    Count,
+}
+
+/// One book file, by position (the ply does not matter).
+pub struct FileBook {
+    name: String,
+    entries: HashMap<u128, Vec<(Move, i32, u64)>>,
+    moves: BookMoves,
+    temperature: f64,
+}
+
+impl FileBook {
+    /// Reads the DB2016 file at `path` (moves illegal in their position are
+    /// refused with the entry named).
+    ///
+    /// # Errors
+    /// An unreadable or malformed file, an illegal move, an empty book.
+    pub fn open(path: &Path, moves: BookMoves, temperature: f64) -> Result<Self> {
+        let reader = Db2016Reader::open(path)
+            .with_context(|| format!("cannot open the book file `{}`", path.display()))?;
+        let mut entries = HashMap::new();
+        for (i, entry) in reader.enumerate() {
+            let entry = entry.with_context(|| format!("`{}`, entry {}", path.display(), i + 1))?;
+            let position: Position = entry
+                .position()
+                .with_context(|| format!("`{}`: {}", path.display(), entry.sfen()))?;
+            let mut list = Vec::with_capacity(entry.moves.len());
+            for m in &entry.moves {
+                if !position.is_legal(m.mv) {
+                    bail!(
+                        "`{}`: move {} is not legal in {}",
+                        path.display(),
+                        m.mv,
+                        entry.sfen()
+                    );
+                }
+                list.push((m.mv, m.value, m.count));
+            }
+            if !list.is_empty() {
+                entries.insert(position.key().0, list);
+            }
+        }
+        if entries.is_empty() {
+            bail!("the book file `{}` has no moves", path.display());
+        }
+        Ok(Self {
+            name: path.display().to_string(),
+            entries,
+            moves,
+            temperature,
+        })
+    }
+}
+
+impl BookPolicy for FileBook {
+    fn probabilities(&self, position: &Position) -> Option<Vec<(Move, f64)>> {
+        let list = self.entries.get(&position.key().0)?;
+        let first = vec![(list[0].0, 1.0)];
+        match self.moves {
+            BookMoves::Best => Some(first),
+            BookMoves::Softmax => {
+                let values: Vec<i32> = list.iter().map(|m| m.1).collect();
+                let p = stera_games::book::softmax(&values, self.temperature);
+                Some(list.iter().zip(p).map(|(m, p)| (m.0, p)).collect())
+            }
+            BookMoves::Count => {
+                let total: u64 = list.iter().map(|m| m.2).sum();
+                if total == 0 {
+                    return Some(first);
+                }
+                let mut p: Vec<(Move, f64)> = list
+                    .iter()
+                    .filter(|m| m.2 > 0)
+                    .map(|m| (m.0, m.2 as f64 / total as f64))
+                    .collect();
+                p.sort_by(|a, b| b.1.total_cmp(&a.1));
+                Some(p)
+            }
+        }
+    }
+
+    fn describe(&self) -> String {
+        let how = match self.moves {
+            BookMoves::Best => "best value".to_owned(),
+            BookMoves::Softmax => format!("softmax T={} of its values", self.temperature),
+            BookMoves::Count => "by count".to_owned(),
+        };
+        format!(
+            "book file {} ({} positions, {how})",
+            self.name,
+            self.entries.len()
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn book(text: &str, moves: BookMoves) -> FileBook {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("b.db");
+        std::fs::write(&path, text).unwrap();
+        FileBook::open(&path, moves, 50.0).unwrap()
+    }
+
+    const TEXT: &str = "#YANEURAOU-DB2016 1.00\nsfen lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL b - 1\n7g7f none 40 3 0\n2g2f none 30 3 3\n5g5f none -10 3 1\n";
+
+    #[test]
+    fn count_weights_are_followed_and_zero_counts_never_played() {
+        let b = book(TEXT, BookMoves::Count);
+        let p = b.probabilities(&Position::startpos()).unwrap();
+        let shown: Vec<(String, f64)> = p.iter().map(|(m, p)| (m.to_string(), *p)).collect();
+        assert_eq!(
+            shown,
+            [("2g2f".to_owned(), 0.75), ("5g5f".to_owned(), 0.25)]
+        );
+        let best = book(TEXT, BookMoves::Best);
+        assert_eq!(
+            best.choose(&Position::startpos(), 0.99)
+                .unwrap()
+                .to_string(),
+            "7g7f"
+        );
+        let after = Position::from_position_command("startpos moves 7g7f").unwrap();
+        assert!(b.probabilities(&after).is_none());
+    }
+
+    #[test]
+    fn an_illegal_move_in_the_file_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("b.db");
+        std::fs::write(&path, TEXT.replace("5g5f", "5g5e")).unwrap();
+        let err = FileBook::open(&path, BookMoves::Count, 50.0).err().unwrap();
+        assert!(format!("{err:#}").contains("5g5e"), "{err:#}");
+    }
+}
