@@ -53,6 +53,9 @@ pub struct Args {
     /// proportion to the count field, as YaneuraOu with ConsiderBookMoveCount).
     #[arg(long, value_enum, default_value_t = BookMoves::Count)]
     book_moves: BookMoves,
+    /// --book-moves for the --against-book side (default: the same).
+    #[arg(long, value_enum, requires = "against_book")]
+    against_book_moves: Option<BookMoves>,
     /// Games to play (pairs of one opening with colours swapped; an odd number
     /// leaves the last pair incomplete).
     #[arg(long, default_value_t = 100)]
@@ -136,12 +139,8 @@ pub fn run(args: &Args) -> Result<()> {
             .map(|(threshold, plies)| Adjudication { threshold, plies }),
     };
     rules.check()?;
-    let file_book = |path: &Path| -> Result<Arc<dyn BookPolicy>> {
-        Ok(Arc::new(FileBook::open(
-            path,
-            args.book_moves,
-            args.temperature,
-        )?))
+    let file_book = |path: &Path, moves: BookMoves| -> Result<Arc<dyn BookPolicy>> {
+        Ok(Arc::new(FileBook::open(path, moves, args.temperature)?))
     };
     let (own, roots, own_name): (Arc<dyn BookPolicy>, Vec<String>, PathBuf) =
         match (&args.db, &args.book) {
@@ -150,7 +149,11 @@ pub fn run(args: &Args) -> Result<()> {
                 let policy = Arc::new(SoftmaxPolicy::new(book, args.temperature));
                 (policy, roots, db.clone())
             }
-            (None, Some(file)) => (file_book(file)?, vec!["startpos".to_owned()], file.clone()),
+            (None, Some(file)) => (
+                file_book(file, args.book_moves)?,
+                vec!["startpos".to_owned()],
+                file.clone(),
+            ),
             (None, None) => bail!("--db or --book names the book under test"),
         };
     let other: Option<Arc<dyn BookPolicy>> = match (&args.against, &args.against_book) {
@@ -161,7 +164,10 @@ pub fn run(args: &Args) -> Result<()> {
             let (book, _) = load_book(path)?;
             Some(Arc::new(SoftmaxPolicy::new(book, args.temperature)))
         }
-        (None, Some(file)) => Some(file_book(file)?),
+        (None, Some(file)) => Some(file_book(
+            file,
+            args.against_book_moves.unwrap_or(args.book_moves),
+        )?),
         (None, None) => None,
     };
     let openings = match &args.openings {
