@@ -1,11 +1,14 @@
 //! `book-tools show`: one position of the book, its board and every move with
-//! its stored and its propagated value, and the games played through it.
+//! its stored and its propagated value, the games played through it, and the
+//! probabilities an export would write in `count` (softmax policy, NineDayFever).
 
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
-use stera_book::terashock::{BookGraph, DEPTH_INFINITE, MoveLine, node_lines, solve};
+use stera_book::terashock::{
+    BookGraph, DEPTH_INFINITE, MoveLine, NdfWeights, node_lines, softmax_policy, solve,
+};
 use stera_book::{GameCounts, NodeStore};
 use stera_rules::Position;
 
@@ -19,6 +22,10 @@ pub struct Args {
     db: PathBuf,
     /// `startpos`, `startpos moves ...`, `sfen ...` or an SFEN.
     position: String,
+    /// Temperature (centipawns) of the policy and NineDayFever priors shown, as
+    /// `export --temperature`.
+    #[arg(long, default_value_t = 50.0)]
+    temperature: f64,
 }
 
 /// A text board from an SFEN: white's pieces lowercase, promoted with `+`.
@@ -85,8 +92,8 @@ pub fn run(args: &Args) -> Result<()> {
             stera_rules::excerpt(&args.position)
         )
     })?;
-    let games = load_games(&args.db, &pos)?;
     let (book, _) = common::load(&args.db, false)?;
+    let games = load_games(&args.db, &pos, &book)?;
     let mut progress = Reporter::new();
     let graph = BookGraph::build(&book, &mut |p, d, t| progress.report(p, d, t))?;
     progress.finish();
@@ -116,6 +123,17 @@ pub fn run(args: &Args) -> Result<()> {
     };
     let mut moves = Vec::new();
     let lines = node_lines(&book, &graph, Some(&solution), None, id, &pos, &mut moves)?;
+    let values: Vec<f64> = lines.iter().map(|l| f64::from(l.value)).collect();
+    let policy = softmax_policy(&values, args.temperature);
+    let ndf = NdfWeights::solve(&book, &graph, &solution, None, &games.all, args.temperature);
+    let weights = Weights {
+        policy: lines
+            .iter()
+            .zip(&policy)
+            .map(|(l, &p)| (l.index, p))
+            .collect(),
+        ndf: ndf.of(id).map(<[f64]>::to_vec),
+    };
     common::to_stdout(|out| {
         print_position(out, &pos, &games)?;
         writeln!(
@@ -127,8 +145,16 @@ pub fn run(args: &Args) -> Result<()> {
                 .best_move(id)
                 .map_or_else(|| "none (no legal move)".to_owned(), |m| m.to_string())
         )?;
-        print_moves(out, &lines, book.values(id), &games)
+        print_moves(out, &lines, book.values(id), &games, &weights)
     })
+}
+
+/// The export's weights of the shown position's moves.
+struct Weights {
+    /// Softmax policy by canonical move index.
+    policy: std::collections::HashMap<usize, f64>,
+    /// NineDayFever probabilities (canonical order), when its moves have games.
+    ndf: Option<Vec<f64>>,
 }
 
 /// Game results at the shown position and after each of its legal moves.
@@ -137,11 +163,13 @@ struct Games {
     here: GameCounts,
     /// After each legal move (canonical order), from the mover's view.
     after: Vec<GameCounts>,
+    /// Every book position's games, by node index (for the NineDayFever weights).
+    all: std::collections::HashMap<u32, GameCounts>,
 }
 
 /// The games through `pos` and its children (the store is closed after; the
 /// book is loaded by a second, short-lived open, as every reader does).
-fn load_games(db: &Path, pos: &Position) -> Result<Games> {
+fn load_games(db: &Path, pos: &Position, book: &stera_book::Book) -> Result<Games> {
     let store = common::open_existing(db)?;
     let counts = |key| {
         store
@@ -155,7 +183,15 @@ fn load_games(db: &Path, pos: &Position) -> Result<Games> {
         // The child's counters are from its side to move: the mover's opponent.
         .map(|mv| counts(pos.key_after(mv)).map(GameCounts::flipped))
         .collect::<Result<_>>()?;
-    Ok(Games { here, after })
+    let mut all = std::collections::HashMap::new();
+    store
+        .for_each_game_count(&mut |key, c| {
+            if let Some(id) = book.get(key) {
+                all.insert(id.0, c);
+            }
+        })
+        .with_context(|| format!("cannot read the game results in `{}`", db.display()))?;
+    Ok(Games { here, after, all })
 }
 
 /// The move table of a thought position, best first.
@@ -164,16 +200,23 @@ fn print_moves(
     lines: &[MoveLine],
     stored: &[i16],
     games: &Games,
+    weights: &Weights,
 ) -> io::Result<()> {
     writeln!(
         out,
-        "  move     stored  propagated  depth  games  score  ponder  (* = leads to a thought position; score for the mover)"
+        "  move     stored  propagated  depth  games  score  policy     ndf  ponder  (* = leads to a thought position; score for the mover; policy and ndf in %, as export --weights writes them in count)"
     )?;
     for l in lines {
         let c = games.after[l.index];
+        let policy = weights.policy.get(&l.index).copied().unwrap_or(0.0);
+        let ndf = weights
+            .ndf
+            .as_ref()
+            .and_then(|w| w.get(l.index))
+            .map_or_else(|| "-".to_owned(), |p| format!("{:.1}", 100.0 * p));
         writeln!(
             out,
-            "  {:<7}{} {:>6} {:>11} {:>6} {:>6} {:>6}  {}",
+            "  {:<7}{} {:>6} {:>11} {:>6} {:>6} {:>6} {:>7.1} {:>7}  {}",
             l.mv.to_string(),
             if l.thought_child { "*" } else { " " },
             stored[l.index],
@@ -181,6 +224,8 @@ fn print_moves(
             depth_text(l.depth),
             c.games(),
             score_text(c),
+            100.0 * policy,
+            ndf,
             l.ponder
                 .map_or_else(|| "none".to_owned(), |m| m.to_string())
         )?;

@@ -99,7 +99,17 @@ fn move_columns(shown: &str, mv: &str) -> (String, String) {
         .find(|l| l.split_whitespace().next() == Some(mv))
         .unwrap_or_else(|| panic!("no line for {mv} in\n{shown}"));
     let f: Vec<&str> = line.split_whitespace().collect();
-    // ... games score ponder
+    // ... games score policy ndf ponder
+    (f[f.len() - 5].to_owned(), f[f.len() - 4].to_owned())
+}
+
+/// The `policy` and `ndf` columns (percent) of move `mv`.
+fn weight_columns(shown: &str, mv: &str) -> (String, String) {
+    let line = shown
+        .lines()
+        .find(|l| l.split_whitespace().next() == Some(mv))
+        .unwrap_or_else(|| panic!("no line for {mv} in\n{shown}"));
+    let f: Vec<&str> = line.split_whitespace().collect();
     (f[f.len() - 3].to_owned(), f[f.len() - 2].to_owned())
 }
 
@@ -121,6 +131,11 @@ fn show_prints_games_and_scores_per_move_and_for_the_position() {
         "{shown}"
     );
     assert!(shown.contains("7g7f   *"), "{shown}");
+    // 7g7f is the only move into a position with games: NineDayFever gives it all
+    // of its own prior (no rival to take a share from), so both columns agree.
+    let (policy, ndf) = weight_columns(&shown, "7g7f");
+    assert!(policy.parse::<f64>().unwrap() > 0.0, "{shown}");
+    assert_eq!(policy, ndf, "{shown}");
     assert_eq!(
         move_columns(&shown, "1g1f"),
         ("0".to_owned(), "-".to_owned()),
