@@ -33,7 +33,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
-use stera_book::{Selector, SledStore};
+use stera_book::{SelectMode, Selector, SledStore, SoftmaxSelect};
 use stera_proto::v1::Limits;
 use stera_proto::v1::coordinator_server::CoordinatorServer;
 use tokio::sync::{mpsc, watch};
@@ -120,8 +120,64 @@ pub struct CoordinatorArgs {
     /// JSON (GET /api/status) on this address, e.g. 0.0.0.0:9100. Off when not given.
     #[arg(long, value_name = "ADDR")]
     pub metrics: Option<SocketAddr>,
+    /// How the positions to think are chosen from the book.
+    #[arg(long, value_enum, default_value = "alphabeta")]
+    pub select: SelectKind,
+    /// Softmax temperature in centipawns for `--select softmax` (default 50): a
+    /// move whose value is T below another's is sampled e (2.718...) times less
+    /// often. Refused with `--select alphabeta`.
+    #[arg(long, value_name = "CP")]
+    pub temperature: Option<f64>,
+    /// Seed of the `--select softmax` sampling: the same book, seed and sequence
+    /// of selections and results give the same leaves.
+    #[arg(long, default_value_t = stera_book::DEFAULT_SELECT_SEED)]
+    pub select_seed: u64,
     #[command(flatten)]
     pub play: play::PlayArgs,
+}
+
+/// How the coordinator selects the positions to think (`--select`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum SelectKind {
+    /// Super Tera-Shock: the leaf at the end of the principal variation of an
+    /// alpha-beta search over the book (the reference method; always the line
+    /// the book currently believes best).
+    #[default]
+    Alphabeta,
+    /// MC Softmax: from a root, sample each move with probability proportional
+    /// to exp(value / --temperature) until a move leaves the book; that position
+    /// is thought. Spreads the thinking over near-best lines.
+    Softmax,
+}
+
+/// Default `--temperature` of `--select softmax`, in centipawns.
+pub const DEFAULT_SELECT_TEMPERATURE: f64 = 50.0;
+
+/// The selection mode the `--select`, `--temperature` and `--select-seed` flags
+/// give.
+///
+/// # Errors
+/// `--temperature` with `--select alphabeta`, or a temperature that is not a
+/// finite number > 0.
+pub fn select_mode(args: &CoordinatorArgs) -> Result<SelectMode> {
+    match args.select {
+        SelectKind::Alphabeta => {
+            if args.temperature.is_some() {
+                bail!("--temperature applies only to --select softmax");
+            }
+            Ok(SelectMode::AlphaBeta)
+        }
+        SelectKind::Softmax => {
+            let temperature = args.temperature.unwrap_or(DEFAULT_SELECT_TEMPERATURE);
+            if !(temperature.is_finite() && temperature > 0.0) {
+                bail!("--temperature must be a finite number > 0, not {temperature}");
+            }
+            Ok(SelectMode::Softmax(SoftmaxSelect {
+                temperature,
+                seed: args.select_seed,
+            }))
+        }
+    }
 }
 
 fn tls_config(args: &CoordinatorArgs) -> Result<Option<tonic::transport::ServerTlsConfig>> {
@@ -178,10 +234,15 @@ pub async fn run(args: CoordinatorArgs, export: Option<ExportFn<SledStore>>) -> 
         .play
         .settings()
         .map_err(|e| anyhow::anyhow!("bad game flags: {e}"))?;
+    let select = select_mode(&args)?;
     // Registered before the server listens: a SIGTERM that comes right after
     // "listening" must drain the coordinator, not kill it with the default action.
     let term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
-    let selector = open_selector(&args.db).await?;
+    let mut selector = open_selector(&args.db).await?;
+    selector
+        .set_select_mode(select)
+        .map_err(|e| anyhow::anyhow!("bad selection flags: {e}"))?;
+    tracing::info!(?select, "selection");
 
     let registry = Arc::new(Registry::default());
     let (progress_tx, mut progress) = watch::channel(Progress::default());
@@ -527,3 +588,73 @@ fn local_url(args: &CoordinatorArgs, addr: SocketAddr) -> String {
 
 /// First argument that makes the coordinator executable act as a worker.
 pub const LOCAL_WORKER_ARG: &str = "__worker";
+
+#[cfg(test)]
+mod select_flag_tests {
+    use super::*;
+    use clap::Parser;
+
+    fn parse(extra: &[&str]) -> Result<CoordinatorArgs, clap::Error> {
+        let mut argv = vec!["coordinator", "--db", "/tmp/x"];
+        argv.extend_from_slice(extra);
+        CoordinatorArgs::try_parse_from(argv)
+    }
+
+    #[test]
+    fn alphabeta_is_the_default() {
+        let args = parse(&[]).unwrap();
+        assert_eq!(args.select, SelectKind::Alphabeta);
+        assert_eq!(select_mode(&args).unwrap(), SelectMode::AlphaBeta);
+        let args = parse(&["--select", "alphabeta"]).unwrap();
+        assert_eq!(select_mode(&args).unwrap(), SelectMode::AlphaBeta);
+    }
+
+    #[test]
+    fn softmax_with_temperature_and_seed() {
+        let args = parse(&["--select", "softmax", "--temperature", "50"]).unwrap();
+        assert_eq!(
+            select_mode(&args).unwrap(),
+            SelectMode::Softmax(SoftmaxSelect {
+                temperature: 50.0,
+                seed: stera_book::DEFAULT_SELECT_SEED,
+            })
+        );
+        let args = parse(&["--select", "softmax", "--select-seed", "9"]).unwrap();
+        assert_eq!(
+            select_mode(&args).unwrap(),
+            SelectMode::Softmax(SoftmaxSelect {
+                temperature: DEFAULT_SELECT_TEMPERATURE,
+                seed: 9,
+            })
+        );
+    }
+
+    #[test]
+    fn nonsense_is_refused() {
+        assert!(parse(&["--select", "mcts"]).is_err());
+        let args = parse(&["--temperature", "50"]).unwrap();
+        assert!(select_mode(&args).is_err(), "temperature without softmax");
+        for t in ["0", "-5", "NaN", "inf"] {
+            let flag = format!("--temperature={t}");
+            let args = parse(&["--select", "softmax", &flag]).unwrap();
+            assert!(select_mode(&args).is_err(), "{t}");
+        }
+    }
+
+    #[test]
+    fn help_explains_each_mode() {
+        let help = <CoordinatorArgs as clap::CommandFactory>::command()
+            .render_long_help()
+            .to_string();
+        for text in [
+            "--select",
+            "alphabeta",
+            "softmax",
+            "--temperature",
+            "--select-seed",
+        ] {
+            assert!(help.contains(text), "{text} missing from --help");
+        }
+        assert!(help.contains("principal variation") && help.contains("exp(value"));
+    }
+}

@@ -10,7 +10,8 @@
 //! * [`Book`]: the in-memory index (key -> node, values), a few dozen bytes per
 //!   node plus 2 bytes per move.
 //! * [`Selector`]: alpha-beta over the book from the roots, handing out leaves
-//!   while earlier ones are in flight (`select` / `complete` / `abandon`).
+//!   while earlier ones are in flight (`select` / `complete` / `abandon`), or
+//!   by MC Softmax sampling ([`SelectMode::Softmax`]).
 //! * [`synthetic`]: a deterministic pseudo-evaluator and a fast book grower for
 //!   benchmarks.
 
@@ -29,6 +30,8 @@ pub use book::Book;
 pub use error::BookError;
 pub use node::{NodeId, Origin, Thought, ThoughtNode};
 pub use results::{GameCounts, GameCountsDecodeError};
-pub use selector::{Leaf, SelectStats, Selector};
+pub use selector::{
+    DEFAULT_SELECT_SEED, Leaf, SelectMode, SelectStats, Selector, SoftmaxSelect, softmax_policy,
+};
 pub use sled_store::SledStore;
 pub use store::{MemoryStore, NodeStore, RunConfig};

@@ -24,6 +24,9 @@ use stera_rules::{Key, Move, Position, Repetition};
 
 use crate::{Book, BookError, NodeId, NodeStore, Origin, RunConfig, Thought, ThoughtNode};
 
+mod softmax;
+pub use softmax::{DEFAULT_SELECT_SEED, SelectMode, SoftmaxSelect, softmax_policy};
+
 /// A position handed out for thinking.
 #[derive(Debug, Clone)]
 pub struct Leaf {
@@ -182,6 +185,8 @@ pub struct Selector<S: NodeStore> {
     /// Per root: the principal variation and value of its last search.
     root_lines: Vec<Option<(Vec<Move>, i32)>>,
     move_buffers: Vec<Vec<Move>>,
+    /// Softmax selection and its RNG when in that mode (`None`: alpha-beta).
+    softmax: Option<softmax::SoftmaxState>,
 }
 
 impl<S: NodeStore> std::fmt::Debug for Selector<S> {
@@ -249,6 +254,7 @@ impl<S: NodeStore> Selector<S> {
             pv: Vec::new(),
             root_lines: Vec::new(),
             move_buffers: Vec::new(),
+            softmax: None,
             store,
         };
         for (node, mv) in selector.store.bans()? {
@@ -352,11 +358,16 @@ impl<S: NodeStore> Selector<S> {
 
     /// Up to `n` distinct leaves, none of them in flight; they are in flight on
     /// return. Roots take turns ([`RunConfig::leaves_per_turn`] leaves each); an
-    /// empty result means no root has a selectable leaf now.
+    /// empty result means no root has a selectable leaf now. In softmax mode
+    /// ([`Selector::set_select_mode`]) each leaf comes from a sampled descent
+    /// instead of the principal variation (see [`SelectMode::Softmax`]).
     ///
     /// # Errors
     /// Storage failure while banning an edge.
     pub fn select(&mut self, n: usize) -> Result<Vec<Leaf>, BookError> {
+        if self.softmax.is_some() {
+            return self.select_softmax(n);
+        }
         let mut out = Vec::with_capacity(n);
         let mut fruitless_roots = 0;
         while out.len() < n && fruitless_roots < self.roots.len() {
