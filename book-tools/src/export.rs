@@ -47,13 +47,13 @@ pub struct Args {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-enum BackupArg {
+pub(crate) enum BackupArg {
     Minimax,
     Softmax,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-enum WeightsArg {
+pub(crate) enum WeightsArg {
     One,
     Policy,
     Ndf,

@@ -49,6 +49,16 @@ enum Command {
         /// Stored values without minimax (a book `import` reads back losslessly).
         #[arg(long, conflicts_with = "shrink")]
         raw: bool,
+        /// `minimax` or `softmax` backup, as `book-tools export --backup`.
+        #[arg(long, value_enum, default_value_t = crate::export::BackupArg::Minimax, conflicts_with = "raw")]
+        backup: crate::export::BackupArg,
+        /// Softmax temperature in centipawns, as `book-tools export --temperature`.
+        #[arg(long, default_value_t = 50.0)]
+        temperature: f64,
+        /// `one`, `policy` or `ndf` in count, as `book-tools export --weights`
+        /// (the coordinator reads its own game results for `ndf`).
+        #[arg(long, value_enum, conflicts_with = "raw")]
+        weights: Option<crate::export::WeightsArg>,
     },
     /// Print the run's progress as the coordinator reports it.
     Status {
@@ -69,7 +79,22 @@ pub fn run(args: &Args) -> Result<()> {
                 out,
                 shrink,
                 raw,
+                backup,
+                temperature,
+                weights,
             } => {
+                use crate::export::{BackupArg, WeightsArg};
+                use stera_proto::v1::{ExportBackup, ExportWeights};
+                let backup = match backup {
+                    BackupArg::Minimax => ExportBackup::Minimax,
+                    BackupArg::Softmax => ExportBackup::Softmax,
+                };
+                let weights = match weights {
+                    None => ExportWeights::Default,
+                    Some(WeightsArg::One) => ExportWeights::One,
+                    Some(WeightsArg::Policy) => ExportWeights::Policy,
+                    Some(WeightsArg::Ndf) => ExportWeights::Ndf,
+                };
                 let mut client = connect(connection).await?;
                 let request = authorized(
                     connection,
@@ -77,6 +102,9 @@ pub fn run(args: &Args) -> Result<()> {
                         path: out.clone(),
                         shrink: *shrink,
                         raw: *raw,
+                        backup: backup.into(),
+                        temperature: *temperature,
+                        weights: weights.into(),
                     },
                 )?;
                 let reply = client

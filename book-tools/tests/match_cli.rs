@@ -391,7 +391,10 @@ fn an_exported_book_file_plays_by_its_counts() {
     // The same file on both sides, the same draws, colours swapped: even.
     assert_eq!(number(&m, "wins"), number(&m, "losses"), "{out}");
     let text = std::fs::read_to_string(&games).expect("games written");
-    assert!(text.contains("+ book ") && text.contains("policy.db2016"), "{text}");
+    assert!(
+        text.contains("+ book ") && text.contains("policy.db2016"),
+        "{text}"
+    );
     let report =
         read_kifu_bytes(text.as_bytes(), "games.csa", Some(KifuFormat::Csa)).expect("readable CSA");
     assert_eq!(report.summary.games_read, 2);

@@ -4,11 +4,51 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use stera_book::terashock::{ExportOptions, NodeExtras, export_db2016};
+use stera_book::terashock::{Backup, ExportOptions, NodeExtras, Weights, export_db2016};
 use stera_book::{Selector, SledStore};
-use stera_proto::v1::{ExportReply, ExportRequest};
+use stera_proto::v1::{ExportBackup, ExportReply, ExportRequest, ExportWeights};
 
 use crate::dispatcher::ExportFn;
+
+/// The softmax temperature an export request of 0 gets.
+pub const DEFAULT_EXPORT_TEMPERATURE: f64 = 50.0;
+
+/// The export options a request asks for.
+///
+/// # Errors
+/// An unknown backup or weights value, a negative or non-finite temperature.
+pub fn options_of(request: &ExportRequest) -> Result<ExportOptions, String> {
+    let backup = match ExportBackup::try_from(request.backup) {
+        Ok(ExportBackup::Minimax) => Backup::Minimax,
+        Ok(ExportBackup::Softmax) => Backup::Softmax,
+        Err(_) => return Err(format!("unknown export backup {}", request.backup)),
+    };
+    let weights = match ExportWeights::try_from(request.weights) {
+        Ok(ExportWeights::Default) if backup == Backup::Softmax => Weights::Policy,
+        Ok(ExportWeights::Default | ExportWeights::One) => Weights::One,
+        Ok(ExportWeights::Policy) => Weights::Policy,
+        Ok(ExportWeights::Ndf) => Weights::Ndf,
+        Err(_) => return Err(format!("unknown export weights {}", request.weights)),
+    };
+    let temperature = if request.temperature == 0.0 {
+        DEFAULT_EXPORT_TEMPERATURE
+    } else {
+        request.temperature
+    };
+    if !(temperature.is_finite() && temperature > 0.0) {
+        return Err(format!(
+            "the export temperature must be a positive number, not {}",
+            request.temperature
+        ));
+    }
+    Ok(ExportOptions {
+        shrink: request.shrink,
+        raw: request.raw,
+        backup,
+        weights,
+        temperature,
+    })
+}
 
 /// The exporter the coordinator runs in its dispatcher thread. Selection pauses
 /// while it runs: the book must not change under the analysis. `store` is the
@@ -21,13 +61,14 @@ pub fn book_exporter(store: PathBuf) -> ExportFn<SledStore> {
             let start = Instant::now();
             stera_book::store_path::check_output_path(Path::new(&request.path), &store)
                 .map_err(|e| e.to_string())?;
-            let extras =
+            let options = options_of(request)?;
+            let mut extras =
                 NodeExtras::scan(selector.store(), request.raw).map_err(|e| e.to_string())?;
-            let options = ExportOptions {
-                shrink: request.shrink,
-                raw: request.raw,
-                ..ExportOptions::default()
-            };
+            if options.weights == Weights::Ndf {
+                extras
+                    .scan_games(selector.store(), selector.book())
+                    .map_err(|e| format!("cannot read the game results: {e}"))?;
+            }
             let mut last_log = Instant::now();
             let summary = export_db2016(
                 selector.book(),
@@ -50,4 +91,48 @@ pub fn book_exporter(store: PathBuf) -> ExportFn<SledStore> {
             })
         },
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request(backup: ExportBackup, weights: ExportWeights, temperature: f64) -> ExportRequest {
+        ExportRequest {
+            path: "x".into(),
+            backup: backup.into(),
+            weights: weights.into(),
+            temperature,
+            ..ExportRequest::default()
+        }
+    }
+
+    #[test]
+    fn a_request_asks_for_its_backup_weights_and_temperature() {
+        let o = options_of(&ExportRequest::default()).unwrap();
+        assert_eq!((o.backup, o.weights), (Backup::Minimax, Weights::One));
+        assert!((o.temperature - DEFAULT_EXPORT_TEMPERATURE).abs() < f64::EPSILON);
+        let o = options_of(&request(
+            ExportBackup::Softmax,
+            ExportWeights::Default,
+            20.0,
+        ))
+        .unwrap();
+        assert_eq!((o.backup, o.weights), (Backup::Softmax, Weights::Policy));
+        assert!((o.temperature - 20.0).abs() < f64::EPSILON);
+        let o = options_of(&request(ExportBackup::Minimax, ExportWeights::Ndf, 0.0)).unwrap();
+        assert_eq!(o.weights, Weights::Ndf);
+        let err =
+            options_of(&request(ExportBackup::Minimax, ExportWeights::One, -1.0)).unwrap_err();
+        assert!(err.contains("temperature"), "{err}");
+        let unknown = ExportRequest {
+            weights: 9,
+            ..ExportRequest::default()
+        };
+        assert!(
+            options_of(&unknown)
+                .unwrap_err()
+                .contains("unknown export weights 9")
+        );
+    }
 }

@@ -74,6 +74,20 @@ pub struct CoordinatorArgs {
     /// at the end). Selection pauses during an export.
     #[arg(long, default_value_t = 0, requires = "export")]
     pub export_every_mins: u64,
+    /// How the --export book backs values up: `minimax` (tera-shock) or `softmax`
+    /// (a position is worth the softmax-weighted mean of its moves at
+    /// --export-temperature).
+    #[arg(long, value_enum, default_value_t = ExportBackupArg::Minimax)]
+    pub export_backup: ExportBackupArg,
+    /// What each move's count carries in the --export book: `one`, `policy` (the
+    /// softmax policy of the written values) or `ndf` (NineDayFever probabilities
+    /// from the games played through the book). Default: `policy` with
+    /// --export-backup softmax, else `one`.
+    #[arg(long, value_enum)]
+    pub export_weights: Option<ExportWeightsArg>,
+    /// Softmax temperature (centipawns) of the --export book's backup and weights.
+    #[arg(long, default_value_t = export::DEFAULT_EXPORT_TEMPERATURE)]
+    pub export_temperature: f64,
     /// Directory in which the Export RPC (`book-tools remote export --out PATH`) may
     /// write: relative paths are taken from here, and paths that resolve outside it
     /// are refused. Without it, remote exports are refused (a remote caller must
@@ -230,6 +244,11 @@ pub async fn run(args: CoordinatorArgs, export: Option<ExportFn<SledStore>>) -> 
     std::fs::create_dir_all(&args.db)
         .with_context(|| format!("cannot create {}", args.db.display()))?;
     check_export_paths(&args)?;
+    if let Some(path) = &args.export {
+        // Refused now rather than by the export at the end of a long run.
+        export::options_of(&export_request(&args, path))
+            .map_err(|e| anyhow::anyhow!("bad export flags: {e}"))?;
+    }
     let play = args
         .play
         .settings()
@@ -268,7 +287,7 @@ pub async fn run(args: CoordinatorArgs, export: Option<ExportFn<SledStore>>) -> 
     wait_for_the_end(&args, &events, &mut progress, term).await;
     let thought = progress.borrow().thought;
     if let Some(path) = &args.export {
-        final_export(&events, path).await?;
+        final_export(&events, export_request(&args, path)).await?;
     }
 
     if let Some(p) = periodic {
@@ -407,14 +426,54 @@ async fn wait_for_the_end(
     }
 }
 
-/// The `--export` at the end of the run.
-async fn final_export(events: &mpsc::UnboundedSender<Event>, path: &std::path::Path) -> Result<()> {
-    let (reply, rx) = tokio::sync::oneshot::channel();
-    let request = stera_proto::v1::ExportRequest {
+/// `--export-backup`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum ExportBackupArg {
+    Minimax,
+    Softmax,
+}
+
+/// `--export-weights`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum ExportWeightsArg {
+    One,
+    Policy,
+    Ndf,
+}
+
+/// The request of the end-of-run and periodic exports to `path`.
+fn export_request(
+    args: &CoordinatorArgs,
+    path: &std::path::Path,
+) -> stera_proto::v1::ExportRequest {
+    use stera_proto::v1::{ExportBackup, ExportWeights};
+    let backup = match args.export_backup {
+        ExportBackupArg::Minimax => ExportBackup::Minimax,
+        ExportBackupArg::Softmax => ExportBackup::Softmax,
+    };
+    let weights = match args.export_weights {
+        None => ExportWeights::Default,
+        Some(ExportWeightsArg::One) => ExportWeights::One,
+        Some(ExportWeightsArg::Policy) => ExportWeights::Policy,
+        Some(ExportWeightsArg::Ndf) => ExportWeights::Ndf,
+    };
+    stera_proto::v1::ExportRequest {
         path: path.display().to_string(),
         shrink: false,
         raw: false,
-    };
+        backup: backup.into(),
+        temperature: args.export_temperature,
+        weights: weights.into(),
+    }
+}
+
+/// The `--export` at the end of the run.
+async fn final_export(
+    events: &mpsc::UnboundedSender<Event>,
+    request: stera_proto::v1::ExportRequest,
+) -> Result<()> {
+    let (reply, rx) = tokio::sync::oneshot::channel();
+    let path = request.path.clone();
     events
         .send(Event::Export { request, reply })
         .map_err(|_| anyhow::anyhow!("the dispatcher stopped"))?;
@@ -423,7 +482,7 @@ async fn final_export(events: &mpsc::UnboundedSender<Event>, path: &std::path::P
             tracing::info!(path = %r.path, entries = r.entries, ms = r.elapsed_ms, "book exported");
             Ok(())
         }
-        Ok(Err(e)) => bail!("export to {} failed: {e}", path.display()),
+        Ok(Err(e)) => bail!("export to {path} failed: {e}"),
         Err(_) => bail!("the dispatcher stopped before the export"),
     }
 }
@@ -517,17 +576,14 @@ fn periodic_export(
         return None;
     }
     let every = Duration::from_secs(args.export_every_mins.saturating_mul(60));
+    let request = export_request(args, &path);
     Some(tokio::spawn(async move {
         let mut tick = tokio::time::interval(every);
         tick.tick().await;
         loop {
             tick.tick().await;
             let (reply, rx) = tokio::sync::oneshot::channel();
-            let request = stera_proto::v1::ExportRequest {
-                path: path.display().to_string(),
-                shrink: false,
-                raw: false,
-            };
+            let request = request.clone();
             if events.send(Event::Export { request, reply }).is_err() {
                 return;
             }

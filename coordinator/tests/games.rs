@@ -87,6 +87,8 @@ fn games_through_real_workers_are_counted_per_book_position() {
     let games_out = dir.path().join("games.txt");
     let db_arg = db.display().to_string();
     let out_arg = games_out.display().to_string();
+    let export = dir.path().join("ndf.db2016");
+    let export_arg = export.display().to_string();
     // Grow a book first, then play on it: the book does not change under the
     // games, so an independent replay of the kept games must give the counters.
     let mut c = Coord::start(
@@ -122,6 +124,10 @@ fn games_through_real_workers_are_counted_per_book_position() {
             "80",
             "--games-out",
             &out_arg,
+            "--export",
+            &export_arg,
+            "--export-weights",
+            "ndf",
         ],
         &[],
     );
@@ -143,6 +149,21 @@ fn games_through_real_workers_are_counted_per_book_position() {
         .unwrap();
     stored.retain(|_, c| c.games() > 0);
     assert!(!expected.is_empty(), "the games passed through the book");
+    // The end-of-run export carries NineDayFever weights: every position's counts
+    // sum to 10000 (the flat weights would be 1 per move).
+    let entries: Vec<_> = stera_formats::db2016::Db2016Reader::open(&export)
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(entries.len(), book.len());
+    for e in &entries {
+        assert_eq!(
+            e.moves.iter().map(|m| m.count).sum::<u64>(),
+            10_000,
+            "{}",
+            e.sfen()
+        );
+    }
     assert_eq!(stored, expected, "store vs independent replay");
     // Games start from the roots in turn (startpos and its children by default);
     // each start position in the book has at least the games that began there.
