@@ -508,6 +508,7 @@ fn remote_exports_never_write_into_a_store() {
                     path,
                     shrink: false,
                     raw: false,
+                    ..Default::default()
                 })
                 .await
         })
@@ -560,6 +561,7 @@ fn export_paths_inside_the_store_are_refused_at_start() {
                     path: dir.path().join("x.db2016").display().to_string(),
                     shrink: false,
                     raw: false,
+                    ..Default::default()
                 })
                 .await
         })

@@ -161,6 +161,7 @@ fn exports_are_counted_by_result() {
             path: p.display().to_string(),
             shrink: false,
             raw: false,
+            ..Default::default()
         };
         client.export(request(&out)).await.unwrap();
         assert!(client.export(request(&bad)).await.is_err());

@@ -253,6 +253,7 @@ fn every_dashboard_and_alert_query_works_on_live_metrics() {
                 path: dir.path().join("book.db.txt").display().to_string(),
                 shrink: false,
                 raw: false,
+                ..Default::default()
             })
             .await
             .unwrap();
