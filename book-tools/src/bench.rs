@@ -48,6 +48,10 @@ struct SelectArgs {
     /// Override the stored leaves-per-turn (cache reuse span) for this run.
     #[arg(long)]
     leaves_per_turn: Option<u32>,
+    /// Measure the softmax selection (sampled descent) at this temperature in
+    /// centipawns instead of the alpha-beta selection.
+    #[arg(long, value_name = "CP")]
+    softmax: Option<f64>,
 }
 
 /// Resident set size of this process in MB (0 where /proc is unavailable).
@@ -100,6 +104,15 @@ fn select(args: &SelectArgs) -> Result<()> {
     };
     let mut selector = Selector::open(store, config)
         .with_context(|| format!("loading book {}", args.db.display()))?;
+    if let Some(temperature) = args.softmax {
+        selector
+            .set_select_mode(stera_book::SelectMode::Softmax(stera_book::SoftmaxSelect {
+                temperature,
+                seed: args.seed,
+            }))
+            .context("bad --softmax temperature")?;
+        eprintln!("selection: softmax T={temperature}");
+    }
     let reopen_s = t.elapsed().as_secs_f64();
     eprintln!(
         "reopen_s={reopen_s:.2} (sled open {open_s:.2}s, index rebuild {:.2}s) nodes={} moves={} \
