@@ -816,3 +816,94 @@ fn an_ndf_export_writes_game_weights_summing_to_the_scale() {
         assert_eq!(e.moves.iter().map(|m| m.count).sum::<u64>(), COUNT_SCALE);
     }
 }
+
+/// A two-level tree: the root's weights from the NDF code equal a computation by
+/// hand (child mixtures written out) and Monte Carlo sampling for P(best).
+#[test]
+fn ndf_weights_of_a_two_level_tree_equal_an_independent_computation() {
+    let mut b = Builder::new(|_, _| 0);
+    let a = b.line(stera_rules::STARTPOS_SFEN, &["7g7f", "3c3d"]);
+    let a2 = b.line(stera_rules::STARTPOS_SFEN, &["7g7f", "8c8d"]);
+    let c = b.line(stera_rules::STARTPOS_SFEN, &["2g2f", "3c3d"]);
+    let c2 = b.line(stera_rules::STARTPOS_SFEN, &["2g2f", "8c8d"]);
+    let (graph, solution) = analyse(&b.book);
+    // Games at the grandchildren (black to move there).
+    let grand = [
+        (a[2], counts(30, 10, 20)),
+        (a2[2], counts(12, 4, 24)),
+        (c[2], counts(20, 20, 20)),
+        (c2[2], counts(5, 0, 5)),
+    ];
+    let games: std::collections::HashMap<u32, crate::GameCounts> =
+        grand.iter().map(|&(id, g)| (id.0, g)).collect();
+    let t = 50.0;
+    let w = NdfWeights::solve(&b.book, &graph, &solution, None, &games, t);
+
+    // By hand. A grandchild's rate for black (its side to move), as white's move
+    // into it is worth 1 - that for white.
+    let rate = |g: crate::GameCounts| {
+        let n = f64::from(g.wins + g.draws + g.losses);
+        let pts = f64::from(g.wins) + f64::from(g.draws) / 2.0;
+        let sm = (pts + 1.0) / (n + 2.0);
+        (pts / n, sm * (1.0 - sm) / n)
+    };
+    let mut rng = StdRng::seed_from_u64(99);
+    let samples = 200_000;
+    let mc_best = |rng: &mut StdRng, moves: &[(f64, f64)]| -> Vec<f64> {
+        let mut wins = vec![0u32; moves.len()];
+        for _ in 0..samples {
+            let mut best = (f64::NEG_INFINITY, 0);
+            for (i, &(m, v)) in moves.iter().enumerate() {
+                let x = m + v.sqrt() * gaussian(rng);
+                if x > best.0 {
+                    best = (x, i);
+                }
+            }
+            wins[best.1] += 1;
+        }
+        wins.iter()
+            .map(|&w| f64::from(w) / f64::from(samples))
+            .collect()
+    };
+    // White's choice at each child: two moves, all values 0, so the priors are
+    // equal (1/30 each of white's 30 moves): the pair shares 2/30 by P, capped
+    // at 2/30 each (never binding for a pair), so within the pair the weights
+    // are P itself.
+    let child = |rng: &mut StdRng, g1: crate::GameCounts, g2: crate::GameCounts| {
+        let (m1, v1) = rate(g1);
+        let (m2, v2) = rate(g2);
+        // White's view of each move: 1 - black's rate.
+        let p = mc_best(rng, &[(1.0 - m1, v1), (1.0 - m2, v2)]);
+        let mean = p[0] * (1.0 - m1) + p[1] * (1.0 - m2);
+        let second = p[0] * (v1 + (1.0 - m1).powi(2)) + p[1] * (v2 + (1.0 - m2).powi(2));
+        (mean, second - mean * mean)
+    };
+    let (ma, va) = child(&mut rng, grand[0].1, grand[1].1);
+    let (mc, vc) = child(&mut rng, grand[2].1, grand[3].1);
+    // Black at the root: 7g7f and 2g2f, worth 1 - white's mixture.
+    let p = mc_best(&mut rng, &[(1.0 - ma, va), (1.0 - mc, vc)]);
+    let prior = 1.0 / 30.0;
+    let expected = cap_to_prior(&p, &[prior, prior], 2.0 * prior);
+    let root = w.of(a[0]).unwrap();
+    let moves = Position::startpos().legal_moves();
+    let index = |usi: &str| moves.iter().position(|m| m.to_string() == usi).unwrap();
+    for (k, usi) in ["7g7f", "2g2f"].iter().enumerate() {
+        let got = root[index(usi)];
+        assert!(
+            (got - expected[k]).abs() < 0.01 * prior * 2.0 + 1e-3 * prior,
+            "{usi}: {got} vs {}",
+            expected[k]
+        );
+    }
+    // The white nodes have their own weights, equal to the hand P within MC error.
+    let at_a = w.of(a[1]).unwrap();
+    let after = Position::from_position_command("startpos moves 7g7f").unwrap();
+    let wm = after.legal_moves();
+    let windex = |usi: &str| wm.iter().position(|m| m.to_string() == usi).unwrap();
+    let (m1, v1) = rate(grand[0].1);
+    let (m2, v2) = rate(grand[1].1);
+    let pa = mc_best(&mut rng, &[(1.0 - m1, v1), (1.0 - m2, v2)]);
+    let wprior = 1.0 / wm.len() as f64;
+    assert!((at_a[windex("3c3d")] - pa[0] * 2.0 * wprior).abs() < 0.01 * 2.0 * wprior);
+    assert!((at_a[windex("8c8d")] - pa[1] * 2.0 * wprior).abs() < 0.01 * 2.0 * wprior);
+}
