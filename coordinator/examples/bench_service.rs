@@ -81,7 +81,7 @@ fn answer(lease_id: u64, sfen: &str) -> JobResult {
             depth: 1,
         })
         .collect();
-    JobResult::think(lease_id, moves, 1, 0, "fake".into())
+    JobResult::think(lease_id, sfen.to_owned(), moves, 1, 0, "fake".into())
 }
 
 async fn fake(

@@ -138,7 +138,18 @@ struct Accepted {
     id: LeaseId,
     leaf: Leaf,
     thought: Thought,
+    /// Accepted by its position, its lease unknown (see [`EARLIEST_LEASE`]).
+    by_position: bool,
 }
+
+/// Lease ids start from a coordinator's clock (`unix_ms << 16`, from 2020 on): an
+/// unknown id below this was never handed out by any run (a made-up or corrupt id),
+/// so its result stays rejected even when it names a position. A think result for
+/// an unknown id at or above it (a lease of an earlier run, before a restart, or
+/// one forgotten) is checked against the position it names (`ThinkResult.sfen`)
+/// and stored if that position is not in the book yet: finished work survives a
+/// restart.
+const EARLIEST_LEASE: LeaseId = 1_577_836_800_000 << 16;
 
 pub struct Dispatcher<S: NodeStore> {
     think: ThinkJobs<S>,
@@ -460,8 +471,10 @@ impl<S: NodeStore> Dispatcher<S> {
                     continue;
                 }
                 Verdict::Unknown => {
-                    let why = format!("unknown or expired lease {id}");
-                    self.reject(stream, id, RejectReason::UnknownLease, why);
+                    if let Some(a) = self.check_by_position(stream, id, &result, now, &mut acks) {
+                        in_batch.insert(id);
+                        accepted.push(a);
+                    }
                     continue;
                 }
                 Verdict::Held(ticket) => (ticket, true),
@@ -523,6 +536,7 @@ impl<S: NodeStore> Dispatcher<S> {
                         id,
                         leaf,
                         thought,
+                        by_position: false,
                     });
                 }
                 Checked::Invalid(reason) => {
@@ -535,6 +549,64 @@ impl<S: NodeStore> Dispatcher<S> {
         (accepted, acks)
     }
 
+    /// A think result for a lease this run does not know: checked against the
+    /// position it names, as a leased one is against its leaf. Returns it when it
+    /// is to be stored; otherwise it is acknowledged (position already thought) or
+    /// rejected here. The leaf was not selected by this run, so nothing is put back
+    /// and no failure is counted against it: its position may be in flight under a
+    /// live lease, and that lease's in-flight mark must stay.
+    fn check_by_position(
+        &mut self,
+        stream: StreamId,
+        id: LeaseId,
+        result: &JobResult,
+        now: u32,
+        acks: &mut Vec<(StreamId, LeaseId)>,
+    ) -> Option<Accepted> {
+        let leaf = if id >= EARLIEST_LEASE {
+            ThinkJobs::<S>::leaf_by_position(result)
+        } else {
+            None
+        };
+        let leaf = match leaf {
+            None => {
+                let why = format!("unknown or expired lease {id}");
+                self.reject(stream, id, RejectReason::UnknownLease, why);
+                return None;
+            }
+            Some(Err(reason)) => {
+                let why = format!("unknown lease {id}: {reason}");
+                self.reject(stream, id, RejectReason::Invalid, why);
+                return None;
+            }
+            Some(Ok(leaf)) => leaf,
+        };
+        match self.think.check(&leaf, result, now) {
+            Checked::Duplicate => {
+                tracing::debug!(lease = id, sfen = %leaf.sfen(), "result of an unknown lease for a position already thought");
+                self.registry
+                    .counters
+                    .duplicates
+                    .fetch_add(1, Ordering::Relaxed);
+                self.leases.complete(id);
+                acks.push((stream, id));
+                None
+            }
+            Checked::Valid(thought) => Some(Accepted {
+                stream,
+                id,
+                leaf,
+                thought,
+                by_position: true,
+            }),
+            Checked::Invalid(reason) => {
+                let why = format!("unknown lease {id}, checked by its position: {reason}");
+                self.reject(stream, id, RejectReason::Invalid, why);
+                None
+            }
+        }
+    }
+
     /// Writes the accepted results in one durable store write; returns their
     /// acknowledgements, or rejects them all when the write fails.
     fn store_batch(&mut self, accepted: Vec<Accepted>) -> Vec<(StreamId, LeaseId)> {
@@ -542,6 +614,11 @@ impl<S: NodeStore> Dispatcher<S> {
             return Vec::new();
         }
         let acks: Vec<(StreamId, LeaseId)> = accepted.iter().map(|a| (a.stream, a.id)).collect();
+        let by_position: Vec<(LeaseId, String)> = accepted
+            .iter()
+            .filter(|a| a.by_position)
+            .map(|a| (a.id, a.leaf.sfen()))
+            .collect();
         let items: Vec<(Leaf, Thought)> =
             accepted.into_iter().map(|a| (a.leaf, a.thought)).collect();
         match self.think.store(items) {
@@ -552,6 +629,9 @@ impl<S: NodeStore> Dispatcher<S> {
                     .fetch_add(stored as u64, Ordering::Relaxed);
                 for (_, id) in &acks {
                     self.leases.complete(*id);
+                }
+                for (lease, sfen) in by_position {
+                    tracing::info!(lease, %sfen, "result of an earlier lease accepted by position");
                 }
                 acks
             }

@@ -5,6 +5,7 @@
 
 use stera_book::{BookError, Leaf, NodeStore, Selector, Thought};
 use stera_proto::v1::{Job, JobResult, Limits};
+use stera_rules::Position;
 
 use crate::leases::LeaseId;
 use crate::validate::thought_from_result;
@@ -107,6 +108,39 @@ impl<S: NodeStore> ThinkJobs<S> {
         }
     }
 
+    /// The leaf of a result whose lease this run does not know (handed out before a
+    /// restart, or forgotten): the position the result names (`ThinkResult.sfen`),
+    /// without a parent, so it is stored with that SFEN as its origin. The selector
+    /// finds children by key, so the node still counts as the child of every book
+    /// node with a move into it. `None` when the result names no position (a worker
+    /// that predates the field, or a result of another kind).
+    ///
+    /// Such a leaf was not selected by this run and may not be in flight: never put
+    /// it back or count failures against it (the position may be in flight under
+    /// a live lease, whose in-flight mark must stay). Storing it is fine, see
+    /// [`stera_book::Selector::complete_batch`].
+    ///
+    /// # Errors
+    /// The named position is not an SFEN.
+    pub fn leaf_by_position(result: &JobResult) -> Option<Result<Leaf, String>> {
+        let sfen = result.think_sfen();
+        if sfen.is_empty() {
+            return None;
+        }
+        Some(match Position::from_sfen(sfen) {
+            Ok(position) => Ok(Leaf {
+                root: 0,
+                path: Vec::new(),
+                parent: None,
+                key: position.key(),
+                position,
+            }),
+            Err(e) => Err(format!(
+                "the result's position `{sfen}` is not an SFEN: {e}"
+            )),
+        })
+    }
+
     /// What `result` says about `leaf`.
     #[must_use]
     pub fn check(&self, leaf: &Leaf, result: &JobResult, now_unix: u32) -> Checked {
@@ -124,14 +158,18 @@ impl<S: NodeStore> ThinkJobs<S> {
         }
     }
 
-    /// Stores a batch durably (one store write); all or nothing.
+    /// Stores a batch durably (one store write); all or nothing. Returns the nodes
+    /// added: a position twice in the batch (a result by position beside one for a
+    /// live lease) is stored and counted once.
     ///
     /// # Errors
     /// The store write failed: nothing of the batch is in the book.
     pub fn store(&mut self, batch: Vec<(Leaf, Thought)>) -> Result<usize, BookError> {
-        let nodes = self.selector.complete_batch(batch)?;
-        self.thought += nodes.len() as u64;
-        Ok(nodes.len())
+        let before = self.selector.book().len();
+        self.selector.complete_batch(batch)?;
+        let added = self.selector.book().len().saturating_sub(before);
+        self.thought += added as u64;
+        Ok(added)
     }
 
     /// Quarantines a leaf whose results keep failing: bans the edge that leads to

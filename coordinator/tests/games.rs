@@ -345,7 +345,16 @@ fn false_games_are_refused_with_a_reason_and_count_nothing() {
             )]
         }),
         // A think result for a play lease.
-        Box::new(|lease, _| vec![JobResult::think(lease, Vec::new(), 0, 0, "fake".into())]),
+        Box::new(|lease, _| {
+            vec![JobResult::think(
+                lease,
+                String::new(),
+                Vec::new(),
+                0,
+                0,
+                "fake".into(),
+            )]
+        }),
     ];
     let answers = exchange(&c.url(), makers);
     assert_eq!(answers.len(), 5);

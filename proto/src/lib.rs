@@ -12,6 +12,8 @@ pub mod limits;
 
 /// The protocol version this build speaks (`Hello.protocol`). Version 2 split
 /// jobs and results by kind (think, play); version 3 added search jobs.
+/// `ThinkResult.sfen` came later without a bump: it is optional in meaning (see
+/// the proto).
 pub const PROTOCOL_VERSION: u32 = 3;
 
 impl v1::Job {
@@ -41,10 +43,12 @@ impl v1::Job {
 }
 
 impl v1::JobResult {
-    /// The result of a think job.
+    /// The result of a think job for the position `sfen` (the job's SFEN, so that
+    /// a coordinator that restarted since the lease can still use it).
     #[must_use]
     pub fn think(
         lease_id: u64,
+        sfen: String,
         moves: Vec<v1::MoveValue>,
         nodes: u64,
         elapsed_ms: u32,
@@ -55,7 +59,17 @@ impl v1::JobResult {
             nodes,
             elapsed_ms,
             engine,
-            kind: Some(v1::job_result::Kind::Think(v1::ThinkResult { moves })),
+            kind: Some(v1::job_result::Kind::Think(v1::ThinkResult { moves, sfen })),
+        }
+    }
+
+    /// The position a think result says it evaluated (empty for any other kind,
+    /// and from workers that predate `ThinkResult.sfen`).
+    #[must_use]
+    pub fn think_sfen(&self) -> &str {
+        match &self.kind {
+            Some(v1::job_result::Kind::Think(t)) => &t.sfen,
+            _ => "",
         }
     }
 

@@ -34,7 +34,8 @@ pub const MAX_MOVES_PER_RESULT: usize = 600;
 pub const MAX_MOVE_BYTES: usize = 8;
 /// Largest search depth a result may report per move, and a job may ask for.
 pub const MAX_DEPTH: u32 = 1000;
-/// Longest SFEN a job may carry, in bytes (a real one is under 150).
+/// Longest SFEN a job or a think result may carry, in bytes (a real one is under
+/// 150).
 pub const MAX_SFEN_BYTES: usize = 512;
 /// Largest node budget a job may ask for (about a day of a fast engine).
 pub const MAX_NODES: u64 = 1_000_000_000_000;
@@ -73,11 +74,12 @@ pub enum Field {
     JobSearchMoves,
     SearchSfen,
     SearchMoves,
+    ResultSfen,
 }
 
 impl Field {
     /// Every field, in label order.
-    pub const ALL: [Self; 23] = [
+    pub const ALL: [Self; 24] = [
         Self::HelloWorkerId,
         Self::HelloVersion,
         Self::HelloEngine,
@@ -101,6 +103,7 @@ impl Field {
         Self::JobSearchMoves,
         Self::SearchSfen,
         Self::SearchMoves,
+        Self::ResultSfen,
     ];
 
     /// The protocol name of the field (`Credit.slots`), also the metric label.
@@ -130,6 +133,7 @@ impl Field {
             Self::JobSearchMoves => "Job.search.moves",
             Self::SearchSfen => "SearchRequest.start_sfen",
             Self::SearchMoves => "SearchRequest.moves",
+            Self::ResultSfen => "JobResult.think.sfen",
         }
     }
 
@@ -200,6 +204,7 @@ pub fn check_result(result: &JobResult) -> Result<(), Violation> {
     too_long(Field::ResultEngine, result.engine.len(), MAX_ENGINE_BYTES)?;
     match &result.kind {
         Some(job_result::Kind::Think(think)) => {
+            too_long(Field::ResultSfen, think.sfen.len(), MAX_SFEN_BYTES)?;
             too_large(Field::ResultMoves, think.moves.len(), MAX_MOVES_PER_RESULT)?;
             for m in &think.moves {
                 too_long(Field::ResultMoveText, m.usi.len(), MAX_MOVE_BYTES)?;
@@ -362,9 +367,19 @@ mod tests {
             value: 0,
             depth,
         };
-        let think = |moves| JobResult::think(1, moves, 0, 0, "e".into());
+        let think = |moves| JobResult::think(1, String::new(), moves, 0, 0, "e".into());
         let ok = vec![mv("7g7f", 10), mv("P*5e", 0), mv("8h2b+", 3)];
         assert_eq!(check_result(&think(ok.clone())), Ok(()));
+        let startpos = "lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL b - 1";
+        let r = JobResult::think(1, startpos.into(), ok.clone(), 0, 0, "e".into());
+        assert_eq!(check_result(&r), Ok(()));
+        let r = JobResult::think(1, "x".repeat(MAX_SFEN_BYTES), ok.clone(), 0, 0, "e".into());
+        assert_eq!(check_result(&r), Ok(()));
+        let r = JobResult::think(1, "x".repeat(3 << 20), ok.clone(), 0, 0, "e".into());
+        let e = check_result(&r).unwrap_err();
+        assert_eq!(e.field, Field::ResultSfen);
+        assert!(e.to_string().starts_with("JobResult.think.sfen: "), "{e}");
+        assert!(e.to_string().len() < 100, "{e}");
         let mut r = think(ok.clone());
         r.engine = "x".repeat(MAX_ENGINE_BYTES + 1);
         assert_eq!(check_result(&r).unwrap_err().field, Field::ResultEngine);

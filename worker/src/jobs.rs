@@ -107,6 +107,7 @@ fn evaluate(lease_id: u64, job: &ThinkJob, ctx: &JobContext) -> Result<JobResult
         .collect();
     Ok(JobResult::think(
         lease_id,
+        job.sfen.clone(),
         moves,
         ev.nodes,
         u32::try_from(ev.elapsed.as_millis()).unwrap_or(u32::MAX),

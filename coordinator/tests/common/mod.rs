@@ -243,7 +243,7 @@ pub fn result_for(lease_id: u64, sfen: &str, answer: Answer) -> JobResult {
         Answer::OutOfRange => moves[0].value = 40_000,
         Answer::Good | Answer::Silent => {}
     }
-    JobResult::think(lease_id, moves, 1, 0, "fake".into())
+    JobResult::think(lease_id, sfen.to_owned(), moves, 1, 0, "fake".into())
 }
 
 /// Connects one fake worker and answers jobs until `stop_after` acknowledgements or
