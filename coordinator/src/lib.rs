@@ -13,6 +13,7 @@
 //! * [`registry`]: counters and the worker list, read by status and metrics.
 //! * [`telemetry`]: Prometheus metric names and their copy from the registry.
 //! * [`dashboard`]: the status page and its JSON, on the `--metrics` address.
+//! * [`status_line`]: a live status line on a terminal, summary log lines otherwise.
 //! * [`run`]: wiring, local workers, shutdown (SIGTERM drains).
 
 pub mod dashboard;
@@ -23,6 +24,7 @@ pub mod play;
 pub mod registry;
 pub mod search;
 pub mod service;
+pub mod status_line;
 pub mod telemetry;
 pub mod think;
 pub mod validate;
@@ -146,6 +148,11 @@ pub struct CoordinatorArgs {
     /// of selections and results give the same leaves.
     #[arg(long, default_value_t = stera_book::DEFAULT_SELECT_SEED)]
     pub select_seed: u64,
+    /// Progress for a person: on a terminal (text logs), a status line redrawn
+    /// every second; otherwise a summary log line (target
+    /// `stera_coordinator::status`) every this many seconds. 0: neither.
+    #[arg(long, value_name = "N", default_value_t = 10)]
+    pub status_every_secs: u64,
     #[command(flatten)]
     pub play: play::PlayArgs,
 }
@@ -283,8 +290,10 @@ pub async fn run(args: CoordinatorArgs, export: Option<ExportFn<SledStore>>) -> 
         start_server(&args, tls, &token, &events, &registry, server_stopped).await?;
     let mut children = start_local_workers(&args, addr, token.as_deref())?;
     let periodic = periodic_export(&args, events.clone());
+    let status = status_line::spawn(events.clone(), progress.clone(), status_settings(&args));
 
     wait_for_the_end(&args, &events, &mut progress, term).await;
+    status.stop().await;
     let thought = progress.borrow().thought;
     if let Some(path) = &args.export {
         final_export(&events, export_request(&args, path)).await?;
@@ -341,6 +350,23 @@ fn dispatch_config(args: &CoordinatorArgs, play: play::PlaySettings) -> Dispatch
         max_failures: args.max_failures.max(1),
         version: env!("CARGO_PKG_VERSION").to_owned(),
         play,
+    }
+}
+
+/// What `--status-every-secs` (and the terminal, the log format, the limits) ask of
+/// the status line.
+fn status_settings(args: &CoordinatorArgs) -> status_line::StatusSettings {
+    status_line::StatusSettings {
+        every: Duration::from_secs(args.status_every_secs),
+        // Local workers share the terminal and draw their own line there (which
+        // cannot be turned off yet): two lines redrawn over each other would be
+        // unreadable, so the coordinator then logs summaries.
+        tty: std::io::IsTerminal::is_terminal(&std::io::stderr())
+            && args.log_format == stera_worker::logging::LogFormat::Text
+            && args.local_workers == 0,
+        think_limit: args.think_limit,
+        play: args.play.play_share > 0.0,
+        games_target: args.play.games,
     }
 }
 
