@@ -33,5 +33,5 @@ pub use results::{GameCounts, GameCountsDecodeError};
 pub use selector::{
     DEFAULT_SELECT_SEED, Leaf, SelectMode, SelectStats, Selector, SoftmaxSelect, softmax_policy,
 };
-pub use sled_store::SledStore;
+pub use sled_store::{BackupSummary, SledStore};
 pub use store::{MemoryStore, NodeStore, RunConfig};

@@ -245,6 +245,91 @@ impl SledStore {
 
 /// sled's error on open, with the lock held by another process told apart (sled
 /// reports it as an I/O error "could not acquire lock on ...").
+/// What an online backup wrote.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct BackupSummary {
+    /// Key-value entries copied (all trees).
+    pub entries: u64,
+    /// Thought positions in the copy.
+    pub nodes: u32,
+}
+
+impl SledStore {
+    /// Copies the whole store (every tree: positions, configuration, bans, kifu,
+    /// game results) into a new store at `out`, consistent as long as nothing
+    /// writes to this store meanwhile (the coordinator runs it on its dispatcher
+    /// thread, the only writer). The copy is written to `OUT.partial` and renamed
+    /// to `out` only when complete and flushed: an interrupted backup leaves a
+    /// `.partial` directory (removed by the next backup to the same `out`), never
+    /// a store at `out` that is incomplete.
+    ///
+    /// # Errors
+    /// `out` exists already, or a storage failure on either side.
+    pub fn backup_to(&self, out: &Path) -> Result<BackupSummary, BookError> {
+        if out.exists() {
+            return Err(BookError::Invalid(format!(
+                "backup target `{}` exists already",
+                out.display()
+            )));
+        }
+        let mut name = out
+            .file_name()
+            .map(std::ffi::OsString::from)
+            .ok_or_else(|| {
+                BookError::Invalid(format!("backup target `{}` has no name", out.display()))
+            })?;
+        name.push(".partial");
+        let partial = out.with_file_name(name);
+        let io = |e: std::io::Error| store_error(&partial, sled::Error::Io(e));
+        if partial.exists() {
+            std::fs::remove_dir_all(&partial).map_err(io)?;
+        }
+        self.db.flush().map_err(|e| store_error(&self.path, e))?;
+        let copy = sled::Config::new()
+            .path(&partial)
+            .open()
+            .map_err(|e| store_error(&partial, e))?;
+        let mut entries = 0u64;
+        for tree_name in self.db.tree_names() {
+            let from = self
+                .db
+                .open_tree(&tree_name)
+                .map_err(|e| store_error(&self.path, e))?;
+            let to = copy
+                .open_tree(&tree_name)
+                .map_err(|e| store_error(&partial, e))?;
+            let mut batch = sled::Batch::default();
+            let mut in_batch = 0usize;
+            for kv in from.iter() {
+                let (k, v) = kv.map_err(|e| store_error(&self.path, e))?;
+                batch.insert(k, v);
+                in_batch += 1;
+                entries += 1;
+                if in_batch == 50_000 {
+                    to.apply_batch(std::mem::take(&mut batch))
+                        .map_err(|e| store_error(&partial, e))?;
+                    in_batch = 0;
+                }
+            }
+            to.apply_batch(batch)
+                .map_err(|e| store_error(&partial, e))?;
+        }
+        copy.flush().map_err(|e| store_error(&partial, e))?;
+        drop(copy);
+        std::fs::rename(&partial, out).map_err(io)?;
+        if let Some(parent) = out.parent()
+            && let Ok(dir) = std::fs::File::open(parent)
+        {
+            // The rename is durable once the directory is.
+            let _ = dir.sync_all();
+        }
+        Ok(BackupSummary {
+            entries,
+            nodes: self.len,
+        })
+    }
+}
+
 fn open_error(path: &Path, source: sled::Error) -> BookError {
     match &source {
         sled::Error::Io(e) if e.to_string().contains("could not acquire lock") => {
