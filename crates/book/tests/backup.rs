@@ -6,8 +6,10 @@ use stera_book::synthetic::{GrowOptions, PseudoEvaluator, grow};
 use stera_book::{GameCounts, NodeStore, Selector, SledStore};
 use stera_rules::Key;
 
-/// Everything a store holds, comparable.
-fn contents(store: &SledStore) -> (Vec<String>, Vec<(Key, GameCounts)>, u64, Option<String>) {
+/// Everything a store holds, comparable: nodes, game counters, games, roots.
+type Contents = (Vec<String>, Vec<(Key, GameCounts)>, u64, Option<String>);
+
+fn contents(store: &SledStore) -> Contents {
     let mut nodes = Vec::new();
     store
         .for_each_node(&mut |id, node| {
