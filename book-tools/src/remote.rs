@@ -60,6 +60,17 @@ enum Command {
         #[arg(long, value_enum, conflicts_with = "raw")]
         weights: Option<crate::export::WeightsArg>,
     },
+    /// Ask the running coordinator to copy its store into a new store directory
+    /// on its machine (inside its --export-dir), consistent and restorable: the
+    /// copy is written as `OUT.partial` and renamed to OUT when complete. Restore
+    /// by pointing a coordinator's --db at the copy.
+    Backup {
+        #[command(flatten)]
+        connection: Connection,
+        /// Directory to create on the coordinator's machine.
+        #[arg(long)]
+        out: String,
+    },
     /// Print the run's progress as the coordinator reports it.
     Status {
         #[command(flatten)]
@@ -116,6 +127,26 @@ pub fn run(args: &Args) -> Result<()> {
                     "wrote {} entries, {} moves to {} on the coordinator in {:.1} s",
                     reply.entries,
                     reply.moves,
+                    reply.path,
+                    f64::from(reply.elapsed_ms) / 1000.0
+                );
+                Ok(())
+            }
+            Command::Backup { connection, out } => {
+                let mut client = connect(connection).await?;
+                let request = authorized(
+                    connection,
+                    stera_proto::v1::BackupRequest { path: out.clone() },
+                )?;
+                let reply = client
+                    .backup(request)
+                    .await
+                    .map_err(|s| refused("backup", &s))?
+                    .into_inner();
+                println!(
+                    "backed up {} positions ({} entries) to {} on the coordinator in {:.1} s",
+                    reply.nodes,
+                    reply.entries,
                     reply.path,
                     f64::from(reply.elapsed_ms) / 1000.0
                 );

@@ -86,6 +86,11 @@ pub enum Event {
         request: ExportRequest,
         reply: oneshot::Sender<Result<ExportReply, String>>,
     },
+    /// Copy the store to `path` (a new directory).
+    Backup {
+        path: std::path::PathBuf,
+        reply: oneshot::Sender<Result<stera_proto::v1::BackupReply, String>>,
+    },
     /// A client asks for one move of its game (rpc Search).
     Search {
         request: stera_proto::v1::SearchRequest,
@@ -101,6 +106,12 @@ pub enum Event {
 /// depend on the export code).
 pub type ExportFn<S> =
     Box<dyn Fn(&Selector<S>, &ExportRequest) -> Result<ExportReply, String> + Send>;
+
+/// Copies the store to a new directory (injected: the dispatcher is generic over
+/// stores, a backup is a sled matter).
+pub type BackupFn<S> = Box<
+    dyn Fn(&Selector<S>, &std::path::Path) -> Result<stera_proto::v1::BackupReply, String> + Send,
+>;
 
 /// Dispatcher settings.
 #[derive(Debug, Clone)]
@@ -161,6 +172,7 @@ pub struct Dispatcher<S: NodeStore> {
     streams: HashMap<StreamId, StreamTx>,
     draining: bool,
     export: Option<ExportFn<S>>,
+    backup: Option<BackupFn<S>>,
     registry: Arc<Registry>,
     progress: watch::Sender<Progress>,
     started: SystemTime,
@@ -195,10 +207,18 @@ impl<S: NodeStore> Dispatcher<S> {
             streams: HashMap::new(),
             draining: false,
             export,
+            backup: None,
             registry,
             progress,
             started: SystemTime::now(),
         })
+    }
+
+    /// Lets the Backup RPC copy the store with `backup`.
+    #[must_use]
+    pub fn with_backup(mut self, backup: BackupFn<S>) -> Self {
+        self.backup = Some(backup);
+        self
     }
 
     /// Runs until every sender of `events` is gone. Call on a dedicated thread.
@@ -251,6 +271,26 @@ impl<S: NodeStore> Dispatcher<S> {
                 let result = self.run_export(&request);
                 let _ = reply.send(result);
             }
+            Event::Backup { path, reply } => {
+                let result = match &self.backup {
+                    Some(f) => f(self.think.selector(), &path),
+                    None => Err("this coordinator cannot back up its store".to_owned()),
+                };
+                match &result {
+                    Ok(r) => {
+                        tracing::info!(path = %r.path, nodes = r.nodes, ms = r.elapsed_ms, "store backed up")
+                    }
+                    Err(e) => {
+                        tracing::error!(path = %path.display(), error = %e, "backup failed");
+                        self.registry.record_problem(
+                            "backup",
+                            format!("backup to {} failed: {e}", path.display()),
+                        );
+                    }
+                }
+                self.renew_after_pause();
+                let _ = reply.send(result);
+            }
             Event::Search { request, answer } => {
                 if self.draining {
                     let _ =
@@ -278,14 +318,19 @@ impl<S: NodeStore> Dispatcher<S> {
                 .map_err(|e| format!("export to {} failed: {e}", request.path)),
         );
         crate::telemetry::record_export(took);
-        // Heartbeats that arrived meanwhile are still queued behind ticks: the lease
-        // clock does not run for the time this thread was busy exporting.
+        self.renew_after_pause();
+        result
+    }
+
+    /// After this thread was busy (an export, a backup): heartbeats that arrived
+    /// meanwhile are still queued behind ticks, so the lease clock does not run for
+    /// that time.
+    fn renew_after_pause(&mut self) {
         let now = Instant::now();
         let streams: Vec<StreamId> = self.streams.keys().copied().collect();
         for stream in streams {
             self.leases.renew(stream, now);
         }
-        result
     }
 
     fn drain(&mut self, reason: &str) {

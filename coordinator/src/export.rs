@@ -10,6 +10,27 @@ use stera_proto::v1::{ExportBackup, ExportReply, ExportRequest, ExportWeights};
 
 use crate::dispatcher::ExportFn;
 
+/// The backup the coordinator runs in its dispatcher thread (the only writer, so
+/// the copy is consistent); `store` is the store's directory, which a backup
+/// must not land in.
+#[must_use]
+pub fn store_backup(store: PathBuf) -> crate::dispatcher::BackupFn<SledStore> {
+    Box::new(move |selector: &Selector<SledStore>, path: &Path| {
+        let start = Instant::now();
+        stera_book::store_path::check_output_path(path, &store).map_err(|e| e.to_string())?;
+        let summary = selector
+            .store()
+            .backup_to(path)
+            .map_err(|e| e.to_string())?;
+        Ok(stera_proto::v1::BackupReply {
+            path: path.display().to_string(),
+            entries: summary.entries,
+            nodes: summary.nodes,
+            elapsed_ms: u32::try_from(start.elapsed().as_millis()).unwrap_or(u32::MAX),
+        })
+    })
+}
+
 /// The softmax temperature an export request of 0 gets.
 pub const DEFAULT_EXPORT_TEMPERATURE: f64 = 50.0;
 

@@ -87,6 +87,18 @@ pub struct CoordinatorArgs {
     /// --export-backup softmax, else `one`.
     #[arg(long, value_enum)]
     pub export_weights: Option<ExportWeightsArg>,
+    /// Back the store up into --backup-dir every this many minutes while the
+    /// coordinator runs (0: never). Each backup is a complete store directory
+    /// `backup-<unix seconds>.db`, written as `.partial` and renamed when complete;
+    /// selection pauses while it is copied.
+    #[arg(long, default_value_t = 0, requires = "backup_dir")]
+    pub backup_every_mins: u64,
+    /// Directory of the periodic backups (not inside the store).
+    #[arg(long, value_name = "DIR")]
+    pub backup_dir: Option<PathBuf>,
+    /// Periodic backups kept: older ones are deleted after a new one is complete.
+    #[arg(long, default_value_t = 3)]
+    pub backup_keep: usize,
     /// Softmax temperature (centipawns) of the --export book's backup and weights.
     #[arg(long, default_value_t = export::DEFAULT_EXPORT_TEMPERATURE)]
     pub export_temperature: f64,
@@ -251,6 +263,10 @@ pub async fn run(args: CoordinatorArgs, export: Option<ExportFn<SledStore>>) -> 
     std::fs::create_dir_all(&args.db)
         .with_context(|| format!("cannot create {}", args.db.display()))?;
     check_export_paths(&args)?;
+    if let Some(dir) = &args.backup_dir {
+        stera_book::store_path::check_export_dir(dir, &args.db)
+            .map_err(|e| anyhow::anyhow!("bad --backup-dir: {e}"))?;
+    }
     if let Some(path) = &args.export {
         // Refused now rather than by the export at the end of a long run.
         export::options_of(&export_request(&args, path))
@@ -275,6 +291,7 @@ pub async fn run(args: CoordinatorArgs, export: Option<ExportFn<SledStore>>) -> 
     let (events, events_rx) = mpsc::unbounded_channel::<Event>();
     let config = dispatch_config(&args, play);
     let dispatcher = Dispatcher::new(selector, config, export, registry.clone(), progress_tx)
+        .map(|d| d.with_backup(export::store_backup(args.db.clone())))
         .map_err(|e| anyhow::anyhow!("cannot start: {e}"))?;
     let dispatcher_thread = std::thread::Builder::new()
         .name("dispatcher".into())
@@ -290,6 +307,7 @@ pub async fn run(args: CoordinatorArgs, export: Option<ExportFn<SledStore>>) -> 
         start_server(&args, tls, &token, &events, &registry, server_stopped).await?;
     let mut children = start_local_workers(&args, addr, token.as_deref())?;
     let periodic = periodic_export(&args, events.clone());
+    let backups = periodic_backup(&args, events.clone());
     let status = status_line::spawn(events.clone(), progress.clone(), status_settings(&args));
 
     wait_for_the_end(&args, &events, &mut progress, term).await;
@@ -301,6 +319,9 @@ pub async fn run(args: CoordinatorArgs, export: Option<ExportFn<SledStore>>) -> 
 
     if let Some(p) = periodic {
         p.abort();
+    }
+    if let Some(b) = backups {
+        b.abort();
     }
     let _ = stop_server.send(true);
     for child in &mut children {
@@ -622,6 +643,72 @@ fn periodic_export(
             }
         }
     }))
+}
+
+/// Asks the dispatcher for a backup into `--backup-dir` every `--backup-every-mins`,
+/// and deletes the oldest complete backups beyond `--backup-keep`.
+fn periodic_backup(
+    args: &CoordinatorArgs,
+    events: mpsc::UnboundedSender<Event>,
+) -> Option<tokio::task::JoinHandle<()>> {
+    let dir = args.backup_dir.clone()?;
+    if args.backup_every_mins == 0 {
+        return None;
+    }
+    let every = Duration::from_secs(args.backup_every_mins.saturating_mul(60));
+    let keep = args.backup_keep.max(1);
+    Some(tokio::spawn(async move {
+        let mut tick = tokio::time::interval(every);
+        tick.tick().await;
+        loop {
+            tick.tick().await;
+            let secs = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs());
+            let path = dir.join(format!("backup-{secs}.db"));
+            let (reply, rx) = tokio::sync::oneshot::channel();
+            if events.send(Event::Backup { path, reply }).is_err() {
+                return;
+            }
+            match rx.await {
+                Ok(Ok(r)) => {
+                    tracing::info!(path = %r.path, nodes = r.nodes, ms = r.elapsed_ms, "periodic backup written");
+                    prune_backups(&dir, keep);
+                }
+                Ok(Err(e)) => tracing::error!(error = %e, "periodic backup failed"),
+                Err(_) => return,
+            }
+        }
+    }))
+}
+
+/// Deletes complete periodic backups (`backup-N.db`) beyond the newest `keep`.
+fn prune_backups(dir: &std::path::Path, keep: usize) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut backups: Vec<(u64, PathBuf)> = entries
+        .filter_map(Result::ok)
+        .filter_map(|e| {
+            let name = e.file_name().into_string().ok()?;
+            let secs = name
+                .strip_prefix("backup-")?
+                .strip_suffix(".db")?
+                .parse()
+                .ok()?;
+            Some((secs, e.path()))
+        })
+        .collect();
+    backups.sort();
+    let excess = backups.len().saturating_sub(keep);
+    for (_, path) in backups.into_iter().take(excess) {
+        match std::fs::remove_dir_all(&path) {
+            Ok(()) => tracing::info!(path = %path.display(), "old backup deleted"),
+            Err(e) => {
+                tracing::warn!(path = %path.display(), error = %e, "cannot delete an old backup")
+            }
+        }
+    }
 }
 
 /// Starts `--local-workers` worker processes: this same executable in worker mode.

@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use stera_proto::v1::coordinator_server::Coordinator;
 use stera_proto::v1::{
-    CoordinatorMessage, ExportReply, ExportRequest, SearchReply, SearchRequest, StatusReply,
-    StatusRequest, WorkerMessage, worker_message::Msg,
+    BackupReply, BackupRequest, CoordinatorMessage, ExportReply, ExportRequest, SearchReply,
+    SearchRequest, StatusReply, StatusRequest, WorkerMessage, worker_message::Msg,
 };
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio_stream::wrappers::UnboundedReceiverStream;
@@ -236,6 +236,30 @@ impl Coordinator for CoordinatorService {
         match rx.await {
             Ok(Ok(r)) => Ok(Response::new(r)),
             Ok(Err(e)) => Err(Status::internal(format!("export failed: {e}"))),
+            Err(_) => Err(Status::unavailable("the coordinator is shutting down")),
+        }
+    }
+
+    async fn backup(
+        &self,
+        request: Request<BackupRequest>,
+    ) -> Result<Response<BackupReply>, Status> {
+        let request = request.into_inner();
+        if request.path.is_empty() {
+            return Err(Status::invalid_argument("backup needs a path"));
+        }
+        // The same rule as exports: only inside --export-dir, never in a store.
+        let path = stera_book::store_path::resolve_in_export_dir(
+            &request.path,
+            self.export_dir.as_deref(),
+            &self.store,
+        )
+        .map_err(|e| Status::permission_denied(e.to_string()))?;
+        let (reply, rx) = oneshot::channel();
+        self.send(Event::Backup { path, reply })?;
+        match rx.await {
+            Ok(Ok(r)) => Ok(Response::new(r)),
+            Ok(Err(e)) => Err(Status::internal(format!("backup failed: {e}"))),
             Err(_) => Err(Status::unavailable("the coordinator is shutting down")),
         }
     }

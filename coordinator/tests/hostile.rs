@@ -345,6 +345,13 @@ impl Coordinator for FakeCoordinator {
         Err(tonic::Status::unimplemented("fake"))
     }
 
+    async fn backup(
+        &self,
+        _: tonic::Request<stera_proto::v1::BackupRequest>,
+    ) -> Result<tonic::Response<stera_proto::v1::BackupReply>, tonic::Status> {
+        Err(tonic::Status::unimplemented("fake"))
+    }
+
     async fn search(
         &self,
         _: tonic::Request<stera_proto::v1::SearchRequest>,
