@@ -269,6 +269,15 @@ fn cluster(dir: &Path) -> String {
         let rt = tokio::runtime::Runtime::new().expect("runtime");
         rt.block_on(stera_coordinator::run(args, None))
     });
+    // The coordinator opens its store before it listens: wait for the port.
+    let started = std::time::Instant::now();
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(120),
+            "the in-process coordinator never listened on {port}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
     let worker = stera_worker::WorkerArgs::parse_from([
         "worker",
         "--coordinator",
