@@ -12,5 +12,5 @@ export PATH="$PATH:/usr/games"
 
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
-cargo test --workspace --locked
+cargo test --workspace --locked --no-fail-fast
 scripts/validate-deploy.sh
