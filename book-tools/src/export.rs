@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 use stera_book::terashock::{Backup, ExportOptions, NodeExtras, Weights, export_db2016};
-use stera_book::{Book, SledStore};
+use stera_book::{Book, NodeStore, SledStore};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -44,6 +44,11 @@ pub struct Args {
     /// softmax, else `one`.
     #[arg(long, value_enum, conflicts_with = "raw")]
     weights: Option<WeightsArg>,
+    /// Export only the first N thought positions: the book as it was when it had
+    /// N nodes. A running coordinator's export reports the N of its snapshot, so
+    /// the same file can be made again offline.
+    #[arg(long, value_name = "N")]
+    nodes: Option<usize>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -62,8 +67,12 @@ pub(crate) enum WeightsArg {
 pub fn run(args: &Args) -> Result<()> {
     let start = Instant::now();
     stera_book::store_path::check_output_path(&args.out, &args.db)?;
-    let (book, extras) =
-        load_with_games(&args.db, args.raw, args.weights == Some(WeightsArg::Ndf))?;
+    let (book, extras) = load_with_games(
+        &args.db,
+        args.nodes,
+        args.raw,
+        args.weights == Some(WeightsArg::Ndf),
+    )?;
     eprintln!(
         "loaded {} nodes, {} move values in {:.1} s",
         book.len(),
@@ -157,15 +166,17 @@ pub fn open_existing(db: &Path) -> Result<SledStore> {
 /// halves the memory of a big export).
 pub fn load_with_games(
     db: &Path,
+    nodes: Option<usize>,
     with_depths: bool,
     with_games: bool,
 ) -> Result<(Book, NodeExtras)> {
     let store = open_existing(db)?;
-    let (book, mut extras) = NodeExtras::load_with_book(&store, with_depths)
+    let nodes = nodes.unwrap_or(usize::MAX);
+    let (book, mut extras) = NodeExtras::load_first_with_book(&store, nodes, with_depths)
         .with_context(|| format!("cannot load the book in `{}`", db.display()))?;
     if with_games {
         extras
-            .scan_games(&store, &book)
+            .scan_games(|f| store.for_each_game_count(f), &book)
             .with_context(|| format!("cannot read the game results in `{}`", db.display()))?;
     }
     Ok((book, extras))

@@ -124,11 +124,14 @@ pub fn run(args: &Args) -> Result<()> {
                     .map_err(|s| refused("export", &s))?
                     .into_inner();
                 println!(
-                    "wrote {} entries, {} moves to {} on the coordinator in {:.1} s",
+                    "wrote {} entries, {} moves to {} on the coordinator in {:.1} s \
+                     (a snapshot of {} positions: `book-tools export --nodes {}` writes it again)",
                     reply.entries,
                     reply.moves,
                     reply.path,
-                    f64::from(reply.elapsed_ms) / 1000.0
+                    f64::from(reply.elapsed_ms) / 1000.0,
+                    reply.nodes,
+                    reply.nodes
                 );
                 Ok(())
             }

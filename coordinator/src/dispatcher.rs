@@ -25,6 +25,7 @@ use stera_proto::v1::{
 use tokio::sync::{mpsc, oneshot, watch};
 use tonic::Status;
 
+use crate::exports::ExportQueue;
 pub use crate::leases::StreamId;
 use crate::leases::{LeaseId, LeaseTable, Verdict, Voided};
 use crate::play::{GameTicket, PlayJobs, PlaySettings};
@@ -102,10 +103,14 @@ pub enum Event {
     },
 }
 
-/// Writes a YaneuraOu book from the live book (injected so the dispatcher does not
-/// depend on the export code).
+/// Prepares an export of the live book on the dispatcher thread (checks, a
+/// snapshot) and returns the work that writes it on the export thread (injected
+/// so the dispatcher does not depend on the export code).
 pub type ExportFn<S> =
-    Box<dyn Fn(&Selector<S>, &ExportRequest) -> Result<ExportReply, String> + Send>;
+    Box<dyn Fn(&Selector<S>, &ExportRequest) -> Result<ExportJob, String> + Send>;
+
+/// An export's work: runs on the export thread while the dispatcher goes on.
+pub type ExportJob = Box<dyn FnOnce() -> Result<ExportReply, String> + Send>;
 
 /// Copies the store to a new directory (injected: the dispatcher is generic over
 /// stores, a backup is a sled matter).
@@ -172,6 +177,7 @@ pub struct Dispatcher<S: NodeStore> {
     streams: HashMap<StreamId, StreamTx>,
     draining: bool,
     export: Option<ExportFn<S>>,
+    exports: ExportQueue,
     backup: Option<BackupFn<S>>,
     registry: Arc<Registry>,
     progress: watch::Sender<Progress>,
@@ -207,6 +213,7 @@ impl<S: NodeStore> Dispatcher<S> {
             streams: HashMap::new(),
             draining: false,
             export,
+            exports: ExportQueue::default(),
             backup: None,
             registry,
             progress,
@@ -236,6 +243,8 @@ impl<S: NodeStore> Dispatcher<S> {
             if !pending.is_empty() {
                 self.commit(std::mem::take(&mut pending));
             }
+            self.exports
+                .poll(self.think.selector(), self.export.as_ref(), &self.registry);
             self.fill_credits();
             self.publish_progress();
         }
@@ -267,10 +276,7 @@ impl<S: NodeStore> Dispatcher<S> {
             Event::Status { reply } => {
                 let _ = reply.send(self.status());
             }
-            Event::Export { request, reply } => {
-                let result = self.run_export(&request);
-                let _ = reply.send(result);
-            }
+            Event::Export { request, reply } => self.exports.submit(request, reply),
             Event::Backup { path, reply } => {
                 let result = match &self.backup {
                     Some(f) => f(self.think.selector(), &path),
@@ -303,26 +309,7 @@ impl<S: NodeStore> Dispatcher<S> {
         }
     }
 
-    fn run_export(&mut self, request: &ExportRequest) -> Result<ExportReply, String> {
-        let started = Instant::now();
-        let result = match &self.export {
-            Some(f) => f(self.think.selector(), request),
-            None => Err("this coordinator has no exporter".to_owned()),
-        };
-        let took = started.elapsed();
-        self.registry.record_export(
-            took,
-            &result
-                .as_ref()
-                .map(|_| ())
-                .map_err(|e| format!("export to {} failed: {e}", request.path)),
-        );
-        crate::telemetry::record_export(took);
-        self.renew_after_pause();
-        result
-    }
-
-    /// After this thread was busy (an export, a backup): heartbeats that arrived
+    /// After this thread was busy (a backup): heartbeats that arrived
     /// meanwhile are still queued behind ticks, so the lease clock does not run for
     /// that time.
     fn renew_after_pause(&mut self) {

@@ -5,10 +5,10 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use stera_book::terashock::{Backup, ExportOptions, NodeExtras, Weights, export_db2016};
-use stera_book::{Selector, SledStore};
+use stera_book::{Book, Selector, SledReader, SledStore};
 use stera_proto::v1::{ExportBackup, ExportReply, ExportRequest, ExportWeights};
 
-use crate::dispatcher::ExportFn;
+use crate::dispatcher::{ExportFn, ExportJob};
 
 /// The backup the coordinator runs in its dispatcher thread (the only writer, so
 /// the copy is consistent); `store` is the store's directory, which a backup
@@ -71,47 +71,68 @@ pub fn options_of(request: &ExportRequest) -> Result<ExportOptions, String> {
     })
 }
 
-/// The exporter the coordinator runs in its dispatcher thread. Selection pauses
-/// while it runs: the book must not change under the analysis. `store` is the
-/// store's directory: whatever asked for the export, nothing is written inside it
-/// or inside another store.
+/// The exporter of the coordinator. On the dispatcher thread it only checks the
+/// request and takes a snapshot of the book (a clone that shares the node tables,
+/// see [`stera_book::Book`]) and a reader of the store; the job it returns runs on
+/// the export thread while selection and result intake go on. `store` is the
+/// store's directory: whatever asked for the export, nothing is written inside
+/// it or inside another store.
 #[must_use]
 pub fn book_exporter(store: PathBuf) -> ExportFn<SledStore> {
     Box::new(
         move |selector: &Selector<SledStore>, request: &ExportRequest| {
-            let start = Instant::now();
             stera_book::store_path::check_output_path(Path::new(&request.path), &store)
                 .map_err(|e| e.to_string())?;
             let options = options_of(request)?;
-            let mut extras =
-                NodeExtras::scan(selector.store(), request.raw).map_err(|e| e.to_string())?;
-            if options.weights == Weights::Ndf {
-                extras
-                    .scan_games(selector.store(), selector.book())
-                    .map_err(|e| format!("cannot read the game results: {e}"))?;
-            }
-            let mut last_log = Instant::now();
-            let summary = export_db2016(
-                selector.book(),
-                &extras,
-                Path::new(&request.path),
-                &options,
-                &mut |phase, done, total| {
-                    if last_log.elapsed() >= Duration::from_secs(10) {
-                        last_log = Instant::now();
-                        tracing::info!(phase, done, total, "exporting");
-                    }
-                },
-            )
-            .map_err(|e| e.to_string())?;
-            Ok(ExportReply {
-                path: request.path.clone(),
-                entries: summary.written.entries_written,
-                moves: summary.written.moves_written,
-                elapsed_ms: u32::try_from(start.elapsed().as_millis()).unwrap_or(u32::MAX),
-            })
+            let book = selector.book().clone();
+            let reader = selector.store().reader();
+            let request = request.clone();
+            let job: ExportJob =
+                Box::new(move || export_snapshot(&book, &reader, &request, &options));
+            Ok(job)
         },
     )
+}
+
+/// Exports a snapshot of `book` whose extras and game counters are read from
+/// `reader` (nodes past the snapshot are skipped; game counters are read as the
+/// export finds them).
+fn export_snapshot(
+    book: &Book,
+    reader: &SledReader,
+    request: &ExportRequest,
+    options: &ExportOptions,
+) -> Result<ExportReply, String> {
+    let start = Instant::now();
+    let mut extras =
+        NodeExtras::scan_first(|visit| reader.for_each_node(visit), book.len(), request.raw)
+            .map_err(|e| e.to_string())?;
+    if options.weights == Weights::Ndf {
+        extras
+            .scan_games(|f| reader.for_each_game_count(f), book)
+            .map_err(|e| format!("cannot read the game results: {e}"))?;
+    }
+    let mut last_log = Instant::now();
+    let summary = export_db2016(
+        book,
+        &extras,
+        Path::new(&request.path),
+        options,
+        &mut |phase, done, total| {
+            if last_log.elapsed() >= Duration::from_secs(10) {
+                last_log = Instant::now();
+                tracing::info!(phase, done, total, "exporting");
+            }
+        },
+    )
+    .map_err(|e| e.to_string())?;
+    Ok(ExportReply {
+        path: request.path.clone(),
+        entries: summary.written.entries_written,
+        moves: summary.written.moves_written,
+        elapsed_ms: u32::try_from(start.elapsed().as_millis()).unwrap_or(u32::MAX),
+        nodes: book.len() as u64,
+    })
 }
 
 #[cfg(test)]

@@ -19,6 +19,7 @@
 pub mod dashboard;
 pub mod dispatcher;
 pub mod export;
+pub mod exports;
 pub mod leases;
 pub mod play;
 pub mod registry;
@@ -73,7 +74,8 @@ pub struct CoordinatorArgs {
     #[arg(long)]
     pub export: Option<PathBuf>,
     /// Also export to --export every this many minutes while generation runs (0: only
-    /// at the end). Selection pauses during an export.
+    /// at the end). Generation goes on during an export: it writes a snapshot of
+    /// the book on its own threads, at a lower CPU priority.
     #[arg(long, default_value_t = 0, requires = "export")]
     pub export_every_mins: u64,
     /// How the --export book backs values up: `minimax` (tera-shock) or `softmax`

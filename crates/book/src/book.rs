@@ -1,14 +1,17 @@
 //! The in-memory book: every thought node's key and move values, laid out for
 //! a book of tens of millions of nodes.
 //!
-//! Per node: 16 bytes of key, 4 bytes of value offset, 8 bytes of origin
-//! (parent id + move) and about 9 bytes of hash index (an 8-byte slot holding the
-//! id and 32 more key bits, plus hashbrown's control byte, at up to 7/8 load);
-//! per move: 2 bytes of value. There is no per-node heap allocation.
+//! Per node: 16 bytes of key, 6 bytes of value offset and count, 8 bytes of
+//! origin (parent id + move) and about 9 bytes of hash index (an 8-byte slot
+//! holding the id and 32 more key bits, plus hashbrown's control byte, at up to
+//! 7/8 load); per move: 2 bytes of value. There is no per-node heap allocation.
+//! The tables are [`Column`]s of shared chunks, so a clone (a snapshot) copies
+//! only the hash index.
 
 use hashbrown::HashTable;
 use stera_rules::{Key, Move, Position};
 
+use crate::columns::{CHUNK, Column};
 use crate::{BookError, NodeId, Origin, ThoughtNode};
 
 /// One slot of the key index: the node id and key bits 64..96, so that a probe
@@ -56,30 +59,30 @@ fn fragment_of(key: u128) -> u32 {
 /// assert_eq!(book.get(pos.key()), Some(id));
 /// assert_eq!(book.values(id).len(), 30);
 /// ```
-/// `Clone` gives a snapshot for analyses that run beside the live book (game
-/// openings in the coordinator), at the cost of a copy of its tables.
+/// `Clone` gives a snapshot for work that runs beside the live book (exports,
+/// game openings in the coordinator): the node tables are shared chunks, so a
+/// clone copies the hash index (about 9 bytes per node) and nothing else; the
+/// live book's next insert copies the last chunk of each table once.
 #[derive(Clone, Default)]
 pub struct Book {
     index: HashTable<Slot>,
-    keys: Vec<u128>,
-    /// `offsets[i]..offsets[i + 1]` are node `i`'s values.
-    offsets: Vec<u32>,
-    values: Vec<i16>,
-    parents: Vec<u32>,
+    keys: Column<u128>,
+    /// Node `i`'s values are `values.run(value_start[i], value_len[i])`.
+    value_start: Column<u32>,
+    value_len: Column<u16>,
+    values: Column<i16>,
+    /// Values held (the values column also counts the gaps at chunk ends).
+    value_count: usize,
+    parents: Column<u32>,
     /// The move from the parent (`None` for SFEN origins).
-    moves: Vec<Option<Move>>,
+    moves: Column<Option<Move>>,
     /// Origins given as SFEN (roots, imports): few, so a side table.
     sfen_origins: hashbrown::HashMap<u32, String>,
 }
 
 impl std::fmt::Debug for Book {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "Book({} nodes, {} values)",
-            self.len(),
-            self.values.len()
-        )
+        write!(f, "Book({} nodes, {} values)", self.len(), self.value_count)
     }
 }
 
@@ -87,25 +90,16 @@ impl Book {
     /// An empty book.
     #[must_use]
     pub fn new() -> Self {
-        Self {
-            offsets: vec![0],
-            ..Self::default()
-        }
+        Self::default()
     }
 
-    /// An empty book with room for `nodes` nodes and `values` move values.
+    /// An empty book whose index has room for `nodes` nodes (the tables grow by
+    /// chunks and need no hint).
     #[must_use]
-    pub fn with_capacity(nodes: usize, values: usize) -> Self {
-        let mut offsets = Vec::with_capacity(nodes + 1);
-        offsets.push(0);
+    pub fn with_capacity(nodes: usize) -> Self {
         Self {
             index: HashTable::with_capacity(nodes),
-            keys: Vec::with_capacity(nodes),
-            offsets,
-            values: Vec::with_capacity(values),
-            parents: Vec::with_capacity(nodes),
-            moves: Vec::with_capacity(nodes),
-            sfen_origins: hashbrown::HashMap::new(),
+            ..Self::default()
         }
     }
 
@@ -115,8 +109,7 @@ impl Book {
     /// Storage errors, or a store that repeats a key.
     pub fn load(store: &dyn crate::NodeStore) -> Result<Self, BookError> {
         let n = store.len() as usize;
-        // A guess of 48 moves per node; the vector grows if needed.
-        let mut book = Self::with_capacity(n, n * 48);
+        let mut book = Self::with_capacity(n);
         store.for_each_node(&mut |id, node| {
             let got = book.insert(&node)?;
             if got != id {
@@ -127,26 +120,25 @@ impl Book {
             }
             Ok(())
         })?;
-        book.values.shrink_to_fit();
         Ok(book)
     }
 
     /// Number of nodes.
     #[must_use]
     pub fn len(&self) -> usize {
-        self.keys.len()
+        self.keys.end()
     }
 
     /// True for a book without nodes.
     #[must_use]
     pub fn is_empty(&self) -> bool {
-        self.keys.is_empty()
+        self.keys.end() == 0
     }
 
     /// Total stored move values.
     #[must_use]
     pub fn value_count(&self) -> usize {
-        self.values.len()
+        self.value_count
     }
 
     /// The node with this key.
@@ -157,7 +149,7 @@ impl Book {
         let fragment = fragment_of(k);
         self.index
             .find(hash_of(k), |s| {
-                s.fragment == fragment && self.keys[s.id as usize] == k
+                s.fragment == fragment && *self.keys.get(s.id as usize) == k
             })
             .map(|s| NodeId(s.id))
     }
@@ -174,7 +166,7 @@ impl Book {
     /// If `id` is not a node of this book.
     #[must_use]
     pub fn key(&self, id: NodeId) -> Key {
-        Key(self.keys[id.index()])
+        Key(*self.keys.get(id.index()))
     }
 
     /// A node's move values in canonical move order.
@@ -185,7 +177,10 @@ impl Book {
     #[must_use]
     pub fn values(&self, id: NodeId) -> &[i16] {
         let i = id.index();
-        &self.values[self.offsets[i] as usize..self.offsets[i + 1] as usize]
+        self.values.run(
+            *self.value_start.get(i) as usize,
+            usize::from(*self.value_len.get(i)),
+        )
     }
 
     /// How a node's position is rebuilt.
@@ -195,9 +190,9 @@ impl Book {
     #[must_use]
     pub fn origin(&self, id: NodeId) -> Origin {
         let i = id.index();
-        match self.moves[i] {
+        match *self.moves.get(i) {
             Some(mv) => Origin::Child {
-                parent: NodeId(self.parents[i]),
+                parent: NodeId(*self.parents.get(i)),
                 mv,
             },
             None => Origin::Sfen(self.sfen_origins.get(&id.0).cloned().unwrap_or_default()),
@@ -250,12 +245,23 @@ impl Book {
         if let Some(id) = self.get(node.key) {
             return Ok(id);
         }
-        let id = u32::try_from(self.keys.len())
+        let id = u32::try_from(self.keys.end())
             .ok()
             .filter(|&i| i != NO_PARENT)
             .ok_or_else(|| BookError::Full("more than 2^32 - 1 nodes".into()))?;
-        let end = u32::try_from(self.values.len() + node.values.len())
-            .map_err(|_| BookError::Full("more than 2^32 move values".into()))?;
+        let count = u16::try_from(node.values.len())
+            .ok()
+            .filter(|&n| usize::from(n) <= CHUNK)
+            .ok_or_else(|| {
+                BookError::Corrupt(format!(
+                    "node {} has {} move values",
+                    node.key,
+                    node.values.len()
+                ))
+            })?;
+        let full = || BookError::Full("more than 2^32 move values".into());
+        // A run may start a new chunk: the start must fit after that gap too.
+        u32::try_from(self.values.end() + CHUNK + node.values.len()).map_err(|_| full())?;
         let k = node.key.0;
         let keys = &self.keys;
         self.index.insert_unique(
@@ -264,11 +270,13 @@ impl Book {
                 id,
                 fragment: fragment_of(k),
             },
-            |s| hash_of(keys[s.id as usize]),
+            |s| hash_of(*keys.get(s.id as usize)),
         );
         self.keys.push(k);
-        self.values.extend_from_slice(&node.values);
-        self.offsets.push(end);
+        let start = u32::try_from(self.values.push_run(&node.values)).map_err(|_| full())?;
+        self.value_start.push(start);
+        self.value_len.push(count);
+        self.value_count += node.values.len();
         match &node.origin {
             Origin::Child { parent, mv } => {
                 self.parents.push(parent.0);
@@ -287,11 +295,12 @@ impl Book {
     #[must_use]
     pub fn memory_bytes(&self) -> usize {
         self.index.capacity() * (std::mem::size_of::<Slot>() + 1)
-            + self.keys.capacity() * 16
-            + self.offsets.capacity() * 4
-            + self.values.capacity() * 2
-            + self.parents.capacity() * 4
-            + self.moves.capacity() * std::mem::size_of::<Option<Move>>()
+            + self.keys.memory_bytes()
+            + self.value_start.memory_bytes()
+            + self.value_len.memory_bytes()
+            + self.values.memory_bytes()
+            + self.parents.memory_bytes()
+            + self.moves.memory_bytes()
             + self.sfen_origins.len() * 96
     }
 }
@@ -348,6 +357,35 @@ mod tests {
         assert_eq!(again, rid);
         assert_eq!(book.values(rid)[0], 0);
         assert_eq!(book.len(), 31);
+    }
+
+    #[test]
+    fn a_clone_is_a_snapshot_that_the_live_book_does_not_change() {
+        let root = Position::startpos();
+        let mut book = Book::new();
+        let rid = book
+            .insert(&node_for(
+                &root,
+                Origin::Sfen(root.to_sfen_without_ply()),
+                0,
+            ))
+            .unwrap();
+        let snapshot = book.clone();
+        let mut later = Vec::new();
+        for mv in root.legal_moves() {
+            let mut p = root.clone();
+            p.do_move(mv);
+            book.insert(&node_for(&p, Origin::Child { parent: rid, mv }, 5))
+                .unwrap();
+            later.push(p);
+        }
+        assert_eq!((snapshot.len(), book.len()), (1, 31));
+        assert_eq!(snapshot.value_count(), 30);
+        assert_eq!(snapshot.values(rid), book.values(rid));
+        for p in &later {
+            assert_eq!(snapshot.get(p.key()), None);
+            assert!(book.get(p.key()).is_some());
+        }
     }
 
     #[test]

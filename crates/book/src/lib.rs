@@ -16,6 +16,7 @@
 //!   benchmarks.
 
 mod book;
+mod columns;
 mod error;
 mod node;
 mod results;
@@ -33,5 +34,5 @@ pub use results::{GameCounts, GameCountsDecodeError};
 pub use selector::{
     DEFAULT_SELECT_SEED, Leaf, SelectMode, SelectStats, Selector, SoftmaxSelect, softmax_policy,
 };
-pub use sled_store::{BackupSummary, SledStore};
+pub use sled_store::{BackupSummary, SledReader, SledStore};
 pub use store::{MemoryStore, NodeStore, RunConfig};

@@ -178,6 +178,16 @@ impl SledStore {
         store_error(&self.path, e)
     }
 
+    /// A read-only view for another thread (see [`SledReader`]).
+    #[must_use]
+    pub fn reader(&self) -> SledReader {
+        SledReader {
+            path: self.path.clone(),
+            nodes: self.nodes.clone(),
+            games: self.games.clone(),
+        }
+    }
+
     /// Bytes sled reports on disk.
     ///
     /// # Errors
@@ -419,32 +429,7 @@ impl NodeStore for SledStore {
         &self,
         visit: &mut dyn FnMut(NodeId, ThoughtNode) -> Result<(), BookError>,
     ) -> Result<(), BookError> {
-        let mut expected = 0u32;
-        for item in self.nodes.iter() {
-            let (k, v) = item.map_err(|e| self.err(e))?;
-            let first = chunk_first_id(&k)?;
-            if first != expected {
-                return Err(BookError::Corrupt(format!(
-                    "node chunk starts at id {first}, expected {expected}"
-                )));
-            }
-            let count = chunk_count(&v)?;
-            let mut rest = &v[4..];
-            for i in 0..count {
-                let (node, tail) = ThoughtNode::decode(rest)
-                    .map_err(|e| BookError::Corrupt(format!("node {}: {e}", first + i)))?;
-                rest = tail;
-                visit(NodeId(first + i), node)?;
-            }
-            if !rest.is_empty() {
-                return Err(BookError::Corrupt(format!(
-                    "chunk at {first}: {} bytes after {count} records",
-                    rest.len()
-                )));
-            }
-            expected = first + count;
-        }
-        Ok(())
+        nodes_of(&self.nodes, &self.path, visit)
     }
 
     fn ban(&mut self, node: NodeId, mv: Move) -> Result<(), BookError> {
@@ -621,14 +606,97 @@ impl NodeStore for SledStore {
     }
 
     fn for_each_game_count(&self, f: &mut dyn FnMut(Key, GameCounts)) -> Result<(), BookError> {
-        for item in self.games.scan_prefix(b"c") {
-            let (k, v) = item.map_err(|e| self.err(e))?;
-            let b: [u8; 16] = k.get(1..).and_then(|b| b.try_into().ok()).ok_or_else(|| {
-                BookError::Corrupt(format!("game counts key of {} bytes", k.len()))
-            })?;
-            let key = Key::from_bytes(b);
-            f(key, decode_counts(key, &v)?);
+        game_counts_of(&self.games, &self.path, f)
+    }
+}
+
+/// Every node of the `nodes` tree, in id order.
+fn nodes_of(
+    nodes: &sled::Tree,
+    path: &Path,
+    visit: &mut dyn FnMut(NodeId, ThoughtNode) -> Result<(), BookError>,
+) -> Result<(), BookError> {
+    let mut expected = 0u32;
+    for item in nodes.iter() {
+        let (k, v) = item.map_err(|e| store_error(path, e))?;
+        let first = chunk_first_id(&k)?;
+        if first != expected {
+            return Err(BookError::Corrupt(format!(
+                "node chunk starts at id {first}, expected {expected}"
+            )));
         }
-        Ok(())
+        let count = chunk_count(&v)?;
+        let mut rest = &v[4..];
+        for i in 0..count {
+            let (node, tail) = ThoughtNode::decode(rest)
+                .map_err(|e| BookError::Corrupt(format!("node {}: {e}", first + i)))?;
+            rest = tail;
+            visit(NodeId(first + i), node)?;
+        }
+        if !rest.is_empty() {
+            return Err(BookError::Corrupt(format!(
+                "chunk at {first}: {} bytes after {count} records",
+                rest.len()
+            )));
+        }
+        expected = first + count;
+    }
+    Ok(())
+}
+
+/// Every position's game counters in the `games` tree.
+fn game_counts_of(
+    games: &sled::Tree,
+    path: &Path,
+    f: &mut dyn FnMut(Key, GameCounts),
+) -> Result<(), BookError> {
+    for item in games.scan_prefix(b"c") {
+        let (k, v) = item.map_err(|e| store_error(path, e))?;
+        let b: [u8; 16] = k
+            .get(1..)
+            .and_then(|b| b.try_into().ok())
+            .ok_or_else(|| BookError::Corrupt(format!("game counts key of {} bytes", k.len())))?;
+        let key = Key::from_bytes(b);
+        f(key, decode_counts(key, &v)?);
+    }
+    Ok(())
+}
+
+/// A read-only view of a [`SledStore`] for another thread: an export reads the
+/// nodes and game counters while the dispatcher keeps appending. sled trees are
+/// shared handles; a scan sees every write committed before it reaches it, and
+/// nodes are appended in id order, so the first `n` nodes read are those of a
+/// book snapshot of `n` nodes.
+#[derive(Clone)]
+pub struct SledReader {
+    path: PathBuf,
+    nodes: sled::Tree,
+    games: sled::Tree,
+}
+
+impl std::fmt::Debug for SledReader {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "SledReader({})", self.path.display())
+    }
+}
+
+impl SledReader {
+    /// Every stored node in id order (including nodes appended during the scan).
+    ///
+    /// # Errors
+    /// Storage failure, corrupt records, or what `visit` returns.
+    pub fn for_each_node(
+        &self,
+        visit: &mut dyn FnMut(NodeId, ThoughtNode) -> Result<(), BookError>,
+    ) -> Result<(), BookError> {
+        nodes_of(&self.nodes, &self.path, visit)
+    }
+
+    /// Every position's game counters (each counter as last written).
+    ///
+    /// # Errors
+    /// Storage failure or corrupt counters.
+    pub fn for_each_game_count(&self, f: &mut dyn FnMut(Key, GameCounts)) -> Result<(), BookError> {
+        game_counts_of(&self.games, &self.path, f)
     }
 }

@@ -4,6 +4,8 @@
 //! scan of the store.
 
 use super::TeraShockError;
+use stera_rules::Key;
+
 use crate::{Book, BookError, NodeId, NodeStore};
 
 /// Per-node data from the store that [`Book`] does not keep.
@@ -33,31 +35,60 @@ impl NodeExtras {
     ///
     /// # Errors
     /// Storage failure or corrupt records.
-    /// Reads the game results of `store` for the nodes of `book` (positions no
-    /// longer in the book are skipped).
+    pub fn scan(store: &dyn NodeStore, with_depths: bool) -> Result<Self, BookError> {
+        Self::scan_first(
+            |visit| store.for_each_node(visit),
+            store.len() as usize,
+            with_depths,
+        )
+    }
+
+    /// The extras of the first `nodes` nodes that `scan` visits in id order: those
+    /// of a snapshot of a book that has grown since (see
+    /// [`crate::SledReader`]); nodes past the snapshot are skipped.
     ///
     /// # Errors
-    /// Storage failure or corrupt counters.
+    /// What `scan` returns, or fewer than `nodes` nodes.
+    pub fn scan_first(
+        scan: impl FnOnce(
+            &mut dyn FnMut(NodeId, crate::ThoughtNode) -> Result<(), BookError>,
+        ) -> Result<(), BookError>,
+        nodes: usize,
+        with_depths: bool,
+    ) -> Result<Self, BookError> {
+        let mut extras = Self::with_capacity(nodes, with_depths);
+        scan(&mut |id, node| {
+            if id.index() < nodes {
+                extras.push(&node);
+            }
+            Ok(())
+        })?;
+        if extras.len() == nodes {
+            Ok(extras)
+        } else {
+            Err(BookError::Corrupt(format!(
+                "the store holds {} nodes, the book {nodes}",
+                extras.len()
+            )))
+        }
+    }
+
+    /// Reads the game results that `scan` visits for the nodes of `book`
+    /// (positions not in the book are skipped).
+    ///
+    /// # Errors
+    /// What `scan` returns.
     pub fn scan_games(
         &mut self,
-        store: &dyn NodeStore,
-        book: &crate::Book,
+        scan: impl FnOnce(&mut dyn FnMut(Key, crate::GameCounts)) -> Result<(), BookError>,
+        book: &Book,
     ) -> Result<(), BookError> {
         let games = &mut self.games;
-        store.for_each_game_count(&mut |key, counts| {
+        scan(&mut |key, counts| {
             if let Some(id) = book.get(key) {
                 games.insert(id.0, counts);
             }
         })
-    }
-
-    pub fn scan(store: &dyn NodeStore, with_depths: bool) -> Result<Self, BookError> {
-        let mut extras = Self::with_capacity(store.len() as usize, with_depths);
-        store.for_each_node(&mut |_, node| {
-            extras.push(&node);
-            Ok(())
-        })?;
-        Ok(extras)
     }
 
     /// Loads the book and its extras with one scan of `store`.
@@ -68,10 +99,27 @@ impl NodeExtras {
         store: &dyn NodeStore,
         with_depths: bool,
     ) -> Result<(Book, Self), BookError> {
-        let n = store.len() as usize;
-        let mut book = Book::with_capacity(n, n * 48);
+        Self::load_first_with_book(store, store.len() as usize, with_depths)
+    }
+
+    /// [`NodeExtras::load_with_book`] of the first `nodes` nodes only: the book
+    /// as it was when it had `nodes` nodes (what a coordinator's export of that
+    /// snapshot wrote), all of it if the store holds fewer.
+    ///
+    /// # Errors
+    /// Storage failure, corrupt records, a store that repeats a key.
+    pub fn load_first_with_book(
+        store: &dyn NodeStore,
+        nodes: usize,
+        with_depths: bool,
+    ) -> Result<(Book, Self), BookError> {
+        let n = nodes.min(store.len() as usize);
+        let mut book = Book::with_capacity(n);
         let mut extras = Self::with_capacity(n, with_depths);
         store.for_each_node(&mut |id, node| {
+            if id.index() >= n {
+                return Ok(());
+            }
             let got = book.insert(&node)?;
             if got != id {
                 return Err(BookError::Corrupt(format!(
