@@ -1,6 +1,14 @@
 //! Throughput and added latency of the coordinator with instant fake evaluators.
 //!
-//! `cargo run --release -p coordinator --example bench_service -- <DB> [SECONDS] [WORKERS] [SLOTS] [think|play]`
+//! `cargo run --release -p coordinator --example bench_service -- <DB> [SECONDS] [WORKERS] [SLOTS] [think|play|export=DIR] [DELAY_MS]`
+//!
+//! With `export=DIR` (issue 14: exports that never stop the cluster), the rate is
+//! measured for SECONDS, then an Export RPC writes the book into DIR (the
+//! coordinator's `--export-dir`) while the workers go on: it reports the rate
+//! without and during the export, their ratio, and this process's RSS before and
+//! at its peak during the export (sampled every 250 ms). DELAY_MS makes every fake
+//! evaluation take that long (a cluster whose workers think, not one that only
+//! measures the coordinator's ceiling).
 //!
 //! With `play`, the coordinator hands out play jobs only (`--think-limit 0
 //! --play-share 1`) and the fake workers play each game instantly with random
@@ -87,6 +95,7 @@ fn answer(lease_id: u64, sfen: &str) -> JobResult {
 async fn fake(
     url: String,
     slots: u32,
+    delay: Duration,
     acked: Arc<AtomicU64>,
     lat: Arc<std::sync::Mutex<Vec<u32>>>,
     stop: Arc<AtomicBool>,
@@ -124,14 +133,19 @@ async fn fake(
                     _ => answer(job.lease_id, job.think_sfen()),
                 };
                 sent.insert(job.lease_id, Instant::now());
-                if tx
-                    .send(WorkerMessage {
-                        msg: Some(worker_message::Msg::Result(r)),
-                    })
-                    .await
-                    .is_err()
-                {
-                    return;
+                let msg = WorkerMessage {
+                    msg: Some(worker_message::Msg::Result(r)),
+                };
+                if delay.is_zero() {
+                    if tx.send(msg).await.is_err() {
+                        return;
+                    }
+                } else {
+                    let tx = tx.clone();
+                    tokio::spawn(async move {
+                        tokio::time::sleep(delay).await;
+                        let _ = tx.send(msg).await;
+                    });
                 }
             }
             Some(coordinator_message::Msg::Ack(a)) => {
@@ -158,11 +172,14 @@ fn main() -> anyhow::Result<()> {
     let seconds: u64 = args.next().map_or(Ok(20), |s| s.parse())?;
     let workers: u32 = args.next().map_or(Ok(20), |s| s.parse())?;
     let slots: u32 = args.next().map_or(Ok(8), |s| s.parse())?;
-    let play = match args.next().as_deref() {
-        None | Some("think") => false,
-        Some("play") => true,
-        Some(other) => anyhow::bail!("mode `{other}`: think or play"),
+    let mode = args.next();
+    let (play, export_dir) = match mode.as_deref() {
+        None | Some("think") => (false, None),
+        Some("play") => (true, None),
+        Some(m) if m.starts_with("export=") => (false, Some(m["export=".len()..].to_owned())),
+        Some(other) => anyhow::bail!("mode `{other}`: think, play or export=DIR"),
     };
+    let delay = Duration::from_millis(args.next().map_or(Ok(0), |s| s.parse())?);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
@@ -175,9 +192,13 @@ fn main() -> anyhow::Result<()> {
         if play {
             argv.extend(["--think-limit", "0", "--play-share", "1", "--games", "1000000000", "--ply-limit", "320"]);
         }
+        if let Some(dir) = &export_dir {
+            argv.extend(["--export-dir", dir.as_str()]);
+        }
         let cli = <stera_coordinator::CoordinatorArgs as clap::Parser>::parse_from(argv);
         let load_start = Instant::now();
-        let server = tokio::spawn(stera_coordinator::run(cli, None));
+        let exporter = stera_coordinator::export::book_exporter(db.clone());
+        let server = tokio::spawn(stera_coordinator::run(cli, Some(exporter)));
         let url = format!("http://{listen}");
         // Wait until the book is loaded and the port answers.
         loop {
@@ -192,7 +213,7 @@ fn main() -> anyhow::Result<()> {
         let stop = Arc::new(AtomicBool::new(false));
         let mut handles = Vec::new();
         for _ in 0..workers {
-            handles.push(tokio::spawn(fake(url.clone(), slots, acked.clone(), lat.clone(), stop.clone())));
+            handles.push(tokio::spawn(fake(url.clone(), slots, delay, acked.clone(), lat.clone(), stop.clone())));
         }
         // Warm up, then measure.
         tokio::time::sleep(Duration::from_secs(2)).await;
@@ -202,6 +223,9 @@ fn main() -> anyhow::Result<()> {
         tokio::time::sleep(Duration::from_secs(seconds)).await;
         let n = acked.load(Ordering::Relaxed) - a0;
         let secs = t0.elapsed().as_secs_f64();
+        if let Some(dir) = &export_dir {
+            export_while_running(&url, dir, &acked, n as f64 / secs).await?;
+        }
         stop.store(true, Ordering::Relaxed);
         let mut l = lat.lock().expect("lock").clone();
         l.sort_unstable();
@@ -221,4 +245,67 @@ fn main() -> anyhow::Result<()> {
         server.abort();
         Ok::<(), anyhow::Error>(())
     })
+}
+
+/// This process's resident set in MB (Linux), 0 where unknown.
+fn rss_mb() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmRSS:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|kb| kb.parse::<u64>().ok())
+        })
+        .map_or(0, |kb| kb / 1024)
+}
+
+/// Asks for an export into `dir` and measures the acknowledgements and the RSS
+/// while it runs.
+async fn export_while_running(
+    url: &str,
+    dir: &str,
+    acked: &Arc<AtomicU64>,
+    rate_without: f64,
+) -> anyhow::Result<()> {
+    let path = std::path::Path::new(dir).join("bench-export.db2016");
+    let rss_before = rss_mb();
+    let peak = Arc::new(AtomicU64::new(rss_before));
+    let sampling = Arc::new(AtomicBool::new(true));
+    let sampler = {
+        let (peak, sampling) = (peak.clone(), sampling.clone());
+        tokio::spawn(async move {
+            while sampling.load(Ordering::Relaxed) {
+                peak.fetch_max(rss_mb(), Ordering::Relaxed);
+                tokio::time::sleep(Duration::from_millis(250)).await;
+            }
+        })
+    };
+    let mut client = CoordinatorClient::connect(url.to_owned()).await?;
+    let a0 = acked.load(Ordering::Relaxed);
+    let t0 = Instant::now();
+    let reply = client
+        .export(stera_proto::v1::ExportRequest {
+            path: path.display().to_string(),
+            ..stera_proto::v1::ExportRequest::default()
+        })
+        .await?
+        .into_inner();
+    let secs = t0.elapsed().as_secs_f64();
+    let during = (acked.load(Ordering::Relaxed) - a0) as f64 / secs;
+    sampling.store(false, Ordering::Relaxed);
+    let _ = sampler.await;
+    let peak = peak.load(Ordering::Relaxed);
+    println!(
+        "export rate_without={rate_without:.0} rate_during={during:.0} ratio={:.3} export_s={secs:.1} nodes={} entries={} rss_before_mb={rss_before} rss_peak_mb={peak} extra_mb={}",
+        during / rate_without.max(1.0),
+        reply.nodes,
+        reply.entries,
+        peak.saturating_sub(rss_before)
+    );
+    println!(
+        "exported {} (offline twin: book-tools export --db <DB> --nodes {} --out F)",
+        reply.path, reply.nodes
+    );
+    Ok(())
 }
