@@ -24,6 +24,8 @@ pub const BOOK_NODES: &str = "stera_book_nodes";
 pub const BOOK_LEAF_EDGES: &str = "stera_book_leaf_edges";
 /// Bytes of the store directory on disk.
 pub const BOOK_STORE_SIZE: &str = "stera_book_store_size_bytes";
+/// Tokio tasks alive in the coordinator (a leak shows as growth with a steady fleet).
+pub const TOKIO_TASKS: &str = "stera_coordinator_tokio_tasks";
 /// Positions added to the book by this process.
 pub const THOUGHT: &str = "stera_coordinator_thought_positions_total";
 /// Selection searches run.
@@ -174,6 +176,10 @@ pub fn describe() {
     );
     describe_gauge!(BOOK_GAMES, "Games recorded in the book's store (all runs).");
     describe_gauge!(
+        TOKIO_TASKS,
+        "Tokio tasks alive in the coordinator process (sessions, streams, timers)."
+    );
+    describe_gauge!(
         START_TIME,
         Unit::Seconds,
         "Unix time at which this coordinator started."
@@ -229,4 +235,9 @@ pub fn refresh(registry: &Registry) {
     counter!(GAMES, "result" => "draw").absolute(load(&c.games_draw));
     gauge!(GAMES_IN_FLIGHT).set(load(&c.play_in_flight) as f64);
     gauge!(BOOK_GAMES).set(load(&c.games_stored) as f64);
+    // The scrape may come from a thread outside the runtime (tests); then there is
+    // nothing to count.
+    if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+        gauge!(TOKIO_TASKS).set(runtime.metrics().num_alive_tasks() as f64);
+    }
 }

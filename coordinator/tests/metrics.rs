@@ -104,6 +104,8 @@ fn coordinator_metrics_count_what_happened() {
     );
     assert_eq!(value(text, "stera_coordinator_leases_in_flight"), 0.0);
     assert_eq!(value(text, "stera_coordinator_workers_connected"), 0.0);
+    // The scrape itself runs in a task of the runtime, so at least that one is alive.
+    assert!(value(text, "stera_coordinator_tokio_tasks") >= 1.0);
     // Every selection is in the histogram, and its count equals the counter.
     let selections = value(text, "stera_coordinator_selections_total");
     assert!(selections >= 1.0);
