@@ -34,5 +34,7 @@ pub use results::{GameCounts, GameCountsDecodeError};
 pub use selector::{
     DEFAULT_SELECT_SEED, Leaf, SelectMode, SelectStats, Selector, SoftmaxSelect, softmax_policy,
 };
-pub use sled_store::{BackupSummary, SledReader, SledStore};
+pub use sled_store::{
+    BackupSnapshot, BackupSummary, CompactSummary, Compactor, SledReader, SledStore,
+};
 pub use store::{MemoryStore, NodeStore, RunConfig};

@@ -203,53 +203,134 @@ impl SledStore {
     }
 
     /// Merges consecutive node chunks until each holds at least `min_records`
-    /// (the last one may hold fewer). Every merge is one atomic sled batch (insert
-    /// the merged chunk, remove the merged ones), so a crash leaves either the old
-    /// chunks or the new one. Returns the number of chunks removed.
+    /// (the last one may hold fewer). Returns the number of chunks removed. See
+    /// [`Compactor`] for doing it on another thread.
     ///
     /// # Errors
     /// Storage failure or corrupt chunks.
     pub fn compact(&mut self, min_records: u32) -> Result<usize, BookError> {
-        let mut removed = 0;
+        let compactor = self.compactor();
+        let pass = compactor.compact_from(0, min_records)?;
+        Ok(pass.removed + compactor.merge_rest(pass.next_from)?)
+    }
+
+    /// A handle that merges small node chunks from another thread (see
+    /// [`Compactor`]).
+    #[must_use]
+    pub fn compactor(&self) -> Compactor {
+        Compactor {
+            path: self.path.clone(),
+            db: self.db.clone(),
+            nodes: self.nodes.clone(),
+        }
+    }
+}
+
+/// What one compaction pass did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CompactSummary {
+    /// Chunks merged away.
+    pub removed: usize,
+    /// The first node id of the chunk a later pass should start from: every chunk
+    /// before it holds at least the requested records.
+    pub next_from: u32,
+}
+
+/// Merges the small chunks the dispatcher appends (one per committed batch of
+/// results, each with sled's per-entry overhead in memory and on disk) into large
+/// ones, on another thread while the store's owner keeps appending.
+///
+/// Safe beside appends: a merge is one atomic sled batch that inserts the merged
+/// chunk under the first chunk's key and removes the others, so a crash leaves
+/// either the old chunks or the new one, and appends only add keys past every
+/// existing chunk. Not safe beside a scan of the nodes (an export's or a
+/// backup's): a scan that already passed a merged chunk's key would miss the
+/// chunks it absorbed. The coordinator runs compactions, exports and backups one
+/// at a time on its maintenance thread.
+#[derive(Clone)]
+pub struct Compactor {
+    path: PathBuf,
+    db: sled::Db,
+    nodes: sled::Tree,
+}
+
+impl std::fmt::Debug for Compactor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Compactor({})", self.path.display())
+    }
+}
+
+impl Compactor {
+    /// Merges consecutive chunks starting at node id `from` until each holds at
+    /// least `min_records` (the last group may hold fewer and is left for a later
+    /// pass). Chunks that are already large enough are not rewritten.
+    ///
+    /// # Errors
+    /// Storage failure or corrupt chunks.
+    pub fn compact_from(&self, from: u32, min_records: u32) -> Result<CompactSummary, BookError> {
+        let err = |e: sled::Error| store_error(&self.path, e);
+        let mut summary = CompactSummary {
+            removed: 0,
+            next_from: from,
+        };
         let mut group: Vec<(sled::IVec, sled::IVec)> = Vec::new();
         let mut group_records = 0u32;
-        let flush_group =
-            |group: &mut Vec<(sled::IVec, sled::IVec)>, this: &Self| -> Result<usize, BookError> {
-                if group.len() < 2 {
-                    group.clear();
-                    return Ok(0);
-                }
-                let mut total = 0u32;
-                let mut body = Vec::new();
-                for (_, v) in group.iter() {
-                    total += chunk_count(v)?;
-                    body.extend_from_slice(&v[4..]);
-                }
-                let mut value = total.to_le_bytes().to_vec();
-                value.extend_from_slice(&body);
-                let mut batch = sled::Batch::default();
-                for (k, _) in group.iter().skip(1) {
-                    batch.remove(k.clone());
-                }
-                batch.insert(group[0].0.clone(), value);
-                this.nodes.apply_batch(batch).map_err(|e| this.err(e))?;
-                this.db.flush().map_err(|e| this.err(e))?;
-                let n = group.len() - 1;
-                group.clear();
-                Ok(n)
-            };
-        for item in self.nodes.iter() {
-            let (k, v) = item.map_err(|e| self.err(e))?;
+        for item in self.nodes.range(from.to_be_bytes()..) {
+            let (k, v) = item.map_err(err)?;
             let count = chunk_count(&v)?;
+            if group.is_empty() {
+                summary.next_from = chunk_first_id(&k)?;
+            }
             group.push((k, v));
-            group_records += count;
+            group_records = group_records.saturating_add(count);
             if group_records >= min_records {
-                removed += flush_group(&mut group, self)?;
+                summary.removed += self.merge(&group)?;
+                summary.next_from = summary.next_from.saturating_add(group_records);
+                group.clear();
                 group_records = 0;
             }
         }
-        removed += flush_group(&mut group, self)?;
-        Ok(removed)
+        // The tail stays for a later pass, when more chunks have joined it.
+        Ok(summary)
+    }
+
+    /// Merges every chunk from node id `from` on into one.
+    fn merge_rest(&self, from: u32) -> Result<usize, BookError> {
+        let group = self
+            .nodes
+            .range(from.to_be_bytes()..)
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| store_error(&self.path, e))?;
+        self.merge(&group)
+    }
+
+    /// Replaces `group` (consecutive chunks) by one chunk in one atomic batch.
+    fn merge(&self, group: &[(sled::IVec, sled::IVec)]) -> Result<usize, BookError> {
+        let Some((first_key, _)) = group.first() else {
+            return Ok(0);
+        };
+        if group.len() < 2 {
+            return Ok(0);
+        }
+        let mut total = 0u32;
+        let mut value = Vec::with_capacity(group.iter().map(|(_, v)| v.len()).sum());
+        value.extend_from_slice(&[0; 4]);
+        for (_, v) in group {
+            total = total
+                .checked_add(chunk_count(v)?)
+                .ok_or_else(|| BookError::Corrupt("chunk counts overflow".into()))?;
+            value.extend_from_slice(&v[4..]);
+        }
+        value[..4].copy_from_slice(&total.to_le_bytes());
+        let mut batch = sled::Batch::default();
+        for (k, _) in &group[1..] {
+            batch.remove(k.clone());
+        }
+        batch.insert(first_key.clone(), value);
+        let err = |e: sled::Error| store_error(&self.path, e);
+        self.nodes.apply_batch(batch).map_err(err)?;
+        self.db.flush().map_err(err)?;
+        Ok(group.len() - 1)
     }
 }
 
@@ -266,16 +347,86 @@ pub struct BackupSummary {
 
 impl SledStore {
     /// Copies the whole store (every tree: positions, configuration, bans, kifu,
-    /// game results) into a new store at `out`, consistent as long as nothing
-    /// writes to this store meanwhile (the coordinator runs it on its dispatcher
-    /// thread, the only writer). The copy is written to `OUT.partial` and renamed
-    /// to `out` only when complete and flushed: an interrupted backup leaves a
-    /// `.partial` directory (removed by the next backup to the same `out`), never
-    /// a store at `out` that is incomplete.
+    /// game results) into a new store at `out`: [`SledStore::backup_snapshot`]
+    /// then [`BackupSnapshot::write_to`].
     ///
     /// # Errors
     /// `out` exists already, or a storage failure on either side.
     pub fn backup_to(&self, out: &Path) -> Result<BackupSummary, BookError> {
+        self.backup_snapshot()?.write_to(out)
+    }
+
+    /// Takes what a consistent backup of this moment needs, cheaply, so that the
+    /// copy itself can run on another thread while the owner keeps writing:
+    /// the number of nodes (nodes are only ever appended, so the first `n` of a
+    /// later scan are those of now) and a copy of every other tree (bans, kifu,
+    /// configuration and game results, which are small and change in place: a
+    /// game is recorded as one batch over several keys, so only a copy taken
+    /// between two writes keeps a game whole).
+    ///
+    /// # Errors
+    /// Storage failure.
+    pub fn backup_snapshot(&self) -> Result<BackupSnapshot, BookError> {
+        self.db.flush().map_err(|e| self.err(e))?;
+        let mut trees = Vec::new();
+        for name in self.db.tree_names() {
+            if name.as_ref() == b"nodes" {
+                continue;
+            }
+            let tree = self.db.open_tree(&name).map_err(|e| self.err(e))?;
+            let entries = tree
+                .iter()
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|e| self.err(e))?;
+            trees.push((name, entries));
+        }
+        Ok(BackupSnapshot {
+            path: self.path.clone(),
+            nodes: self.nodes.clone(),
+            node_count: self.len,
+            trees,
+        })
+    }
+}
+
+/// A store as it was when [`SledStore::backup_snapshot`] was called, ready to be
+/// written elsewhere by another thread.
+pub struct BackupSnapshot {
+    path: PathBuf,
+    nodes: sled::Tree,
+    node_count: u32,
+    trees: Vec<(sled::IVec, Vec<(sled::IVec, sled::IVec)>)>,
+}
+
+impl std::fmt::Debug for BackupSnapshot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "BackupSnapshot({}, {} nodes)",
+            self.path.display(),
+            self.node_count
+        )
+    }
+}
+
+impl BackupSnapshot {
+    /// Thought positions the backup holds.
+    #[must_use]
+    pub fn node_count(&self) -> u32 {
+        self.node_count
+    }
+
+    /// Writes the snapshot as a new store at `out`. The copy is written to
+    /// `OUT.partial` and renamed to `out` only when complete and flushed: an
+    /// interrupted backup leaves a `.partial` directory (removed by the next
+    /// backup to the same `out`), never a store at `out` that is incomplete.
+    /// Node chunks are copied up to the snapshot's node count; chunks appended
+    /// since are left out. Must not run beside a [`Compactor`] of the same store.
+    ///
+    /// # Errors
+    /// `out` exists already, a storage failure on either side, or the node
+    /// chunks do not end at the snapshot's count (a compaction ran meanwhile).
+    pub fn write_to(&self, out: &Path) -> Result<BackupSummary, BookError> {
         if out.exists() {
             return Err(BookError::Invalid(format!(
                 "backup target `{}` exists already",
@@ -294,37 +445,25 @@ impl SledStore {
         if partial.exists() {
             std::fs::remove_dir_all(&partial).map_err(io)?;
         }
-        self.db.flush().map_err(|e| store_error(&self.path, e))?;
         let copy = sled::Config::new()
             .path(&partial)
             .open()
             .map_err(|e| store_error(&partial, e))?;
+        let to_err = |e: sled::Error| store_error(&partial, e);
         let mut entries = 0u64;
-        for tree_name in self.db.tree_names() {
-            let from = self
-                .db
-                .open_tree(&tree_name)
-                .map_err(|e| store_error(&self.path, e))?;
-            let to = copy
-                .open_tree(&tree_name)
-                .map_err(|e| store_error(&partial, e))?;
-            let mut batch = sled::Batch::default();
-            let mut in_batch = 0usize;
-            for kv in from.iter() {
-                let (k, v) = kv.map_err(|e| store_error(&self.path, e))?;
-                batch.insert(k, v);
-                in_batch += 1;
-                entries += 1;
-                if in_batch == 50_000 {
-                    to.apply_batch(std::mem::take(&mut batch))
-                        .map_err(|e| store_error(&partial, e))?;
-                    in_batch = 0;
+        for (tree_name, kvs) in &self.trees {
+            let to = copy.open_tree(tree_name).map_err(to_err)?;
+            for part in kvs.chunks(50_000) {
+                let mut batch = sled::Batch::default();
+                for (k, v) in part {
+                    batch.insert(k.clone(), v.clone());
                 }
+                to.apply_batch(batch).map_err(to_err)?;
+                entries += part.len() as u64;
             }
-            to.apply_batch(batch)
-                .map_err(|e| store_error(&partial, e))?;
         }
-        copy.flush().map_err(|e| store_error(&partial, e))?;
+        entries += self.copy_nodes(&copy, &partial)?;
+        copy.flush().map_err(to_err)?;
         drop(copy);
         std::fs::rename(&partial, out).map_err(io)?;
         if let Some(parent) = out.parent()
@@ -335,8 +474,48 @@ impl SledStore {
         }
         Ok(BackupSummary {
             entries,
-            nodes: self.len,
+            nodes: self.node_count,
         })
+    }
+
+    /// Copies the node chunks below the snapshot's count; returns the chunks copied.
+    fn copy_nodes(&self, copy: &sled::Db, partial: &Path) -> Result<u64, BookError> {
+        let to = copy
+            .open_tree("nodes")
+            .map_err(|e| store_error(partial, e))?;
+        let mut copied = 0u64;
+        let mut end = 0u32;
+        let mut batch = sled::Batch::default();
+        let mut batch_bytes = 0usize;
+        for item in self.nodes.range(..self.node_count.to_be_bytes()) {
+            let (k, v) = item.map_err(|e| store_error(&self.path, e))?;
+            let first = chunk_first_id(&k)?;
+            if first != end {
+                return Err(BookError::Corrupt(format!(
+                    "node chunk starts at id {first}, expected {end}"
+                )));
+            }
+            end = first
+                .checked_add(chunk_count(&v)?)
+                .ok_or_else(|| BookError::Corrupt(format!("chunk at {first} overflows")))?;
+            batch_bytes += v.len();
+            batch.insert(k, v);
+            copied += 1;
+            if batch_bytes >= 64 << 20 {
+                to.apply_batch(std::mem::take(&mut batch))
+                    .map_err(|e| store_error(partial, e))?;
+                batch_bytes = 0;
+            }
+        }
+        to.apply_batch(batch)
+            .map_err(|e| store_error(partial, e))?;
+        if end != self.node_count {
+            return Err(BookError::Invalid(format!(
+                "the store's node chunks end at {end}, not at the snapshot's {} nodes (was it compacted during the backup?)",
+                self.node_count
+            )));
+        }
+        Ok(copied)
     }
 }
 

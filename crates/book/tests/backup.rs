@@ -88,3 +88,57 @@ fn a_backup_is_a_complete_store_and_never_overwrites() {
     let err = selector.store().backup_to(&out).unwrap_err();
     assert!(err.to_string().contains("exists already"), "{err}");
 }
+
+/// A snapshot is the store of its moment: nodes appended and a game recorded
+/// after it (while the copy could be running on another thread) are not in the
+/// copy, and the copy holds everything from before.
+#[test]
+fn a_backup_snapshot_holds_its_moment_and_nothing_written_after() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SledStore::open(&dir.path().join("book.db")).unwrap();
+    let mut selector = Selector::open(store, None).unwrap();
+    let evaluator = PseudoEvaluator::new(5);
+    let small = GrowOptions {
+        batch: 7,
+        ..GrowOptions::default()
+    };
+    grow(&mut selector, &evaluator, 200, small, &mut |_| {}).unwrap();
+    let first_key = {
+        let mut k = None;
+        selector
+            .store()
+            .for_each_node(&mut |_, node| {
+                k.get_or_insert(node.key);
+                Ok(())
+            })
+            .unwrap();
+        k.unwrap()
+    };
+    assert!(
+        selector
+            .store_mut()
+            .record_game(1, &[(first_key, GameCounts::WIN)])
+            .unwrap()
+    );
+    let snapshot = selector.store().backup_snapshot().unwrap();
+    let before = contents(selector.store());
+    assert_eq!(snapshot.node_count() as usize, before.0.len());
+
+    // The owner goes on writing: more nodes, another game on the same position.
+    grow(&mut selector, &evaluator, 320, small, &mut |_| {}).unwrap();
+    assert!(
+        selector
+            .store_mut()
+            .record_game(2, &[(first_key, GameCounts::LOSS)])
+            .unwrap()
+    );
+    let out = dir.path().join("backup.db");
+    let written = std::thread::scope(|s| s.spawn(|| snapshot.write_to(&out)).join())
+        .unwrap()
+        .unwrap();
+    assert_eq!(written.nodes, 200);
+    let copy = SledStore::open_existing(&out).unwrap();
+    assert_eq!(contents(&copy), before);
+    assert_eq!(copy.game_counts(first_key).unwrap(), GameCounts::WIN);
+    assert_eq!(selector.store().len(), 320);
+}
