@@ -14,8 +14,8 @@
 mod color;
 mod error;
 pub mod legality;
-mod moves;
 pub mod move16;
+mod moves;
 pub mod packed_sfen;
 mod perft;
 mod position;

@@ -184,7 +184,10 @@ mod tests {
         }
         // Corners: 1a = 0, 1i = 8, 9i = 80.
         assert_eq!(to_move16("1i1a".parse().unwrap()), 8 << 7);
-        assert_eq!(to_move16("G*9i".parse().unwrap()), 80 + (7 << 7) + (1 << 14));
+        assert_eq!(
+            to_move16("G*9i".parse().unwrap()),
+            80 + (7 << 7) + (1 << 14)
+        );
     }
 
     #[test]
@@ -209,22 +212,33 @@ mod tests {
         };
         assert_eq!(reason(81), "the destination square is above 80");
         assert_eq!(reason(5 | 90 << 7), "the origin square is above 80");
-        assert_eq!(reason(5 | 5 << 7), "origin and destination are the same square");
-        assert_eq!(reason(5 | 8 << 7 | DROP_FLAG), "the dropped piece type is not 1..=7");
+        assert_eq!(
+            reason(5 | 5 << 7),
+            "origin and destination are the same square"
+        );
+        assert_eq!(
+            reason(5 | 8 << 7 | DROP_FLAG),
+            "the dropped piece type is not 1..=7"
+        );
         assert_eq!(reason(5 | DROP_FLAG), "the dropped piece type is not 1..=7");
         assert_eq!(
             reason(5 | 1 << 7 | DROP_FLAG | PROMOTION_FLAG),
             "a drop cannot promote"
         );
         let text = from_move16(81).unwrap_err().to_string();
-        assert_eq!(text, "Move16 0x0051 is not a move: the destination square is above 80");
+        assert_eq!(
+            text,
+            "Move16 0x0051 is not a move: the destination square is above 80"
+        );
     }
 
     #[test]
     fn legality_in_a_position() {
         let pos = Position::from_sfen("4k4/9/9/9/9/9/9/9/4K4 b P 1").unwrap();
         assert_eq!(
-            pos.move_from_move16(by_formula("P*5e")).unwrap().to_string(),
+            pos.move_from_move16(by_formula("P*5e"))
+                .unwrap()
+                .to_string(),
             "P*5e"
         );
         let err = pos.move_from_move16(by_formula("G*5e")).unwrap_err();

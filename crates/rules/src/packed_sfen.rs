@@ -78,9 +78,7 @@ pub enum PackedSfenError {
     #[error("the codes run past bit 256 ({part})")]
     Overrun { part: Part },
     /// Board, hands and piece box together do not hold the set of 40 pieces.
-    #[error(
-        "{count} {piece} on the board, in hands and in the piece box (the set has {limit})"
-    )]
+    #[error("{count} {piece} on the board, in hands and in the piece box (the set has {limit})")]
     PieceCount {
         piece: &'static str,
         count: u32,
@@ -263,7 +261,11 @@ fn pack_into(p: &Placement, w: &mut BitWriter) {
             continue;
         }
         let code = cell & 15;
-        let base = if code > PROMOTED { code - PROMOTED } else { code };
+        let base = if code > PROMOTED {
+            code - PROMOTED
+        } else {
+            code
+        };
         used[usize::from(base)] += 1;
         let (value, bits) = board_code(base);
         w.bits(value, bits);
@@ -514,7 +516,13 @@ fn decode(bytes: &[u8; PACKED_SFEN_BYTES]) -> Result<Placement, PackedSfenError>
                 return Err(PackedSfenError::BadCode {
                     bit: start,
                     bits: (start..r.cursor)
-                        .map(|b| if bytes[b / 8] >> (b % 8) & 1 == 1 { '1' } else { '0' })
+                        .map(|b| {
+                            if bytes[b / 8] >> (b % 8) & 1 == 1 {
+                                '1'
+                            } else {
+                                '0'
+                            }
+                        })
                         .collect(),
                     part: Part::Hands,
                 });
