@@ -53,6 +53,7 @@
 pub mod db2016;
 pub mod kifu;
 mod lines;
+pub mod ybb;
 
 pub use lines::LineSplitter as LineReader;
 

@@ -1,0 +1,344 @@
+//! The `.ybb` writer: entries in any order, index in memory, moves spooled to a
+//! temporary file, the book assembled and renamed into place at the end.
+
+use std::fs::File;
+use std::io::{self, BufWriter, Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+
+use stera_rules::packed_sfen::{self, PACKED_SFEN_BYTES};
+use tempfile::NamedTempFile;
+
+use super::error::io_error;
+use super::{FLAG_DEPTH, MAGIC, YbbError};
+use crate::db2016::{BookEntry, WriteSummary, clamp_value};
+
+/// Options of the writer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct YbbOptions {
+    /// Write each move's depth (header flag bit 0; 6 bytes a move instead of 4).
+    pub with_depth: bool,
+}
+
+impl Default for YbbOptions {
+    fn default() -> Self {
+        Self { with_depth: true }
+    }
+}
+
+impl YbbOptions {
+    /// Bytes per move.
+    pub(crate) fn stride(self) -> u64 {
+        if self.with_depth { 6 } else { 4 }
+    }
+}
+
+/// One record of the index being built: 48 bytes in memory (44 on disk).
+#[derive(Clone, Copy)]
+struct Record {
+    packed: [u8; PACKED_SFEN_BYTES],
+    /// Byte offset of the moves in the spool file.
+    offset: u64,
+    ply: u16,
+    count: u16,
+}
+
+/// Writes a YaneuraOu `.ybb` binary book from [`BookEntry`] values given in any
+/// order.
+///
+/// Memory: only the index (48 bytes per entry) is held; the moves go to a
+/// temporary spool file beside the output as entries arrive. [`YbbWriter::finish`]
+/// sorts the index by PackedSfen (memcmp order), writes header, index and moves
+/// (in index order) to a second temporary file, syncs it and renames it over the
+/// target, so a partial book is never visible under the final name; dropping an
+/// unfinished writer deletes both temporary files.
+///
+/// As the DB2016 writers: entries of one SFEN are merged (a repeated move takes
+/// the later value and depth), and of entries that differ only in ply the one with
+/// the smallest ply is kept. Moves are written in the order given (engines sort
+/// them themselves); ponder moves and counts have no place in the format and are
+/// dropped. Values are **clamped** to ±32000 (mate, as the DB2016 writers do),
+/// depths to `0..=65535`. Moves are not checked for legality (the reader checks).
+///
+/// ```
+/// use stera_formats::db2016::{BookEntry, BookMove};
+/// use stera_formats::ybb::{YbbOptions, YbbReader, YbbWriter};
+/// let dir = tempfile::tempdir().unwrap();
+/// let path = dir.path().join("book.ybb");
+/// let mut writer = YbbWriter::create(&path, YbbOptions::default()).unwrap();
+/// let mut entry = BookEntry::from_sfen("4k4/9/9/9/9/9/9/9/4K4 b G 1").unwrap();
+/// entry.push_move(BookMove { value: 99_999, depth: 3, ..BookMove::new("G*5b".parse().unwrap()) });
+/// writer.write_entry(&entry).unwrap();
+/// assert_eq!(writer.finish().unwrap().entries_written, 1);
+/// let back: Vec<BookEntry> = YbbReader::open(&path).unwrap().collect::<Result<_, _>>().unwrap();
+/// assert_eq!(back[0].sfen(), entry.sfen());
+/// assert_eq!((back[0].moves[0].value, back[0].moves[0].depth), (32000, 3)); // clamped
+/// ```
+pub struct YbbWriter {
+    final_path: PathBuf,
+    options: YbbOptions,
+    spool: BufWriter<NamedTempFile>,
+    spool_len: u64,
+    index: Vec<Record>,
+    summary: WriteSummary,
+    buf: Vec<u8>,
+}
+
+/// A temporary file beside `final_path` (`.<name>.<random><suffix>`).
+fn temp_beside(final_path: &Path, suffix: &str) -> Result<NamedTempFile, YbbError> {
+    let name = final_path
+        .file_name()
+        .map_or_else(|| "book".into(), |n| n.to_string_lossy().into_owned());
+    tempfile::Builder::new()
+        .prefix(&format!(".{name}."))
+        .suffix(suffix)
+        .tempfile_in(parent_dir(final_path))
+        .map_err(io_error(
+            "cannot create a temporary file next to",
+            final_path,
+        ))
+}
+
+fn parent_dir(path: &Path) -> &Path {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    }
+}
+
+impl YbbWriter {
+    /// Starts a book that [`YbbWriter::finish`] renames to `path`.
+    ///
+    /// # Errors
+    /// [`YbbError::Io`] when the spool file cannot be created.
+    pub fn create(path: impl AsRef<Path>, options: YbbOptions) -> Result<Self, YbbError> {
+        let final_path = path.as_ref().to_path_buf();
+        let spool = temp_beside(&final_path, ".moves.tmp")?;
+        Ok(Self {
+            final_path,
+            options,
+            spool: BufWriter::with_capacity(1 << 20, spool),
+            spool_len: 0,
+            index: Vec::new(),
+            summary: WriteSummary::default(),
+            buf: Vec::new(),
+        })
+    }
+
+    /// Adds an entry.
+    ///
+    /// # Errors
+    /// [`YbbError::TooManyMoves`] or [`YbbError::Sfen`] (nothing written; the writer
+    /// stays usable), [`YbbError::Io`].
+    pub fn write_entry(&mut self, entry: &BookEntry) -> Result<(), YbbError> {
+        let count = u16::try_from(entry.moves.len()).map_err(|_| YbbError::TooManyMoves {
+            sfen: entry.sfen().to_owned(),
+            count: entry.moves.len(),
+        })?;
+        let (packed, ply) = packed_sfen::pack_sfen(entry.sfen()).map_err(YbbError::Sfen)?;
+        self.buf.clear();
+        for m in &entry.moves {
+            let value = i16::try_from(clamp_value(i64::from(m.value))).unwrap_or(0);
+            let depth = u16::try_from(m.depth.clamp(0, i32::from(u16::MAX))).unwrap_or(0);
+            encode_move(&mut self.buf, m.mv.to_move16(), value, depth, self.options);
+        }
+        self.spool
+            .write_all(&self.buf)
+            .map_err(io_error("cannot write the move spool of", &self.final_path))?;
+        self.index.push(Record {
+            packed,
+            offset: self.spool_len,
+            // The rules core bounds plies by MAX_PLY (10,000).
+            ply: u16::try_from(ply).unwrap_or(u16::MAX),
+            count,
+        });
+        self.spool_len += self.buf.len() as u64;
+        Ok(())
+    }
+
+    /// Sorts the index, merges duplicates, writes the book and renames it into
+    /// place.
+    ///
+    /// # Errors
+    /// [`YbbError::Io`] (the target is then left as it was) or
+    /// [`YbbError::TooManyMoves`] for merged entries.
+    pub fn finish(mut self) -> Result<WriteSummary, YbbError> {
+        let failed = |action| io_error(action, &self.final_path);
+        let mut spool = self
+            .spool
+            .into_inner()
+            .map_err(|e| failed("cannot write the move spool of")(e.into_error()))?;
+        // Smallest ply first among equal positions, then input order.
+        self.index
+            .sort_unstable_by_key(|r| (r.packed, r.ply, r.offset));
+        let index = dedupe(
+            std::mem::take(&mut self.index),
+            spool.as_file_mut(),
+            &mut self.spool_len,
+            self.options,
+            &mut self.summary,
+        )
+        .map_err(|e| match e {
+            Dedupe::Io(e) => failed("cannot merge duplicate entries in the move spool of")(e),
+            Dedupe::TooMany(r, count) => YbbError::TooManyMoves {
+                sfen: packed_sfen::unpack_sfen(&r.packed, u32::from(r.ply)).unwrap_or_default(),
+                count,
+            },
+        })?;
+        let out = temp_beside(&self.final_path, ".tmp")?;
+        let mut out = BufWriter::with_capacity(1 << 20, out);
+        assemble(&index, spool.as_file_mut(), &mut out, self.options)
+            .map_err(failed("cannot write the temporary file for"))?;
+        self.summary.entries_written = index.len() as u64;
+        self.summary.moves_written = index.iter().map(|r| u64::from(r.count)).sum();
+        let out = out
+            .into_inner()
+            .map_err(|e| failed("cannot write the temporary file for")(e.into_error()))?;
+        out.as_file()
+            .sync_all()
+            .map_err(failed("cannot sync the temporary file for"))?;
+        out.persist(&self.final_path)
+            .map_err(|e| failed("cannot rename the temporary file to")(e.error))?;
+        sync_dir(parent_dir(&self.final_path)).map_err(failed("cannot sync the directory of"))?;
+        Ok(self.summary)
+    }
+}
+
+/// Appends one move (Move16, value, then depth when the options say so).
+fn encode_move(out: &mut Vec<u8>, raw: u16, value: i16, depth: u16, options: YbbOptions) {
+    out.extend_from_slice(&raw.to_le_bytes());
+    out.extend_from_slice(&value.to_le_bytes());
+    if options.with_depth {
+        out.extend_from_slice(&depth.to_le_bytes());
+    }
+}
+
+fn read_moves(spool: &mut File, r: &Record, stride: u64, buf: &mut Vec<u8>) -> io::Result<()> {
+    buf.resize(usize::from(r.count) * stride as usize, 0);
+    spool.seek(SeekFrom::Start(r.offset))?;
+    spool.read_exact(buf)
+}
+
+/// Why merging duplicates failed.
+enum Dedupe {
+    Io(io::Error),
+    /// The merged entry of this record has more moves than a record can count.
+    TooMany(Record, usize),
+}
+
+impl From<io::Error> for Dedupe {
+    fn from(e: io::Error) -> Self {
+        Self::Io(e)
+    }
+}
+
+/// Keeps one record per position (the smallest ply; entries of that ply merged
+/// into one, their merged moves appended to the spool).
+fn dedupe(
+    sorted: Vec<Record>,
+    spool: &mut File,
+    spool_len: &mut u64,
+    options: YbbOptions,
+    summary: &mut WriteSummary,
+) -> Result<Vec<Record>, Dedupe> {
+    let stride = options.stride();
+    let mut out: Vec<Record> = Vec::with_capacity(sorted.len());
+    let mut group_start = 0;
+    let mut buf = Vec::new();
+    for i in 0..=sorted.len() {
+        if i < sorted.len() && sorted[i].packed == sorted[group_start].packed {
+            continue;
+        }
+        let group = &sorted[group_start..i];
+        group_start = i;
+        let Some(first) = group.first() else { continue };
+        let same_ply = group.iter().take_while(|r| r.ply == first.ply).count();
+        summary.ply_duplicates_dropped += (group.len() - same_ply) as u64;
+        if same_ply == 1 {
+            out.push(*first);
+            continue;
+        }
+        summary.duplicates_merged += (same_ply - 1) as u64;
+        // The duplicate rule of BookEntry::push_move: a repeated move takes the
+        // later value and depth, a new move is appended.
+        let mut merged: Vec<(u16, [u8; 6])> = Vec::new();
+        for r in &group[..same_ply] {
+            read_moves(spool, r, stride, &mut buf)?;
+            for chunk in buf.chunks_exact(stride as usize) {
+                let raw = u16::from_le_bytes([chunk[0], chunk[1]]);
+                let mut bytes = [0u8; 6];
+                bytes[..chunk.len()].copy_from_slice(chunk);
+                match merged.iter_mut().find(|(m, _)| *m == raw) {
+                    Some(slot) => slot.1 = bytes,
+                    None => merged.push((raw, bytes)),
+                }
+            }
+        }
+        buf.clear();
+        for (_, bytes) in &merged {
+            buf.extend_from_slice(&bytes[..stride as usize]);
+        }
+        spool.seek(SeekFrom::Start(*spool_len))?;
+        spool.write_all(&buf)?;
+        let count =
+            u16::try_from(merged.len()).map_err(|_| Dedupe::TooMany(*first, merged.len()))?;
+        out.push(Record {
+            offset: *spool_len,
+            count,
+            ..*first
+        });
+        *spool_len += buf.len() as u64;
+    }
+    Ok(out)
+}
+
+/// Header, index (offsets from the end of the index, in index order) and moves.
+fn assemble(
+    index: &[Record],
+    spool: &mut File,
+    out: &mut impl Write,
+    options: YbbOptions,
+) -> io::Result<()> {
+    let stride = options.stride();
+    out.write_all(MAGIC)?;
+    out.write_all(&(index.len() as u64).to_le_bytes())?;
+    let flags = if options.with_depth { FLAG_DEPTH } else { 0 };
+    out.write_all(&flags.to_le_bytes())?;
+    let mut offset = 0u64;
+    for r in index {
+        out.write_all(&r.packed)?;
+        out.write_all(&offset.to_le_bytes())?;
+        out.write_all(&r.ply.to_le_bytes())?;
+        out.write_all(&r.count.to_le_bytes())?;
+        offset += u64::from(r.count) * stride;
+    }
+    let mut buf = Vec::new();
+    // Records are in PackedSfen order, the spool in input order: read them where
+    // they are, skipping the seek when they follow one another.
+    let mut at = None;
+    for r in index {
+        if at != Some(r.offset) {
+            spool.seek(SeekFrom::Start(r.offset))?;
+        }
+        buf.resize(usize::from(r.count) * stride as usize, 0);
+        spool.read_exact(&mut buf)?;
+        out.write_all(&buf)?;
+        at = Some(r.offset + buf.len() as u64);
+    }
+    Ok(())
+}
+
+/// Makes the rename durable; file systems that cannot sync a directory are no
+/// reason to lose a finished book.
+fn sync_dir(dir: &Path) -> io::Result<()> {
+    match File::open(dir).and_then(|d| d.sync_all()) {
+        Err(e)
+            if matches!(
+                e.kind(),
+                io::ErrorKind::InvalidInput | io::ErrorKind::Unsupported
+            ) =>
+        {
+            Ok(())
+        }
+        other => other,
+    }
+}
