@@ -25,9 +25,9 @@ use stera_proto::v1::{
 use tokio::sync::{mpsc, oneshot, watch};
 use tonic::Status;
 
-use crate::exports::ExportQueue;
 pub use crate::leases::StreamId;
 use crate::leases::{LeaseId, LeaseTable, Verdict, Voided};
+use crate::maintenance::{MaintenanceQueue, Preparers};
 use crate::play::{GameTicket, PlayJobs, PlaySettings};
 use crate::registry::{Registry, RejectReason, RequeueReason, WorkerEntry, unix_ms};
 use crate::search::{SearchAnswer, SearchJobs, SearchTicket};
@@ -103,20 +103,28 @@ pub enum Event {
     },
 }
 
+/// Work prepared on the dispatcher thread that runs on the maintenance thread.
+pub type Job<R> = Box<dyn FnOnce() -> Result<R, String> + Send>;
+
+/// An export's work: runs on the maintenance thread while the dispatcher goes on.
+pub type ExportJob = Job<ExportReply>;
+
 /// Prepares an export of the live book on the dispatcher thread (checks, a
-/// snapshot) and returns the work that writes it on the export thread (injected
-/// so the dispatcher does not depend on the export code).
+/// snapshot) and returns the work that writes it (injected so the dispatcher does
+/// not depend on the export code).
 pub type ExportFn<S> =
     Box<dyn Fn(&Selector<S>, &ExportRequest) -> Result<ExportJob, String> + Send>;
 
-/// An export's work: runs on the export thread while the dispatcher goes on.
-pub type ExportJob = Box<dyn FnOnce() -> Result<ExportReply, String> + Send>;
-
-/// Copies the store to a new directory (injected: the dispatcher is generic over
-/// stores, a backup is a sled matter).
+/// Prepares a copy of the store to a new directory (a snapshot on the dispatcher
+/// thread, the copy on the maintenance thread; injected: a backup is a sled matter).
 pub type BackupFn<S> = Box<
-    dyn Fn(&Selector<S>, &std::path::Path) -> Result<stera_proto::v1::BackupReply, String> + Send,
+    dyn Fn(&Selector<S>, &std::path::Path) -> Result<Job<stera_proto::v1::BackupReply>, String>
+        + Send,
 >;
+
+/// Asked whenever the maintenance thread is idle: returns a compaction of the
+/// store when its policy says one is due (the job returns the chunks it merged).
+pub type CompactFn<S> = Box<dyn FnMut(&Selector<S>) -> Option<Job<usize>> + Send>;
 
 /// Dispatcher settings.
 #[derive(Debug, Clone)]
@@ -176,9 +184,8 @@ pub struct Dispatcher<S: NodeStore> {
     /// Each open stream's sender.
     streams: HashMap<StreamId, StreamTx>,
     draining: bool,
-    export: Option<ExportFn<S>>,
-    exports: ExportQueue,
-    backup: Option<BackupFn<S>>,
+    maintenance: MaintenanceQueue,
+    prepare: Preparers<S>,
     registry: Arc<Registry>,
     progress: watch::Sender<Progress>,
     started: SystemTime,
@@ -212,9 +219,11 @@ impl<S: NodeStore> Dispatcher<S> {
             config,
             streams: HashMap::new(),
             draining: false,
-            export,
-            exports: ExportQueue::default(),
-            backup: None,
+            maintenance: MaintenanceQueue::default(),
+            prepare: Preparers {
+                export,
+                ..Preparers::default()
+            },
             registry,
             progress,
             started: SystemTime::now(),
@@ -224,7 +233,15 @@ impl<S: NodeStore> Dispatcher<S> {
     /// Lets the Backup RPC copy the store with `backup`.
     #[must_use]
     pub fn with_backup(mut self, backup: BackupFn<S>) -> Self {
-        self.backup = Some(backup);
+        self.prepare.backup = Some(backup);
+        self
+    }
+
+    /// Compacts the store whenever `compact` says so and the maintenance thread
+    /// is idle.
+    #[must_use]
+    pub fn with_compaction(mut self, compact: CompactFn<S>) -> Self {
+        self.prepare.compact = Some(compact);
         self
     }
 
@@ -243,11 +260,14 @@ impl<S: NodeStore> Dispatcher<S> {
             if !pending.is_empty() {
                 self.commit(std::mem::take(&mut pending));
             }
-            self.exports
-                .poll(self.think.selector(), self.export.as_ref(), &self.registry);
+            self.maintenance
+                .poll(self.think.selector(), &mut self.prepare, &self.registry);
             self.fill_credits();
             self.publish_progress();
         }
+        // A backup or export under way is finished, not cut off, and nothing
+        // holds the store when the selector is handed back.
+        self.maintenance.join();
         self.think.into_selector()
     }
 
@@ -276,27 +296,8 @@ impl<S: NodeStore> Dispatcher<S> {
             Event::Status { reply } => {
                 let _ = reply.send(self.status());
             }
-            Event::Export { request, reply } => self.exports.submit(request, reply),
-            Event::Backup { path, reply } => {
-                let result = match &self.backup {
-                    Some(f) => f(self.think.selector(), &path),
-                    None => Err("this coordinator cannot back up its store".to_owned()),
-                };
-                match &result {
-                    Ok(r) => {
-                        tracing::info!(path = %r.path, nodes = r.nodes, ms = r.elapsed_ms, "store backed up")
-                    }
-                    Err(e) => {
-                        tracing::error!(path = %path.display(), error = %e, "backup failed");
-                        self.registry.record_problem(
-                            "backup",
-                            format!("backup to {} failed: {e}", path.display()),
-                        );
-                    }
-                }
-                self.renew_after_pause();
-                let _ = reply.send(result);
-            }
+            Event::Export { request, reply } => self.maintenance.submit_export(request, reply),
+            Event::Backup { path, reply } => self.maintenance.submit_backup(path, reply),
             Event::Search { request, answer } => {
                 if self.draining {
                     let _ =
@@ -306,17 +307,6 @@ impl<S: NodeStore> Dispatcher<S> {
                 }
             }
             Event::Drain { reason } => self.drain(&reason),
-        }
-    }
-
-    /// After this thread was busy (a backup): heartbeats that arrived
-    /// meanwhile are still queued behind ticks, so the lease clock does not run for
-    /// that time.
-    fn renew_after_pause(&mut self) {
-        let now = Instant::now();
-        let streams: Vec<StreamId> = self.streams.keys().copied().collect();
-        for stream in streams {
-            self.leases.renew(stream, now);
         }
     }
 

@@ -2,32 +2,94 @@
 //! for months: on request (the Export RPC), periodically, and at the end of a run.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
+use stera_book::NodeStore;
 use stera_book::terashock::{Backup, ExportOptions, NodeExtras, Weights, export_db2016};
 use stera_book::{Book, Selector, SledReader, SledStore};
-use stera_proto::v1::{ExportBackup, ExportReply, ExportRequest, ExportWeights};
+use stera_proto::v1::{BackupReply, ExportBackup, ExportReply, ExportRequest, ExportWeights};
 
-use crate::dispatcher::{ExportFn, ExportJob};
+use crate::dispatcher::{ExportFn, ExportJob, Job};
+use crate::registry::Registry;
 
-/// The backup the coordinator runs in its dispatcher thread (the only writer, so
-/// the copy is consistent); `store` is the store's directory, which a backup
+/// The coordinator's backups. On the dispatcher thread: the path check and a
+/// snapshot of the store (its node count and a copy of the small trees, see
+/// [`SledStore::backup_snapshot`]); on the maintenance thread: the copy, while
+/// results keep being stored. `store` is the store's directory, which a backup
 /// must not land in.
 #[must_use]
 pub fn store_backup(store: PathBuf) -> crate::dispatcher::BackupFn<SledStore> {
     Box::new(move |selector: &Selector<SledStore>, path: &Path| {
         let start = Instant::now();
         stera_book::store_path::check_output_path(path, &store).map_err(|e| e.to_string())?;
-        let summary = selector
+        if path.exists() {
+            return Err(format!("backup target `{}` exists already", path.display()));
+        }
+        let snapshot = selector
             .store()
-            .backup_to(path)
+            .backup_snapshot()
             .map_err(|e| e.to_string())?;
-        Ok(stera_proto::v1::BackupReply {
-            path: path.display().to_string(),
-            entries: summary.entries,
-            nodes: summary.nodes,
-            elapsed_ms: u32::try_from(start.elapsed().as_millis()).unwrap_or(u32::MAX),
-        })
+        let path = path.to_owned();
+        let job: Job<BackupReply> = Box::new(move || {
+            let summary = snapshot.write_to(&path).map_err(|e| e.to_string())?;
+            Ok(BackupReply {
+                path: path.display().to_string(),
+                entries: summary.entries,
+                nodes: summary.nodes,
+                elapsed_ms: u32::try_from(start.elapsed().as_millis()).unwrap_or(u32::MAX),
+            })
+        });
+        Ok(job)
+    })
+}
+
+/// When the coordinator compacts its store.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CompactPolicy {
+    /// A pass is due once this many positions were added since the last one;
+    /// 0 turns compaction off.
+    pub every: u32,
+    /// A pass merges the chunks added since the last one into chunks of at least
+    /// this many positions.
+    pub min_records: u32,
+}
+
+/// The coordinator's compactions: every [`CompactPolicy::every`] new positions,
+/// when the maintenance thread is idle, the small chunks written since the last
+/// pass (one per committed batch of results) are merged on that thread.
+#[must_use]
+pub fn store_compaction(
+    policy: CompactPolicy,
+    registry: Arc<Registry>,
+) -> crate::dispatcher::CompactFn<SledStore> {
+    // Where the next pass starts: every chunk before it is large already.
+    let from = Arc::new(AtomicU32::new(0));
+    let mut due_at: Option<u32> = None;
+    Box::new(move |selector: &Selector<SledStore>| {
+        if policy.every == 0 {
+            return None;
+        }
+        let len = selector.store().len();
+        // The first pass comes at once: chunks left small by an earlier run (or
+        // one without compaction) are merged too.
+        let due = *due_at.get_or_insert(0);
+        if len < due {
+            return None;
+        }
+        due_at = Some(len.saturating_add(policy.every));
+        let compactor = selector.store().compactor();
+        let (from, registry) = (from.clone(), registry.clone());
+        let job: Job<usize> = Box::new(move || {
+            let pass = compactor
+                .compact_from(from.load(Ordering::Relaxed), policy.min_records)
+                .map_err(|e| e.to_string())?;
+            from.store(pass.next_from, Ordering::Relaxed);
+            registry.record_compaction(pass.removed);
+            Ok(pass.removed)
+        });
+        Some(job)
     })
 }
 

@@ -19,8 +19,8 @@
 pub mod dashboard;
 pub mod dispatcher;
 pub mod export;
-pub mod exports;
 pub mod leases;
+pub mod maintenance;
 pub mod play;
 pub mod registry;
 pub mod search;
@@ -91,8 +91,9 @@ pub struct CoordinatorArgs {
     pub export_weights: Option<ExportWeightsArg>,
     /// Back the store up into --backup-dir every this many minutes while the
     /// coordinator runs (0: never). Each backup is a complete store directory
-    /// `backup-<unix seconds>.db`, written as `.partial` and renamed when complete;
-    /// selection pauses while it is copied.
+    /// `backup-<unix seconds>.db`, written as `.partial` and renamed when complete,
+    /// on the maintenance thread while selection and results go on: it holds the
+    /// store as it was when the backup started.
     #[arg(long, default_value_t = 0, requires = "backup_dir")]
     pub backup_every_mins: u64,
     /// Directory of the periodic backups (not inside the store).
@@ -101,6 +102,15 @@ pub struct CoordinatorArgs {
     /// Periodic backups kept: older ones are deleted after a new one is complete.
     #[arg(long, default_value_t = 3)]
     pub backup_keep: usize,
+    /// Compact the store every this many new positions (0: never): on the
+    /// maintenance thread, when no export or backup runs, the small chunks written
+    /// since the last pass (one per committed batch of results) are merged into
+    /// chunks of at least --compact-chunk positions. The first pass runs at start.
+    #[arg(long, default_value_t = 16_384, value_name = "POSITIONS")]
+    pub compact_every: u32,
+    /// Positions per merged chunk of a compaction pass.
+    #[arg(long, default_value_t = 4096, value_name = "POSITIONS", value_parser = clap::value_parser!(u32).range(2..))]
+    pub compact_chunk: u32,
     /// Softmax temperature (centipawns) of the --export book's backup and weights.
     #[arg(long, default_value_t = export::DEFAULT_EXPORT_TEMPERATURE)]
     pub export_temperature: f64,
@@ -293,7 +303,16 @@ pub async fn run(args: CoordinatorArgs, export: Option<ExportFn<SledStore>>) -> 
     let (events, events_rx) = mpsc::unbounded_channel::<Event>();
     let config = dispatch_config(&args, play);
     let dispatcher = Dispatcher::new(selector, config, export, registry.clone(), progress_tx)
-        .map(|d| d.with_backup(export::store_backup(args.db.clone())))
+        .map(|d| {
+            d.with_backup(export::store_backup(args.db.clone()))
+                .with_compaction(export::store_compaction(
+                    export::CompactPolicy {
+                        every: args.compact_every,
+                        min_records: args.compact_chunk,
+                    },
+                    registry.clone(),
+                ))
+        })
         .map_err(|e| anyhow::anyhow!("cannot start: {e}"))?;
     let dispatcher_thread = std::thread::Builder::new()
         .name("dispatcher".into())

@@ -126,6 +126,9 @@ pub struct Counters {
     pub play_in_flight: AtomicU64,
     /// Games recorded in the store (all runs).
     pub games_stored: AtomicU64,
+    /// Compaction passes run, and the node chunks they merged away.
+    pub compactions: AtomicU64,
+    pub chunks_merged: AtomicU64,
 }
 
 /// One point of the progress-over-time chart.
@@ -229,6 +232,14 @@ impl Registry {
                 self.record_problem("export", e.clone());
             }
         }
+    }
+
+    /// Counts a compaction pass that merged `removed` chunks away.
+    pub fn record_compaction(&self, removed: usize) {
+        self.counters.compactions.fetch_add(1, Ordering::Relaxed);
+        self.counters
+            .chunks_merged
+            .fetch_add(removed as u64, Ordering::Relaxed);
     }
 
     /// Keeps `message` in the recent-problems list (oldest dropped first).

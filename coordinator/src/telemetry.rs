@@ -26,6 +26,10 @@ pub const BOOK_LEAF_EDGES: &str = "stera_book_leaf_edges";
 pub const BOOK_STORE_SIZE: &str = "stera_book_store_size_bytes";
 /// Tokio tasks alive in the coordinator (a leak shows as growth with a steady fleet).
 pub const TOKIO_TASKS: &str = "stera_coordinator_tokio_tasks";
+/// Compaction passes of the store run by this process.
+pub const COMPACTIONS: &str = "stera_book_compactions_total";
+/// Node chunks those passes merged away.
+pub const CHUNKS_MERGED: &str = "stera_book_chunks_merged_total";
 /// Positions added to the book by this process.
 pub const THOUGHT: &str = "stera_coordinator_thought_positions_total";
 /// Selection searches run.
@@ -175,6 +179,11 @@ pub fn describe() {
         "Play leases handed out to workers and not yet answered."
     );
     describe_gauge!(BOOK_GAMES, "Games recorded in the book's store (all runs).");
+    describe_counter!(
+        COMPACTIONS,
+        "Compaction passes of the store (small node chunks merged on the maintenance thread)."
+    );
+    describe_counter!(CHUNKS_MERGED, "Node chunks merged away by compaction.");
     describe_gauge!(
         TOKIO_TASKS,
         "Tokio tasks alive in the coordinator process (sessions, streams, timers)."
@@ -235,6 +244,8 @@ pub fn refresh(registry: &Registry) {
     counter!(GAMES, "result" => "draw").absolute(load(&c.games_draw));
     gauge!(GAMES_IN_FLIGHT).set(load(&c.play_in_flight) as f64);
     gauge!(BOOK_GAMES).set(load(&c.games_stored) as f64);
+    counter!(COMPACTIONS).absolute(load(&c.compactions));
+    counter!(CHUNKS_MERGED).absolute(load(&c.chunks_merged));
     // The scrape may come from a thread outside the runtime (tests); then there is
     // nothing to count.
     if let Ok(runtime) = tokio::runtime::Handle::try_current() {

@@ -1,0 +1,285 @@
+//! Work on the whole book that must never stop the cluster: exports, backups and
+//! compactions, one at a time on the maintenance thread, at a lower CPU priority
+//! than the dispatcher.
+//!
+//! The dispatcher prepares each job where it owns the book and the store (checks
+//! and a cheap snapshot: see [`crate::export::book_exporter`] and
+//! [`crate::export::store_backup`]) and hands the work to [`MaintenanceQueue`],
+//! which runs it on a thread of its own. One job at a time, because they do not
+//! mix: a compaction rewrites the node chunks that an export or a backup scans.
+//! Exports and backups wait in arrival order (a periodic export, then the final
+//! one at the end of a run, are both written); a compaction starts only when
+//! nothing else waits.
+
+use std::collections::VecDeque;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread::JoinHandle;
+use std::time::Instant;
+
+use stera_book::{NodeStore, Selector};
+use stera_proto::v1::{BackupReply, ExportReply, ExportRequest};
+use tokio::sync::oneshot;
+
+use crate::dispatcher::{BackupFn, CompactFn, ExportFn, Job};
+use crate::registry::Registry;
+
+/// The nice value of the maintenance threads (Linux: per thread). The dispatcher
+/// and the gRPC threads keep 0, so on a busy machine the job takes what they leave.
+pub const MAINTENANCE_NICE: i32 = 10;
+
+type ExportReplyTx = oneshot::Sender<Result<ExportReply, String>>;
+type BackupReplyTx = oneshot::Sender<Result<BackupReply, String>>;
+
+/// A request waiting for the maintenance thread.
+enum Request {
+    Export(ExportRequest, ExportReplyTx),
+    Backup(PathBuf, BackupReplyTx),
+}
+
+/// How the dispatcher prepares each kind of job (injected: the dispatcher is
+/// generic over stores, exports and backups are sled matters).
+pub struct Preparers<S: NodeStore> {
+    pub export: Option<ExportFn<S>>,
+    pub backup: Option<BackupFn<S>>,
+    pub compact: Option<CompactFn<S>>,
+}
+
+impl<S: NodeStore> Default for Preparers<S> {
+    fn default() -> Self {
+        Self {
+            export: None,
+            backup: None,
+            compact: None,
+        }
+    }
+}
+
+/// Requests in arrival order and the job running.
+#[derive(Default)]
+pub struct MaintenanceQueue {
+    waiting: VecDeque<Request>,
+    running: Option<Running>,
+}
+
+struct Running {
+    /// Set by the thread when it is done (also when it panics).
+    done: Arc<AtomicBool>,
+    thread: JoinHandle<()>,
+}
+
+/// Sets the flag when dropped: a panicking job still frees the queue.
+struct DoneOnDrop(Arc<AtomicBool>);
+
+impl Drop for DoneOnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Release);
+    }
+}
+
+impl MaintenanceQueue {
+    /// Queues an export; [`MaintenanceQueue::poll`] starts it.
+    pub fn submit_export(&mut self, request: ExportRequest, reply: ExportReplyTx) {
+        self.waiting.push_back(Request::Export(request, reply));
+    }
+
+    /// Queues a backup to `path`; [`MaintenanceQueue::poll`] starts it.
+    pub fn submit_backup(&mut self, path: PathBuf, reply: BackupReplyTx) {
+        self.waiting.push_back(Request::Backup(path, reply));
+    }
+
+    /// True while a job runs.
+    pub fn busy(&mut self) -> bool {
+        if let Some(r) = &self.running
+            && r.done.load(Ordering::Acquire)
+            && let Some(r) = self.running.take()
+        {
+            let _ = r.thread.join();
+        }
+        self.running.is_some()
+    }
+
+    /// Waits for the running job (shutdown: a backup or export under way is
+    /// finished rather than cut off).
+    pub fn join(&mut self) {
+        if let Some(r) = self.running.take() {
+            let _ = r.thread.join();
+        }
+    }
+
+    /// Starts the next job if none runs: the oldest waiting request, else a
+    /// compaction if the store asks for one. Runs on the dispatcher thread:
+    /// the preparers take their snapshots there, the work runs elsewhere.
+    pub fn poll<S: NodeStore>(
+        &mut self,
+        selector: &Selector<S>,
+        prepare: &mut Preparers<S>,
+        registry: &Arc<Registry>,
+    ) {
+        while !self.busy() {
+            let Some(request) = self.waiting.pop_front() else {
+                if let Some(compact) = prepare.compact.as_mut()
+                    && let Some(job) = compact(selector)
+                {
+                    self.spawn("compact", false, compact_task(job));
+                }
+                return;
+            };
+            let started = Instant::now();
+            match request {
+                Request::Export(request, reply) => {
+                    let job = match &prepare.export {
+                        Some(f) => f(selector, &request),
+                        None => Err("this coordinator has no exporter".to_owned()),
+                    };
+                    match job {
+                        Ok(job) => {
+                            let registry = registry.clone();
+                            self.spawn(
+                                "export",
+                                true,
+                                Box::new(move || {
+                                    let result = job();
+                                    finish_export(&registry, &request.path, started, result, reply);
+                                }),
+                            );
+                        }
+                        Err(e) => finish_export(registry, &request.path, started, Err(e), reply),
+                    }
+                }
+                Request::Backup(path, reply) => {
+                    let job = match &prepare.backup {
+                        Some(f) => f(selector, &path),
+                        None => Err("this coordinator cannot back up its store".to_owned()),
+                    };
+                    match job {
+                        Ok(job) => {
+                            let registry = registry.clone();
+                            self.spawn(
+                                "backup",
+                                false,
+                                Box::new(move || finish_backup(&registry, &path, job(), reply)),
+                            );
+                        }
+                        Err(e) => finish_backup(registry, &path, Err(e), reply),
+                    }
+                }
+            }
+        }
+    }
+
+    /// Runs `task` on a new maintenance thread; `parallel` gives it a thread
+    /// pool of the same low priority for its parallel phases.
+    fn spawn(&mut self, what: &'static str, parallel: bool, task: Box<dyn FnOnce() + Send>) {
+        let done = Arc::new(AtomicBool::new(false));
+        let flag = DoneOnDrop(done.clone());
+        let spawned = std::thread::Builder::new()
+            .name(format!("stera-{what}"))
+            .spawn(move || {
+                let _flag = flag;
+                lower_priority();
+                if parallel {
+                    run_in_niced_pool(task);
+                } else {
+                    task();
+                }
+            });
+        match spawned {
+            Ok(thread) => self.running = Some(Running { done, thread }),
+            // The task (and any reply in it) is dropped: the caller sees the job fail.
+            Err(e) => tracing::error!(error = %e, job = what, "cannot start a maintenance thread"),
+        }
+    }
+}
+
+/// Runs `task` with its rayon phases on a pool of [`MAINTENANCE_NICE`] threads
+/// (the global rayon pool would run them at the dispatcher's priority).
+fn run_in_niced_pool(task: Box<dyn FnOnce() + Send>) {
+    let threads = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
+    match rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .thread_name(|i| format!("stera-export-{i}"))
+        .start_handler(|_| lower_priority())
+        .build()
+    {
+        Ok(pool) => pool.install(task),
+        Err(e) => {
+            tracing::warn!(error = %e, "no maintenance thread pool; running on the global one");
+            task();
+        }
+    }
+}
+
+/// Lowers the calling thread's CPU priority to [`MAINTENANCE_NICE`].
+fn lower_priority() {
+    #[cfg(target_os = "linux")]
+    {
+        // On Linux a nice value belongs to a thread, so this touches no other.
+        let tid = rustix::thread::gettid();
+        if let Err(e) = rustix::process::setpriority_process(Some(tid), MAINTENANCE_NICE) {
+            tracing::debug!(error = %e, "cannot lower the maintenance thread's priority");
+        }
+    }
+}
+
+fn compact_task(job: Job<usize>) -> Box<dyn FnOnce() + Send> {
+    Box::new(move || {
+        let started = Instant::now();
+        match job() {
+            Ok(removed) => {
+                tracing::debug!(
+                    removed,
+                    ms = started.elapsed().as_millis(),
+                    "store compacted"
+                );
+            }
+            Err(e) => tracing::error!(error = %e, "store compaction failed"),
+        }
+    })
+}
+
+fn finish_export(
+    registry: &Registry,
+    path: &str,
+    started: Instant,
+    result: Result<ExportReply, String>,
+    reply: ExportReplyTx,
+) {
+    let took = started.elapsed();
+    registry.record_export(
+        took,
+        &result
+            .as_ref()
+            .map(|_| ())
+            .map_err(|e| format!("export to {path} failed: {e}")),
+    );
+    crate::telemetry::record_export(took);
+    // The requester logs the outcome (the final and periodic exports, the RPC's client).
+    match &result {
+        Ok(r) => tracing::debug!(path = %r.path, nodes = r.nodes, ms = r.elapsed_ms, "export done"),
+        Err(e) => tracing::debug!(path, error = %e, "export failed"),
+    }
+    let _ = reply.send(result);
+}
+
+fn finish_backup(
+    registry: &Registry,
+    path: &std::path::Path,
+    result: Result<BackupReply, String>,
+    reply: BackupReplyTx,
+) {
+    match &result {
+        Ok(r) => {
+            tracing::info!(path = %r.path, nodes = r.nodes, ms = r.elapsed_ms, "store backed up");
+        }
+        Err(e) => {
+            tracing::error!(path = %path.display(), error = %e, "backup failed");
+            registry.record_problem(
+                "backup",
+                format!("backup to {} failed: {e}", path.display()),
+            );
+        }
+    }
+    let _ = reply.send(result);
+}
