@@ -507,8 +507,7 @@ impl BackupSnapshot {
                 batch_bytes = 0;
             }
         }
-        to.apply_batch(batch)
-            .map_err(|e| store_error(partial, e))?;
+        to.apply_batch(batch).map_err(|e| store_error(partial, e))?;
         if end != self.node_count {
             return Err(BookError::Invalid(format!(
                 "the store's node chunks end at {end}, not at the snapshot's {} nodes (was it compacted during the backup?)",
