@@ -1,6 +1,10 @@
 //! Throughput and added latency of the coordinator with instant fake evaluators.
 //!
-//! `cargo run --release -p coordinator --example bench_service -- <DB> [SECONDS] [WORKERS] [SLOTS] [think|play|export=DIR] [DELAY_MS]`
+//! `cargo run --release -p coordinator --example bench_service -- <DB> [SECONDS] [WORKERS] [SLOTS] [think|play|export=DIR|disk=N] [DELAY_MS]`
+//!
+//! With `disk=N` (issue 14: bounded disk), the coordinator runs with
+//! `--compact-every N` (0: no compaction) and the store's bytes on disk per
+//! position are printed ten times while the book grows.
 //!
 //! With `export=DIR` (issue 14: exports that never stop the cluster), the rate is
 //! measured for SECONDS, then an Export RPC writes the book into DIR (the
@@ -173,13 +177,27 @@ fn main() -> anyhow::Result<()> {
     let workers: u32 = args.next().map_or(Ok(20), |s| s.parse())?;
     let slots: u32 = args.next().map_or(Ok(8), |s| s.parse())?;
     let mode = args.next();
+    let mut compact_every: Option<String> = None;
     let (play, export_dir) = match mode.as_deref() {
         None | Some("think") => (false, None),
         Some("play") => (true, None),
         Some(m) if m.starts_with("export=") => (false, Some(m["export=".len()..].to_owned())),
-        Some(other) => anyhow::bail!("mode `{other}`: think, play or export=DIR"),
+        Some(m) if m.starts_with("disk=") => {
+            compact_every = Some(m["disk=".len()..].to_owned());
+            (false, None)
+        }
+        Some(other) => {
+            anyhow::bail!("mode `{other}`: think, play, export=DIR or disk=COMPACT_EVERY")
+        }
     };
     let delay = Duration::from_millis(args.next().map_or(Ok(0), |s| s.parse())?);
+    let start_nodes = if compact_every.is_some() {
+        u64::from(stera_book::NodeStore::len(
+            &stera_book::SledStore::open_existing(&db)?,
+        ))
+    } else {
+        0
+    };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
@@ -194,6 +212,9 @@ fn main() -> anyhow::Result<()> {
         }
         if let Some(dir) = &export_dir {
             argv.extend(["--export-dir", dir.as_str()]);
+        }
+        if let Some(every) = &compact_every {
+            argv.extend(["--compact-every", every.as_str(), "--think-limit", "4000000000"]);
         }
         let cli = <stera_coordinator::CoordinatorArgs as clap::Parser>::parse_from(argv);
         let load_start = Instant::now();
@@ -220,7 +241,11 @@ fn main() -> anyhow::Result<()> {
         let a0 = acked.load(Ordering::Relaxed);
         lat.lock().expect("lock").clear();
         let t0 = Instant::now();
-        tokio::time::sleep(Duration::from_secs(seconds)).await;
+        if compact_every.is_some() {
+            disk_samples(&db, start_nodes, seconds, &acked).await?;
+        } else {
+            tokio::time::sleep(Duration::from_secs(seconds)).await;
+        }
         let n = acked.load(Ordering::Relaxed) - a0;
         let secs = t0.elapsed().as_secs_f64();
         if let Some(dir) = &export_dir {
@@ -245,6 +270,28 @@ fn main() -> anyhow::Result<()> {
         server.abort();
         Ok::<(), anyhow::Error>(())
     })
+}
+
+/// Mode `disk=N` (issue 14: bounded disk): the store's size on disk per position
+/// while the book grows, ten samples over SECONDS, with the coordinator's
+/// `--compact-every N` (0: compaction off).
+async fn disk_samples(
+    db: &std::path::Path,
+    start_nodes: u64,
+    seconds: u64,
+    acked: &AtomicU64,
+) -> anyhow::Result<()> {
+    for i in 1..=10u64 {
+        tokio::time::sleep(Duration::from_secs(seconds / 10)).await;
+        let bytes = stera_coordinator::directory_size(db)?;
+        let nodes = start_nodes + acked.load(Ordering::Relaxed);
+        println!(
+            "disk t={}s nodes={nodes} store_bytes={bytes} bytes_per_node={:.1}",
+            i * seconds / 10,
+            bytes as f64 / nodes as f64
+        );
+    }
+    Ok(())
 }
 
 /// This process's resident set in MB (Linux), 0 where unknown.
