@@ -13,6 +13,7 @@ mod file_book;
 mod import;
 mod kifu;
 mod matches;
+mod next;
 mod perft;
 mod remote;
 mod remote_player;
@@ -54,6 +55,9 @@ enum Command {
     Stats(stats::Args),
     /// One position: board, stored and propagated value of every move.
     Show(show::Args),
+    /// The N positions the selector would hand out next, as `sfen ...` lines,
+    /// without changing the store (peta_shock_next).
+    Next(next::Args),
     /// A running coordinator: `remote export` (a fresh book while generation
     /// runs), `remote status`.
     Remote(remote::Args),
@@ -75,6 +79,7 @@ fn main() -> ExitCode {
         Command::Roots(args) => roots::run(&args),
         Command::Stats(args) => stats::run(&args),
         Command::Show(args) => show::run(&args),
+        Command::Next(args) => next::run(&args),
         Command::Remote(args) => remote::run(&args),
         Command::Match(args) => matches::run(&args),
     };

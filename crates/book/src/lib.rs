@@ -37,4 +37,4 @@ pub use selector::{
 pub use sled_store::{
     BackupSnapshot, BackupSummary, CompactSummary, Compactor, SledReader, SledStore,
 };
-pub use store::{MemoryStore, NodeStore, RunConfig};
+pub use store::{DryRun, MemoryStore, NodeStore, RunConfig};

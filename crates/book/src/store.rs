@@ -347,3 +347,97 @@ mod tests {
         assert!(RunConfig::from_text("colour blue\n").is_err());
     }
 }
+
+/// A store seen without changing it: reads go to `S`; bans the selector finds are
+/// kept in memory; every other write is refused. What `book-tools next` selects
+/// through, so that asking which positions come next never alters a book.
+#[derive(Debug)]
+pub struct DryRun<S> {
+    inner: S,
+    bans: Vec<(NodeId, Move)>,
+}
+
+impl<S: NodeStore> DryRun<S> {
+    /// Wraps `inner`.
+    pub fn new(inner: S) -> Self {
+        Self {
+            inner,
+            bans: Vec::new(),
+        }
+    }
+
+    /// The bans found since the wrap (not written to the store).
+    #[must_use]
+    pub fn new_bans(&self) -> &[(NodeId, Move)] {
+        &self.bans
+    }
+
+    fn refuse<T>(what: &str) -> Result<T, BookError> {
+        Err(BookError::Invalid(format!(
+            "{what}: this store is opened for a dry run and is not changed"
+        )))
+    }
+}
+
+impl<S: NodeStore> NodeStore for DryRun<S> {
+    fn append(&mut self, _: &[ThoughtNode]) -> Result<NodeId, BookError> {
+        Self::refuse("append")
+    }
+    fn len(&self) -> u32 {
+        self.inner.len()
+    }
+    fn for_each_node(
+        &self,
+        visit: &mut dyn FnMut(NodeId, ThoughtNode) -> Result<(), BookError>,
+    ) -> Result<(), BookError> {
+        self.inner.for_each_node(visit)
+    }
+    fn ban(&mut self, node: NodeId, mv: Move) -> Result<(), BookError> {
+        self.bans.push((node, mv));
+        Ok(())
+    }
+    fn bans(&self) -> Result<Vec<(NodeId, Move)>, BookError> {
+        let mut all = self.inner.bans()?;
+        all.extend_from_slice(&self.bans);
+        Ok(all)
+    }
+    fn add_kifu_keys(&mut self, _: &[Key]) -> Result<(), BookError> {
+        Self::refuse("adding kifu positions")
+    }
+    fn kifu_keys(&self) -> Result<Vec<Key>, BookError> {
+        self.inner.kifu_keys()
+    }
+    fn intern_evaluator(&mut self, identity: &str) -> Result<u16, BookError> {
+        match self.inner.evaluators()?.iter().position(|e| e == identity) {
+            Some(i) => u16::try_from(i).map_err(|_| BookError::Corrupt("evaluator id".into())),
+            None => Self::refuse("a new evaluator"),
+        }
+    }
+    fn evaluators(&self) -> Result<Vec<String>, BookError> {
+        self.inner.evaluators()
+    }
+    fn save_config(&mut self, _: &RunConfig) -> Result<(), BookError> {
+        Self::refuse("saving the run configuration")
+    }
+    fn config(&self) -> Result<Option<RunConfig>, BookError> {
+        self.inner.config()
+    }
+    fn flush(&mut self) -> Result<(), BookError> {
+        Ok(())
+    }
+    fn record_game(&mut self, _: u64, _: &[(Key, GameCounts)]) -> Result<bool, BookError> {
+        Self::refuse("recording a game")
+    }
+    fn game_counts(&self, key: Key) -> Result<GameCounts, BookError> {
+        self.inner.game_counts(key)
+    }
+    fn games_recorded(&self) -> Result<u64, BookError> {
+        self.inner.games_recorded()
+    }
+    fn max_game_id(&self) -> Result<Option<u64>, BookError> {
+        self.inner.max_game_id()
+    }
+    fn for_each_game_count(&self, f: &mut dyn FnMut(Key, GameCounts)) -> Result<(), BookError> {
+        self.inner.for_each_game_count(f)
+    }
+}

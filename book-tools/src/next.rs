@@ -1,0 +1,106 @@
+//! `book-tools next N`: the positions the selector would hand out next, without
+//! changing the store (what YaneuraOu's `makebook peta_shock_next` does for
+//! BookMiner). An outside thinker can value them (`--think-file`) and the result
+//! comes back with `book-tools import`.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+use stera_book::{DryRun, SelectMode, Selector, SoftmaxSelect};
+
+use crate::common;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// The book store directory (not one a running coordinator holds: stop it, or
+    /// use a backup).
+    #[arg(long)]
+    db: PathBuf,
+    /// How many positions to list.
+    count: usize,
+    /// Write the lines to this file instead of standard output (a position file for
+    /// an outside thinker, e.g. YaneuraOu's `makebook think`); its book comes back
+    /// with `book-tools import`.
+    #[arg(long, value_name = "FILE")]
+    think_file: Option<PathBuf>,
+    /// Write `sfen <root> moves ...` (the line from the run's root, so a thinker
+    /// sees the repetition history) instead of the position's own `sfen ...`.
+    #[arg(long)]
+    moves: bool,
+    /// Select by MC Softmax sampling at this temperature (centipawns), as a
+    /// coordinator with `--select softmax --temperature T`; default: alpha-beta, as
+    /// the coordinator's default.
+    #[arg(long, value_name = "CP")]
+    softmax_temperature: Option<f64>,
+    /// Seed of the softmax sampling.
+    #[arg(long, default_value_t = 0)]
+    select_seed: u64,
+}
+
+pub fn run(args: &Args) -> Result<()> {
+    let store = DryRun::new(common::open_existing(&args.db)?);
+    let mut selector = Selector::open(store, None)
+        .with_context(|| format!("cannot load the book in {}", args.db.display()))?;
+    if let Some(temperature) = args.softmax_temperature {
+        anyhow::ensure!(
+            temperature.is_finite() && temperature > 0.0,
+            "--softmax-temperature must be a finite number > 0, not {temperature}"
+        );
+        selector
+            .set_select_mode(SelectMode::Softmax(SoftmaxSelect {
+                temperature,
+                seed: args.select_seed,
+            }))
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
+    }
+    let roots = selector.config().roots.clone();
+    let leaves = selector
+        .select(args.count)
+        .context("selection over the book failed")?;
+    let mut text = String::new();
+    for leaf in &leaves {
+        if args.moves {
+            let root = roots.get(leaf.root).map_or("startpos", String::as_str);
+            let root = if root == "startpos" || root.starts_with("sfen ") {
+                root.to_owned()
+            } else {
+                format!("sfen {root}")
+            };
+            let moves: Vec<String> = leaf.path.iter().map(ToString::to_string).collect();
+            if moves.is_empty() {
+                text.push_str(&format!("{root}\n"));
+            } else if root.contains(" moves ") {
+                text.push_str(&format!("{root} {}\n", moves.join(" ")));
+            } else {
+                text.push_str(&format!("{root} moves {}\n", moves.join(" ")));
+            }
+        } else {
+            text.push_str(&format!("sfen {}\n", leaf.sfen()));
+        }
+    }
+    match &args.think_file {
+        Some(path) => {
+            std::fs::write(path, &text)
+                .with_context(|| format!("cannot write {}", path.display()))?;
+            eprintln!(
+                "next: {} of {} positions asked for written to {}",
+                leaves.len(),
+                args.count,
+                path.display()
+            );
+        }
+        None => {
+            let mut out = std::io::stdout().lock();
+            out.write_all(text.as_bytes())
+                .context("cannot write to standard output")?;
+        }
+    }
+    if leaves.len() < args.count {
+        eprintln!(
+            "next: the book offers only {} positions to think now (every other line ends in a position being thought, a ban, or mate)",
+            leaves.len()
+        );
+    }
+    Ok(())
+}
