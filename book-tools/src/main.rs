@@ -5,6 +5,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod backup;
 mod bench;
 mod common;
 mod evaluate;
@@ -55,6 +56,9 @@ enum Command {
     Stats(stats::Args),
     /// One position: board, stored and propagated value of every move.
     Show(show::Args),
+    /// Copy a stopped store into a new one (every tree). A running coordinator's
+    /// store: `remote backup`.
+    Backup(backup::Args),
     /// The N positions the selector would hand out next, as `sfen ...` lines,
     /// without changing the store (peta_shock_next).
     Next(next::Args),
@@ -79,6 +83,7 @@ fn main() -> ExitCode {
         Command::Roots(args) => roots::run(&args),
         Command::Stats(args) => stats::run(&args),
         Command::Show(args) => show::run(&args),
+        Command::Backup(args) => backup::run(&args),
         Command::Next(args) => next::run(&args),
         Command::Remote(args) => remote::run(&args),
         Command::Match(args) => matches::run(&args),

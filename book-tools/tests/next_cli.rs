@@ -119,3 +119,27 @@ fn next_on_a_missing_store_says_so() {
     assert!(err.contains("none.db"), "{err}");
     assert!(!dir.path().join("none.db").exists());
 }
+
+/// `book-tools backup` copies a stopped store into a new one that holds the same
+/// positions and selects the same next positions; it never writes over a store.
+#[test]
+fn backup_copies_a_stopped_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("book.db");
+    ok(&["synth", "--db", s(&db), "--nodes", "300", "--batch", "8"]);
+    let copy = dir.path().join("copy.db");
+    let out = ok(&["backup", "--db", s(&db), "--out", s(&copy)]);
+    assert!(out.contains("300 positions"), "{out}");
+    assert_eq!(store_state(&copy), store_state(&db));
+    assert_eq!(
+        ok(&["next", "--db", s(&copy), "5"]),
+        ok(&["next", "--db", s(&db), "5"])
+    );
+    let err = fails(&["backup", "--db", s(&db), "--out", s(&copy)]);
+    assert!(
+        err.contains("exists already") || err.contains("directory"),
+        "{err}"
+    );
+    let err = fails(&["backup", "--db", s(&db), "--out", s(&db.join("db"))]);
+    assert!(err.contains("inside the book store"), "{err}");
+}

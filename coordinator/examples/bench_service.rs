@@ -2,8 +2,8 @@
 //!
 //! `cargo run --release -p coordinator --example bench_service -- <DB> [SECONDS] [WORKERS] [SLOTS] [think|play|export=DIR|disk=N] [DELAY_MS]`
 //!
-//! With `disk=N` (issue 14: bounded disk), the coordinator runs with
-//! `--compact-every N` (0: no compaction) and the store's bytes on disk per
+//! With `disk=N[:C]` (issue 14: bounded disk), the coordinator runs with
+//! `--compact-every N` (0: no compaction) and `--compact-chunk C` and the store's bytes on disk per
 //! position are printed ten times while the book grows.
 //!
 //! With `export=DIR` (issue 14: exports that never stop the cluster), the rate is
@@ -214,7 +214,9 @@ fn main() -> anyhow::Result<()> {
             argv.extend(["--export-dir", dir.as_str()]);
         }
         if let Some(every) = &compact_every {
-            argv.extend(["--compact-every", every.as_str(), "--think-limit", "4000000000"]);
+            // `disk=EVERY` or `disk=EVERY:CHUNK`.
+            let (every, chunk) = every.split_once(':').unwrap_or((every.as_str(), "4096"));
+            argv.extend(["--compact-every", every, "--compact-chunk", chunk, "--think-limit", "4000000000"]);
         }
         let cli = <stera_coordinator::CoordinatorArgs as clap::Parser>::parse_from(argv);
         let load_start = Instant::now();

@@ -102,11 +102,15 @@ pub struct CoordinatorArgs {
     /// Periodic backups kept: older ones are deleted after a new one is complete.
     #[arg(long, default_value_t = 3)]
     pub backup_keep: usize,
-    /// Compact the store every this many new positions (0: never): on the
-    /// maintenance thread, when no export or backup runs, the small chunks written
-    /// since the last pass (one per committed batch of results) are merged into
-    /// chunks of at least --compact-chunk positions. The first pass runs at start.
-    #[arg(long, default_value_t = 16_384, value_name = "POSITIONS")]
+    /// Compact the store every this many new positions (0, the default: never): on
+    /// the maintenance thread, when no export or backup runs, the small chunks
+    /// written since the last pass (one per committed batch of results) are merged
+    /// into chunks of at least --compact-chunk positions; the first pass runs at
+    /// start. Off by default because it costs disk with sled: merged chunks sit in
+    /// the leaf that every append rewrites (BENCHMARKS.md, "Bounded disk": 215
+    /// bytes per position without, 270-710 with). For stores written in tiny
+    /// batches whose entry count matters more than their disk.
+    #[arg(long, default_value_t = 0, value_name = "POSITIONS")]
     pub compact_every: u32,
     /// Positions per merged chunk of a compaction pass.
     #[arg(long, default_value_t = 4096, value_name = "POSITIONS", value_parser = clap::value_parser!(u32).range(2..))]

@@ -1,0 +1,63 @@
+//! `book-tools backup`: a stopped store copied into a new store, every tree
+//! (positions, roots, bans, kifu, game results), as the coordinator's online
+//! backup writes it. A running coordinator's store is backed up with
+//! `remote backup`.
+
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+
+use crate::common;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// The store to copy (not one a running coordinator holds: use `remote backup`).
+    #[arg(long)]
+    db: PathBuf,
+    /// The new store directory; must not exist. Written as `OUT.partial` and
+    /// renamed when complete.
+    #[arg(long)]
+    out: PathBuf,
+}
+
+pub fn run(args: &Args) -> Result<()> {
+    let out = stera_book::store_path::check_output_path(&args.out, &args.db)
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    let store = common::open_existing(&args.db)?;
+    let before = directory_size(&args.db)?;
+    let summary = store
+        .backup_to(&out)
+        .with_context(|| format!("cannot back up {} to {}", args.db.display(), out.display()))?;
+    let after = directory_size(&out)?;
+    println!(
+        "backup: {} positions, {} entries; {} -> {} bytes on disk ({})",
+        summary.nodes,
+        summary.entries,
+        before,
+        after,
+        out.display()
+    );
+    Ok(())
+}
+
+/// Bytes of all files under `dir`.
+fn directory_size(dir: &std::path::Path) -> Result<u64> {
+    let mut total = 0;
+    let mut stack = vec![dir.to_owned()];
+    while let Some(d) = stack.pop() {
+        for entry in
+            std::fs::read_dir(&d).with_context(|| format!("cannot read {}", d.display()))?
+        {
+            let entry = entry.with_context(|| format!("cannot read {}", d.display()))?;
+            let meta = entry
+                .metadata()
+                .with_context(|| format!("cannot read {}", entry.path().display()))?;
+            if meta.is_dir() {
+                stack.push(entry.path());
+            } else {
+                total += meta.len();
+            }
+        }
+    }
+    Ok(total)
+}
