@@ -59,6 +59,10 @@ enum Command {
         /// (the coordinator reads its own game results for `ndf`).
         #[arg(long, value_enum, conflicts_with = "raw")]
         weights: Option<crate::export::WeightsArg>,
+        /// The file's format: `auto` (a path ending in `.ybb` gets a binary book,
+        /// anything else DB2016 text), `db2016` or `ybb` (YaneuraOu's binary book).
+        #[arg(long, value_enum, default_value_t = RemoteFormat::Auto)]
+        format: RemoteFormat,
     },
     /// Ask the running coordinator to copy its store into a new store directory
     /// on its machine (inside its --export-dir), consistent and restorable: the
@@ -93,9 +97,10 @@ pub fn run(args: &Args) -> Result<()> {
                 backup,
                 temperature,
                 weights,
+                format,
             } => {
                 use crate::export::{BackupArg, WeightsArg};
-                use stera_proto::v1::{ExportBackup, ExportWeights};
+                use stera_proto::v1::{ExportBackup, ExportFormat, ExportWeights};
                 let backup = match backup {
                     BackupArg::Minimax => ExportBackup::Minimax,
                     BackupArg::Softmax => ExportBackup::Softmax,
@@ -116,6 +121,12 @@ pub fn run(args: &Args) -> Result<()> {
                         backup: backup.into(),
                         temperature: *temperature,
                         weights: weights.into(),
+                        format: match format {
+                            RemoteFormat::Auto => ExportFormat::ByExtension,
+                            RemoteFormat::Db2016 => ExportFormat::Db2016,
+                            RemoteFormat::Ybb => ExportFormat::Ybb,
+                        }
+                        .into(),
                     },
                 )?;
                 let reply = client
@@ -225,4 +236,15 @@ fn refused(what: &str, status: &tonic::Status) -> anyhow::Error {
         status.code(),
         status.message()
     )
+}
+
+/// The book format a remote export asks for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum RemoteFormat {
+    /// By the path's extension: `.ybb` binary, anything else text.
+    Auto,
+    /// YaneuraOu DB2016 text.
+    Db2016,
+    /// YaneuraOu binary book (`.ybb`).
+    Ybb,
 }

@@ -9,7 +9,9 @@ use std::time::{Duration, Instant};
 use stera_book::NodeStore;
 use stera_book::terashock::{Backup, ExportOptions, NodeExtras, Weights, export_db2016};
 use stera_book::{Book, Selector, SledReader, SledStore};
-use stera_proto::v1::{BackupReply, ExportBackup, ExportReply, ExportRequest, ExportWeights};
+use stera_proto::v1::{
+    BackupReply, ExportBackup, ExportFormat, ExportReply, ExportRequest, ExportWeights,
+};
 
 use crate::dispatcher::{ExportFn, ExportJob, Job};
 use crate::registry::Registry;
@@ -93,6 +95,22 @@ pub fn store_compaction(
     })
 }
 
+/// Whether a request asks for a `.ybb` binary book (by its format, or by the
+/// path's extension when it names none).
+///
+/// # Errors
+/// An unknown format value.
+pub fn wants_ybb(request: &ExportRequest) -> Result<bool, String> {
+    match ExportFormat::try_from(request.format) {
+        Ok(ExportFormat::ByExtension) => Ok(Path::new(&request.path)
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("ybb"))),
+        Ok(ExportFormat::Db2016) => Ok(false),
+        Ok(ExportFormat::Ybb) => Ok(true),
+        Err(_) => Err(format!("unknown export format {}", request.format)),
+    }
+}
+
 /// The softmax temperature an export request of 0 gets.
 pub const DEFAULT_EXPORT_TEMPERATURE: f64 = 50.0;
 
@@ -146,6 +164,7 @@ pub fn book_exporter(store: PathBuf) -> ExportFn<SledStore> {
             stera_book::store_path::check_output_path(Path::new(&request.path), &store)
                 .map_err(|e| e.to_string())?;
             let options = options_of(request)?;
+            wants_ybb(request)?;
             let book = selector.book().clone();
             let reader = selector.store().reader();
             let request = request.clone();
@@ -174,24 +193,39 @@ fn export_snapshot(
             .scan_games(|f| reader.for_each_game_count(f), book)
             .map_err(|e| format!("cannot read the game results: {e}"))?;
     }
+    let ybb = wants_ybb(request)?;
+    let out = Path::new(&request.path);
+    // A binary book is the text export converted: the text goes beside it first.
+    let text = if ybb {
+        let mut name = out.file_name().unwrap_or_default().to_os_string();
+        name.push(".db2016.tmp");
+        out.with_file_name(name)
+    } else {
+        out.to_owned()
+    };
     let mut last_log = Instant::now();
-    let summary = export_db2016(
-        book,
-        &extras,
-        Path::new(&request.path),
-        options,
-        &mut |phase, done, total| {
-            if last_log.elapsed() >= Duration::from_secs(10) {
-                last_log = Instant::now();
-                tracing::info!(phase, done, total, "exporting");
-            }
-        },
-    )
+    let summary = export_db2016(book, &extras, &text, options, &mut |phase, done, total| {
+        if last_log.elapsed() >= Duration::from_secs(10) {
+            last_log = Instant::now();
+            tracing::info!(phase, done, total, "exporting");
+        }
+    })
     .map_err(|e| e.to_string())?;
+    let written = if ybb {
+        let converted = stera_formats::ybb::convert_db2016(
+            &text,
+            out,
+            stera_formats::ybb::YbbOptions::default(),
+        );
+        let _ = std::fs::remove_file(&text);
+        converted.map_err(|e| format!("cannot write the binary book: {e}"))?
+    } else {
+        summary.written
+    };
     Ok(ExportReply {
         path: request.path.clone(),
-        entries: summary.written.entries_written,
-        moves: summary.written.moves_written,
+        entries: written.entries_written,
+        moves: written.moves_written,
         elapsed_ms: u32::try_from(start.elapsed().as_millis()).unwrap_or(u32::MAX),
         nodes: book.len() as u64,
     })

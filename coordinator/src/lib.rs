@@ -536,6 +536,8 @@ fn export_request(
         backup: backup.into(),
         temperature: args.export_temperature,
         weights: weights.into(),
+        // `--export book.ybb` writes a binary book.
+        format: stera_proto::v1::ExportFormat::ByExtension.into(),
     }
 }
 
