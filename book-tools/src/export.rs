@@ -1,23 +1,31 @@
 //! `book-tools export`: the tera-shock minimax over the whole book, written as a
-//! YaneuraOu DB2016 book. Also the shared helpers of the read-only subcommands
-//! (open a store, load the book, report progress).
+//! YaneuraOu DB2016 text book or a `.ybb` binary book. Also the shared helpers of
+//! the read-only subcommands (open a store, load the book, report progress).
 
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
-use stera_book::terashock::{Backup, ExportOptions, NodeExtras, Weights, export_db2016};
+use stera_book::terashock::{
+    Backup, ExportOptions, ExportSummary, NodeExtras, Weights, export_db2016,
+};
 use stera_book::{Book, NodeStore, SledStore};
+use stera_formats::ybb::{self, YbbOptions};
 
 #[derive(clap::Args)]
 pub struct Args {
     /// The book store directory (as created by the coordinator, `import` or `synth`).
     #[arg(long)]
     db: PathBuf,
-    /// The DB2016 file to write; it appears only when complete (atomic rename).
+    /// The book file to write; it appears only when complete (atomic rename).
     #[arg(long)]
     out: PathBuf,
+    /// The file format: `db2016` (YaneuraOu's text book) or `ybb` (its binary
+    /// book, "YANE-BINBOOK-V1": moves with value and depth, no ponder and no
+    /// count, so --weights does not reach it).
+    #[arg(long, value_enum, default_value_t = FormatArg::Db2016)]
+    format: FormatArg,
     /// Keep only the moves whose propagated value equals the best move's.
     #[arg(long)]
     shrink: bool,
@@ -49,6 +57,12 @@ pub struct Args {
     /// the same file can be made again offline.
     #[arg(long, value_name = "N")]
     nodes: Option<usize>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum FormatArg {
+    Db2016,
+    Ybb,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -103,18 +117,13 @@ pub fn run(args: &Args) -> Result<()> {
         weights,
         temperature: args.temperature,
     };
-    let mut progress = Reporter::new();
-    let summary = export_db2016(
-        &book,
-        &extras,
-        &args.out,
-        &options,
-        &mut |phase, done, total| {
-            progress.report(phase, done, total);
-        },
-    )
-    .with_context(|| format!("cannot export to `{}`", args.out.display()))?;
-    progress.finish();
+    if args.format == FormatArg::Ybb && args.weights.is_some() {
+        eprintln!("note: a .ybb book has no count field: --weights does not reach it");
+    }
+    let summary = match args.format {
+        FormatArg::Db2016 => export_text(&book, &extras, &args.out, &options)?,
+        FormatArg::Ybb => export_ybb(&book, &extras, &args.out, &options)?,
+    };
     let s = summary.solve;
     println!(
         "nodes {} edges {} leaf edges {}",
@@ -153,6 +162,102 @@ pub fn run(args: &Args) -> Result<()> {
         start.elapsed().as_secs_f64()
     );
     Ok(())
+}
+
+/// The tera-shock export as a DB2016 text book at `out`.
+fn export_text(
+    book: &Book,
+    extras: &NodeExtras,
+    out: &Path,
+    options: &ExportOptions,
+) -> Result<ExportSummary> {
+    let mut progress = Reporter::new();
+    let summary = export_db2016(book, extras, out, options, &mut |phase, done, total| {
+        progress.report(phase, done, total);
+    })
+    .with_context(|| format!("cannot export to `{}`", out.display()))?;
+    progress.finish();
+    Ok(summary)
+}
+
+/// The tera-shock export as a `.ybb` book at `out`: the text export into a
+/// scratch file beside `out`, then converted entry by entry (the writer keeps
+/// only the index in memory). The scratch file is deleted in every case.
+fn export_ybb(
+    book: &Book,
+    extras: &NodeExtras,
+    out: &Path,
+    options: &ExportOptions,
+) -> Result<ExportSummary> {
+    let scratch = Scratch::beside(out)?;
+    let mut summary = export_text(book, extras, scratch.path(), options)?;
+    let start = Instant::now();
+    let written = ybb::convert_db2016(scratch.path(), out, YbbOptions::default())
+        .with_context(|| format!("cannot write the .ybb book `{}`", out.display()))?;
+    drop(scratch);
+    eprintln!(
+        "converted to .ybb in {:.1} s",
+        start.elapsed().as_secs_f64()
+    );
+    summary.write_time += start.elapsed();
+    summary.written.entries_written = written.entries_written;
+    summary.written.moves_written = written.moves_written;
+    Ok(summary)
+}
+
+/// A file name beside another file, removed when dropped (on success and on
+/// every error path).
+struct Scratch(PathBuf);
+
+impl Scratch {
+    /// Creates an empty file `.<name>.<pid>.<n>.db2016.tmp` in `out`'s directory.
+    fn beside(out: &Path) -> Result<Self> {
+        let dir = match out.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p,
+            _ => Path::new("."),
+        };
+        let name = out
+            .file_name()
+            .map_or_else(|| "book".into(), |n| n.to_string_lossy().into_owned());
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos());
+        for attempt in 0u32..100 {
+            let path = dir.join(format!(
+                ".{name}.{}.{}.db2016.tmp",
+                std::process::id(),
+                nanos.wrapping_add(attempt)
+            ));
+            match std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&path)
+            {
+                Ok(_) => return Ok(Self(path)),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+                Err(e) => {
+                    return Err(e).with_context(|| {
+                        format!("cannot create a scratch file `{}`", path.display())
+                    });
+                }
+            }
+        }
+        anyhow::bail!(
+            "cannot find a free scratch file name in `{}`",
+            dir.display()
+        )
+    }
+
+    fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        // Best effort: the file may already be gone.
+        let _ = std::fs::remove_file(&self.0);
+    }
 }
 
 /// Opens an existing store (never creates one).

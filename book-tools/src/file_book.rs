@@ -1,14 +1,103 @@
-//! A YaneuraOu DB2016 book file as the book of a match side (`match --book`):
-//! an export is tested as the engine that loads it would play it, e.g. by its
-//! `count` weights as YaneuraOu does with `ConsiderBookMoveCount`.
+//! A YaneuraOu book file (DB2016 text or `.ybb` binary) as the book of a match
+//! side (`match --book`): an export is tested as the engine that loads it would
+//! play it, e.g. by its `count` weights as YaneuraOu does with
+//! `ConsiderBookMoveCount`. Also [`BookFile`], the reader of either format that
+//! `import` uses.
 
 use std::collections::HashMap;
+use std::fmt;
+use std::fs::File;
+use std::io::BufReader;
 use std::path::Path;
 
 use anyhow::{Context, Result, bail};
-use stera_formats::db2016::Db2016Reader;
+use stera_formats::db2016::{BookEntry, Db2016Reader, FormatError, sort_moves_best_first};
+use stera_formats::ybb::{YbbError, YbbReader};
 use stera_games::BookPolicy;
 use stera_rules::{Move, Position};
+
+/// True for a `.ybb` path (YaneuraOu's binary book; the extension decides, in
+/// any case).
+pub fn is_ybb(path: &Path) -> bool {
+    path.extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("ybb"))
+}
+
+/// The entries of a book file of either format, chosen by [`is_ybb`]: DB2016 text
+/// or `.ybb` binary (whose moves have no ponder and count 0).
+pub enum BookFile {
+    Text(Db2016Reader<BufReader<File>>),
+    Binary(YbbReader),
+}
+
+/// A problem reading a [`BookFile`] (boxed: the errors carry their location).
+#[derive(Debug)]
+pub enum BookFileError {
+    Text(Box<FormatError>),
+    Binary(Box<YbbError>),
+}
+
+impl BookFileError {
+    /// True for errors that spoil one entry (reading goes on after them).
+    pub fn is_entry_error(&self) -> bool {
+        match self {
+            Self::Text(e) => e.is_entry_error(),
+            Self::Binary(e) => e.is_entry_error(),
+        }
+    }
+}
+
+impl fmt::Display for BookFileError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Text(e) => e.fmt(f),
+            Self::Binary(e) => e.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for BookFileError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Self::Text(e) => e.source(),
+            Self::Binary(e) => e.source(),
+        }
+    }
+}
+
+impl BookFile {
+    /// Opens `path`; with `legality_check` every move (and ponder) must be legal in
+    /// its position, or the entry is an error.
+    ///
+    /// # Errors
+    /// The file cannot be opened; a `.ybb` header is bad or its index truncated.
+    pub fn open(path: &Path, legality_check: bool) -> Result<Self> {
+        if is_ybb(path) {
+            Ok(Self::Binary(
+                YbbReader::open(path)?.with_legality_check(legality_check),
+            ))
+        } else {
+            Ok(Self::Text(
+                Db2016Reader::open(path)?.with_legality_check(legality_check),
+            ))
+        }
+    }
+}
+
+impl Iterator for BookFile {
+    type Item = Result<BookEntry, BookFileError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        match self {
+            Self::Text(r) => r
+                .next()
+                .map(|i| i.map_err(|e| BookFileError::Text(Box::new(e)))),
+            Self::Binary(r) => r
+                .next()
+                .map(|i| i.map_err(|e| BookFileError::Binary(Box::new(e)))),
+        }
+    }
+}
 
 /// How a side picks among a file entry's moves.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -31,17 +120,24 @@ pub struct FileBook {
 }
 
 impl FileBook {
-    /// Reads the DB2016 file at `path` (moves illegal in their position are
-    /// refused with the entry named).
+    /// Reads the book file at `path`, DB2016 text or `.ybb` binary by its
+    /// extension (moves illegal in their position are refused with the entry
+    /// named). A `.ybb` book's moves are sorted best first by value, as YaneuraOu
+    /// does (the format has no order and no counts).
     ///
     /// # Errors
     /// An unreadable or malformed file, an illegal move, an empty book.
     pub fn open(path: &Path, moves: BookMoves, temperature: f64) -> Result<Self> {
-        let reader = Db2016Reader::open(path)
+        let reader = BookFile::open(path, false)
             .with_context(|| format!("cannot open the book file `{}`", path.display()))?;
+        let binary = matches!(reader, BookFile::Binary(_));
         let mut entries = HashMap::new();
         for (i, entry) in reader.enumerate() {
-            let entry = entry.with_context(|| format!("`{}`, entry {}", path.display(), i + 1))?;
+            let mut entry =
+                entry.with_context(|| format!("`{}`, entry {}", path.display(), i + 1))?;
+            if binary {
+                sort_moves_best_first(&mut entry.moves);
+            }
             let position: Position = entry
                 .position()
                 .with_context(|| format!("`{}`: {}", path.display(), entry.sfen()))?;
@@ -145,6 +241,37 @@ mod tests {
         );
         let after = Position::from_position_command("startpos moves 7g7f").unwrap();
         assert!(b.probabilities(&after).is_none());
+    }
+
+    #[test]
+    fn a_ybb_book_is_read_by_its_extension_and_sorted_by_value() {
+        use stera_formats::db2016::BookMove;
+        use stera_formats::ybb::{YbbOptions, YbbWriter};
+        let dir = tempfile::tempdir().unwrap();
+        let binary = dir.path().join("b.YBB");
+        assert!(is_ybb(&binary) && !is_ybb(&dir.path().join("b.db")));
+        let mut writer = YbbWriter::create(&binary, YbbOptions::default()).unwrap();
+        let mut entry = BookEntry::new(&Position::startpos());
+        // Written worst first: the reader orders them by value, as YaneuraOu does.
+        for (usi, value) in [("5g5f", -10), ("2g2f", 30), ("7g7f", 40)] {
+            entry.push_move(BookMove {
+                value,
+                ..BookMove::new(usi.parse().unwrap())
+            });
+        }
+        writer.write_entry(&entry).unwrap();
+        writer.finish().unwrap();
+        // Counts are not in the format: Count plays the first (best) move.
+        for moves in [BookMoves::Best, BookMoves::Count] {
+            let b = FileBook::open(&binary, moves, 50.0).unwrap();
+            let p = b.probabilities(&Position::startpos()).unwrap();
+            assert_eq!(p.len(), 1);
+            assert_eq!(p[0].0.to_string(), "7g7f");
+        }
+        let soft = FileBook::open(&binary, BookMoves::Softmax, 50.0).unwrap();
+        let p = soft.probabilities(&Position::startpos()).unwrap();
+        let shown: Vec<String> = p.iter().map(|(m, _)| m.to_string()).collect();
+        assert_eq!(shown, ["7g7f", "2g2f", "5g5f"]);
     }
 
     #[test]

@@ -1,4 +1,5 @@
-//! `book-tools import`: a YaneuraOu DB2016 book becomes thought nodes.
+//! `book-tools import`: a YaneuraOu book, DB2016 text or `.ybb` binary (by the
+//! file's extension), becomes thought nodes.
 //!
 //! A thought node needs a value for every legal move, so an entry that lacks some
 //! is skipped (counted and listed). The file is checked completely before anything
@@ -11,17 +12,19 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 use anyhow::{Context, Result, bail};
 use hashbrown::{HashMap, HashSet};
 use stera_book::{Book, NodeId, NodeStore, Origin, SledStore, ThoughtNode};
-use stera_formats::db2016::{BookEntry, Db2016Reader};
+use stera_formats::db2016::BookEntry;
 use stera_rules::{Key, Move, Position};
 
 use crate::export::Reporter;
+use crate::file_book::BookFile;
 
 #[derive(clap::Args)]
 pub struct Args {
     /// The book store directory (created if missing).
     #[arg(long)]
     db: PathBuf,
-    /// The DB2016 book to import.
+    /// The book to import: YaneuraOu DB2016 text, or `.ybb` binary when the
+    /// name ends in `.ybb`.
     file: PathBuf,
     /// Import the good entries even if some lines are malformed or illegal
     /// (they are listed and skipped).
@@ -111,10 +114,9 @@ struct Checked {
 
 /// The reader both passes use: with the legality check, so that an entry the
 /// check refuses (an illegal move or ponder) is refused by both, never stored.
-fn reader(args: &Args) -> Result<Db2016Reader<std::io::BufReader<std::fs::File>>> {
-    Ok(Db2016Reader::open(&args.file)
-        .with_context(|| format!("cannot import `{}`", args.file.display()))?
-        .with_legality_check(true))
+fn reader(args: &Args) -> Result<BookFile> {
+    BookFile::open(&args.file, true)
+        .with_context(|| format!("cannot import `{}`", args.file.display()))
 }
 
 /// Pass 1: check everything, store nothing.

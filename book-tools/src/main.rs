@@ -44,9 +44,11 @@ enum Command {
     Bench(bench::Args),
     /// Value every legal move of a position with the built-in or a USI engine.
     Evaluate(evaluate::Args),
-    /// Tera-shock export: minimax over the whole book, written as a YaneuraOu DB2016 book.
+    /// Tera-shock export: minimax over the whole book, written as a YaneuraOu
+    /// DB2016 text book or (`--format ybb`) a `.ybb` binary book.
     Export(export::Args),
-    /// Import a YaneuraOu DB2016 book as thought positions.
+    /// Import a YaneuraOu book (DB2016 text, or `.ybb` binary by the extension) as
+    /// thought positions.
     Import(import::Args),
     /// Game records for the kifu bonus: `kifu add`.
     Kifu(kifu::Args),
