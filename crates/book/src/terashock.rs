@@ -17,9 +17,11 @@
 //!    0 the longer; then the canonical move order.
 //! 3. [`export_db2016`] writes every thought position with all its moves best
 //!    first (or only the best-valued ones, `shrink`; or the stored values without
-//!    minimax, `raw`): the walk of step 1 also keeps each node's SFEN and legal
-//!    moves, so the entries are sorted by SFEN and formatted in parallel
-//!    straight into the file, without a second walk or a sorting spill.
+//!    minimax, `raw`): the walk of step 1 also keeps each node's SFEN as a
+//!    16-byte code that sorts like the text (`sfen_code`), so the entries are
+//!    sorted by SFEN and formatted in parallel straight into the file, without a
+//!    second walk or a sorting spill; the legal moves of each entry are
+//!    generated again from its SFEN while it is formatted.
 //!
 //! The same book always gives the same bytes.
 //!
@@ -52,6 +54,7 @@ mod export;
 mod extras;
 mod graph;
 mod ndf;
+mod sfen_code;
 mod softmax;
 mod solve;
 mod walk;

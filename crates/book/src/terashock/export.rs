@@ -1,16 +1,18 @@
 //! Writing the analysed book as a YaneuraOu DB2016 file.
 
-use std::fmt::Write as _;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use hashbrown::HashMap;
 use rayon::prelude::*;
 use stera_formats::db2016::{
     BookMove, MoveOrder, OrderedWriter, WriteOptions, WriteSummary, format_move_line,
 };
+use stera_rules::backend::board as backend;
 use stera_rules::{Move, Position};
 
 use super::graph::{clamp_stored, node_moves};
+use super::sfen_code::{Code, FIELDS, LITERAL, SfenCoder, SfenTable, slot_id};
 use super::{
     BookGraph, NdfWeights, NodeExtras, Progress, SoftmaxValues, Solution, SolveStats,
     TeraShockError, compare_lines, softmax_policy, solve,
@@ -227,10 +229,12 @@ fn lines_into(
 /// a raw export also writes the stored search depths when `extras` has them.
 /// The file appears under `path` only when complete (atomic rename).
 ///
-/// One walk over the positions builds the graph and keeps each node's SFEN
-/// and legal moves (about 100 bytes per node); the entries are then sorted by
-/// SFEN and formatted in parallel, straight into the file in order. The bytes
-/// do not depend on the number of threads.
+/// One walk over the positions builds the graph and keeps each node's SFEN as
+/// a compact code that sorts like the text (16 bytes per node, see
+/// `sfen_code.rs`); the entries are then sorted by SFEN and formatted in
+/// parallel, straight into the file in order, each position's legal moves
+/// generated again from its SFEN. The bytes do not depend on the number of
+/// threads.
 ///
 /// This only reads the book, so a running generation can export from its
 /// in-memory book (while no node is being added to it).
@@ -273,15 +277,22 @@ pub(crate) fn export_in_chunks(
         ..ExportSummary::default()
     };
     let t = Instant::now();
-    let mut table = NodeTable::with_capacity(book.len(), book.value_count());
+    let mut table = SfenTable::new(SfenCoder::for_book(book)?, book.len());
+    // The walk's plies of nodes stored without one (none in a store the
+    // coordinator wrote).
+    let mut walk_plies: HashMap<u32, u32> = HashMap::new();
     let mut sfen = String::with_capacity(160);
     let graph = BookGraph::build_visiting(
         book,
         Some(&extras.plies),
         &mut |_, done, total| progress("graph", done, total),
-        &mut |id, pos, moves| {
-            entry_sfen(pos, extras.plies[id.index()], &mut sfen);
-            table.add(id, &sfen, moves)
+        &mut |id, pos, _| {
+            if extras.plies[id.index()] == 0 {
+                walk_plies.insert(id.0, pos.ply());
+            }
+            sfen.clear();
+            pos.write_sfen(&mut sfen);
+            table.add(id, &sfen)
         },
     )?;
     summary.edges = graph.edge_count();
@@ -318,25 +329,29 @@ pub(crate) fn export_in_chunks(
     summary.solve_time = t.elapsed();
 
     let t = Instant::now();
-    let order = table.sorted_ids();
+    table.sort();
     let mut writer = OrderedWriter::create(
         path,
         WriteOptions {
             move_order: MoveOrder::AsGiven,
         },
     )?;
+    let parsed = ParsedFields::new(table.coder());
     let context = FormatContext {
         book,
+        parsed: &parsed,
         graph: &graph,
         solution: solution.as_ref(),
         softmax: softmax.as_ref(),
         ndf: ndf.as_ref(),
         extras,
         table: &table,
+        walk_plies: &walk_plies,
         shrink: options.shrink,
         weights: options.weights,
         temperature: options.temperature,
     };
+    let order = table.slots();
     let total = order.len() as u64;
     let mut done = 0u64;
     // Formatting is most of the work: threads format consecutive slices of a
@@ -346,7 +361,7 @@ pub(crate) fn export_in_chunks(
         let texts: Vec<(Vec<u8>, u64, u64)> = window
             .par_chunks(chunk.max(1))
             .map(|chunk| context.format(chunk))
-            .collect();
+            .collect::<Result<_, _>>()?;
         for (text, entries, moves) in &texts {
             writer.write_formatted(text, *entries, *moves)?;
         }
@@ -362,69 +377,6 @@ pub(crate) fn export_in_chunks(
 /// formatted (about 40 MB of text per window on a typical book).
 const FORMAT_CHUNK: usize = 4096;
 const FORMAT_WINDOW: usize = FORMAT_CHUNK * 16;
-
-/// What the export keeps of each node from the walk: its SFEN (with the
-/// stored ply) and its legal moves in canonical order.
-struct NodeTable {
-    sfen_start: Vec<u64>,
-    sfen_len: Vec<u16>,
-    sfens: Vec<u8>,
-    move_start: Vec<u64>,
-    move_len: Vec<u16>,
-    moves: Vec<u16>,
-}
-
-impl NodeTable {
-    fn with_capacity(nodes: usize, moves: usize) -> Self {
-        Self {
-            sfen_start: vec![0; nodes],
-            sfen_len: vec![0; nodes],
-            sfens: Vec::with_capacity(nodes * 80),
-            move_start: vec![0; nodes],
-            move_len: vec![0; nodes],
-            moves: Vec::with_capacity(moves),
-        }
-    }
-
-    fn add(&mut self, id: NodeId, sfen: &str, moves: &[Move]) -> Result<(), TeraShockError> {
-        let i = id.index();
-        let too_long = || TeraShockError::Invalid(format!("node {id}: SFEN or move list too long"));
-        self.sfen_start[i] = self.sfens.len() as u64;
-        self.sfen_len[i] = u16::try_from(sfen.len()).map_err(|_| too_long())?;
-        self.sfens.extend_from_slice(sfen.as_bytes());
-        self.move_start[i] = self.moves.len() as u64;
-        self.move_len[i] = u16::try_from(moves.len()).map_err(|_| too_long())?;
-        self.moves.extend(moves.iter().map(|m| m.raw()));
-        Ok(())
-    }
-
-    fn sfen(&self, i: usize) -> &[u8] {
-        let start = usize::try_from(self.sfen_start[i]).unwrap_or(usize::MAX);
-        self.sfens
-            .get(start..start.saturating_add(usize::from(self.sfen_len[i])))
-            .unwrap_or_default()
-    }
-
-    fn moves_into(&self, i: usize, out: &mut Vec<Move>) {
-        let start = usize::try_from(self.move_start[i]).unwrap_or(usize::MAX);
-        let raws = self
-            .moves
-            .get(start..start.saturating_add(usize::from(self.move_len[i])))
-            .unwrap_or_default();
-        out.clear();
-        // The raws were taken from generated legal moves, so every one decodes.
-        out.extend(raws.iter().filter_map(|&r| Move::from_raw(r)));
-    }
-
-    /// Node ids in ascending SFEN byte order (the book file's order). SFENs are
-    /// distinct (one node per position), so the order is total.
-    fn sorted_ids(&self) -> Vec<u32> {
-        let n = u32::try_from(self.sfen_len.len()).unwrap_or(u32::MAX);
-        let mut ids: Vec<u32> = (0..n).collect();
-        ids.par_sort_unstable_by(|&a, &b| self.sfen(a as usize).cmp(self.sfen(b as usize)));
-        ids
-    }
-}
 
 /// Depth written for lines that never end (cycles): YaneuraOu's
 /// `BOOK_DEPTH_MAX`, which its `peta_shock` writes for them.
@@ -474,27 +426,53 @@ pub fn book_moves(lines: &[MoveLine], propagated: bool) -> impl Iterator<Item = 
 /// Everything a formatting thread reads.
 struct FormatContext<'a> {
     book: &'a Book,
+    parsed: &'a ParsedFields,
     graph: &'a BookGraph,
     solution: Option<&'a Solution>,
     softmax: Option<&'a SoftmaxValues>,
     ndf: Option<&'a NdfWeights>,
     extras: &'a NodeExtras,
-    table: &'a NodeTable,
+    table: &'a SfenTable,
+    walk_plies: &'a HashMap<u32, u32>,
     shrink: bool,
     weights: Weights,
     temperature: f64,
 }
 
 impl FormatContext<'_> {
-    /// The text of the entries `ids`, with their entry and move counts.
-    fn format(&self, ids: &[u32]) -> (Vec<u8>, u64, u64) {
-        let mut text = Vec::with_capacity(ids.len() * 600);
+    /// The text of the entries of `slots` (see [`SfenTable`]), with their entry
+    /// and move counts.
+    fn format(&self, slots: &[u128]) -> Result<(Vec<u8>, u64, u64), TeraShockError> {
+        let mut text = Vec::with_capacity(slots.len() * 600);
         let mut moves = Vec::with_capacity(600);
         let mut lines = Vec::with_capacity(600);
+        let mut legal = LegalMoves::new();
+        let mut code = Code::default();
+        let mut entries = [LITERAL; FIELDS];
         let mut move_count = 0u64;
-        for &id in ids {
-            let i = id as usize;
-            self.table.moves_into(i, &mut moves);
+        for &slot in slots {
+            let id = slot_id(slot);
+            text.extend_from_slice(b"sfen ");
+            let at = text.len();
+            self.table
+                .decode(slot, &mut code, &mut text, &mut entries)?;
+            legal.of(self.parsed, &entries, &text[at..], &mut moves)?;
+            if moves.len() != self.book.values(NodeId(id)).len() {
+                return Err(crate::BookError::Corrupt(format!(
+                    "node {id}: {} legal moves in `{}` but {} values",
+                    moves.len(),
+                    String::from_utf8_lossy(&text[at..]),
+                    self.book.values(NodeId(id)).len()
+                ))
+                .into());
+            }
+            let ply = match self.extras.plies[id as usize] {
+                0 => self.walk_plies.get(&id).copied().unwrap_or(1),
+                stored => u32::from(stored),
+            };
+            text.push(b' ');
+            push_decimal(&mut text, ply);
+            text.extend_from_slice(b"\r\n");
             lines_into(
                 self.book,
                 self.graph,
@@ -510,9 +488,6 @@ impl FormatContext<'_> {
             {
                 lines.retain(|l| l.value == best);
             }
-            text.extend_from_slice(b"sfen ");
-            text.extend_from_slice(self.table.sfen(i));
-            text.extend_from_slice(b"\r\n");
             let from_games = self.ndf.and_then(|w| w.of(NodeId(id)));
             let counts = match (self.weights, from_games) {
                 (Weights::One, _) => Vec::new(),
@@ -544,19 +519,141 @@ impl FormatContext<'_> {
             }
             move_count += lines.len() as u64;
         }
-        (text, ids.len() as u64, move_count)
+        Ok((text, slots.len() as u64, move_count))
     }
 }
 
-/// The canonical SFEN of `pos` with the stored ply (the walk's own ply when
-/// the store has none).
-fn entry_sfen(pos: &Position, ply: u16, out: &mut String) {
-    out.clear();
-    if ply == 0 || u32::from(ply) == pos.ply() {
-        pos.write_sfen(out);
-    } else {
-        out.push_str(&pos.to_sfen_without_ply());
-        // Writing to a String cannot fail.
-        let _ = write!(out, " {ply}");
+/// Appends `n` in decimal.
+fn push_decimal(out: &mut Vec<u8>, n: u32) {
+    let mut digits = [0u8; 10];
+    let mut at = digits.len();
+    let mut n = n;
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    out.extend_from_slice(&digits[at..]);
+}
+
+/// The backend's reading of every dictionary entry of the SFEN code, so that a
+/// position's state is put together from its fields' entries instead of parsing
+/// its text (a field outside the dictionary: the text is parsed).
+struct ParsedFields {
+    /// Per rank (top to bottom) and entry: the pieces of files 1..9.
+    ranks: Vec<Vec<Option<[stera_rules::backend::types::Piece; 9]>>>,
+    sides: Vec<Option<stera_rules::backend::types::Color>>,
+    hands: Vec<Option<[stera_rules::backend::types::Hand; 2]>>,
+}
+
+impl ParsedFields {
+    fn new(coder: &SfenCoder) -> Self {
+        let text = |s: &[u8]| String::from_utf8_lossy(s).into_owned();
+        let parse = |sfen: String| backend::parse_sfen(&sfen).ok();
+        let ranks = (0..9)
+            .map(|r| {
+                coder
+                    .dictionary(r)
+                    .iter()
+                    .map(|entry| {
+                        let board: Vec<String> = (0..9)
+                            .map(|i| if i == r { text(entry) } else { "9".into() })
+                            .collect();
+                        let state = parse(format!("{} b -", board.join("/")))?;
+                        Some(std::array::from_fn(|file| state.board.get(square(file, r))))
+                    })
+                    .collect()
+            })
+            .collect();
+        let empty = "9/9/9/9/9/9/9/9/9";
+        let sides = coder
+            .dictionary(9)
+            .iter()
+            .map(|e| parse(format!("{empty} {} -", text(e))).map(|s| s.side_to_move))
+            .collect();
+        let hands = coder
+            .dictionary(10)
+            .iter()
+            .map(|e| parse(format!("{empty} b {}", text(e))).map(|s| s.hands))
+            .collect();
+        Self {
+            ranks,
+            sides,
+            hands,
+        }
+    }
+
+    /// The state of the position whose fields are these dictionary entries
+    /// (`None` when one is not an entry).
+    fn state(&self, entries: &[u32; FIELDS]) -> Option<backend::PositionState> {
+        let entry = |f: usize| usize::try_from(entries[f]).ok();
+        let mut board = backend::BoardArray::empty();
+        for (r, rank) in self.ranks.iter().enumerate() {
+            let pieces = rank.get(entry(r)?)?.as_ref()?;
+            for (file, &piece) in pieces.iter().enumerate() {
+                if !piece.is_empty() {
+                    board.set(square(file, r), piece);
+                }
+            }
+        }
+        Some(backend::PositionState {
+            board,
+            hands: (*self.hands.get(entry(10)?)?)?,
+            side_to_move: (*self.sides.get(entry(9)?)?)?,
+            ply: 0,
+        })
+    }
+}
+
+/// The backend's square of a file (0 for file 1) and rank (0 for rank a).
+fn square(file: usize, rank: usize) -> stera_rules::backend::types::Square {
+    stera_rules::backend::types::Square::from_index(file * 9 + rank)
+}
+
+/// The legal moves of an SFEN in canonical order, as
+/// [`Position::legal_moves_into`] gives them, through the rules backend: the
+/// export regenerates them for every entry while formatting instead of keeping
+/// them from the walk, and skips what [`Position::from_sfen`] adds for input
+/// from outside (legality checks, our key), since these SFENs are the walk's.
+/// A node whose move count differs from its value count is reported.
+struct LegalMoves {
+    pos: backend::Position,
+    list: backend::MoveList,
+}
+
+impl LegalMoves {
+    fn new() -> Self {
+        Self {
+            pos: backend::Position::empty(),
+            list: backend::MoveList::new(),
+        }
+    }
+
+    /// The moves of the position whose SFEN (without ply) is `sfen`, with the
+    /// dictionary `entries` of its fields.
+    fn of(
+        &mut self,
+        parsed: &ParsedFields,
+        entries: &[u32; FIELDS],
+        sfen: &[u8],
+        out: &mut Vec<Move>,
+    ) -> Result<(), TeraShockError> {
+        let text = || String::from_utf8_lossy(sfen).into_owned();
+        let bad = |e: &dyn std::fmt::Display| TeraShockError::Invalid(format!("`{}`: {e}", text()));
+        let state = match parsed.state(entries) {
+            Some(state) => state,
+            None => backend::parse_sfen(&text()).map_err(|e| bad(&e))?,
+        };
+        self.pos
+            .try_set_position_state(&state)
+            .map_err(|e| bad(&e))?;
+        backend::movegen::generate_moves::<backend::movegen::LegalAll>(&self.pos, &mut self.list);
+        out.clear();
+        out.extend(self.list.iter().filter_map(|m| Move::from_raw(m.raw())));
+        out.sort_unstable();
+        Ok(())
     }
 }

@@ -442,6 +442,92 @@ fn export_bytes_do_not_depend_on_threads_or_chunks() {
     }
 }
 
+/// The export equals a plain reference writer byte for byte: every node's SFEN
+/// as the rules core prints it (the stored ply, or the walk's where none is
+/// stored), sorted as strings, its moves from `node_lines`. The book comes from
+/// games of random moves, so positions have pieces in hand and promoted pieces,
+/// and most of them are far from the few sampled for the SFEN code's dictionary.
+#[test]
+fn export_equals_a_reference_writer_on_a_book_of_random_games() {
+    let mut rng = StdRng::seed_from_u64(91);
+    let mut b = Builder::new(noise);
+    for _ in 0..60 {
+        let mut pos = Position::startpos();
+        let mut line = Vec::new();
+        for _ in 0..rng.random_range(1..70) {
+            let moves = pos.legal_moves();
+            if moves.is_empty() {
+                break;
+            }
+            let mv = moves[rng.random_range(0..moves.len())];
+            line.push(mv.to_string());
+            pos.do_move(mv);
+        }
+        let refs: Vec<&str> = line.iter().map(String::as_str).collect();
+        b.line(stera_rules::STARTPOS_SFEN, &refs);
+    }
+    let book = &b.book;
+    let mut extras = NodeExtras::default();
+    extras.plies = (0..book.len())
+        .map(|i| if i % 3 == 0 { 0 } else { 40 + (i % 7) as u16 })
+        .collect();
+    extras.timestamps = vec![0; book.len()];
+    let mut nodes: Vec<(String, NodeId, Position)> = (0..book.len())
+        .map(|i| {
+            let id = NodeId(u32::try_from(i).unwrap());
+            // The root's ply is stored as 0, so the walk counts from 1.
+            let pos = book.position_of(id).unwrap();
+            let sfen = match extras.plies[i] {
+                0 => pos.to_sfen(),
+                ply => format!("{} {ply}", pos.to_sfen_without_ply()),
+            };
+            (sfen, id, pos)
+        })
+        .collect();
+    assert!(
+        nodes
+            .iter()
+            .any(|(s, _, _)| s.split(' ').nth(2) != Some("-"))
+    );
+    assert!(nodes.iter().any(|(s, _, _)| s.contains('+')));
+    nodes.sort_by(|a, b| a.0.cmp(&b.0));
+    let (graph, solution) = analyse(book);
+    let mut want = Vec::new();
+    let mut moves = Vec::new();
+    for (sfen, id, pos) in &nodes {
+        want.extend_from_slice(format!("sfen {sfen}\r\n").as_bytes());
+        let lines = node_lines(
+            book,
+            &graph,
+            Some(&solution),
+            Some(&extras),
+            *id,
+            pos,
+            &mut moves,
+        )
+        .unwrap();
+        for m in book_moves(&lines, true) {
+            stera_formats::db2016::format_move_line(&mut want, &m);
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("book.db");
+    export_db2016(
+        book,
+        &extras,
+        &path,
+        &ExportOptions::default(),
+        &mut |_, _, _| {},
+    )
+    .unwrap();
+    let file = std::fs::read(&path).unwrap();
+    let body = &file[file.windows(5).position(|w| w == b"sfen ").unwrap()..];
+    assert!(
+        body == want.as_slice(),
+        "the export differs from the reference"
+    );
+}
+
 /// Writes `book` with `options` (plies 0) and returns the file's bytes.
 fn export_bytes(
     book: &Book,

@@ -1,0 +1,729 @@
+//! What the export keeps of each position between the walk and the formatting:
+//! a compact code of its SFEN that sorts like the SFEN text, 16 bytes a node
+//! (with the node id) instead of the text and the legal moves (~130 bytes).
+//!
+//! **The code.** An SFEN without its ply is 11 fields: the nine ranks as printed
+//! (`lnsgkgsnl`, `1r5b1`, ...), the side to move and the hands. Each field has a
+//! dictionary: the distinct strings of a sample of the book, sorted by bytes. A
+//! field's symbols are `gap 0, entry 0, gap 1, entry 1, ..., entry k-1, gap k`,
+//! and they get an alphabetic prefix code (code words in symbol order; built by
+//! splitting the symbols' weights in halves, so frequent strings get short words).
+//! A string of the dictionary is its entry's word. Any other string is the word of
+//! the gap where it sorts, then its bytes in 5-bit codes assigned in byte order,
+//! then the code 0. A position is its fields' codes one after the other.
+//!
+//! **Why bit order is SFEN byte order.** Ranks are followed by `/` (the last by a
+//! space) and no rank string is a proper prefix of another (each covers exactly
+//! nine squares), so two SFENs compare like the first field where they differ; the
+//! side is one byte; the hands are followed by a space, which sorts before every
+//! byte of a hand, so they compare as plain strings (a prefix first). Within a
+//! field, entries and gaps are in byte order, so are their code words (alphabetic
+//! code), and two literal strings in the same gap compare like their 5-bit codes
+//! (assigned in byte order, the terminator 0 lowest). The code is prefix-free, so
+//! two codes differ at a bit before either ends, whatever follows them.
+//!
+//! **Slots.** A node's code sits in a `u128`: the first 95 code bits, then a flag
+//! saying that the code is longer (its remaining bits are kept aside, by node id),
+//! then the node id in the low 32 bits. Sorting the slots as integers sorts the
+//! nodes by SFEN; only codes whose first 95 bits tie (both flagged) need their
+//! remaining bits compared. A 15M-node synthetic book needs ~60 bits a position;
+//! a few percent of positions, with rank strings the sample did not see, overflow.
+//!
+//! Decoding gives the text back byte for byte: the SFEN written is the one the
+//! rules core printed during the walk.
+
+use hashbrown::HashMap;
+use rayon::prelude::*;
+
+use super::TeraShockError;
+use crate::{Book, NodeId};
+
+/// Fields of an SFEN without ply: nine ranks, side to move, hands.
+pub(crate) const FIELDS: usize = 11;
+
+/// Bytes a literal may hold, in byte order; a byte's 5-bit code is its index + 1
+/// (0 ends a literal).
+const ALPHABET: &[u8; 29] = b"+-0123456789BGKLNPRSbgklnprsw";
+
+/// Longest field accepted (a rank prints at most 18 bytes, hands about 30).
+const MAX_FIELD_BYTES: usize = 40;
+
+/// Code capacity in 64-bit words (11 fields of at most 64 + 5 * 41 bits).
+const WORDS: usize = 48;
+
+/// Code bits kept in a slot.
+const SLOT_BITS: usize = 95;
+
+/// Longest code word a field's code may have (the weight split keeps them far
+/// shorter; beyond this the field falls back to equal weights, whose words are
+/// at most 16 bits for the 2 * 16,384 + 1 symbols of a field).
+const MAX_WORD_BITS: u8 = 56;
+
+/// Positions sampled for the dictionaries.
+const SAMPLES: usize = 16_384;
+
+/// A code under construction or being read: bits from the most significant bit
+/// of `words[0]` on.
+#[derive(Clone)]
+pub(crate) struct Code {
+    words: [u64; WORDS],
+    len: usize,
+}
+
+impl Default for Code {
+    fn default() -> Self {
+        Self {
+            words: [0; WORDS],
+            len: 0,
+        }
+    }
+}
+
+impl Code {
+    fn clear(&mut self) {
+        // Only the words written since the last clear hold bits.
+        let dirty = self.len.div_ceil(64).min(WORDS);
+        self.words[..dirty].fill(0);
+        self.len = 0;
+    }
+
+    /// Appends the low `n` bits of `value` (`n` <= 64).
+    fn push(&mut self, value: u64, n: u32) -> Result<(), TeraShockError> {
+        if n == 0 {
+            return Ok(());
+        }
+        let n = n as usize;
+        if self.len + n > WORDS * 64 {
+            return Err(TeraShockError::Invalid("an SFEN code is too long".into()));
+        }
+        let value = if n == 64 {
+            value
+        } else {
+            value & ((1u64 << n) - 1)
+        };
+        let (word, offset) = (self.len / 64, self.len % 64);
+        let free = 64 - offset;
+        if n <= free {
+            self.words[word] |= value << (free - n);
+        } else {
+            self.words[word] |= value >> (n - free);
+            self.words[word + 1] |= value << (64 - (n - free));
+        }
+        self.len += n;
+        Ok(())
+    }
+
+    /// The 64 bits from bit `pos` on (zeros past the capacity).
+    fn window(&self, pos: usize) -> u64 {
+        let (word, offset) = (pos / 64, pos % 64);
+        let hi = self.words.get(word).copied().unwrap_or(0);
+        if offset == 0 {
+            return hi;
+        }
+        let lo = self.words.get(word + 1).copied().unwrap_or(0);
+        hi << offset | lo >> (64 - offset)
+    }
+
+    /// The slot of this code for node `id`.
+    fn slot(&self, id: u32) -> u128 {
+        let top = u128::from(self.words[0]) << 64 | u128::from(self.words[1]);
+        let code = top >> (128 - SLOT_BITS) << (128 - SLOT_BITS);
+        let flag = u128::from(self.len > SLOT_BITS) << 32;
+        code | flag | u128::from(id)
+    }
+
+    /// The bits past the slot's, as bytes (most significant bit first).
+    fn overflow_bytes(&self, out: &mut Vec<u8>) {
+        let mut pos = SLOT_BITS;
+        while pos < self.len {
+            out.push((self.window(pos) >> 56) as u8);
+            pos += 8;
+        }
+    }
+
+    /// Becomes the code of `slot`, with its remaining bits `rest` when the slot
+    /// is flagged.
+    fn load(&mut self, slot: u128, rest: &[u8]) -> Result<(), TeraShockError> {
+        self.clear();
+        let top = slot >> (128 - SLOT_BITS) << (128 - SLOT_BITS);
+        self.words[0] = (top >> 64) as u64;
+        self.words[1] = top as u64;
+        self.len = SLOT_BITS;
+        for &b in rest {
+            self.push(u64::from(b), 8)?;
+        }
+        Ok(())
+    }
+}
+
+/// True when a slot's code continues outside it.
+fn flagged(slot: u128) -> bool {
+    slot >> 32 & 1 == 1
+}
+
+/// The node id of a slot.
+#[allow(clippy::cast_possible_truncation)]
+pub(crate) fn slot_id(slot: u128) -> u32 {
+    slot as u32
+}
+
+/// One field's dictionary and code.
+#[derive(Debug, Default)]
+struct Field {
+    /// Distinct strings in byte order.
+    entries: Vec<Box<[u8]>>,
+    lookup: HashMap<Box<[u8]>, u32>,
+    /// Per symbol (gap 0, entry 0, gap 1, ..., gap k): the code word shifted to
+    /// the top of a u64 (increasing), and its length.
+    starts: Vec<u64>,
+    lens: Vec<u8>,
+    /// Per value of a code's first [`FAST_BITS`] bits, the first and last
+    /// symbols whose words can start with them.
+    fast: Vec<(u32, u32)>,
+}
+
+/// Bits of the decoding table's index.
+const FAST_BITS: u32 = 10;
+
+impl Field {
+    /// A field whose dictionary holds the strings counted in `counts`.
+    fn new(counts: HashMap<Box<[u8]>, u64>) -> Self {
+        let singletons = counts.values().filter(|&&c| c == 1).count() as u64;
+        let mut entries: Vec<(Box<[u8]>, u64)> = counts.into_iter().collect();
+        entries.sort_unstable();
+        let k = entries.len() as u64;
+        // Strings the sample did not see share the mass of those it saw once
+        // (Good-Turing), spread over the gaps: weights scaled by (k + 1).
+        let gap = singletons.max(1);
+        let mut weights = Vec::with_capacity(entries.len() * 2 + 1);
+        for (_, count) in &entries {
+            weights.push(gap);
+            weights.push(count * (k + 1));
+        }
+        weights.push(gap);
+        let (starts, lens) = alphabetic_code(&weights)
+            .or_else(|| alphabetic_code(&vec![1; weights.len()]))
+            .unwrap_or_default();
+        let lookup = entries
+            .iter()
+            .enumerate()
+            .map(|(i, (s, _))| (s.clone(), u32::try_from(i).unwrap_or(u32::MAX)))
+            .collect();
+        let symbol_at = |w: u64| {
+            u32::try_from(starts.partition_point(|&s| s <= w).saturating_sub(1)).unwrap_or(0)
+        };
+        let fast = (0..1u64 << FAST_BITS)
+            .map(|p| {
+                let first = p << (64 - FAST_BITS);
+                (symbol_at(first), symbol_at(first | (u64::MAX >> FAST_BITS)))
+            })
+            .collect();
+        Self {
+            entries: entries.into_iter().map(|(s, _)| s).collect(),
+            lookup,
+            starts,
+            lens,
+            fast,
+        }
+    }
+
+    fn push_symbol(&self, symbol: usize, code: &mut Code) -> Result<(), TeraShockError> {
+        let len = self.lens[symbol];
+        if len == 0 {
+            return Ok(());
+        }
+        code.push(self.starts[symbol] >> (64 - u32::from(len)), u32::from(len))
+    }
+
+    fn encode(&self, text: &[u8], code: &mut Code) -> Result<(), TeraShockError> {
+        if let Some(&i) = self.lookup.get(text) {
+            return self.push_symbol(2 * i as usize + 1, code);
+        }
+        if text.len() > MAX_FIELD_BYTES {
+            return Err(TeraShockError::Invalid(format!(
+                "an SFEN field of {} bytes",
+                text.len()
+            )));
+        }
+        let gap = self.entries.partition_point(|e| **e < *text);
+        self.push_symbol(2 * gap, code)?;
+        for &b in text {
+            let c = LITERAL_CODES[usize::from(b)];
+            if c == 0 {
+                return Err(TeraShockError::Invalid(format!(
+                    "byte {b:#04x} in an SFEN field"
+                )));
+            }
+            code.push(u64::from(c), 5)?;
+        }
+        code.push(0, 5)
+    }
+
+    /// Appends the field at `*pos` of `code` to `out` and moves `pos` past it;
+    /// returns its entry, [`LITERAL`] for a string outside the dictionary.
+    fn decode(
+        &self,
+        code: &Code,
+        pos: &mut usize,
+        out: &mut Vec<u8>,
+    ) -> Result<u32, TeraShockError> {
+        let window = code.window(*pos);
+        let (first, last) = self.fast[(window >> (64 - FAST_BITS)) as usize];
+        let (first, last) = (first as usize, last as usize);
+        let symbol = if first == last {
+            first
+        } else {
+            first + self.starts[first + 1..=last].partition_point(|&s| s <= window)
+        };
+        *pos += usize::from(self.lens[symbol]);
+        if symbol % 2 == 1 {
+            out.extend_from_slice(&self.entries[symbol / 2]);
+            return Ok(u32::try_from(symbol / 2).unwrap_or(LITERAL));
+        }
+        for _ in 0..=MAX_FIELD_BYTES {
+            let c = (code.window(*pos) >> 59) as usize;
+            *pos += 5;
+            if c == 0 {
+                return Ok(LITERAL);
+            }
+            out.push(*ALPHABET.get(c - 1).ok_or_else(damaged)?);
+        }
+        Err(damaged())
+    }
+}
+
+/// What [`SfenCoder::decode`] gives for a field outside its dictionary.
+pub(crate) const LITERAL: u32 = u32::MAX;
+
+fn damaged() -> TeraShockError {
+    TeraShockError::Invalid("a damaged SFEN code".into())
+}
+
+/// Byte -> 5-bit literal code (0: not allowed).
+const LITERAL_CODES: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut i = 0;
+    while i < ALPHABET.len() {
+        t[ALPHABET[i] as usize] = i as u8 + 1;
+        i += 1;
+    }
+    t
+};
+
+/// An alphabetic prefix code for symbols of the given weights (all > 0): code
+/// words (at the top of a u64) in symbol order and their lengths. Each range of
+/// symbols is split where its weight is closest to halves. `None` when a word
+/// would be longer than [`MAX_WORD_BITS`] (equal weights never are).
+fn alphabetic_code(weights: &[u64]) -> Option<(Vec<u64>, Vec<u8>)> {
+    let n = weights.len();
+    let mut prefix = Vec::with_capacity(n + 1);
+    let mut total = 0u64;
+    prefix.push(0);
+    for &w in weights {
+        total += w;
+        prefix.push(total);
+    }
+    let mut starts = vec![0u64; n];
+    let mut lens = vec![0u8; n];
+    // (symbol range, depth, code word so far)
+    let mut stack = vec![(0usize, n, 0u8, 0u64)];
+    while let Some((lo, hi, depth, word)) = stack.pop() {
+        if hi - lo == 1 {
+            starts[lo] = if depth == 0 { 0 } else { word << (64 - depth) };
+            lens[lo] = depth;
+            continue;
+        }
+        if depth >= MAX_WORD_BITS {
+            return None;
+        }
+        let whole = prefix[hi] - prefix[lo];
+        // The first split point whose left weight reaches half, or the one before.
+        let mut m = lo + 1 + prefix[lo + 1..hi].partition_point(|&p| 2 * (p - prefix[lo]) < whole);
+        m = m.min(hi - 1);
+        if m > lo + 1 {
+            let left = prefix[m] - prefix[lo];
+            let before = prefix[m - 1] - prefix[lo];
+            if whole.abs_diff(2 * before) <= whole.abs_diff(2 * left) {
+                m -= 1;
+            }
+        }
+        stack.push((lo, m, depth + 1, word << 1));
+        stack.push((m, hi, depth + 1, word << 1 | 1));
+    }
+    Some((starts, lens))
+}
+
+/// The 11 fields of an SFEN (anything after the hands, the ply, is ignored).
+fn fields(sfen: &str) -> Result<[&[u8]; FIELDS], TeraShockError> {
+    let bytes = sfen.as_bytes();
+    let mut out: [&[u8]; FIELDS] = [&[]; FIELDS];
+    let mut field = 0;
+    let mut start = 0;
+    for (i, &b) in bytes.iter().enumerate() {
+        // Ranks end at `/`, the board, side and hands at a space.
+        let end = match b {
+            b'/' => field < 8,
+            b' ' => field >= 8,
+            _ => false,
+        };
+        if end {
+            out[field] = &bytes[start..i];
+            field += 1;
+            start = i + 1;
+            if field == FIELDS {
+                return Ok(out);
+            }
+        }
+    }
+    if field == FIELDS - 1 {
+        out[field] = &bytes[start..];
+        return Ok(out);
+    }
+    Err(TeraShockError::Invalid(format!("`{sfen}` is not an SFEN")))
+}
+
+/// Codes of SFEN texts that sort like the texts (see the module documentation).
+#[derive(Debug)]
+pub(crate) struct SfenCoder {
+    fields: Vec<Field>,
+}
+
+impl SfenCoder {
+    /// A coder whose dictionaries hold the fields of `samples` (SFENs, with or
+    /// without ply). Any SFEN can be coded; those like the samples code shortest.
+    ///
+    /// # Errors
+    /// A sample that is not an SFEN.
+    pub(crate) fn from_samples<'a>(
+        samples: impl IntoIterator<Item = &'a str>,
+    ) -> Result<Self, TeraShockError> {
+        let mut counts: Vec<HashMap<Box<[u8]>, u64>> = vec![HashMap::new(); FIELDS];
+        for sfen in samples {
+            for (f, text) in fields(sfen)?.into_iter().enumerate() {
+                *counts[f].entry(Box::from(text)).or_default() += 1;
+            }
+        }
+        Ok(Self {
+            fields: counts.into_iter().map(Field::new).collect(),
+        })
+    }
+
+    /// A coder for `book`: its dictionaries come from the positions of up to
+    /// 16,384 nodes spread over the ids (nodes whose position cannot be rebuilt
+    /// are skipped: the walk reports them).
+    ///
+    /// # Errors
+    /// None in practice (the samples are the rules core's SFENs).
+    pub(crate) fn for_book(book: &Book) -> Result<Self, TeraShockError> {
+        let n = book.len();
+        let count = n.min(SAMPLES);
+        let samples: Vec<String> = (0..count)
+            .into_par_iter()
+            .filter_map(|i| {
+                let id = u32::try_from(i * n / count).ok()?;
+                book.position_of(NodeId(id)).ok()
+            })
+            .map(|pos| pos.to_sfen_without_ply())
+            .collect();
+        Self::from_samples(samples.iter().map(String::as_str))
+    }
+
+    /// Codes `sfen` (its ply is left out) into `code`.
+    ///
+    /// # Errors
+    /// Text that is not an SFEN as the rules core prints it.
+    pub(crate) fn encode(&self, sfen: &str, code: &mut Code) -> Result<(), TeraShockError> {
+        code.clear();
+        for (field, text) in self.fields.iter().zip(fields(sfen)?) {
+            field.encode(text, code)?;
+        }
+        Ok(())
+    }
+
+    /// The strings of field `f`'s dictionary (ranks 0..9 top to bottom, the side
+    /// to move, the hands), in byte order: [`SfenCoder::decode`] gives indices in it.
+    pub(crate) fn dictionary(&self, f: usize) -> &[Box<[u8]>] {
+        self.fields.get(f).map_or(&[], |field| &field.entries)
+    }
+
+    /// Appends the SFEN of `code` without ply (`<board> <side> <hands>`) to `out`;
+    /// each field's index in its dictionary goes to `entries` ([`LITERAL`] for a
+    /// string outside it).
+    ///
+    /// # Errors
+    /// A code that is not one of this coder's.
+    pub(crate) fn decode(
+        &self,
+        code: &Code,
+        out: &mut Vec<u8>,
+        entries: &mut [u32; FIELDS],
+    ) -> Result<(), TeraShockError> {
+        let mut pos = 0;
+        for (f, field) in self.fields.iter().enumerate() {
+            entries[f] = field.decode(code, &mut pos, out)?;
+            match f {
+                0..8 => out.push(b'/'),
+                8 | 9 => out.push(b' '),
+                _ => {}
+            }
+        }
+        if pos > code.len.max(SLOT_BITS) {
+            return Err(damaged());
+        }
+        Ok(())
+    }
+}
+
+/// Every node's SFEN code: one slot a node, sorted into SFEN order by
+/// [`SfenTable::sort`], plus the bits of the codes longer than a slot.
+pub(crate) struct SfenTable {
+    coder: SfenCoder,
+    slots: Vec<u128>,
+    /// (node id, start in `rest`) of flagged slots; sorted by id by `sort`.
+    rest_index: Vec<(u32, u64)>,
+    /// A length byte, then the bytes, per flagged slot.
+    rest: Vec<u8>,
+    code: Code,
+}
+
+impl SfenTable {
+    /// A table for `nodes` nodes (every one must be added).
+    pub(crate) fn new(coder: SfenCoder, nodes: usize) -> Self {
+        Self {
+            coder,
+            slots: vec![0; nodes],
+            rest_index: Vec::new(),
+            rest: Vec::new(),
+            code: Code::default(),
+        }
+    }
+
+    /// Records the SFEN of node `id`.
+    ///
+    /// # Errors
+    /// Text that is not an SFEN as the rules core prints it.
+    pub(crate) fn add(&mut self, id: NodeId, sfen: &str) -> Result<(), TeraShockError> {
+        self.coder.encode(sfen, &mut self.code)?;
+        let slot = self.code.slot(id.0);
+        if flagged(slot) {
+            self.rest_index.push((id.0, self.rest.len() as u64));
+            let at = self.rest.len();
+            self.rest.push(0);
+            self.code.overflow_bytes(&mut self.rest);
+            self.rest[at] = u8::try_from(self.rest.len() - at - 1).map_err(|_| damaged())?;
+        }
+        self.slots[id.index()] = slot;
+        Ok(())
+    }
+
+    /// The remaining code bytes of node `id` (empty when it has none).
+    fn rest_of(&self, id: u32) -> &[u8] {
+        let Ok(k) = self.rest_index.binary_search_by_key(&id, |&(i, _)| i) else {
+            return &[];
+        };
+        let start = usize::try_from(self.rest_index[k].1).unwrap_or(usize::MAX);
+        let len = usize::from(self.rest.get(start).copied().unwrap_or(0));
+        self.rest
+            .get(start + 1..start + 1 + len)
+            .unwrap_or_default()
+    }
+
+    /// Sorts the slots into SFEN byte order (node ids of equal SFENs, which a
+    /// book does not have, in id order).
+    pub(crate) fn sort(&mut self) {
+        self.rest_index.sort_unstable();
+        self.rest_index.shrink_to_fit();
+        self.rest.shrink_to_fit();
+        self.slots.par_sort_unstable();
+        // Slots whose 95 code bits tie: codes that continue (or equal SFENs).
+        let mut i = 0;
+        while i < self.slots.len() {
+            let head = self.slots[i] >> 32;
+            let mut j = i + 1;
+            while j < self.slots.len() && self.slots[j] >> 32 == head {
+                j += 1;
+            }
+            if j - i > 1 {
+                let mut run = self.slots[i..j].to_vec();
+                run.sort_by(|&a, &b| {
+                    self.rest_of(slot_id(a))
+                        .cmp(self.rest_of(slot_id(b)))
+                        .then(slot_id(a).cmp(&slot_id(b)))
+                });
+                self.slots[i..j].copy_from_slice(&run);
+            }
+            i = j;
+        }
+    }
+
+    /// The slots: by node id before [`SfenTable::sort`], in SFEN order after.
+    pub(crate) fn slots(&self) -> &[u128] {
+        &self.slots
+    }
+
+    /// The coder of the table's codes.
+    pub(crate) fn coder(&self) -> &SfenCoder {
+        &self.coder
+    }
+
+    /// Appends the SFEN without ply of `slot` to `out`, its fields' dictionary
+    /// entries to `entries` (see [`SfenCoder::decode`]); `code` is scratch space.
+    ///
+    /// # Errors
+    /// A damaged code.
+    pub(crate) fn decode(
+        &self,
+        slot: u128,
+        code: &mut Code,
+        out: &mut Vec<u8>,
+        entries: &mut [u32; FIELDS],
+    ) -> Result<(), TeraShockError> {
+        let rest = if flagged(slot) {
+            self.rest_of(slot_id(slot))
+        } else {
+            &[]
+        };
+        code.load(slot, rest)?;
+        self.coder.decode(code, out, entries)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::rngs::StdRng;
+    use rand::{Rng, SeedableRng};
+    use stera_rules::Position;
+
+    /// SFENs of positions along random games (captures give hands, promotions
+    /// give `+` pieces), deduplicated.
+    fn random_sfens(seed: u64, games: usize, plies: usize) -> Vec<String> {
+        let mut rng = StdRng::seed_from_u64(seed);
+        let mut out = std::collections::BTreeSet::new();
+        for _ in 0..games {
+            let mut pos = Position::startpos();
+            for _ in 0..rng.random_range(0..plies) {
+                let moves = pos.legal_moves();
+                if moves.is_empty() {
+                    break;
+                }
+                pos.do_move(moves[rng.random_range(0..moves.len())]);
+                out.insert(pos.to_sfen());
+            }
+        }
+        out.into_iter().collect()
+    }
+
+    fn coder_of(sfens: &[String]) -> SfenCoder {
+        SfenCoder::from_samples(sfens.iter().map(String::as_str)).unwrap()
+    }
+
+    fn table_of(coder: SfenCoder, sfens: &[String]) -> SfenTable {
+        let mut t = SfenTable::new(coder, sfens.len());
+        for (i, s) in sfens.iter().enumerate() {
+            t.add(NodeId(u32::try_from(i).unwrap()), s).unwrap();
+        }
+        t
+    }
+
+    fn without_ply(s: &str) -> &str {
+        &s[..s.rfind(' ').unwrap()]
+    }
+
+    /// Sorting the slots gives the order of plain string comparison, and every
+    /// code decodes to its text.
+    fn check_order_and_round_trip(mut t: SfenTable, sfens: &[String]) {
+        t.sort();
+        let got: Vec<usize> = t.slots().iter().map(|&s| slot_id(s) as usize).collect();
+        let mut want: Vec<usize> = (0..sfens.len()).collect();
+        want.sort_by(|&a, &b| sfens[a].cmp(&sfens[b]));
+        assert!(got == want, "the slots' order is not the SFENs' order");
+        let mut text = Vec::new();
+        let mut code = Code::default();
+        let mut entries = [0; FIELDS];
+        for &slot in t.slots() {
+            text.clear();
+            t.decode(slot, &mut code, &mut text, &mut entries).unwrap();
+            assert_eq!(
+                std::str::from_utf8(&text).unwrap(),
+                without_ply(&sfens[slot_id(slot) as usize])
+            );
+        }
+    }
+
+    #[test]
+    fn codes_sort_like_the_sfen_text_with_a_dictionary_of_other_positions() {
+        let sfens = random_sfens(1, 400, 120);
+        assert!(sfens.len() > 10_000);
+        // Promoted pieces and hands occur.
+        assert!(sfens.iter().any(|s| s.contains('+')));
+        assert!(sfens.iter().any(|s| s.split(' ').nth(2) != Some("-")));
+        let t = table_of(coder_of(&random_sfens(2, 50, 60)), &sfens);
+        let flagged_count = t.slots().iter().filter(|&&s| flagged(s)).count();
+        assert!(flagged_count > 0 && flagged_count < sfens.len());
+        check_order_and_round_trip(t, &sfens);
+    }
+
+    #[test]
+    fn codes_sort_like_the_sfen_text_without_a_dictionary() {
+        // Every field is a literal: every code is longer than a slot, and slots
+        // tie on their 95 bits, so the remaining bits decide.
+        let sfens = random_sfens(3, 100, 80);
+        let t = table_of(SfenCoder::from_samples([]).unwrap(), &sfens);
+        assert!(t.slots().iter().all(|&s| flagged(s)));
+        check_order_and_round_trip(t, &sfens);
+    }
+
+    #[test]
+    fn codes_sort_like_the_sfen_text_with_a_dictionary_of_the_same_positions() {
+        // Openings of random games: few distinct strings per field.
+        let sfens = random_sfens(4, 300, 10);
+        let t = table_of(coder_of(&sfens), &sfens);
+        assert!(
+            t.slots().iter().all(|&s| !flagged(s)),
+            "short codes fit in a slot"
+        );
+        check_order_and_round_trip(t, &sfens);
+    }
+
+    #[test]
+    fn alphabetic_codes_are_prefix_free_complete_and_ordered() {
+        let mut rng = StdRng::seed_from_u64(5);
+        for n in [1usize, 2, 3, 7, 100, 1000, 40_000] {
+            let weights: Vec<u64> = (0..n)
+                .map(|_| {
+                    rng.random_range(1..1_000_000u64)
+                        .pow(rng.random_range(1..3))
+                })
+                .collect();
+            let (starts, lens) = alphabetic_code(&weights).unwrap();
+            // Consecutive intervals [start, start + 2^(64 - len)) tile [0, 2^64).
+            let mut next = 0u128;
+            for (&s, &l) in starts.iter().zip(&lens) {
+                assert_eq!(u128::from(s), next);
+                next += 1u128 << (64 - u32::from(l));
+            }
+            assert_eq!(next, 1u128 << 64);
+        }
+        // Weights that would make words too long are refused; equal ones never are.
+        let steep: Vec<u64> = (0..60).map(|i| 1u64 << i).collect();
+        assert!(alphabetic_code(&steep).is_none());
+        let (_, lens) = alphabetic_code(&vec![1; 2 * 16_384 + 1]).unwrap();
+        assert!(lens.iter().all(|&l| l <= 16));
+    }
+
+    #[test]
+    fn text_that_is_no_sfen_is_refused() {
+        let coder = SfenCoder::from_samples([]).unwrap();
+        let mut code = Code::default();
+        assert!(coder.encode("9/9 b -", &mut code).is_err());
+        assert!(coder.encode("lnsgkgsnl", &mut code).is_err());
+        assert!(
+            coder
+                .encode("9/9/9/9/9/9/9/9/9/9 b - 1", &mut code)
+                .is_err()
+        );
+        assert!(coder.encode("9/9/9/9/9/9/9/9/x9 b - 1", &mut code).is_err());
+        assert!(SfenCoder::from_samples(["9 b -"]).is_err());
+    }
+}
