@@ -170,8 +170,9 @@ impl YbbWriter {
         // Smallest ply first among equal positions, then input order.
         self.index
             .sort_unstable_by_key(|r| (r.packed, r.ply, r.offset));
-        let index = dedupe(
-            std::mem::take(&mut self.index),
+        let mut index = std::mem::take(&mut self.index);
+        dedupe(
+            &mut index,
             spool.as_file_mut(),
             &mut self.spool_len,
             self.options,
@@ -233,35 +234,44 @@ impl From<io::Error> for Dedupe {
 
 /// Keeps one record per position (the smallest ply; entries of that ply merged
 /// into one, their merged moves appended to the spool).
+/// In place (the index is the writer's one large allocation): `sorted` keeps its
+/// first records.
 fn dedupe(
-    sorted: Vec<Record>,
+    sorted: &mut Vec<Record>,
     spool: &mut File,
     spool_len: &mut u64,
     options: YbbOptions,
     summary: &mut WriteSummary,
-) -> Result<Vec<Record>, Dedupe> {
+) -> Result<(), Dedupe> {
     let stride = options.stride();
-    let mut out: Vec<Record> = Vec::with_capacity(sorted.len());
+    // Records before `kept` are final; groups are read at or after it.
+    let mut kept = 0;
     let mut group_start = 0;
     let mut buf = Vec::new();
     for i in 0..=sorted.len() {
         if i < sorted.len() && sorted[i].packed == sorted[group_start].packed {
             continue;
         }
-        let group = &sorted[group_start..i];
+        let group = group_start..i;
         group_start = i;
-        let Some(first) = group.first() else { continue };
-        let same_ply = group.iter().take_while(|r| r.ply == first.ply).count();
+        let Some(&first) = sorted.get(group.start).filter(|_| !group.is_empty()) else {
+            continue;
+        };
+        let same_ply = sorted[group.clone()]
+            .iter()
+            .take_while(|r| r.ply == first.ply)
+            .count();
         summary.ply_duplicates_dropped += (group.len() - same_ply) as u64;
         if same_ply == 1 {
-            out.push(*first);
+            sorted[kept] = first;
+            kept += 1;
             continue;
         }
         summary.duplicates_merged += (same_ply - 1) as u64;
         // The duplicate rule of BookEntry::push_move: a repeated move takes the
         // later value and depth, a new move is appended.
         let mut merged: Vec<(u16, [u8; 6])> = Vec::new();
-        for r in &group[..same_ply] {
+        for r in &sorted[group.start..group.start + same_ply] {
             read_moves(spool, r, stride, &mut buf)?;
             for chunk in buf.chunks_exact(stride as usize) {
                 let raw = u16::from_le_bytes([chunk[0], chunk[1]]);
@@ -280,15 +290,17 @@ fn dedupe(
         spool.seek(SeekFrom::Start(*spool_len))?;
         spool.write_all(&buf)?;
         let count =
-            u16::try_from(merged.len()).map_err(|_| Dedupe::TooMany(*first, merged.len()))?;
-        out.push(Record {
+            u16::try_from(merged.len()).map_err(|_| Dedupe::TooMany(first, merged.len()))?;
+        sorted[kept] = Record {
             offset: *spool_len,
             count,
-            ..*first
-        });
+            ..first
+        };
+        kept += 1;
         *spool_len += buf.len() as u64;
     }
-    Ok(out)
+    sorted.truncate(kept);
+    Ok(())
 }
 
 /// Header, index (offsets from the end of the index, in index order) and moves.
