@@ -5,8 +5,11 @@
 //! origin (parent id + move) and about 9 bytes of hash index (an 8-byte slot
 //! holding the id and 32 more key bits, plus hashbrown's control byte, at up to
 //! 7/8 load); per move: 2 bytes of value. There is no per-node heap allocation.
-//! The tables are [`Column`]s of shared chunks, so a clone (a snapshot) copies
-//! only the hash index.
+//! The tables are [`Column`]s of shared chunks and the hash index is shared
+//! too (nodes added while a snapshot holds it go to a small side index), so a
+//! clone (a snapshot) copies nearly nothing.
+
+use std::sync::Arc;
 
 use hashbrown::HashTable;
 use stera_rules::{Key, Move, Position};
@@ -60,12 +63,18 @@ fn fragment_of(key: u128) -> u32 {
 /// assert_eq!(book.values(id).len(), 30);
 /// ```
 /// `Clone` gives a snapshot for work that runs beside the live book (exports,
-/// game openings in the coordinator): the node tables are shared chunks, so a
-/// clone copies the hash index (about 9 bytes per node) and nothing else; the
-/// live book's next insert copies the last chunk of each table once.
+/// game openings in the coordinator): the node tables are shared chunks and the
+/// hash index is shared, so a clone copies nothing per node; the live book's
+/// next insert copies the last chunk of each table once, and while a snapshot
+/// shares the index, new nodes go to a side index (`recent`), merged into the
+/// main one once no snapshot holds it (or copied with it when the side index
+/// has grown to a quarter of it).
 #[derive(Clone, Default)]
 pub struct Book {
-    index: HashTable<Slot>,
+    /// The key index, shared with snapshots (never changed while shared).
+    index: Arc<HashTable<Slot>>,
+    /// Nodes added while `index` was shared.
+    recent: HashTable<Slot>,
     keys: Column<u128>,
     /// Node `i`'s values are `values.run(value_start[i], value_len[i])`.
     value_start: Column<u32>,
@@ -98,7 +107,7 @@ impl Book {
     #[must_use]
     pub fn with_capacity(nodes: usize) -> Self {
         Self {
-            index: HashTable::with_capacity(nodes),
+            index: Arc::new(HashTable::with_capacity(nodes)),
             ..Self::default()
         }
     }
@@ -146,10 +155,16 @@ impl Book {
     #[must_use]
     pub fn get(&self, key: Key) -> Option<NodeId> {
         let k = key.0;
-        let fragment = fragment_of(k);
+        let (hash, fragment) = (hash_of(k), fragment_of(k));
+        let eq = |s: &Slot| s.fragment == fragment && *self.keys.get(s.id as usize) == k;
         self.index
-            .find(hash_of(k), |s| {
-                s.fragment == fragment && *self.keys.get(s.id as usize) == k
+            .find(hash, eq)
+            .or_else(|| {
+                if self.recent.is_empty() {
+                    None
+                } else {
+                    self.recent.find(hash, eq)
+                }
             })
             .map(|s| NodeId(s.id))
     }
@@ -263,16 +278,11 @@ impl Book {
         // A run may start a new chunk: the start must fit after that gap too.
         u32::try_from(self.values.end() + CHUNK + node.values.len()).map_err(|_| full())?;
         let k = node.key.0;
-        let keys = &self.keys;
-        self.index.insert_unique(
-            hash_of(k),
-            Slot {
-                id,
-                fragment: fragment_of(k),
-            },
-            |s| hash_of(*keys.get(s.id as usize)),
-        );
         self.keys.push(k);
+        self.index_insert(Slot {
+            id,
+            fragment: fragment_of(k),
+        });
         let start = u32::try_from(self.values.push_run(&node.values)).map_err(|_| full())?;
         self.value_start.push(start);
         self.value_len.push(count);
@@ -291,10 +301,38 @@ impl Book {
         Ok(NodeId(id))
     }
 
-    /// Bytes held by the book's tables (capacity, not just length).
+    /// Adds a node (whose key is pushed already) to the key index: the main one
+    /// when no snapshot shares it (after merging what was added while one did),
+    /// else the side index.
+    fn index_insert(&mut self, slot: Slot) {
+        let keys = &self.keys;
+        let hasher = |s: &Slot| hash_of(*keys.get(s.id as usize));
+        if let Some(index) = Arc::get_mut(&mut self.index) {
+            for s in self.recent.drain() {
+                index.insert_unique(hasher(&s), s, hasher);
+            }
+            index.insert_unique(hasher(&slot), slot, hasher);
+            return;
+        }
+        self.recent.insert_unique(hasher(&slot), slot, hasher);
+        if self.recent.len() > self.index.len() / 4 + 1024 {
+            // A snapshot that lives on (game openings): stop probing two big
+            // indices; the snapshot keeps the old one.
+            let mut merged = (*self.index).clone();
+            merged.reserve(self.recent.len(), hasher);
+            for s in self.recent.drain() {
+                merged.insert_unique(hasher(&s), s, hasher);
+            }
+            self.recent.shrink_to_fit(hasher);
+            self.index = Arc::new(merged);
+        }
+    }
+
+    /// Bytes held by the book's tables (capacity, not just length; the key
+    /// index counts whole even when a snapshot shares it).
     #[must_use]
     pub fn memory_bytes(&self) -> usize {
-        self.index.capacity() * (std::mem::size_of::<Slot>() + 1)
+        (self.index.capacity() + self.recent.capacity()) * (std::mem::size_of::<Slot>() + 1)
             + self.keys.memory_bytes()
             + self.value_start.memory_bytes()
             + self.value_len.memory_bytes()
@@ -386,6 +424,84 @@ mod tests {
             assert_eq!(snapshot.get(p.key()), None);
             assert!(book.get(p.key()).is_some());
         }
+    }
+
+    fn keyed(i: u64) -> ThoughtNode {
+        // Spread keys (splitmix64) with the low bits of the hash varied.
+        let mut z = i.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        ThoughtNode {
+            key: Key(u128::from(z ^ (z >> 31)) << 64 | u128::from(i)),
+            origin: Origin::Sfen(String::new()),
+            ply: 1,
+            values: vec![],
+            depths: None,
+            evaluator: 0,
+            timestamp: 0,
+        }
+    }
+
+    /// Every key up to `n` is found at its id, none beyond.
+    fn check_keys(book: &Book, n: u64) {
+        assert_eq!(book.len() as u64, n);
+        for i in 0..n + 100 {
+            let want = (i < n).then(|| NodeId(u32::try_from(i).unwrap()));
+            assert_eq!(book.get(keyed(i).key), want, "key {i}");
+        }
+    }
+
+    #[test]
+    fn snapshots_share_the_key_index_and_the_live_book_merges_it_back() {
+        let mut book = Book::new();
+        for i in 0..5_000 {
+            book.insert(&keyed(i)).unwrap();
+        }
+        let snapshot = book.clone();
+        assert!(
+            Arc::ptr_eq(&snapshot.index, &book.index),
+            "no copy of the index"
+        );
+        for i in 5_000..6_000 {
+            book.insert(&keyed(i)).unwrap();
+        }
+        assert_eq!(book.recent.len(), 1_000);
+        check_keys(&snapshot, 5_000);
+        check_keys(&book, 6_000);
+        // A snapshot of the live book now: the shared index and a copy of the side one.
+        let second = book.clone();
+        drop(snapshot);
+        book.insert(&keyed(6_000)).unwrap();
+        check_keys(&second, 6_000);
+        drop(second);
+        // Nothing shares the index: the next insert merges the side index.
+        book.insert(&keyed(6_001)).unwrap();
+        assert!(book.recent.is_empty());
+        check_keys(&book, 6_002);
+        // Re-inserting an existing key finds it wherever it is indexed.
+        let snapshot = book.clone();
+        book.insert(&keyed(6_002)).unwrap();
+        assert_eq!(book.insert(&keyed(6_002)).unwrap(), NodeId(6_002));
+        assert_eq!(book.insert(&keyed(17)).unwrap(), NodeId(17));
+        check_keys(&book, 6_003);
+        check_keys(&snapshot, 6_002);
+    }
+
+    #[test]
+    fn a_snapshot_that_lives_on_gets_the_old_index_when_the_side_one_grows() {
+        let mut book = Book::new();
+        for i in 0..8_000 {
+            book.insert(&keyed(i)).unwrap();
+        }
+        let snapshot = book.clone();
+        // A quarter of 8,000 + 1,024 new nodes: the live book takes its own index.
+        for i in 8_000..11_100 {
+            book.insert(&keyed(i)).unwrap();
+        }
+        assert!(!Arc::ptr_eq(&snapshot.index, &book.index));
+        assert!(book.recent.len() < 100, "{}", book.recent.len());
+        check_keys(&book, 11_100);
+        check_keys(&snapshot, 8_000);
     }
 
     #[test]
