@@ -167,7 +167,18 @@ fn good_values(sfen: &str) -> Vec<i16> {
 
 /// A closed store's node of `sfen`: its origin and values.
 fn node_of(db: &Path, sfen: &str) -> Option<(Origin, Vec<i16>)> {
-    let selector = Selector::open(SledStore::open(db).expect("reopen store"), None).unwrap();
+    // sled lets go of its file lock when its flusher thread ends, a moment after the
+    // previous handle of this process was dropped: wait for that, not longer.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let store = loop {
+        match SledStore::open(db) {
+            Err(stera_book::BookError::InUse { .. }) if std::time::Instant::now() < deadline => {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            other => break other.expect("reopen store"),
+        }
+    };
+    let selector = Selector::open(store, None).unwrap();
     let book = selector.book();
     let id = book.get(Position::from_sfen(sfen).unwrap().key())?;
     Some((book.origin(id), book.values(id).to_vec()))
