@@ -9,8 +9,11 @@
 //! and they get an alphabetic prefix code (code words in symbol order; built by
 //! splitting the symbols' weights in halves, so frequent strings get short words).
 //! A string of the dictionary is its entry's word. Any other string is the word of
-//! the gap where it sorts, then its bytes in 5-bit codes assigned in byte order,
-//! then the code 0. A position is its fields' codes one after the other.
+//! the gap where it sorts, then its bytes, then an end mark, in a second
+//! alphabetic code of the field (the end mark first, then the bytes in byte
+//! order, weighted by the bytes of the strings the sample saw once: those are
+//! what the strings it did not see look like). A position is its fields' codes
+//! one after the other.
 //!
 //! **Why bit order is SFEN byte order.** Ranks are followed by `/` (the last by a
 //! space) and no rank string is a proper prefix of another (each covers exactly
@@ -18,16 +21,17 @@
 //! side is one byte; the hands are followed by a space, which sorts before every
 //! byte of a hand, so they compare as plain strings (a prefix first). Within a
 //! field, entries and gaps are in byte order, so are their code words (alphabetic
-//! code), and two literal strings in the same gap compare like their 5-bit codes
-//! (assigned in byte order, the terminator 0 lowest). The code is prefix-free, so
-//! two codes differ at a bit before either ends, whatever follows them.
+//! code), and two literal strings in the same gap compare like their byte codes
+//! (alphabetic, the end mark lowest). The code is prefix-free, so two codes
+//! differ at a bit before either ends, whatever follows them.
 //!
 //! **Slots.** A node's code sits in a `u128`: the first 95 code bits, then a flag
 //! saying that the code is longer (its remaining bits are kept aside, by node id),
 //! then the node id in the low 32 bits. Sorting the slots as integers sorts the
 //! nodes by SFEN; only codes whose first 95 bits tie (both flagged) need their
-//! remaining bits compared. A 15M-node synthetic book needs ~60 bits a position;
-//! a few percent of positions, with rank strings the sample did not see, overflow.
+//! remaining bits compared. The sample grows with the book (1/64 of its nodes,
+//! 16,384 to 65,536); on the 15M-node synthetic book codes average ~80 bits and
+//! ~12 % of them overflow (~37 MB aside), on the 1M one ~63 bits and ~4 %.
 //!
 //! Decoding gives the text back byte for byte: the SFEN written is the one the
 //! rules core printed during the walk.
@@ -41,26 +45,31 @@ use crate::{Book, NodeId};
 /// Fields of an SFEN without ply: nine ranks, side to move, hands.
 pub(crate) const FIELDS: usize = 11;
 
-/// Bytes a literal may hold, in byte order; a byte's 5-bit code is its index + 1
-/// (0 ends a literal).
+/// Bytes a literal may hold, in byte order; a byte's literal symbol is its
+/// index + 1 (symbol 0 ends a literal).
 const ALPHABET: &[u8; 29] = b"+-0123456789BGKLNPRSbgklnprsw";
 
-/// Longest field accepted (a rank prints at most 18 bytes, hands about 30).
-const MAX_FIELD_BYTES: usize = 40;
+/// Longest field accepted (a rank prints at most 18 bytes, hands at most 26).
+const MAX_FIELD_BYTES: usize = 32;
 
-/// Code capacity in 64-bit words (11 fields of at most 64 + 5 * 41 bits).
-const WORDS: usize = 48;
+/// Longest literal symbol word (beyond this a field's literals fall back to
+/// equal weights: 5 bits at most).
+const MAX_LITERAL_BITS: u8 = 16;
+
+/// Code capacity in 64-bit words: 11 fields of at most 56 + 33 * 16 bits.
+const WORDS: usize = 101;
 
 /// Code bits kept in a slot.
 const SLOT_BITS: usize = 95;
 
 /// Longest code word a field's code may have (the weight split keeps them far
 /// shorter; beyond this the field falls back to equal weights, whose words are
-/// at most 16 bits for the 2 * 16,384 + 1 symbols of a field).
+/// at most 18 bits for the 2 * 65,536 + 1 symbols of a field).
 const MAX_WORD_BITS: u8 = 56;
 
-/// Positions sampled for the dictionaries.
-const SAMPLES: usize = 16_384;
+/// Positions sampled for the dictionaries: 1/64 of the nodes, within these bounds.
+const SAMPLES_MIN: usize = 16_384;
+const SAMPLES_MAX: usize = 65_536;
 
 /// A code under construction or being read: bits from the most significant bit
 /// of `words[0]` on.
@@ -180,6 +189,10 @@ struct Field {
     /// Per value of a code's first [`FAST_BITS`] bits, the first and last
     /// symbols whose words can start with them.
     fast: Vec<(u32, u32)>,
+    /// The literal code: per symbol (end, then the bytes of [`ALPHABET`]), the
+    /// word at the top of a u64 and its length.
+    literal_starts: Vec<u64>,
+    literal_lens: Vec<u8>,
 }
 
 /// Bits of the decoding table's index.
@@ -189,6 +202,18 @@ impl Field {
     /// A field whose dictionary holds the strings counted in `counts`.
     fn new(counts: HashMap<Box<[u8]>, u64>) -> Self {
         let singletons = counts.values().filter(|&&c| c == 1).count() as u64;
+        // Literal symbols: one count each, plus the bytes and ends of the strings
+        // seen once.
+        let mut literal_weights = vec![1u64; ALPHABET.len() + 1];
+        for (text, _) in counts.iter().filter(|&(_, &c)| c == 1) {
+            literal_weights[0] += 1;
+            for &b in text.iter() {
+                literal_weights[usize::from(LITERAL_CODES[usize::from(b)])] += 1;
+            }
+        }
+        let (literal_starts, literal_lens) = alphabetic_code(&literal_weights, MAX_LITERAL_BITS)
+            .or_else(|| alphabetic_code(&[1; ALPHABET.len() + 1], MAX_LITERAL_BITS))
+            .unwrap_or_default();
         let mut entries: Vec<(Box<[u8]>, u64)> = counts.into_iter().collect();
         entries.sort_unstable();
         let k = entries.len() as u64;
@@ -201,8 +226,8 @@ impl Field {
             weights.push(count * (k + 1));
         }
         weights.push(gap);
-        let (starts, lens) = alphabetic_code(&weights)
-            .or_else(|| alphabetic_code(&vec![1; weights.len()]))
+        let (starts, lens) = alphabetic_code(&weights, MAX_WORD_BITS)
+            .or_else(|| alphabetic_code(&vec![1; weights.len()], MAX_WORD_BITS))
             .unwrap_or_default();
         let lookup = entries
             .iter()
@@ -224,15 +249,17 @@ impl Field {
             starts,
             lens,
             fast,
+            literal_starts,
+            literal_lens,
         }
     }
 
     fn push_symbol(&self, symbol: usize, code: &mut Code) -> Result<(), TeraShockError> {
-        let len = self.lens[symbol];
-        if len == 0 {
-            return Ok(());
-        }
-        code.push(self.starts[symbol] >> (64 - u32::from(len)), u32::from(len))
+        push_word(self.starts[symbol], self.lens[symbol], code)
+    }
+
+    fn push_literal(&self, symbol: usize, code: &mut Code) -> Result<(), TeraShockError> {
+        push_word(self.literal_starts[symbol], self.literal_lens[symbol], code)
     }
 
     fn encode(&self, text: &[u8], code: &mut Code) -> Result<(), TeraShockError> {
@@ -254,9 +281,9 @@ impl Field {
                     "byte {b:#04x} in an SFEN field"
                 )));
             }
-            code.push(u64::from(c), 5)?;
+            self.push_literal(usize::from(c), code)?;
         }
-        code.push(0, 5)
+        self.push_literal(0, code)
     }
 
     /// Appends the field at `*pos` of `code` to `out` and moves `pos` past it;
@@ -281,8 +308,9 @@ impl Field {
             return Ok(u32::try_from(symbol / 2).unwrap_or(LITERAL));
         }
         for _ in 0..=MAX_FIELD_BYTES {
-            let c = (code.window(*pos) >> 59) as usize;
-            *pos += 5;
+            let window = code.window(*pos);
+            let c = self.literal_starts.partition_point(|&s| s <= window) - 1;
+            *pos += usize::from(self.literal_lens[c]);
             if c == 0 {
                 return Ok(LITERAL);
             }
@@ -292,6 +320,14 @@ impl Field {
     }
 }
 
+/// Appends a code word (at the top of `start`, `len` bits).
+fn push_word(start: u64, len: u8, code: &mut Code) -> Result<(), TeraShockError> {
+    if len == 0 {
+        return Ok(());
+    }
+    code.push(start >> (64 - u32::from(len)), u32::from(len))
+}
+
 /// What [`SfenCoder::decode`] gives for a field outside its dictionary.
 pub(crate) const LITERAL: u32 = u32::MAX;
 
@@ -299,7 +335,7 @@ fn damaged() -> TeraShockError {
     TeraShockError::Invalid("a damaged SFEN code".into())
 }
 
-/// Byte -> 5-bit literal code (0: not allowed).
+/// Byte -> literal symbol (0: not allowed).
 const LITERAL_CODES: [u8; 256] = {
     let mut t = [0u8; 256];
     let mut i = 0;
@@ -313,8 +349,9 @@ const LITERAL_CODES: [u8; 256] = {
 /// An alphabetic prefix code for symbols of the given weights (all > 0): code
 /// words (at the top of a u64) in symbol order and their lengths. Each range of
 /// symbols is split where its weight is closest to halves. `None` when a word
-/// would be longer than [`MAX_WORD_BITS`] (equal weights never are).
-fn alphabetic_code(weights: &[u64]) -> Option<(Vec<u64>, Vec<u8>)> {
+/// would be longer than `max_bits` (equal weights are never longer than
+/// log2 of their number, rounded up).
+fn alphabetic_code(weights: &[u64], max_bits: u8) -> Option<(Vec<u64>, Vec<u8>)> {
     let n = weights.len();
     let mut prefix = Vec::with_capacity(n + 1);
     let mut total = 0u64;
@@ -333,7 +370,7 @@ fn alphabetic_code(weights: &[u64]) -> Option<(Vec<u64>, Vec<u8>)> {
             lens[lo] = depth;
             continue;
         }
-        if depth >= MAX_WORD_BITS {
+        if depth >= max_bits {
             return None;
         }
         let whole = prefix[hi] - prefix[lo];
@@ -408,15 +445,15 @@ impl SfenCoder {
         })
     }
 
-    /// A coder for `book`: its dictionaries come from the positions of up to
-    /// 16,384 nodes spread over the ids (nodes whose position cannot be rebuilt
-    /// are skipped: the walk reports them).
+    /// A coder for `book`: its dictionaries come from the positions of 1/64 of
+    /// its nodes (16,384 to 65,536, all of a smaller book) spread over the ids
+    /// (nodes whose position cannot be rebuilt are skipped: the walk reports them).
     ///
     /// # Errors
     /// None in practice (the samples are the rules core's SFENs).
     pub(crate) fn for_book(book: &Book) -> Result<Self, TeraShockError> {
         let n = book.len();
-        let count = n.min(SAMPLES);
+        let count = (n / 64).clamp(SAMPLES_MIN, SAMPLES_MAX).min(n);
         let samples: Vec<String> = (0..count)
             .into_par_iter()
             .filter_map(|i| {
@@ -481,7 +518,7 @@ pub(crate) struct SfenTable {
     slots: Vec<u128>,
     /// (node id, start in `rest`) of flagged slots; sorted by id by `sort`.
     rest_index: Vec<(u32, u64)>,
-    /// A length byte, then the bytes, per flagged slot.
+    /// A length (u16, big-endian), then the bytes, per flagged slot.
     rest: Vec<u8>,
     code: Code,
 }
@@ -508,9 +545,10 @@ impl SfenTable {
         if flagged(slot) {
             self.rest_index.push((id.0, self.rest.len() as u64));
             let at = self.rest.len();
-            self.rest.push(0);
+            self.rest.extend_from_slice(&[0, 0]);
             self.code.overflow_bytes(&mut self.rest);
-            self.rest[at] = u8::try_from(self.rest.len() - at - 1).map_err(|_| damaged())?;
+            let len = u16::try_from(self.rest.len() - at - 2).map_err(|_| damaged())?;
+            self.rest[at..at + 2].copy_from_slice(&len.to_be_bytes());
         }
         self.slots[id.index()] = slot;
         Ok(())
@@ -522,9 +560,12 @@ impl SfenTable {
             return &[];
         };
         let start = usize::try_from(self.rest_index[k].1).unwrap_or(usize::MAX);
-        let len = usize::from(self.rest.get(start).copied().unwrap_or(0));
+        let Some(&[hi, lo]) = self.rest.get(start..start.saturating_add(2)) else {
+            return &[];
+        };
+        let len = usize::from(u16::from_be_bytes([hi, lo]));
         self.rest
-            .get(start + 1..start + 1 + len)
+            .get(start + 2..start + 2 + len)
             .unwrap_or_default()
     }
 
@@ -696,7 +737,7 @@ mod tests {
                         .pow(rng.random_range(1..3))
                 })
                 .collect();
-            let (starts, lens) = alphabetic_code(&weights).unwrap();
+            let (starts, lens) = alphabetic_code(&weights, MAX_WORD_BITS).unwrap();
             // Consecutive intervals [start, start + 2^(64 - len)) tile [0, 2^64).
             let mut next = 0u128;
             for (&s, &l) in starts.iter().zip(&lens) {
@@ -707,9 +748,9 @@ mod tests {
         }
         // Weights that would make words too long are refused; equal ones never are.
         let steep: Vec<u64> = (0..60).map(|i| 1u64 << i).collect();
-        assert!(alphabetic_code(&steep).is_none());
-        let (_, lens) = alphabetic_code(&vec![1; 2 * 16_384 + 1]).unwrap();
-        assert!(lens.iter().all(|&l| l <= 16));
+        assert!(alphabetic_code(&steep, MAX_WORD_BITS).is_none());
+        let (_, lens) = alphabetic_code(&vec![1; 2 * SAMPLES_MAX + 1], MAX_WORD_BITS).unwrap();
+        assert!(lens.iter().all(|&l| l <= 18));
     }
 
     #[test]
