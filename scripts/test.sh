@@ -9,6 +9,8 @@ export STERA_REQUIRE_ORACLE=1
 export STERA_REQUIRE_BROWSER=1
 export STERA_REQUIRE_PROMETHEUS=1
 export PATH="$PATH:/usr/games"
+# A one-off build: incremental caches would only double the disk it takes.
+export CARGO_INCREMENTAL=0
 
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
