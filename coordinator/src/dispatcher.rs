@@ -26,12 +26,12 @@ use tokio::sync::{mpsc, oneshot, watch};
 use tonic::Status;
 
 pub use crate::leases::StreamId;
-use crate::leases::{LeaseId, LeaseTable, Verdict, Voided};
+use crate::leases::{Job as LeasedJob, LeaseId, LeaseTable, Verdict, Voided};
 use crate::maintenance::{MaintenanceQueue, Preparers};
 use crate::play::{GameTicket, PlayJobs, PlaySettings};
 use crate::registry::{Registry, RejectReason, RequeueReason, WorkerEntry, unix_ms};
 use crate::search::{SearchAnswer, SearchJobs, SearchTicket};
-use crate::think::{Checked, ThinkJobs};
+use crate::think::{Checked, ParkedLeaf, ThinkJobs};
 
 /// What a lease is for: the payload the lease table carries without looking in.
 // Think tickets are nearly all of them and the lease table held leaves unboxed
@@ -45,6 +45,27 @@ pub enum Ticket {
     Play(GameTicket),
     /// One move for a client's game.
     Search(SearchTicket),
+}
+
+/// What the lease table keeps of a voided ticket: a think leaf without its game
+/// history; play and search tickets are small already.
+#[derive(Debug, Clone)]
+pub enum TicketMemo {
+    Think(ParkedLeaf),
+    Play(GameTicket),
+    Search(SearchTicket),
+}
+
+impl LeasedJob for Ticket {
+    type Memo = TicketMemo;
+
+    fn memo(&self) -> TicketMemo {
+        match self {
+            Ticket::Think(leaf) => TicketMemo::Think(ParkedLeaf::park(leaf)),
+            Ticket::Play(game) => TicketMemo::Play(game.clone()),
+            Ticket::Search(search) => TicketMemo::Search(search.clone()),
+        }
+    }
 }
 
 /// Messages to a worker's stream.
@@ -500,7 +521,17 @@ impl<S: NodeStore> Dispatcher<S> {
                     continue;
                 }
                 Verdict::Held(ticket) => (ticket, true),
-                Verdict::Voided(ticket) => (ticket, false),
+                Verdict::Voided(memo) => match memo {
+                    TicketMemo::Think(parked) => match parked.unpark() {
+                        Ok(leaf) => (Ticket::Think(leaf), false),
+                        Err(why) => {
+                            self.reject(stream, id, RejectReason::Invalid, why);
+                            continue;
+                        }
+                    },
+                    TicketMemo::Play(game) => (Ticket::Play(game), false),
+                    TicketMemo::Search(search) => (Ticket::Search(search), false),
+                },
             };
             let leaf = match (ticket, &result.kind) {
                 (Ticket::Think(leaf), Some(job_result::Kind::Think(_))) => leaf,
@@ -543,7 +574,9 @@ impl<S: NodeStore> Dispatcher<S> {
             match self.think.check(&leaf, &result, now) {
                 Checked::Duplicate => {
                     // Another worker's result for the same position is already in.
-                    self.think.put_back(&leaf);
+                    if held {
+                        self.think.put_back(&leaf);
+                    }
                     self.registry
                         .counters
                         .duplicates
@@ -563,7 +596,11 @@ impl<S: NodeStore> Dispatcher<S> {
                 }
                 Checked::Invalid(reason) => {
                     self.count_failure(&leaf);
-                    self.think.put_back(&leaf);
+                    // A voided leaf was put back when it was voided and may be
+                    // in flight again under a new lease, whose mark must stay.
+                    if held {
+                        self.think.put_back(&leaf);
+                    }
                     self.reject(stream, id, RejectReason::Invalid, reason);
                 }
             }

@@ -9,13 +9,21 @@
 //!
 //! ```
 //! use std::time::{Duration, Instant};
-//! use stera_coordinator::leases::{LeaseTable, Verdict};
+//! use stera_coordinator::leases::{Job, LeaseTable, Verdict};
+//! #[derive(Debug, PartialEq)]
+//! struct Leaf(&'static str);
+//! impl Job for Leaf {
+//!     type Memo = &'static str;
+//!     fn memo(&self) -> &'static str {
+//!         self.0
+//!     }
+//! }
 //! let mut table = LeaseTable::new(Duration::from_secs(60));
 //! let now = Instant::now();
 //! table.open_stream(1, 2);
-//! let id = table.grant(1, "leaf", now);
+//! let id = table.grant(1, Leaf("7g7f"), now);
 //! assert_eq!(table.free_slots(), vec![(1, 1)]);
-//! assert!(matches!(table.resolve(1, id), Verdict::Held("leaf")));
+//! assert!(matches!(table.resolve(1, id), Verdict::Held(Leaf("7g7f"))));
 //! table.complete(id);
 //! assert!(matches!(table.resolve(1, id), Verdict::Done));
 //! ```
@@ -31,6 +39,17 @@ pub type LeaseId = u64;
 /// How many ids of finished or voided leases are remembered, so that late and
 /// duplicate results get a precise answer with bounded memory.
 pub const REMEMBERED_LEASES: usize = 200_000;
+
+/// A job the table can hold, and what it keeps of one that was voided. A late
+/// result needs little of its job, and the memos of up to [`REMEMBERED_LEASES`]
+/// voided leases stay in memory: a memo should be small (a think job's position
+/// carries kilobytes of game history that a late result does not need).
+pub trait Job {
+    /// What a late result of a voided lease gets back.
+    type Memo: Clone;
+    /// The memo of this job.
+    fn memo(&self) -> Self::Memo;
+}
 
 struct Lease<J> {
     job: J,
@@ -48,13 +67,13 @@ struct Stream {
 
 /// What a result for a lease id means.
 #[derive(Debug, PartialEq, Eq)]
-pub enum Verdict<J> {
+pub enum Verdict<J: Job> {
     /// The lease is held by this stream; it is taken out of the table (the slot is
     /// free again), whatever the result turns out to be.
     Held(J),
     /// The lease was voided (expired, its stream dropped, given back) and its job
-    /// not yet done by anyone: a late result may still be used.
-    Voided(J),
+    /// not yet done by anyone: a late result may still be used, with the job's memo.
+    Voided(J::Memo),
     /// Already completed: acknowledge again, change nothing.
     Done,
     /// Held by another stream.
@@ -108,19 +127,19 @@ impl<V> Remembered<V> {
 
 /// The leases of every stream, their deadlines, and the memories that make results
 /// idempotent; plus failure counts per position for quarantine.
-pub struct LeaseTable<J> {
+pub struct LeaseTable<J: Job> {
     lease_time: Duration,
     leases: HashMap<LeaseId, Lease<J>>,
     /// Deadlines in order, so expiry looks only at what is due.
     deadlines: BTreeSet<(Instant, LeaseId)>,
     streams: HashMap<StreamId, Stream>,
-    voided: Remembered<J>,
+    voided: Remembered<J::Memo>,
     done: Remembered<()>,
     failures: HashMap<u128, u32>,
     next_id: LeaseId,
 }
 
-impl<J: Clone> LeaseTable<J> {
+impl<J: Job> LeaseTable<J> {
     /// A table whose leases last `lease_time` after they are granted or renewed.
     #[must_use]
     pub fn new(lease_time: Duration) -> Self {
@@ -294,7 +313,7 @@ impl<J: Clone> LeaseTable<J> {
             },
             Some(_) => Verdict::Foreign,
             None => match self.voided.map.get(&id) {
-                Some(job) => Verdict::Voided(job.clone()),
+                Some(memo) => Verdict::Voided(memo.clone()),
                 None => Verdict::Unknown,
             },
         }
@@ -325,10 +344,10 @@ impl<J: Clone> LeaseTable<J> {
         Some(lease)
     }
 
-    /// Takes a lease out and remembers its job for a late result.
+    /// Takes a lease out and remembers its job's memo for a late result.
     fn void(&mut self, id: LeaseId) -> Option<Voided<J>> {
         let lease = self.take(id)?;
-        self.voided.insert(id, lease.job.clone());
+        self.voided.insert(id, lease.job.memo());
         Some(Voided {
             id,
             stream: lease.stream,
@@ -342,6 +361,25 @@ mod tests {
     use super::*;
 
     const MIN: Duration = Duration::from_secs(60);
+
+    impl Job for &'static str {
+        type Memo = Self;
+        fn memo(&self) -> Self {
+            *self
+        }
+    }
+
+    impl Job for u32 {
+        type Memo = Self;
+        fn memo(&self) -> Self {
+            *self
+        }
+    }
+
+    impl Job for () {
+        type Memo = Self;
+        fn memo(&self) -> Self {}
+    }
 
     fn table() -> (LeaseTable<&'static str>, Instant) {
         let mut t = LeaseTable::new(MIN);

@@ -3,9 +3,9 @@
 //! stored in the book. Everything about leases (who holds it, until when, what a
 //! repeated result means) is in [`crate::leases`]; this module never sees a stream.
 
-use stera_book::{BookError, Leaf, NodeStore, Selector, Thought};
+use stera_book::{BookError, Leaf, NodeId, NodeStore, Selector, Thought};
 use stera_proto::v1::{Job, JobResult, Limits};
-use stera_rules::Position;
+use stera_rules::{Key, Move, Position};
 
 use crate::leases::LeaseId;
 use crate::validate::thought_from_result;
@@ -19,6 +19,55 @@ pub enum Checked {
     Valid(Thought),
     /// Not usable; the reason goes back to the worker.
     Invalid(String),
+}
+
+/// A leaf without its position's game history: what the lease table remembers of
+/// a voided think lease, for a late result. A [`Position`] keeps per-ply state for
+/// the game from its root (~24 KB); remembering whole leaves for the 200,000 most
+/// recent voided leases grew a soak's memory without bound in sight.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParkedLeaf {
+    root: usize,
+    parent: Option<(NodeId, Move)>,
+    key: Key,
+    sfen: Box<str>,
+}
+
+impl ParkedLeaf {
+    /// What is kept of `leaf`.
+    #[must_use]
+    pub fn park(leaf: &Leaf) -> Self {
+        Self {
+            root: leaf.root,
+            parent: leaf.parent,
+            key: leaf.key,
+            sfen: leaf.sfen().into_boxed_str(),
+        }
+    }
+
+    /// The leaf again, its position rebuilt from the SFEN (the moves from its root
+    /// are not kept: a late result is checked and stored, never selected from).
+    ///
+    /// # Errors
+    /// The SFEN does not give the leaf's key back (cannot happen for a parked leaf;
+    /// checked because the key is what the book stores it under).
+    pub fn unpark(&self) -> Result<Leaf, String> {
+        let position = Position::from_sfen(&self.sfen)
+            .map_err(|e| format!("the parked leaf `{}` is no position: {e}", self.sfen))?;
+        if position.key() != self.key {
+            return Err(format!(
+                "the parked leaf `{}` does not have key {}",
+                self.sfen, self.key
+            ));
+        }
+        Ok(Leaf {
+            root: self.root,
+            path: Vec::new(),
+            parent: self.parent,
+            key: self.key,
+            position,
+        })
+    }
 }
 
 /// The think jobs of a run: the selector that picks leaves, the limits sent with
@@ -188,5 +237,48 @@ impl<S: NodeStore> ThinkJobs<S> {
     #[must_use]
     pub fn into_selector(self) -> Selector<S> {
         self.selector
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_parked_leaf_comes_back_as_the_same_position_under_the_same_parent() {
+        let mut position = Position::startpos();
+        let mut path = Vec::new();
+        for usi in ["7g7f", "3c3d", "2g2f", "8c8d"] {
+            path.push(position.play_usi(usi).unwrap());
+        }
+        let last = *path.last().unwrap();
+        let leaf = Leaf {
+            root: 2,
+            path,
+            parent: Some((NodeId(41), last)),
+            key: position.key(),
+            position,
+        };
+        let parked = ParkedLeaf::park(&leaf);
+        let back = parked.unpark().unwrap();
+        assert_eq!(back.root, 2);
+        assert_eq!(back.parent, leaf.parent);
+        assert_eq!(back.key, leaf.key);
+        assert_eq!(back.sfen(), leaf.sfen());
+        assert_eq!(back.position.legal_moves(), leaf.position.legal_moves());
+        assert!(back.path.is_empty());
+    }
+
+    #[test]
+    fn a_parked_leaf_whose_sfen_lost_its_key_is_refused() {
+        let leaf = Leaf {
+            root: 0,
+            path: Vec::new(),
+            parent: None,
+            key: Key(7),
+            position: Position::startpos(),
+        };
+        let err = ParkedLeaf::park(&leaf).unpark().unwrap_err();
+        assert!(err.contains("does not have key"), "{err}");
     }
 }
