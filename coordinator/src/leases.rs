@@ -363,9 +363,9 @@ mod tests {
     const MIN: Duration = Duration::from_secs(60);
 
     impl Job for &'static str {
-        type Memo = Self;
-        fn memo(&self) -> Self {
-            *self
+        type Memo = &'static str;
+        fn memo(&self) -> &'static str {
+            self
         }
     }
 
