@@ -2,7 +2,9 @@
 //! file's extension), becomes thought nodes.
 //!
 //! A thought node needs a value for every legal move, so an entry that lacks some
-//! is skipped (counted and listed). The file is checked completely before anything
+//! is skipped (counted and listed). A move valued -32768 is "in the book, value
+//! unknown" (YaneuraOu's convention for moves from game records): it counts as
+//! lacking a value, never as a mate score. The file is checked completely before anything
 //! is stored: a malformed or illegal line stops the import with every problem
 //! listed by line, and the store is left as it was (unless `--skip-bad`).
 
@@ -12,7 +14,7 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 use anyhow::{Context, Result, bail};
 use hashbrown::{HashMap, HashSet};
 use stera_book::{Book, NodeId, NodeStore, Origin, SledStore, ThoughtNode};
-use stera_formats::db2016::BookEntry;
+use stera_formats::db2016::{BookEntry, VALUE_UNKNOWN};
 use stera_rules::{Key, Move, Position};
 
 use crate::export::Reporter;
@@ -60,6 +62,9 @@ fn values_of(
     let mut values: Vec<Option<(i16, u8)>> = vec![None; legal.len()];
     for m in &entry.moves {
         let i = legal.binary_search_by_key(&m.mv.raw(), |l| l.raw()).ok()?;
+        if m.value == VALUE_UNKNOWN {
+            continue;
+        }
         let v = i16::try_from(m.value.clamp(-32000, 32000)).unwrap_or(0);
         let d = u8::try_from(m.depth.clamp(0, 255)).unwrap_or(u8::MAX);
         values[i] = Some((v, d));
@@ -168,7 +173,7 @@ fn report_problems(args: &Args, checked: &Checked) -> Result<()> {
     }
     for inc in checked.incomplete.iter().take(args.list) {
         println!(
-            "incomplete, skipped: sfen {} ({} of {} legal moves have no value)",
+            "incomplete, skipped: sfen {} ({} of {} legal moves have no value or -32768, value unknown)",
             inc.sfen, inc.missing, inc.legal
         );
     }

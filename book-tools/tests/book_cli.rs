@@ -231,6 +231,26 @@ fn malformed_imports_name_the_line_and_change_nothing() {
     );
     assert!(report.contains("incomplete 1, bad 2"), "{report}");
 
+    // -32768 is "value unknown" (YaneuraOu's makebook convention), not a mate score:
+    // an entry whose only move has it lacks a value, in text and in .ybb.
+    let unknown = dir.path("unknown.db");
+    std::fs::write(
+        &unknown,
+        "#YANEURAOU-DB2016 1.00\nsfen 4k4/9/9/9/9/9/9/9/4K4 b G 1\nG*5b none -32768\n",
+    )
+    .unwrap();
+    let ybb = dir.path("unknown.ybb");
+    stera_formats::ybb::convert_db2016(&unknown, &ybb, Default::default()).unwrap();
+    for file in [&unknown, &ybb] {
+        let db3 = dir.path(&format!(
+            "db-{}",
+            file.extension().unwrap().to_str().unwrap()
+        ));
+        let report = ok(&["import", "--db", s(&db3), s(file)]);
+        assert!(report.contains("incomplete 1, bad 0"), "{report}");
+        assert!(report.contains("value unknown"), "{report}");
+    }
+
     // Export refuses a directory that is not a store.
     let err = fails(&[
         "export",

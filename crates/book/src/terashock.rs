@@ -61,14 +61,17 @@ mod walk;
 
 pub use error::TeraShockError;
 pub use export::{
-    Backup, COUNT_SCALE, ExportOptions, ExportSummary, MoveLine, WRITTEN_DEPTH_MAX, Weights,
-    book_moves, export_db2016, node_lines, policy_counts,
+    Backup, COUNT_SCALE, ExportOptions, ExportSummary, MoveLine, WRITTEN_DEPTH_MAX,
+    WRITTEN_DEPTH_PERPETUAL_CHECK, WRITTEN_PLY_LIMIT, Weights, book_moves, export_db2016,
+    node_lines, policy_counts,
 };
 pub use extras::NodeExtras;
 pub use graph::{BookGraph, Edge, NodeVisitor};
 pub use ndf::{NdfWeights, WinRate, best_probabilities, cap_to_prior};
 pub use softmax::{SoftmaxValues, softmax_mean, softmax_policy};
-pub use solve::{DEPTH_INFINITE, Solution, SolveStats, compare_lines, deeper, solve};
+pub use solve::{
+    DEPTH_INFINITE, DEPTH_PERPETUAL_CHECK, Solution, SolveStats, compare_lines, deeper, solve,
+};
 pub use walk::walk_positions;
 
 /// Progress reports of long phases: `(phase, done, total)`.

@@ -14,8 +14,8 @@ use stera_rules::{Move, Position};
 use super::graph::{clamp_stored, node_moves};
 use super::sfen_code::{Code, FIELDS, LITERAL, SfenCoder, SfenTable, slot_id};
 use super::{
-    BookGraph, NdfWeights, NodeExtras, Progress, SoftmaxValues, Solution, SolveStats,
-    TeraShockError, compare_lines, softmax_policy, solve,
+    BookGraph, DEPTH_PERPETUAL_CHECK, NdfWeights, NodeExtras, Progress, SoftmaxValues, Solution,
+    SolveStats, TeraShockError, compare_lines, softmax_policy, solve,
 };
 use crate::{Book, NodeId};
 
@@ -190,6 +190,9 @@ fn lines_into(
         match (solution, edge) {
             (Some(s), Some(e)) => {
                 (line.value, line.depth) = s.line_through(e.child);
+                if s.in_check_loop(e.child) {
+                    line.depth = DEPTH_PERPETUAL_CHECK;
+                }
                 if let Some(sm) = softmax {
                     line.value = -sm.rounded(e.child);
                 }
@@ -214,6 +217,7 @@ fn lines_into(
         if let Some(best) = s.best_index(id)
             && let Some(at) = lines.iter().position(|l| l.index == best)
             && (softmax.is_none() || lines[at].value == lines[0].value)
+            && (lines[at].depth != DEPTH_PERPETUAL_CHECK || lines[0].value != lines[at].value)
         {
             lines[..=at].rotate_right(1);
         }
@@ -382,10 +386,19 @@ const FORMAT_WINDOW: usize = FORMAT_CHUNK * 16;
 /// `BOOK_DEPTH_MAX`, which its `peta_shock` writes for them.
 pub const WRITTEN_DEPTH_MAX: u16 = 9999;
 
+/// Depth written for a checker's move into a check loop
+/// ([`DEPTH_PERPETUAL_CHECK`]): YaneuraOu's `BOOK_DEPTH_PERPUTUAL_CHECK`.
+pub const WRITTEN_DEPTH_PERPETUAL_CHECK: u16 = 9997;
+
+/// Longest line `peta_shock` takes for one that ends (`BOOK_MAX_PLY`): a
+/// deeper best line is written as [`WRITTEN_DEPTH_MAX`].
+pub const WRITTEN_PLY_LIMIT: u16 = 256;
+
 /// The move lines of one entry as written: `lines` best first (after any
 /// shrink), with, for a propagated export, the conventions of YaneuraOu's
-/// `peta_shock` output: depths capped at [`WRITTEN_DEPTH_MAX`] (an endless
-/// line is written as 9999), and every move after the first whose value
+/// `peta_shock` output: an endless line or one longer than
+/// [`WRITTEN_PLY_LIMIT`] plies is written as 9999 ([`WRITTEN_DEPTH_MAX`]), a
+/// checker's move into a check loop as 9997, and every move after the first whose value
 /// equals the best's but whose depth differs written one point lower, so an
 /// engine that picks the highest value takes the line the analysis chose
 /// (the correction is written only, never propagated). A raw export writes
@@ -399,11 +412,19 @@ pub const WRITTEN_DEPTH_MAX: u16 = 9999;
 /// let lines = [line("2g2f", 0, 50, 3), line("7g7f", 1, 50, 3), line("2h3h", 2, 50, DEPTH_INFINITE)];
 /// let written: Vec<(i32, i32)> = book_moves(&lines, true).map(|m| (m.value, m.depth)).collect();
 /// assert_eq!(written, [(50, 3), (50, 3), (49, 9999)]);
+/// let lines = [line("2g2f", 0, 50, 300), line("7g7f", 1, 50, DEPTH_PERPETUAL_CHECK)];
+/// let written: Vec<(i32, i32)> = book_moves(&lines, true).map(|m| (m.value, m.depth)).collect();
+/// assert_eq!(written, [(50, 9999), (49, 9997)]);
+/// # use stera_book::terashock::DEPTH_PERPETUAL_CHECK;
 /// ```
 pub fn book_moves(lines: &[MoveLine], propagated: bool) -> impl Iterator<Item = BookMove> + '_ {
     let written_depth = move |d: u16| {
-        if propagated {
-            d.min(WRITTEN_DEPTH_MAX)
+        if !propagated {
+            d
+        } else if d == DEPTH_PERPETUAL_CHECK {
+            WRITTEN_DEPTH_PERPETUAL_CHECK
+        } else if d > WRITTEN_PLY_LIMIT {
+            WRITTEN_DEPTH_MAX
         } else {
             d
         }

@@ -25,6 +25,12 @@
 //!    to move) / +32000 (checked side to move), values are relaxed again and depths
 //!    recomputed, so a checker that has any other move takes it, and one that has
 //!    none loses.
+//! 4. **Check loops for the output**, found on the whole graph as YaneuraOu's
+//!    `peta_shock` finds them (not only along best lines): the positions in check
+//!    from which checks can go on for ever (see [`Solution::in_check_loop`]). The
+//!    checker's moves into them are written with depth 9997 and lose every tie of
+//!    value, so an engine never prefers going round a perpetual check to another
+//!    move of the same value. They change no value.
 
 use std::collections::VecDeque;
 
@@ -37,6 +43,12 @@ use crate::NodeId;
 
 /// The depth of a line that never reaches a leaf (a repetition).
 pub const DEPTH_INFINITE: u16 = u16::MAX;
+
+/// The depth of a checker's move into a check loop (see
+/// [`Solution::in_check_loop`]): below every other line of the same value in
+/// [`compare_lines`]; written as 9997, YaneuraOu's `BOOK_DEPTH_PERPUTUAL_CHECK`.
+/// Only export lines carry it; the analysis never does ([`deeper`] stops below).
+pub const DEPTH_PERPETUAL_CHECK: u16 = u16::MAX - 1;
 
 /// Re-seeding rounds for perpetual-check loops; each round handles every loop
 /// found, so more than a few means loops that keep re-forming.
@@ -67,6 +79,7 @@ pub struct Solution {
     depth: Vec<u16>,
     best_index: Vec<u16>,
     best_move: Vec<u16>,
+    check_loop: Bits,
     stats: SolveStats,
 }
 
@@ -89,10 +102,17 @@ struct Line {
 /// assert_eq!(compare_lines((30, 5), (20, 1)), Ordering::Greater);
 /// assert_eq!(compare_lines((30, 2), (30, 5)), Ordering::Greater);
 /// assert_eq!(compare_lines((-30, 2), (-30, 5)), Ordering::Less);
+/// // Into a perpetual check: worse than any other line of its value.
+/// use stera_book::terashock::DEPTH_PERPETUAL_CHECK;
+/// assert_eq!(compare_lines((30, DEPTH_PERPETUAL_CHECK), (30, 9)), Ordering::Less);
 /// ```
 #[must_use]
 pub fn compare_lines(a: (i16, u16), b: (i16, u16)) -> std::cmp::Ordering {
     a.0.cmp(&b.0).then_with(|| {
+        let (pa, pb) = (a.1 == DEPTH_PERPETUAL_CHECK, b.1 == DEPTH_PERPETUAL_CHECK);
+        if pa || pb {
+            return pb.cmp(&pa);
+        }
         if a.0 >= 0 {
             b.1.cmp(&a.1)
         } else {
@@ -111,14 +131,15 @@ impl Line {
     }
 }
 
-/// One ply more, saturating; infinite stays infinite.
+/// One ply more, saturating below [`DEPTH_PERPETUAL_CHECK`]; infinite stays
+/// infinite.
 #[inline]
 #[must_use]
 pub fn deeper(depth: u16) -> u16 {
     if depth == DEPTH_INFINITE {
         DEPTH_INFINITE
     } else {
-        (depth + 1).min(DEPTH_INFINITE - 1)
+        (depth + 1).min(DEPTH_PERPETUAL_CHECK - 1)
     }
 }
 impl Solution {
@@ -158,6 +179,16 @@ impl Solution {
     #[must_use]
     pub fn line_through(&self, child: NodeId) -> (i16, u16) {
         (-self.value(child), deeper(self.depth(child)))
+    }
+
+    /// Whether `id` is a position in check on a check loop: checks can go on
+    /// from it for ever (some reply leads, two plies on, to another such
+    /// position). Found on the whole graph as `peta_shock` finds them: start
+    /// from every thought position in check and drop, until none is dropped,
+    /// those without such a position two plies further.
+    #[must_use]
+    pub fn in_check_loop(&self, id: NodeId) -> bool {
+        self.check_loop.get(id.index())
     }
 
     /// What the analysis did.
@@ -226,6 +257,7 @@ impl Solution {
 }
 
 /// Bit set over node ids.
+#[derive(Debug, Clone, Default)]
 struct Bits(Vec<u64>);
 
 impl Bits {
@@ -265,6 +297,7 @@ pub fn solve(g: &BookGraph) -> Solution {
         depth: vec![DEPTH_INFINITE; n],
         best_index: vec![NO_MOVE; n],
         best_move: vec![0; n],
+        check_loop: check_loops(g),
         stats: SolveStats::default(),
     };
     let parents = reverse_edges(g);
@@ -503,6 +536,37 @@ fn push_bucket(buckets: &mut Vec<Vec<u32>>, depth: u16, i: usize) {
         buckets.resize_with(d + 1, Vec::new);
     }
     buckets[d].push(node(i).0);
+}
+
+/// The positions in check on check loops (see [`Solution::in_check_loop`]).
+fn check_loops(g: &BookGraph) -> Bits {
+    let n = g.len();
+    let mut on = Bits::new(n);
+    let mut alive: Vec<u32> = (0..n)
+        .filter(|&i| g.in_check(node(i)))
+        .map(|i| node(i).0)
+        .collect();
+    for &i in &alive {
+        on.set(i as usize, true);
+    }
+    let children = |i: usize| g.edge_range(node(i)).map(|e| g.edge_child(e) as usize);
+    loop {
+        let before = alive.len();
+        let mut k = 0;
+        while k < alive.len() {
+            let i = alive[k] as usize;
+            let keeps = children(i).any(|c| children(c).any(|cc| on.get(cc)));
+            if keeps {
+                k += 1;
+            } else {
+                on.set(i, false);
+                alive.swap_remove(k);
+            }
+        }
+        if alive.len() == before {
+            return on;
+        }
+    }
 }
 
 /// Loops of best moves among nodes at "draw, infinite depth" in which one side

@@ -267,6 +267,43 @@ fn perpetual_check_loses_for_the_checker() {
 }
 
 #[test]
+fn the_checkers_moves_into_a_check_loop_are_written_9997_and_lose_value_ties() {
+    let mut b = Builder::new(|_, _| -100);
+    let ids = b.line(PERPETUAL, &PERPETUAL_LINE);
+    let (graph, s) = analyse(&b.book);
+    // The checked positions of the loop, not the checker's.
+    assert!(s.in_check_loop(ids[1]) && s.in_check_loop(ids[3]));
+    assert!(!s.in_check_loop(ids[0]) && !s.in_check_loop(ids[2]));
+    let pos = Position::from_sfen(PERPETUAL).unwrap();
+    let mut moves = Vec::new();
+    let lines = node_lines(&b.book, &graph, Some(&s), None, ids[0], &pos, &mut moves).unwrap();
+    let into_loop = lines
+        .iter()
+        .position(|l| l.mv.to_string() == "2i1i")
+        .unwrap();
+    assert_eq!(lines[into_loop].depth, DEPTH_PERPETUAL_CHECK);
+    // It ties the leaves at -100 and comes after all of them, written one lower.
+    assert_eq!(lines[into_loop].value, -100);
+    assert_eq!(into_loop, lines.len() - 1);
+    assert!(
+        lines[..into_loop]
+            .iter()
+            .all(|l| l.value == -100 && l.depth == 0)
+    );
+    let written: Vec<_> = book_moves(&lines, true).collect();
+    assert_eq!(written[into_loop].depth, 9997);
+    assert_eq!(written[into_loop].value, -101);
+    assert_eq!((written[0].value, written[0].depth), (-100, 0));
+
+    // A check the other side can end (the king steps where no rook move checks
+    // again, here a book without the loop's second half) is no check loop.
+    let mut open = Builder::new(|_, _| -100);
+    let ids = open.line(PERPETUAL, &PERPETUAL_LINE[..2]);
+    let (_, s) = analyse(&open.book);
+    assert!(!s.in_check_loop(ids[1]));
+}
+
+#[test]
 fn forced_perpetual_check_scores_mate_for_the_checked_side() {
     // Black's only alternatives are worse than any finite score: it is forced to
     // keep checking, and so loses.

@@ -9,6 +9,12 @@ use super::FormatError;
 /// Largest magnitude of a book value (mate); readers clamp to it.
 pub const VALUE_LIMIT: i32 = stera_rules::value::MATE;
 
+/// A move value that means "the move exists, its value is unknown" (the i16
+/// minimum; YaneuraOu's `makebook` writes it for moves taken from game records).
+/// Readers and writers keep it as it is instead of clamping it to a mate score,
+/// and `book-tools import` does not take it for an evaluation.
+pub const VALUE_UNKNOWN: i32 = i16::MIN as i32;
+
 /// One move of a book entry.
 ///
 /// `value` is in centipawns from the mover's point of view, `depth` the search depth
@@ -19,7 +25,7 @@ pub struct BookMove {
     pub mv: Move,
     /// The expected reply (`none` in the file when unknown).
     pub ponder: Option<Move>,
-    /// Centipawns for the side to move, within ±32000.
+    /// Centipawns for the side to move, within ±32000, or [`VALUE_UNKNOWN`].
     pub value: i32,
     /// Search depth, or plies to the leaf after a tera-shock export.
     pub depth: i32,
@@ -42,9 +48,18 @@ impl BookMove {
     }
 }
 
-/// Clamps a value to the book range ±32000.
+/// Clamps a value to the book range ±32000; [`VALUE_UNKNOWN`] stays itself.
+///
+/// ```
+/// use stera_formats::db2016::{VALUE_UNKNOWN, clamp_value};
+/// assert_eq!(clamp_value(-40_000), -32_000);
+/// assert_eq!(clamp_value(-32_768), VALUE_UNKNOWN);
+/// ```
 #[must_use]
 pub fn clamp_value(value: i64) -> i32 {
+    if value == i64::from(VALUE_UNKNOWN) {
+        return VALUE_UNKNOWN;
+    }
     // The clamp makes the narrowing lossless.
     i32::try_from(value.clamp(-i64::from(VALUE_LIMIT), i64::from(VALUE_LIMIT))).unwrap_or(0)
 }

@@ -27,7 +27,9 @@ mod reader;
 mod sort;
 mod writer;
 
-pub use entry::{BookEntry, BookMove, VALUE_LIMIT, clamp_value, sort_moves_best_first};
+pub use entry::{
+    BookEntry, BookMove, VALUE_LIMIT, VALUE_UNKNOWN, clamp_value, sort_moves_best_first,
+};
 pub use error::{FormatError, Location};
 pub use reader::{Db2016Reader, illegal_moves};
 pub use sort::{SortOptions, SortingWriter};

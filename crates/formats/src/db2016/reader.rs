@@ -23,7 +23,8 @@ use crate::lines::LineSplitter;
 ///
 /// Accepted: CR, LF and CRLF endings, trailing blanks, empty lines, `#` and `//`
 /// comments, the `# NOE:` line. Move lines are `<move> <ponder|none> [value [depth
-/// [count]]]`; missing numbers default to 0, 0, 1; values are clamped to ±32000.
+/// [count]]]`; missing numbers default to 0, 0, 1; values are clamped to ±32000
+/// (-32768 stays: [`super::VALUE_UNKNOWN`]).
 /// A move repeated inside an entry is merged (see [`BookEntry::push_move`]).
 /// Entries repeated in the file are yielded separately; merge them with
 /// [`BookEntry::merge`] or let a writer do it.

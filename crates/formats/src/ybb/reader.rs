@@ -27,8 +27,8 @@ use crate::db2016::{BookEntry, BookMove, clamp_value};
 ///
 /// What the format does not hold is filled in as YaneuraOu reads it: no ponder
 /// move and a count of 0; without the depth flag, depth 0. Values are clamped to
-/// ±32000 like the DB2016 reader's (so -32768, "value unknown" to `makebook`,
-/// reads as -32000). A move repeated in a record is merged
+/// ±32000 like the DB2016 reader's, except -32768, "value unknown" to `makebook`,
+/// which stays [`crate::db2016::VALUE_UNKNOWN`]. A move repeated in a record is merged
 /// ([`BookEntry::push_move`]).
 ///
 /// ```
