@@ -56,6 +56,17 @@ pub enum TicketMemo {
     Search(SearchTicket),
 }
 
+impl TicketMemo {
+    /// The ticket again, for a late result (a think leaf's position rebuilt).
+    fn into_ticket(self) -> Result<Ticket, String> {
+        Ok(match self {
+            TicketMemo::Think(parked) => Ticket::Think(parked.unpark()?),
+            TicketMemo::Play(game) => Ticket::Play(game),
+            TicketMemo::Search(search) => Ticket::Search(search),
+        })
+    }
+}
+
 impl LeasedJob for Ticket {
     type Memo = TicketMemo;
 
@@ -521,16 +532,12 @@ impl<S: NodeStore> Dispatcher<S> {
                     continue;
                 }
                 Verdict::Held(ticket) => (ticket, true),
-                Verdict::Voided(memo) => match memo {
-                    TicketMemo::Think(parked) => match parked.unpark() {
-                        Ok(leaf) => (Ticket::Think(leaf), false),
-                        Err(why) => {
-                            self.reject(stream, id, RejectReason::Invalid, why);
-                            continue;
-                        }
-                    },
-                    TicketMemo::Play(game) => (Ticket::Play(game), false),
-                    TicketMemo::Search(search) => (Ticket::Search(search), false),
+                Verdict::Voided(memo) => match memo.into_ticket() {
+                    Ok(ticket) => (ticket, false),
+                    Err(why) => {
+                        self.reject(stream, id, RejectReason::Invalid, why);
+                        continue;
+                    }
                 },
             };
             let leaf = match (ticket, &result.kind) {
