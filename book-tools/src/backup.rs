@@ -7,6 +7,8 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 
+use stera_book::store_path::directory_size;
+
 use crate::common;
 
 #[derive(clap::Args)]
@@ -24,11 +26,13 @@ pub fn run(args: &Args) -> Result<()> {
     let out = stera_book::store_path::check_output_path(&args.out, &args.db)
         .map_err(|e| anyhow::anyhow!("{e}"))?;
     let store = common::open_existing(&args.db)?;
-    let before = directory_size(&args.db)?;
+    let before = directory_size(&args.db)
+        .with_context(|| format!("cannot measure {}", args.db.display()))?;
     let summary = store
         .backup_to(&out)
         .with_context(|| format!("cannot back up {} to {}", args.db.display(), out.display()))?;
-    let after = directory_size(&out)?;
+    let after =
+        directory_size(&out).with_context(|| format!("cannot measure {}", out.display()))?;
     println!(
         "backup: {} positions, {} entries; {} -> {} bytes on disk ({})",
         summary.nodes,
@@ -38,26 +42,4 @@ pub fn run(args: &Args) -> Result<()> {
         out.display()
     );
     Ok(())
-}
-
-/// Bytes of all files under `dir`.
-fn directory_size(dir: &std::path::Path) -> Result<u64> {
-    let mut total = 0;
-    let mut stack = vec![dir.to_owned()];
-    while let Some(d) = stack.pop() {
-        for entry in
-            std::fs::read_dir(&d).with_context(|| format!("cannot read {}", d.display()))?
-        {
-            let entry = entry.with_context(|| format!("cannot read {}", d.display()))?;
-            let meta = entry
-                .metadata()
-                .with_context(|| format!("cannot read {}", entry.path().display()))?;
-            if meta.is_dir() {
-                stack.push(entry.path());
-            } else {
-                total += meta.len();
-            }
-        }
-    }
-    Ok(total)
 }

@@ -32,36 +32,13 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use stera_proto::v1::coordinator_client::CoordinatorClient;
-use stera_proto::v1::{
-    Hello, JobResult, MoveValue, WorkerMessage, coordinator_message, worker_message,
-};
+use stera_proto::v1::{Hello, JobResult, WorkerMessage, coordinator_message, worker_message};
 use stera_rules::Position;
 use tokio_stream::wrappers::ReceiverStream;
 
-/// Plays a pseudo-random legal move at once (a fake engine for play jobs).
-struct RandomMover(u64);
-
-impl stera_engine::Player for RandomMover {
-    fn new_game(&mut self) -> Result<(), stera_engine::EvalError> {
-        Ok(())
-    }
-    fn play(
-        &mut self,
-        position: &Position,
-        _: &stera_engine::Limits,
-    ) -> Result<stera_engine::PlayerMove, stera_engine::EvalError> {
-        // xorshift: cheap, and the same sequence on every run.
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        let legal = position.legal_moves();
-        let mv = legal[(self.0 % legal.len() as u64) as usize];
-        Ok(stera_engine::PlayerMove::Move { mv, score: Some(0) })
-    }
-    fn identity(&self) -> String {
-        "random-mover".into()
-    }
-}
+#[path = "support/fake_engine.rs"]
+mod fake_engine;
+use fake_engine::RandomMover;
 
 /// Plies of the games the fake workers played (for plies per game).
 static PLIES: AtomicU64 = AtomicU64::new(0);
@@ -84,15 +61,7 @@ fn game(lease_id: u64, job: &stera_proto::v1::PlayJob, seed: u64) -> JobResult {
 
 fn answer(lease_id: u64, sfen: &str) -> JobResult {
     let pos = Position::from_sfen(sfen).expect("valid SFEN from the coordinator");
-    let moves = pos
-        .legal_moves()
-        .iter()
-        .map(|m| MoveValue {
-            usi: m.to_string(),
-            value: i32::from(m.raw() % 61) - 30,
-            depth: 1,
-        })
-        .collect();
+    let moves = fake_engine::move_values(&pos);
     JobResult::think(lease_id, sfen.to_owned(), moves, 1, 0, "fake".into())
 }
 
@@ -285,7 +254,7 @@ async fn disk_samples(
 ) -> anyhow::Result<()> {
     for i in 1..=10u64 {
         tokio::time::sleep(Duration::from_secs(seconds / 10)).await;
-        let bytes = stera_coordinator::directory_size(db)?;
+        let bytes = stera_book::store_path::directory_size(db)?;
         let nodes = start_nodes + acked.load(Ordering::Relaxed);
         println!(
             "disk t={}s nodes={nodes} store_bytes={bytes} bytes_per_node={:.1}",

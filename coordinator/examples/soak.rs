@@ -103,13 +103,17 @@ use rand::{Rng, SeedableRng};
 use stera_book::{Book, NodeStore, SledStore};
 use stera_proto::v1::coordinator_client::CoordinatorClient;
 use stera_proto::v1::{
-    Credit, GiveBack, Heartbeat, Hello, Job, JobResult, MoveValue, WorkerMessage,
-    coordinator_message, job, job_result, worker_message,
+    Credit, GiveBack, Heartbeat, Hello, Job, JobResult, WorkerMessage, coordinator_message, job,
+    job_result, worker_message,
 };
 use stera_rules::Position;
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinSet;
 use tokio_stream::wrappers::ReceiverStream;
+
+#[path = "support/fake_engine.rs"]
+mod fake_engine;
+use fake_engine::RandomMover;
 
 /// Command line.
 #[derive(Parser, Debug, Clone)]
@@ -339,44 +343,12 @@ impl Fleet {
     }
 }
 
-/// Plays a pseudo-random legal move at once (the fake engine of play jobs).
-struct RandomMover(u64);
-
-impl stera_engine::Player for RandomMover {
-    fn new_game(&mut self) -> Result<(), stera_engine::EvalError> {
-        Ok(())
-    }
-    fn play(
-        &mut self,
-        position: &Position,
-        _: &stera_engine::Limits,
-    ) -> Result<stera_engine::PlayerMove, stera_engine::EvalError> {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        let legal = position.legal_moves();
-        let mv = legal[(self.0 % legal.len() as u64) as usize];
-        Ok(stera_engine::PlayerMove::Move { mv, score: Some(0) })
-    }
-    fn identity(&self) -> String {
-        "soak-random-mover".into()
-    }
-}
-
 /// The fake worker's answer to a job, or why it gives the job back.
 fn answer(job: &Job) -> Result<(JobResult, Sent), String> {
     match &job.kind {
         Some(job::Kind::Think(think)) => {
             let pos = Position::from_sfen(&think.sfen).map_err(|e| e.to_string())?;
-            let moves = pos
-                .legal_moves()
-                .iter()
-                .map(|m| MoveValue {
-                    usi: m.to_string(),
-                    value: i32::from(m.raw() % 61) - 30,
-                    depth: 1,
-                })
-                .collect();
+            let moves = fake_engine::move_values(&pos);
             let result =
                 JobResult::think(job.lease_id, think.sfen.clone(), moves, 1, 0, "fake".into());
             let sent = Sent {

@@ -603,7 +603,9 @@ async fn serve_metrics(
         loop {
             tick.tick().await;
             let dir = db.clone();
-            match tokio::task::spawn_blocking(move || directory_size(&dir)).await {
+            match tokio::task::spawn_blocking(move || stera_book::store_path::directory_size(&dir))
+                .await
+            {
                 Ok(Ok(bytes)) => registry
                     .counters
                     .store_bytes
@@ -616,28 +618,6 @@ async fn serve_metrics(
         }
     });
     Ok(())
-}
-
-/// Bytes of all files under `dir` (recursively; symbolic links not followed).
-///
-/// # Errors
-/// A directory that cannot be read. Files that vanish meanwhile (sled rewrites its
-/// segments) are skipped.
-pub fn directory_size(dir: &std::path::Path) -> std::io::Result<u64> {
-    let mut total = 0u64;
-    let mut pending = vec![dir.to_path_buf()];
-    while let Some(d) = pending.pop() {
-        for entry in std::fs::read_dir(&d)? {
-            let Ok(entry) = entry else { continue };
-            let Ok(meta) = entry.metadata() else { continue };
-            if meta.is_dir() {
-                pending.push(entry.path());
-            } else if meta.is_file() {
-                total = total.saturating_add(meta.len());
-            }
-        }
-    }
-    Ok(total)
 }
 
 /// Asks the dispatcher for an export every `--export-every-mins`.

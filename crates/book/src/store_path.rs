@@ -68,6 +68,28 @@ pub enum OutputPathError {
     NoExportDir,
 }
 
+/// Bytes of all files under `dir` (recursively; symbolic links not followed).
+///
+/// # Errors
+/// A directory that cannot be read. Files that vanish meanwhile (sled rewrites its
+/// segments) are skipped.
+pub fn directory_size(dir: &Path) -> std::io::Result<u64> {
+    let mut total = 0u64;
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(d) = pending.pop() {
+        for entry in std::fs::read_dir(&d)? {
+            let Ok(entry) = entry else { continue };
+            let Ok(meta) = entry.metadata() else { continue };
+            if meta.is_dir() {
+                pending.push(entry.path());
+            } else if meta.is_file() {
+                total = total.saturating_add(meta.len());
+            }
+        }
+    }
+    Ok(total)
+}
+
 /// Whether `dir` holds a sled store (sled writes `conf` and `db` at its top).
 #[must_use]
 pub fn is_store_dir(dir: &Path) -> bool {
