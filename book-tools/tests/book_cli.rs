@@ -3,41 +3,12 @@
 
 mod common;
 
-use common::{book_tools, fails, ok, s};
+use common::{Dir, book_tools, fails, ok, raw_book, s};
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use stera_rules::{Position, STARTPOS_SFEN};
-
-/// A complete raw DB2016 book: every position along `lines` (from the start
-/// position) with every legal move valued by `value(position, move index)`.
-fn raw_book(lines: &[&[&str]], value: impl Fn(&Position, usize) -> i32) -> String {
-    let mut entries: std::collections::BTreeMap<String, String> = Default::default();
-    for line in lines {
-        let mut pos = Position::from_sfen(STARTPOS_SFEN).unwrap();
-        let mut add = |pos: &Position| {
-            let mut text = String::new();
-            for (i, mv) in pos.legal_moves().into_iter().enumerate() {
-                text.push_str(&format!("{mv} none {} 0 1\n", value(pos, i)));
-            }
-            entries
-                .entry(pos.to_sfen_without_ply())
-                .or_insert(format!("sfen {}\n{text}", pos.to_sfen()));
-        };
-        add(&pos);
-        for usi in *line {
-            let mv = pos.parse_move(usi).unwrap();
-            pos.do_move(mv);
-            add(&pos);
-        }
-    }
-    let mut out = "#YANEURAOU-DB2016 1.00\n".to_owned();
-    for e in entries.values() {
-        out.push_str(e);
-    }
-    out
-}
 
 /// The moves of one entry of a DB2016 file: (move, ponder, value, depth).
 fn entry_moves(book: &str, sfen: &str) -> Vec<(String, String, i32, i32)> {
@@ -59,17 +30,6 @@ fn entry_moves(book: &str, sfen: &str) -> Vec<(String, String, i32, i32)> {
             )
         })
         .collect()
-}
-
-struct Dir(tempfile::TempDir);
-
-impl Dir {
-    fn new() -> Self {
-        Self(tempfile::tempdir().unwrap())
-    }
-    fn path(&self, name: &str) -> PathBuf {
-        self.0.path().join(name)
-    }
 }
 
 const SHUFFLE: [&str; 4] = ["2h3h", "8b7b", "3h2h", "7b8b"];

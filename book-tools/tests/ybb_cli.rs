@@ -3,42 +3,21 @@
 
 mod common;
 
-use common::{fails, ok, s};
+use common::{Dir, fails, ok, s};
 
-use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use stera_formats::db2016::{BookEntry, Db2016Reader};
 use stera_formats::ybb::YbbReader;
-use stera_rules::{Position, packed_sfen};
+use stera_rules::packed_sfen;
 
-/// A complete raw DB2016 book: every position along `lines` (from the start
-/// position) with every legal move valued by a hash of position and move.
+/// A complete raw DB2016 book along `lines`, every legal move valued by a hash
+/// of position and move.
 fn raw_book(lines: &[&[&str]]) -> String {
-    let mut entries: BTreeMap<String, String> = BTreeMap::new();
-    for line in lines {
-        let mut pos = Position::startpos();
-        let mut add = |pos: &Position| {
-            let mut text = format!("sfen {}\n", pos.to_sfen());
-            for (i, mv) in pos.legal_moves().into_iter().enumerate() {
-                let k = pos.key().0 ^ (i as u128).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-                let value = i32::try_from((k ^ (k >> 41)) % 801).unwrap() - 400;
-                text.push_str(&format!("{mv} none {value} 0 1\n"));
-            }
-            entries.entry(pos.to_sfen_without_ply()).or_insert(text);
-        };
-        add(&pos);
-        for usi in *line {
-            let mv = pos.parse_move(usi).unwrap();
-            pos.do_move(mv);
-            add(&pos);
-        }
-    }
-    let mut out = "#YANEURAOU-DB2016 1.00\n".to_owned();
-    for e in entries.values() {
-        out.push_str(e);
-    }
-    out
+    common::raw_book(lines, |pos, i| {
+        let k = pos.key().0 ^ (i as u128).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        i32::try_from((k ^ (k >> 41)) % 801).unwrap() - 400
+    })
 }
 
 /// Lines with captures (hands on both sides), a promotion, drops, and positions
@@ -51,25 +30,6 @@ const LINES: [&[&str]; 4] = [
     ],
     &["5g5f", "5c5d", "2h5h"],
 ];
-
-struct Dir(tempfile::TempDir);
-
-impl Dir {
-    fn new() -> Self {
-        Self(tempfile::tempdir().unwrap())
-    }
-    fn path(&self, name: &str) -> PathBuf {
-        self.0.path().join(name)
-    }
-    fn names(&self) -> Vec<String> {
-        let mut v: Vec<String> = std::fs::read_dir(self.0.path())
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .collect();
-        v.sort();
-        v
-    }
-}
 
 fn text_entries(path: &Path) -> Vec<BookEntry> {
     Db2016Reader::open(path)
