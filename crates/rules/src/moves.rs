@@ -75,6 +75,32 @@ impl Move {
         self.backend().is_promotion()
     }
 
+    /// The same move on the colour-flipped board ([`crate::Position::flipped`]):
+    /// origin and destination squares turned 180 degrees; a drop keeps its piece.
+    ///
+    /// ```
+    /// use stera_rules::Move;
+    /// let flip = |usi: &str| usi.parse::<Move>().unwrap().flipped().to_string();
+    /// assert_eq!(flip("7g7f"), "3c3d");
+    /// assert_eq!(flip("8h2b+"), "2b8h+");
+    /// assert_eq!(flip("P*5e"), "P*5e");
+    /// assert_eq!(flip("G*1a"), "G*9i");
+    /// ```
+    #[must_use]
+    pub fn flipped(self) -> Self {
+        // Move16: destination in bits 0-6, origin (or dropped piece) in 7-13,
+        // drop flag bit 14, promotion bit 15; squares count 0..=80 and the
+        // turned square of s is 80 - s.
+        let raw = self.0;
+        let to = raw & 0x7f;
+        let mut out = (raw & !0x7f) | (80 - to.min(80));
+        if raw & (1 << 14) == 0 {
+            let from = (raw >> 7) & 0x7f;
+            out = (out & !(0x7f << 7)) | ((80 - from.min(80)) << 7);
+        }
+        Self(out)
+    }
+
     pub(crate) const fn from_backend(m: rsshogi::types::Move) -> Self {
         Self(m.raw())
     }

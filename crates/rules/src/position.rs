@@ -381,6 +381,149 @@ impl Position {
         Key(k)
     }
 
+    /// The colour-flipped twin: the board turned 180 degrees, every piece, both
+    /// hands and the side to move changing colour (file f, rank r become 10-f,
+    /// 10-r). The twin is the same game situation for the side to move, so it has
+    /// the same values; YaneuraOu's book probe and `makebook peta_shock` treat the
+    /// two as one position. The ply is kept; the history is not.
+    ///
+    /// ```
+    /// use stera_rules::Position;
+    /// let mut pos = Position::startpos();
+    /// pos.play_usi("7g7f").unwrap();
+    /// let twin = pos.flipped();
+    /// assert_eq!(
+    ///     twin.to_sfen(),
+    ///     "lnsgkgsnl/1r5b1/pppppp1pp/6p2/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL b - 2"
+    /// );
+    /// assert_eq!(twin.key(), pos.flipped_key());
+    /// assert_eq!(twin.flipped().to_sfen(), pos.to_sfen());
+    /// ```
+    #[must_use]
+    pub fn flipped(&self) -> Self {
+        let sfen = self.to_sfen();
+        let mut fields = sfen.split(' ');
+        let board = fields.next().unwrap_or_default();
+        let side = fields.next().unwrap_or("b");
+        let hands = fields.next().unwrap_or("-");
+        let ply = fields.next().unwrap_or("1");
+        let swap = |c: char| {
+            if c.is_ascii_uppercase() {
+                c.to_ascii_lowercase()
+            } else {
+                c.to_ascii_uppercase()
+            }
+        };
+        let rows: Vec<String> = board
+            .split('/')
+            .rev()
+            .map(|row| {
+                // Units (a digit, a piece, or `+` and a piece) in reverse order.
+                let mut units: Vec<String> = Vec::new();
+                let mut promoted = false;
+                for c in row.chars() {
+                    if c == '+' {
+                        promoted = true;
+                    } else if c.is_ascii_digit() {
+                        units.push(c.to_string());
+                    } else {
+                        let mut unit = String::with_capacity(2);
+                        if promoted {
+                            unit.push('+');
+                        }
+                        unit.push(swap(c));
+                        units.push(unit);
+                        promoted = false;
+                    }
+                }
+                units.reverse();
+                units.concat()
+            })
+            .collect();
+        let hands: String = if hands == "-" {
+            hands.to_owned()
+        } else {
+            hands.chars().map(swap).collect()
+        };
+        let side = if side == "b" { "w" } else { "b" };
+        let text = format!("{} {side} {hands} {ply}", rows.join("/"));
+        // A legal position's twin is legal (the rules are symmetric), and the
+        // text above is well formed by construction.
+        Self::from_sfen(&text).unwrap_or_else(|e| unreachable!("flipped SFEN `{text}`: {e}"))
+    }
+
+    /// The key of the colour-flipped twin ([`Position::flipped`]) without building
+    /// it.
+    #[must_use]
+    pub fn flipped_key(&self) -> Key {
+        let mut k = 0u128;
+        for sq in Square::iter() {
+            let p = self.inner.piece_on(sq);
+            if !p.is_empty() {
+                k ^= zobrist::board(
+                    1 - p.color().to_index(),
+                    pt_index(p.piece_type()),
+                    80 - sq.to_index(),
+                );
+            }
+        }
+        for color in [BColor::BLACK, BColor::WHITE] {
+            let hand = self.inner.hand(color);
+            for hp in HandPiece::iter() {
+                let n = Hand::count_of(hand, hp) as usize;
+                if n > 0 {
+                    k ^= zobrist::hand(1 - color.to_index(), pt_index(hp.to_piece_type()), n);
+                }
+            }
+        }
+        if self.inner.turn() == BColor::BLACK {
+            k ^= zobrist::side();
+        }
+        Key(k)
+    }
+
+    /// The key of the flipped twin of the position after `mv`, from this
+    /// position's [`Position::flipped_key`] (`flipped`), without playing the
+    /// move: what [`Position::key_after`] is for the position itself. `mv` must
+    /// be legal here.
+    #[must_use]
+    pub fn flipped_key_after(&self, flipped: Key, mv: Move) -> Key {
+        let m = mv.backend();
+        let us_i = self.inner.turn().to_index();
+        let twin_us = 1 - us_i;
+        let to = 80 - m.to_sq().to_index();
+        let mut k = flipped.0 ^ zobrist::side();
+        if let Some(pt) = m.dropped_piece() {
+            let n = hand_count(self.inner.hand(self.inner.turn()), pt);
+            k ^= zobrist::hand(twin_us, pt_index(pt), n)
+                ^ zobrist::hand(twin_us, pt_index(pt), n.saturating_sub(1));
+            k ^= zobrist::board(twin_us, pt_index(pt), to);
+            return Key(k);
+        }
+        let from = m.from_sq();
+        let moved = self.inner.piece_on(from);
+        let moved_after = if m.is_promotion() {
+            moved.promote()
+        } else {
+            moved
+        };
+        k ^= zobrist::board(twin_us, pt_index(moved.piece_type()), 80 - from.to_index());
+        k ^= zobrist::board(twin_us, pt_index(moved_after.piece_type()), to);
+        let captured = self.inner.piece_on(m.to_sq());
+        if !captured.is_empty() {
+            k ^= zobrist::board(
+                1 - captured.color().to_index(),
+                pt_index(captured.piece_type()),
+                to,
+            );
+            let base = captured.base_piece_type();
+            let n = hand_count(self.inner.hand(self.inner.turn()), base);
+            k ^= zobrist::hand(twin_us, pt_index(base), n)
+                ^ zobrist::hand(twin_us, pt_index(base), n + 1);
+        }
+        Key(k)
+    }
+
     /// Recomputes the key from the board and hands (the oracle for [`Position::key`]).
     #[must_use]
     pub fn compute_key(&self) -> Key {

@@ -91,3 +91,68 @@ fn key_table_is_stable() {
     assert_eq!(again.key(), start);
     assert_eq!(again.compute_key(), start);
 }
+
+/// The colour-flipped twin: its key computed without building it, the key of
+/// every child's twin computed without playing the move, and its legal moves
+/// are this position's moves turned; all against the twin built from its SFEN
+/// text (a separate code path).
+#[test]
+fn flipped_twins_agree_with_the_position_built_from_the_flipped_sfen() {
+    let mut checked = 0u64;
+    let mut hands = 0u64;
+    let mut promoted = 0u64;
+    for pos in common::random_positions(23, 300, 160) {
+        let twin = pos.flipped();
+        assert_eq!(
+            twin.key(),
+            pos.flipped_key(),
+            "flipped_key of {}",
+            pos.to_sfen()
+        );
+        assert_eq!(twin.flipped().to_sfen(), pos.to_sfen());
+        assert_eq!(twin.flipped_key(), pos.key());
+        assert_ne!(twin.side_to_move(), pos.side_to_move());
+        let sfen = pos.to_sfen();
+        hands += u64::from(!sfen.contains(" - "));
+        promoted += u64::from(sfen.split(' ').next().is_some_and(|b| b.contains('+')));
+        let moves = pos.legal_moves();
+        let mut turned: Vec<_> = moves.iter().map(|m| m.flipped()).collect();
+        turned.sort_unstable();
+        assert_eq!(twin.legal_moves(), turned, "moves of the twin of {sfen}");
+        let flipped = pos.flipped_key();
+        for &mv in &moves {
+            assert_eq!(mv.flipped().flipped(), mv);
+            let mut child = pos.clone();
+            child.do_move(mv);
+            assert_eq!(
+                pos.flipped_key_after(flipped, mv),
+                child.flipped().key(),
+                "flipped_key_after({mv}) in {sfen}"
+            );
+            checked += 1;
+        }
+    }
+    // The sample must reach what the flip has to get right.
+    assert!(checked > 10_000, "{checked} moves checked");
+    assert!(
+        hands > 50 && promoted > 20,
+        "{hands} with hands, {promoted} with promoted pieces"
+    );
+}
+
+#[test]
+fn a_symmetric_position_is_its_own_twin_only_with_the_other_side_to_move() {
+    let start = Position::startpos();
+    let twin = start.flipped();
+    assert_eq!(
+        twin.to_sfen(),
+        "lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL w - 1"
+    );
+    assert_ne!(twin.key(), start.key());
+    // Reached by shuffling rooks: black three moves, white two.
+    let mut pos = Position::startpos();
+    for usi in ["2h3h", "8b7b", "3h4h", "7b8b", "4h2h"] {
+        pos.play_usi(usi).unwrap();
+    }
+    assert_eq!(pos.key(), start.flipped_key());
+}
