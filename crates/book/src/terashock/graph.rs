@@ -14,7 +14,8 @@ pub type NodeVisitor<'a> =
 /// "No such move" in per-node move index tables.
 pub(crate) const NO_MOVE: u16 = u16::MAX;
 
-/// An edge from a node to a thought child.
+/// An edge from a node to a thought child (or to the thought colour-flipped twin
+/// of a child that is not thought itself).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Edge {
     /// The move's index in the node's canonical move order (its stored value's index).
@@ -119,9 +120,20 @@ impl BookGraph {
         }
         let mut best: Option<(i16, u16, u16)> = None;
         let mut edges = 0u16;
+        // Computed at the first move whose child is not thought (most nodes have one).
+        let mut flipped: Option<stera_rules::Key> = None;
         for (index, (&mv, &stored)) in moves.iter().zip(values).enumerate() {
             let index = u16::try_from(index).unwrap_or(NO_MOVE);
-            if let Some(child) = book.get(pos.key_after(mv)) {
+            // A child that is not thought but whose colour-flipped twin is, is the
+            // twin: the same situation for the side to move, with the same values
+            // (peta_shock's flip-normalised nodes; YaneuraOu's FlippedBook probe
+            // finds the twin in play).
+            let child = book.get(pos.key_after(mv)).or_else(|| {
+                let twin =
+                    pos.flipped_key_after(*flipped.get_or_insert_with(|| pos.flipped_key()), mv);
+                book.get(twin)
+            });
+            if let Some(child) = child {
                 self.edge_child.push(child.0);
                 self.edge_move.push(mv.raw());
                 self.edge_index.push(index);

@@ -105,6 +105,9 @@ fn naive_lines(
         let line = if book.contains(pos.key()) {
             let best = naive_best(book, pos, on_path);
             best.map(|(v, d)| (mv, -v, d + 1))
+        } else if let Some(mut twin) = thought_twin(book, pos) {
+            let best = naive_best(book, &mut twin, on_path);
+            best.map(|(v, d)| (mv, -v, d + 1))
         } else {
             Some((mv, book.values(id)[i].clamp(-32000, 32000), 0))
         };
@@ -113,6 +116,13 @@ fn naive_lines(
     }
     on_path.pop();
     Some(out)
+}
+
+/// The colour-flipped twin of a position that is not thought, if the twin is:
+/// built from flipped SFEN text, not with the key arithmetic the graph uses.
+fn thought_twin(book: &Book, pos: &Position) -> Option<Position> {
+    let twin = Position::from_sfen(&pos.flipped().to_sfen()).unwrap();
+    book.contains(twin.key()).then_some(twin)
 }
 
 fn naive_best(book: &Book, pos: &mut Position, on_path: &mut Vec<Key>) -> Option<(i16, u16)> {
@@ -203,6 +213,49 @@ fn transposition_uses_the_child_value_even_for_moves_of_other_lines() {
     // 3c3d nodes' children are worth 10 to the mover: -10 at depth 2 vs leaves -10
     // at depth 0: equal values below 0 prefer the longer line.
     assert_eq!((solution.value(a[1]), solution.depth(a[1])), (-10, 2));
+}
+
+#[test]
+fn a_move_whose_child_is_not_thought_but_its_flipped_twin_is_leads_to_the_twin() {
+    // After 7g7f 3c3d the board is symmetric: the twin is the same board with
+    // white to move. The book holds the twin (as an imported position would
+    // be), not the child itself.
+    let mut b = Builder::new(noise);
+    let line = b.line(stera_rules::STARTPOS_SFEN, &["7g7f"]);
+    let child = Position::from_position_command("startpos moves 7g7f 3c3d").unwrap();
+    let twin_sfen = child.flipped().to_sfen();
+    assert!(twin_sfen.contains(" w "), "{twin_sfen}");
+    let twin = b.line(&twin_sfen, &[])[0];
+    assert!(!b.book.contains(child.key()));
+    let (graph, solution) = analyse(&b.book);
+    let after = line[1];
+    let mv: Move = "3c3d".parse().unwrap();
+    let edge = graph.edges(after).find(|e| e.mv == mv);
+    assert_eq!(edge.map(|e| e.child), Some(twin), "3c3d leads to the twin");
+    assert_eq!(graph.edge_count(), 2, "7g7f, and 3c3d to the twin");
+    let pos = Position::from_position_command("startpos moves 7g7f").unwrap();
+    let mut moves = Vec::new();
+    let lines = node_lines(
+        &b.book,
+        &graph,
+        Some(&solution),
+        None,
+        after,
+        &pos,
+        &mut moves,
+    )
+    .unwrap();
+    let got = lines.iter().find(|l| l.mv == mv).unwrap();
+    assert_eq!(
+        (got.value, got.depth),
+        (-solution.value(twin), solution.depth(twin) + 1),
+        "the move's value is the twin's, seen from the other side"
+    );
+    // Independent: the plain recursion over twins rebuilt from SFEN text.
+    let mut p = pos.clone();
+    let expected = naive_lines(&b.book, &mut p, &mut Vec::new()).unwrap();
+    let naive = expected.iter().find(|l| l.0 == mv).unwrap();
+    assert_eq!((naive.1, naive.2), (got.value, got.depth));
 }
 
 #[test]
@@ -634,6 +687,8 @@ fn naive_softmax(book: &Book, pos: &mut Position, t: f64) -> f64 {
         pos.do_move(mv);
         let v = if book.contains(pos.key()) {
             -naive_softmax(book, pos, t)
+        } else if let Some(mut twin) = thought_twin(book, pos) {
+            -naive_softmax(book, &mut twin, t)
         } else {
             f64::from(book.values(id)[i].clamp(-32000, 32000))
         };
