@@ -93,6 +93,19 @@ pub fn run(args: &Args) -> Result<()> {
         )
     })?;
     let (book, _) = common::load(&args.db, false)?;
+    // As YaneuraOu's FlippedBook probe: a position that is not thought but whose
+    // colour-flipped twin is, is shown as the twin (same values, moves turned).
+    let twin_note = (!book.contains(pos.key()) && book.contains(pos.flipped_key())).then(|| {
+        format!(
+            "not thought itself; its colour-flipped twin is (moves below are the twin's):\nsfen {}\n",
+            pos.flipped().to_sfen()
+        )
+    });
+    let pos = if twin_note.is_some() {
+        pos.flipped()
+    } else {
+        pos
+    };
     let games = load_games(&args.db, &pos, &book)?;
     let mut progress = Reporter::new();
     let graph = BookGraph::build(&book, &mut |p, d, t| progress.report(p, d, t))?;
@@ -135,6 +148,9 @@ pub fn run(args: &Args) -> Result<()> {
         ndf: ndf.of(id).map(<[f64]>::to_vec),
     };
     common::to_stdout(|out| {
+        if let Some(note) = &twin_note {
+            write!(out, "{note}")?;
+        }
         print_position(out, &pos, &games)?;
         writeln!(
             out,

@@ -401,3 +401,33 @@ fn remote_export_from_a_running_coordinator() {
     let err = fails(&["remote", "status", "--coordinator", &url]);
     assert!(err.contains("cannot connect"), "{err}");
 }
+
+#[test]
+fn a_move_into_the_flipped_twin_of_a_book_position_exports_the_twins_value() {
+    let dir = Dir::new();
+    let (db, file, out) = (dir.path("db"), dir.path("in.db"), dir.path("out.db"));
+    // The start, 7g7f, and (as a separate entry, as an imported book may hold
+    // it) the twin of 7g7f 3c3d: the same symmetric board with white to move,
+    // every move of which is worth 120 to white.
+    let mut text = raw_book(&[&["7g7f"]], |_, _| -30);
+    let child = Position::from_position_command("startpos moves 7g7f 3c3d").unwrap();
+    let twin = child.flipped();
+    text.push_str(&format!("sfen {}\n", twin.to_sfen()));
+    for mv in twin.legal_moves() {
+        text.push_str(&format!("{mv} none 120 0 1\n"));
+    }
+    std::fs::write(&file, text).unwrap();
+    ok(&["import", "--db", s(&db), s(&file)]);
+    ok(&["export", "--db", s(&db), "--out", s(&out)]);
+    let book = std::fs::read_to_string(&out).unwrap();
+    let after = Position::from_position_command("startpos moves 7g7f").unwrap();
+    let moves = entry_moves(&book, &after.to_sfen());
+    let into_twin = moves.iter().find(|m| m.0 == "3c3d").unwrap();
+    // Through the twin: -120 one ply deeper (not the stored leaf value -30).
+    assert_eq!((into_twin.2, into_twin.3), (-120, 1), "{moves:?}");
+    // `show` of the child itself shows the twin.
+    let shown = ok(&["show", "--db", s(&db), "startpos moves 7g7f 3c3d"]);
+    assert!(shown.contains("its colour-flipped twin is"), "{shown}");
+    assert!(shown.contains(&twin.to_sfen()), "{shown}");
+    assert!(shown.contains("value 120 depth 0"), "{shown}");
+}
