@@ -115,6 +115,9 @@ struct PvEdge {
     node: NodeId,
     mv: Move,
     kind: EdgeKind,
+    /// The move's child is not thought but its colour-flipped twin is: the line
+    /// goes on on the twin's board (the child position flipped).
+    twin: bool,
 }
 
 /// Converts a node-relative move value to the search's root-relative scale.
@@ -185,6 +188,10 @@ pub struct Selector<S: NodeStore> {
     /// Per root: the principal variation and value of its last search.
     root_lines: Vec<Option<(Vec<Move>, i32)>>,
     move_buffers: Vec<Vec<Move>>,
+    /// Twin nodes the current search entered through a twin edge and has not left:
+    /// a line that enters one of them again goes round a loop through twins,
+    /// which the position history (reset by the flip) cannot see.
+    twin_stack: Vec<NodeId>,
     /// Softmax selection and its RNG when in that mode (`None`: alpha-beta).
     softmax: Option<softmax::SoftmaxState>,
 }
@@ -254,6 +261,7 @@ impl<S: NodeStore> Selector<S> {
             pv: Vec::new(),
             root_lines: Vec::new(),
             move_buffers: Vec::new(),
+            twin_stack: Vec::new(),
             softmax: None,
             store,
         };
@@ -456,8 +464,11 @@ impl<S: NodeStore> Selector<S> {
                 EdgeKind::Leaf => {
                     let mut position = self.roots[root].clone();
                     let path: Vec<Move> = self.pv[0].iter().map(|e| e.mv).collect();
-                    for mv in &path {
-                        position.do_move(*mv);
+                    for e in &self.pv[0] {
+                        position.do_move(e.mv);
+                        if e.twin {
+                            position = position.flipped();
+                        }
                     }
                     return Ok(Some(Leaf {
                         root,
@@ -567,6 +578,8 @@ impl<S: NodeStore> Selector<S> {
         let mut best = -INFINITE;
         let mut best_index: Option<usize> = None;
         let mut searched = 0usize;
+        // This node's twin key, computed at the first child that is not thought.
+        let mut flipped: Option<Key> = None;
         for k in 0..=moves.len() {
             let i = if k == 0 {
                 first
@@ -583,7 +596,21 @@ impl<S: NodeStore> Selector<S> {
             if !self.in_flight.is_empty() && self.in_flight.contains(&child_key.0) {
                 continue;
             }
-            let (value, kind) = match self.book.get(child_key) {
+            // A child that is not thought but whose colour-flipped twin is (the
+            // same situation) leads to the twin, as in the export; one whose twin
+            // is being thought is skipped like a child in flight.
+            let mut thought = self.book.get(child_key);
+            let mut twin = false;
+            if thought.is_none() {
+                let flipped = *flipped.get_or_insert_with(|| pos.flipped_key());
+                let twin_key = pos.flipped_key_after(flipped, mv);
+                if !self.in_flight.is_empty() && self.in_flight.contains(&twin_key.0) {
+                    continue;
+                }
+                thought = self.book.get(twin_key);
+                twin = thought.is_some();
+            }
+            let (value, kind) = match thought {
                 None => {
                     let mut v = from_node_relative(i32::from(self.book.values(node)[i]), ply);
                     if !self.kifu.is_empty()
@@ -595,21 +622,34 @@ impl<S: NodeStore> Selector<S> {
                     }
                     (v, EdgeKind::Leaf)
                 }
+                Some(child) if twin => {
+                    if self.twin_stack.contains(&child) {
+                        // Round a loop through twins: a repetition.
+                        (0, EdgeKind::Ends)
+                    } else {
+                        pos.do_move(mv);
+                        let mut twin_pos = pos.flipped();
+                        let _ = pos.undo_move();
+                        self.twin_stack.push(child);
+                        let result = self.search_child(
+                            &mut twin_pos,
+                            child,
+                            alpha,
+                            beta,
+                            ply,
+                            pv_node,
+                            searched,
+                        );
+                        self.twin_stack.pop();
+                        match result {
+                            Some(r) => r,
+                            None => continue,
+                        }
+                    }
+                }
                 Some(child) => {
                     pos.do_move(mv);
-                    let result = if let Some(v) = self.score_without_search(pos, child, ply + 1) {
-                        Some((-v, EdgeKind::Ends))
-                    } else if !pv_node || searched == 0 {
-                        self.search(pos, child, -beta, -alpha, ply + 1, pv_node)
-                            .map(|v| (-v, EdgeKind::Node))
-                    } else {
-                        match self.search(pos, child, -alpha - 1, -alpha, ply + 1, false) {
-                            Some(v) if -v > alpha => self
-                                .search(pos, child, -beta, -alpha, ply + 1, true)
-                                .map(|v| (-v, EdgeKind::Node)),
-                            other => other.map(|v| (-v, EdgeKind::Node)),
-                        }
-                    };
+                    let result = self.search_child(pos, child, alpha, beta, ply, pv_node, searched);
                     let _ = pos.undo_move();
                     match result {
                         Some(r) => r,
@@ -626,7 +666,12 @@ impl<S: NodeStore> Selector<S> {
                         let (head, tail) = self.pv.split_at_mut(ply + 1);
                         let line = &mut head[ply];
                         line.clear();
-                        line.push(PvEdge { node, mv, kind });
+                        line.push(PvEdge {
+                            node,
+                            mv,
+                            kind,
+                            twin,
+                        });
                         if kind == EdgeKind::Node {
                             line.extend_from_slice(&tail[0]);
                         }
@@ -658,6 +703,35 @@ impl<S: NodeStore> Selector<S> {
             };
         }
         Some(best)
+    }
+
+    /// Scores a thought child (`pos` is at it) for its parent's search at `ply`:
+    /// without search when it ends the line, else by a (PVS) search; the value
+    /// is the parent's view.
+    #[allow(clippy::too_many_arguments)]
+    fn search_child(
+        &mut self,
+        pos: &mut Position,
+        child: NodeId,
+        alpha: i32,
+        beta: i32,
+        ply: usize,
+        pv_node: bool,
+        searched: usize,
+    ) -> Option<(i32, EdgeKind)> {
+        if let Some(v) = self.score_without_search(pos, child, ply + 1) {
+            Some((-v, EdgeKind::Ends))
+        } else if !pv_node || searched == 0 {
+            self.search(pos, child, -beta, -alpha, ply + 1, pv_node)
+                .map(|v| (-v, EdgeKind::Node))
+        } else {
+            match self.search(pos, child, -alpha - 1, -alpha, ply + 1, false) {
+                Some(v) if -v > alpha => self
+                    .search(pos, child, -beta, -alpha, ply + 1, true)
+                    .map(|v| (-v, EdgeKind::Node)),
+                other => other.map(|v| (-v, EdgeKind::Node)),
+            }
+        }
     }
 
     /// Leaves next to `leaf`: the other leaf moves of its parent whose stored value
@@ -693,14 +767,20 @@ impl<S: NodeStore> Selector<S> {
             .collect();
         candidates.sort_unstable_by_key(|c| std::cmp::Reverse(c.0));
         let mut out = Vec::new();
+        let flipped = parent_pos.flipped_key();
         for (_, mv) in candidates {
             if out.len() >= max {
                 break;
             }
             let key = parent_pos.key_after(mv);
+            // A child whose colour-flipped twin is thought or being thought is no
+            // leaf (see `search`).
+            let twin = parent_pos.flipped_key_after(flipped, mv);
             if self.skipped_by_ban(parent, mv)
                 || self.in_flight.contains(&key.0)
                 || self.book.contains(key)
+                || self.in_flight.contains(&twin.0)
+                || self.book.contains(twin)
             {
                 continue;
             }

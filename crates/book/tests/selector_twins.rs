@@ -1,0 +1,131 @@
+//! The selector and colour-flipped twins: a move whose child is not thought but
+//! whose twin is leads into the twin (as in the export), so the selector neither
+//! hands out a position whose twin is thought nor two twins at once, and a line
+//! through a twin ends on a leaf of the twin's board.
+
+use stera_book::{MemoryStore, NodeId, NodeStore, Origin, RunConfig, Selector, ThoughtNode};
+use stera_rules::{Move, Position};
+
+fn node(pos: &Position, origin: Origin, value: impl Fn(usize, Move) -> i16) -> ThoughtNode {
+    let values = pos
+        .legal_moves()
+        .into_iter()
+        .enumerate()
+        .map(|(i, mv)| value(i, mv))
+        .collect();
+    ThoughtNode {
+        key: pos.key(),
+        origin,
+        ply: 1,
+        values,
+        depths: None,
+        evaluator: 0,
+        timestamp: 0,
+    }
+}
+
+/// The twin of `pos`, rebuilt from flipped SFEN text (not the key arithmetic the
+/// selector uses).
+fn twin_key_of(pos: &Position) -> u128 {
+    Position::from_sfen(&pos.flipped().to_sfen())
+        .unwrap()
+        .key()
+        .0
+}
+
+/// startpos (node 0), 7g7f (node 1), and the twin of 7g7f 3c3d (node 2, by SFEN):
+/// the symmetric board with white to move. The start's other moves are worth
+/// -100, white's after 7g7f -300, so the best line is 7g7f 3c3d into the twin,
+/// whose first move is its best leaf (100; the others -200).
+fn twin_book() -> (MemoryStore, Position, Move) {
+    let start = Position::startpos();
+    let seven: Move = "7g7f".parse().unwrap();
+    let mut after = start.clone();
+    after.do_move(seven);
+    let mut child = after.clone();
+    child.play_usi("3c3d").unwrap();
+    let twin = child.flipped();
+    let twin_best = twin.legal_moves()[0];
+    let mut store = MemoryStore::new();
+    store
+        .append(&[
+            node(
+                &start,
+                Origin::Sfen(start.to_sfen_without_ply()),
+                |_, mv| {
+                    if mv == seven { 0 } else { -100 }
+                },
+            ),
+            node(
+                &after,
+                Origin::Child {
+                    parent: NodeId(0),
+                    mv: seven,
+                },
+                |_, _| -300,
+            ),
+            node(&twin, Origin::Sfen(twin.to_sfen_without_ply()), |i, _| {
+                if i == 0 { 100 } else { -200 }
+            }),
+        ])
+        .unwrap();
+    (store, twin, twin_best)
+}
+
+fn open(store: MemoryStore) -> Selector<MemoryStore> {
+    let config = RunConfig {
+        roots: vec!["startpos".into()],
+        kifu_bonus: 100,
+        ply_limit: 512,
+        leaves_per_turn: 1,
+    };
+    Selector::open(store, Some(config)).unwrap()
+}
+
+#[test]
+fn the_best_line_through_a_twin_ends_on_a_leaf_of_the_twins_board() {
+    let (store, twin, twin_best) = twin_book();
+    let mut selector = open(store);
+    let leaf = selector.select(1).unwrap().pop().expect("a leaf");
+    let mut expected = twin.clone();
+    expected.do_move(twin_best);
+    assert_eq!(leaf.key, expected.key(), "leaf {}", leaf.sfen());
+    assert_eq!(leaf.position.key(), leaf.key);
+    assert_eq!(leaf.parent, Some((NodeId(2), twin_best)));
+    let line: Vec<String> = leaf.path.iter().map(ToString::to_string).collect();
+    assert_eq!(line, ["7g7f", "3c3d", &twin_best.to_string()]);
+}
+
+#[test]
+fn no_leaf_is_a_thought_twin_and_no_two_leaves_in_flight_are_twins() {
+    let (store, _, _) = twin_book();
+    let mut selector = open(store);
+    let child = Position::from_position_command("startpos moves 7g7f 3c3d").unwrap();
+    let mut keys = std::collections::HashSet::new();
+    let mut twins = std::collections::HashSet::new();
+    // Every leaf of this small book, one at a time, all kept in flight.
+    let mut handed = 0;
+    while let Some(leaf) = selector.select(1).unwrap().pop() {
+        handed += 1;
+        assert_ne!(leaf.key, child.key(), "the child whose twin is thought");
+        assert!(!selector.book().contains(leaf.key));
+        let twin = twin_key_of(&leaf.position);
+        assert!(
+            !selector.book().contains(stera_rules::Key(twin)),
+            "{} has a thought twin",
+            leaf.sfen()
+        );
+        assert!(
+            !twins.contains(&leaf.key.0),
+            "{} is the twin of a leaf in flight",
+            leaf.sfen()
+        );
+        keys.insert(leaf.key.0);
+        twins.insert(twin);
+        assert!(handed < 10_000, "selection does not end");
+    }
+    // 30 moves at the start, 30 after 7g7f, 30 in the twin, less the two
+    // thought children; the twin's own children include the twins of the
+    // start's children (the symmetric start), which are handed out once.
+    assert!(handed > 30, "{handed} leaves");
+}
