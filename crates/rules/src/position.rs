@@ -24,9 +24,13 @@ pub const STARTPOS_SFEN: &str = "lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1
 #[derive(Clone)]
 pub struct Position {
     inner: Backend,
-    /// Moves played since construction, with the key before each move.
-    history: Vec<(Move32, Key)>,
+    /// Moves played since construction, with the key and the flipped twin's key
+    /// before each move.
+    history: Vec<(Move32, Key, Key)>,
     key: Key,
+    /// The key of the colour-flipped twin, kept like `key`: the book probes the
+    /// twin of every child it does not hold.
+    flipped: Key,
 }
 
 impl std::fmt::Debug for Position {
@@ -124,8 +128,10 @@ impl Position {
             inner,
             history: Vec::new(),
             key: Key(0),
+            flipped: Key(0),
         };
         pos.key = pos.compute_key();
+        pos.flipped = pos.compute_flipped_key();
         pos
     }
 
@@ -325,10 +331,12 @@ impl Position {
     pub fn do_move(&mut self, mv: Move) {
         debug_assert!(self.is_legal(mv), "do_move({mv}) on {}", self.to_sfen());
         let next_key = self.key_after(mv);
+        let next_flipped = self.flipped_key_after(self.flipped, mv);
         let mv32 = self.inner.move32_from_move(mv.backend());
         self.inner.apply_move32(mv32);
-        self.history.push((mv32, self.key));
+        self.history.push((mv32, self.key, self.flipped));
         self.key = next_key;
+        self.flipped = next_flipped;
     }
 
     /// Takes back the last move played with [`Position::do_move`].
@@ -336,11 +344,12 @@ impl Position {
     /// # Errors
     /// [`RulesError::NothingToUndo`] at the construction point.
     pub fn undo_move(&mut self) -> Result<Move, RulesError> {
-        let (mv32, key) = self.history.pop().ok_or(RulesError::NothingToUndo)?;
+        let (mv32, key, flipped) = self.history.pop().ok_or(RulesError::NothingToUndo)?;
         self.inner
             .undo_move32(mv32)
             .map_err(|_| RulesError::NothingToUndo)?;
         self.key = key;
+        self.flipped = flipped;
         Ok(Move::from_backend(mv32.to_move()))
     }
 
@@ -401,61 +410,21 @@ impl Position {
     /// ```
     #[must_use]
     pub fn flipped(&self) -> Self {
-        let sfen = self.to_sfen();
-        let mut fields = sfen.split(' ');
-        let board = fields.next().unwrap_or_default();
-        let side = fields.next().unwrap_or("b");
-        let hands = fields.next().unwrap_or("-");
-        let ply = fields.next().unwrap_or("1");
-        let swap = |c: char| {
-            if c.is_ascii_uppercase() {
-                c.to_ascii_lowercase()
-            } else {
-                c.to_ascii_uppercase()
-            }
-        };
-        let rows: Vec<String> = board
-            .split('/')
-            .rev()
-            .map(|row| {
-                // Units (a digit, a piece, or `+` and a piece) in reverse order.
-                let mut units: Vec<String> = Vec::new();
-                let mut promoted = false;
-                for c in row.chars() {
-                    if c == '+' {
-                        promoted = true;
-                    } else if c.is_ascii_digit() {
-                        units.push(c.to_string());
-                    } else {
-                        let mut unit = String::with_capacity(2);
-                        if promoted {
-                            unit.push('+');
-                        }
-                        unit.push(swap(c));
-                        units.push(unit);
-                        promoted = false;
-                    }
-                }
-                units.reverse();
-                units.concat()
-            })
-            .collect();
-        let hands: String = if hands == "-" {
-            hands.to_owned()
-        } else {
-            hands.chars().map(swap).collect()
-        };
-        let side = if side == "b" { "w" } else { "b" };
-        let text = format!("{} {side} {hands} {ply}", rows.join("/"));
-        // A legal position's twin is legal (the rules are symmetric), and the
-        // text above is well formed by construction.
-        Self::from_sfen(&text).unwrap_or_else(|e| unreachable!("flipped SFEN `{text}`: {e}"))
+        // The backend turns the board and rebuilds its state (no text round trip:
+        // the selector flips a position at every twin it enters).
+        Self::from_backend(self.inner.to_flipped())
     }
 
     /// The key of the colour-flipped twin ([`Position::flipped`]) without building
-    /// it.
+    /// it (kept up to date by every move).
     #[must_use]
     pub fn flipped_key(&self) -> Key {
+        self.flipped
+    }
+
+    /// Recomputes [`Position::flipped_key`] from the board and hands (its oracle).
+    #[must_use]
+    pub fn compute_flipped_key(&self) -> Key {
         let mut k = 0u128;
         for sq in Square::iter() {
             let p = self.inner.piece_on(sq);

@@ -33,6 +33,12 @@ fn key_after_equals_key_after_do_move() {
                 "incremental key drifted at {}",
                 pos.to_sfen()
             );
+            assert_eq!(
+                pos.flipped_key(),
+                pos.compute_flipped_key(),
+                "incremental twin key drifted at {}",
+                pos.to_sfen()
+            );
             let mv = moves[rng.random_range(0..moves.len())];
             pos.do_move(mv);
         }
@@ -92,10 +98,51 @@ fn key_table_is_stable() {
     assert_eq!(again.compute_key(), start);
 }
 
-/// The colour-flipped twin: its key computed without building it, the key of
-/// every child's twin computed without playing the move, and its legal moves
-/// are this position's moves turned; all against the twin built from its SFEN
-/// text (a separate code path).
+/// The colour-flipped twin written as SFEN text by hand (rows and files
+/// reversed, colours swapped): the oracle for [`Position::flipped`].
+fn flipped_by_text(pos: &Position) -> Position {
+    let sfen = pos.to_sfen();
+    let f: Vec<&str> = sfen.split(' ').collect();
+    let swap = |c: char| {
+        if c.is_ascii_uppercase() {
+            c.to_ascii_lowercase()
+        } else {
+            c.to_ascii_uppercase()
+        }
+    };
+    let rows: Vec<String> = f[0]
+        .split('/')
+        .rev()
+        .map(|row| {
+            let mut units: Vec<String> = Vec::new();
+            let mut promoted = false;
+            for c in row.chars() {
+                if c == '+' {
+                    promoted = true;
+                } else if c.is_ascii_digit() {
+                    units.push(c.to_string());
+                } else {
+                    units.push(format!("{}{}", if promoted { "+" } else { "" }, swap(c)));
+                    promoted = false;
+                }
+            }
+            units.reverse();
+            units.concat()
+        })
+        .collect();
+    let hands: String = if f[2] == "-" {
+        "-".into()
+    } else {
+        f[2].chars().map(swap).collect()
+    };
+    let side = if f[1] == "b" { "w" } else { "b" };
+    Position::from_sfen(&format!("{} {side} {hands} {}", rows.join("/"), f[3])).unwrap()
+}
+
+/// The colour-flipped twin: the backend's flip equals the twin written as text,
+/// its key is kept without building it, the key of every child's twin is
+/// computed without playing the move, and its legal moves are this position's
+/// moves turned.
 #[test]
 fn flipped_twins_agree_with_the_position_built_from_the_flipped_sfen() {
     let mut checked = 0u64;
@@ -103,12 +150,14 @@ fn flipped_twins_agree_with_the_position_built_from_the_flipped_sfen() {
     let mut promoted = 0u64;
     for pos in common::random_positions(23, 300, 160) {
         let twin = pos.flipped();
+        assert_eq!(twin.to_sfen(), flipped_by_text(&pos).to_sfen());
         assert_eq!(
             twin.key(),
             pos.flipped_key(),
             "flipped_key of {}",
             pos.to_sfen()
         );
+        assert_eq!(pos.compute_flipped_key(), pos.flipped_key());
         assert_eq!(twin.flipped().to_sfen(), pos.to_sfen());
         assert_eq!(twin.flipped_key(), pos.key());
         assert_ne!(twin.side_to_move(), pos.side_to_move());
@@ -126,7 +175,7 @@ fn flipped_twins_agree_with_the_position_built_from_the_flipped_sfen() {
             child.do_move(mv);
             assert_eq!(
                 pos.flipped_key_after(flipped, mv),
-                child.flipped().key(),
+                flipped_by_text(&child).key(),
                 "flipped_key_after({mv}) in {sfen}"
             );
             checked += 1;
