@@ -450,6 +450,7 @@ impl<S: NodeStore> Selector<S> {
                 self.pv.push(Vec::new());
             }
             self.pv[0].clear();
+            self.twin_stack.clear();
             let Some(value) = self.search(&mut pos, id, -INFINITE, INFINITE, 0, true) else {
                 return Ok(None);
             };

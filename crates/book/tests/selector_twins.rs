@@ -129,3 +129,55 @@ fn no_leaf_is_a_thought_twin_and_no_two_leaves_in_flight_are_twins() {
     // start's children (the symmetric start), which are handed out once.
     assert!(handed > 30, "{handed} leaves");
 }
+
+#[test]
+fn the_softmax_descent_goes_through_twins_too_and_never_hands_out_a_thought_twin() {
+    use stera_book::{SelectMode, SoftmaxSelect};
+    let (store, twin, _) = twin_book();
+    let mut selector = open(store);
+    selector
+        .set_select_mode(SelectMode::Softmax(SoftmaxSelect {
+            temperature: 50.0,
+            seed: 5,
+        }))
+        .unwrap();
+    let child = Position::from_position_command("startpos moves 7g7f 3c3d").unwrap();
+    let twin_children: std::collections::HashSet<u128> = twin
+        .legal_moves()
+        .into_iter()
+        .map(|mv| twin.key_after(mv).0)
+        .collect();
+    let (mut into_twin, mut handed) = (0u32, 0u32);
+    for _ in 0..300 {
+        let Some(leaf) = selector.select(1).unwrap().pop() else {
+            break;
+        };
+        handed += 1;
+        assert_ne!(leaf.key, child.key(), "the child whose twin is thought");
+        let twin_key = stera_rules::Key(twin_key_of(&leaf.position));
+        assert!(!selector.book().contains(twin_key), "{}", leaf.sfen());
+        if twin_children.contains(&leaf.key.0) {
+            into_twin += 1;
+            assert_eq!(leaf.parent.map(|p| p.0), Some(NodeId(2)));
+        }
+        // Given back: the descent samples again from the same book.
+        selector.abandon(&leaf).unwrap();
+    }
+    assert_eq!(handed, 300);
+    // A descent ends in the twin when it samples 7g7f at the start (worth 100
+    // through the twin, the others -100) and then 3c3d (-100 through the twin,
+    // the others -300): softmax at T = 50 over those values.
+    let start_moves = Position::startpos().legal_move_count() as f64;
+    let white_moves = Position::from_position_command("startpos moves 7g7f")
+        .unwrap()
+        .legal_move_count() as f64;
+    let e = |v: f64| (v / 50.0).exp();
+    let p = e(100.0) / (e(100.0) + (start_moves - 1.0) * e(-100.0)) * e(-100.0)
+        / (e(-100.0) + (white_moves - 1.0) * e(-300.0));
+    let expected = p * f64::from(handed);
+    let sigma = (expected * (1.0 - p)).sqrt();
+    assert!(
+        (f64::from(into_twin) - expected).abs() < 4.0 * sigma,
+        "{into_twin} of {handed} leaves in the twin, expected {expected:.1} +- {sigma:.1}"
+    );
+}

@@ -87,6 +87,8 @@ struct Candidate {
     q: i32,
     kind: EdgeKind,
     child: Option<NodeId>,
+    /// The child is not thought but its colour-flipped twin (`child`) is.
+    twin: bool,
 }
 
 /// Index into `qs` sampled from π(i) ∝ exp(qs\[i\] / T), given `u` uniform in
@@ -214,6 +216,8 @@ impl<S: NodeStore> Selector<S> {
             };
             self.stats.searches += 1;
             let mut path: Vec<Move> = Vec::new();
+            // Twins entered by this descent (see `Selector::twin_stack`).
+            self.twin_stack.clear();
             loop {
                 self.stats.nodes_visited += 1;
                 let ply = path.len();
@@ -249,6 +253,11 @@ impl<S: NodeStore> Selector<S> {
                     (EdgeKind::Node, Some(child)) => {
                         pos.do_move(chosen.mv);
                         path.push(chosen.mv);
+                        if chosen.twin {
+                            // On into the twin, on its board.
+                            pos = pos.flipped();
+                            self.twin_stack.push(child);
+                        }
                         node = child;
                     }
                     // Nothing to think below this edge: ban it, as the alpha-beta
@@ -291,7 +300,19 @@ impl<S: NodeStore> Selector<S> {
             if !self.in_flight.is_empty() && self.in_flight.contains(&child_key.0) {
                 continue;
             }
-            let candidate = match self.book.get(child_key) {
+            // As in the alpha-beta search: a child not thought whose twin is leads
+            // to the twin; one whose twin is in flight is skipped.
+            let mut thought = self.book.get(child_key);
+            let mut twin = false;
+            if thought.is_none() {
+                let twin_key = pos.flipped_key_after(pos.flipped_key(), mv);
+                if !self.in_flight.is_empty() && self.in_flight.contains(&twin_key.0) {
+                    continue;
+                }
+                thought = self.book.get(twin_key);
+                twin = thought.is_some();
+            }
+            let candidate = match thought {
                 None => {
                     // The alpha-beta search's leaf value, kifu bonus included.
                     let mut v = from_node_relative(i32::from(self.book.values(node)[i]), ply);
@@ -307,6 +328,37 @@ impl<S: NodeStore> Selector<S> {
                         q: v,
                         kind: EdgeKind::Leaf,
                         child: None,
+                        twin: false,
+                    }
+                }
+                Some(child) if twin => {
+                    let result = if self.twin_stack.contains(&child) {
+                        // Round a loop through twins: a repetition.
+                        Some((0, EdgeKind::Ends))
+                    } else {
+                        pos.do_move(mv);
+                        let mut twin_pos = pos.flipped();
+                        let _ = pos.undo_move();
+                        self.twin_stack.push(child);
+                        let r = self.search_child(
+                            &mut twin_pos,
+                            child,
+                            -INFINITE,
+                            INFINITE,
+                            ply,
+                            true,
+                            0,
+                        );
+                        self.twin_stack.pop();
+                        r
+                    };
+                    let Some((q, kind)) = result else { continue };
+                    Candidate {
+                        mv,
+                        q,
+                        kind,
+                        child: Some(child),
+                        twin: true,
                     }
                 }
                 Some(child) => {
@@ -324,6 +376,7 @@ impl<S: NodeStore> Selector<S> {
                         q,
                         kind,
                         child: Some(child),
+                        twin: false,
                     }
                 }
             };
