@@ -32,7 +32,10 @@ pub use softmax::{DEFAULT_SELECT_SEED, SelectMode, SoftmaxSelect, softmax_policy
 pub struct Leaf {
     /// Index of the root (in [`RunConfig::roots`]) it was found from.
     pub root: usize,
-    /// The moves from that root to the leaf.
+    /// The moves from that root to the leaf, as played on the root's board. When
+    /// the line went through a colour-flipped twin (an odd number of times),
+    /// they lead to the twin of `position`: `position` is on the board of the
+    /// book node it is a child of.
     pub path: Vec<Move>,
     /// The thought node and move whose child this is; `None` when the leaf is an
     /// unthought root.
@@ -118,6 +121,26 @@ struct PvEdge {
     /// The move's child is not thought but its colour-flipped twin is: the line
     /// goes on on the twin's board (the child position flipped).
     twin: bool,
+}
+
+/// The moves of a line as played from its root: a move made on a twin's board
+/// (after an odd number of twin edges) is the flipped move on the real board.
+fn moves_from_root(line: &[PvEdge]) -> Vec<Move> {
+    moves_on_real_board(false, line.iter().map(|e| (e.mv, e.twin)))
+}
+
+/// [`moves_from_root`] for (move, leads into a twin) pairs, starting on a twin's
+/// board when `on_twin`.
+pub(crate) fn moves_on_real_board(
+    mut on_twin: bool,
+    line: impl Iterator<Item = (Move, bool)>,
+) -> Vec<Move> {
+    line.map(|(mv, twin)| {
+        let real = if on_twin { mv.flipped() } else { mv };
+        on_twin ^= twin;
+        real
+    })
+    .collect()
 }
 
 /// Converts a node-relative move value to the search's root-relative scale.
@@ -457,14 +480,14 @@ impl<S: NodeStore> Selector<S> {
             if self.root_lines.len() < self.roots.len() {
                 self.root_lines.resize(self.roots.len(), None);
             }
-            self.root_lines[root] = Some((self.pv[0].iter().map(|e| e.mv).collect(), value));
+            self.root_lines[root] = Some((moves_from_root(&self.pv[0]), value));
             let Some(last) = self.pv[0].last().copied() else {
                 return Ok(None);
             };
             match last.kind {
                 EdgeKind::Leaf => {
                     let mut position = self.roots[root].clone();
-                    let path: Vec<Move> = self.pv[0].iter().map(|e| e.mv).collect();
+                    let path = moves_from_root(&self.pv[0]);
                     for e in &self.pv[0] {
                         position.do_move(e.mv);
                         if e.twin {

@@ -92,8 +92,18 @@ fn the_best_line_through_a_twin_ends_on_a_leaf_of_the_twins_board() {
     assert_eq!(leaf.key, expected.key(), "leaf {}", leaf.sfen());
     assert_eq!(leaf.position.key(), leaf.key);
     assert_eq!(leaf.parent, Some((NodeId(2), twin_best)));
+    // The path is played from the root on the real board: the twin's move
+    // flipped, so it leads to the twin of the leaf.
     let line: Vec<String> = leaf.path.iter().map(ToString::to_string).collect();
-    assert_eq!(line, ["7g7f", "3c3d", &twin_best.to_string()]);
+    assert_eq!(line, ["7g7f", "3c3d", &twin_best.flipped().to_string()]);
+    let mut real = Position::startpos();
+    for mv in &leaf.path {
+        real.do_move(*mv);
+    }
+    assert_eq!(twin_key_of(&real), leaf.key.0);
+    // The reported principal variation is legal from the root too.
+    let (_, pv, _) = selector.root_lines().pop().unwrap();
+    assert_eq!(pv, leaf.path);
 }
 
 #[test]
@@ -156,6 +166,13 @@ fn the_softmax_descent_goes_through_twins_too_and_never_hands_out_a_thought_twin
         assert_ne!(leaf.key, child.key(), "the child whose twin is thought");
         let twin_key = stera_rules::Key(twin_key_of(&leaf.position));
         assert!(!selector.book().contains(twin_key), "{}", leaf.sfen());
+        // The path is legal from the root and leads to the leaf or its twin.
+        let mut real = Position::startpos();
+        for mv in &leaf.path {
+            assert!(real.is_legal(*mv), "{mv} in {}", real.to_sfen());
+            real.do_move(*mv);
+        }
+        assert!(real.key() == leaf.key || twin_key_of(&real) == leaf.key.0);
         if twin_children.contains(&leaf.key.0) {
             into_twin += 1;
             assert_eq!(leaf.parent.map(|p| p.0), Some(NodeId(2)));

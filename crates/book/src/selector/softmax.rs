@@ -45,7 +45,7 @@ use rand::{Rng, SeedableRng};
 use stera_rules::value::{INFINITE, MATE_IN_MAX_PLY};
 use stera_rules::{Move, Position};
 
-use super::{EdgeKind, Leaf, Selector, from_node_relative};
+use super::{EdgeKind, Leaf, Selector, from_node_relative, moves_on_real_board};
 use crate::{BookError, NodeId, NodeStore};
 
 /// Default seed of the softmax sampling (runs are reproducible unless told
@@ -216,8 +216,10 @@ impl<S: NodeStore> Selector<S> {
             };
             self.stats.searches += 1;
             let mut path: Vec<Move> = Vec::new();
-            // Twins entered by this descent (see `Selector::twin_stack`).
+            // Twins entered by this descent (see `Selector::twin_stack`); an odd
+            // number of them puts the descent on a twin's board.
             self.twin_stack.clear();
+            let mut on_twin = false;
             loop {
                 self.stats.nodes_visited += 1;
                 let ply = path.len();
@@ -241,7 +243,11 @@ impl<S: NodeStore> Selector<S> {
                     (EdgeKind::Leaf, _) => {
                         let key = pos.key_after(chosen.mv);
                         pos.do_move(chosen.mv);
-                        path.push(chosen.mv);
+                        path.push(if on_twin {
+                            chosen.mv.flipped()
+                        } else {
+                            chosen.mv
+                        });
                         return Ok(Some(Leaf {
                             root,
                             path,
@@ -252,11 +258,16 @@ impl<S: NodeStore> Selector<S> {
                     }
                     (EdgeKind::Node, Some(child)) => {
                         pos.do_move(chosen.mv);
-                        path.push(chosen.mv);
+                        path.push(if on_twin {
+                            chosen.mv.flipped()
+                        } else {
+                            chosen.mv
+                        });
                         if chosen.twin {
                             // On into the twin, on its board.
                             pos = pos.flipped();
                             self.twin_stack.push(child);
+                            on_twin = !on_twin;
                         }
                         node = child;
                     }
@@ -385,7 +396,10 @@ impl<S: NodeStore> Selector<S> {
                 if candidate.kind == EdgeKind::Node
                     && let Some(tail) = self.pv.get(1)
                 {
-                    line.extend(tail.iter().map(|e| e.mv));
+                    line.extend(moves_on_real_board(
+                        candidate.twin,
+                        tail.iter().map(|e| (e.mv, e.twin)),
+                    ));
                 }
                 best_line = Some((line, candidate.q));
             }
