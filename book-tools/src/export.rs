@@ -30,7 +30,8 @@ pub struct Args {
     #[arg(long)]
     shrink: bool,
     /// Write the stored values and search depths without minimax: a book that
-    /// `import` reads back into the same nodes.
+    /// `import` reads back into the same nodes (`import --keep-twins` when the
+    /// store holds a position and its colour-flipped twin both).
     #[arg(long, conflicts_with = "shrink")]
     raw: bool,
     /// How values go from the leaves to the roots: `minimax` (tera-shock: a

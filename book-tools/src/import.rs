@@ -7,6 +7,12 @@
 //! lacking a value, never as a mate score. The file is checked completely before anything
 //! is stored: a malformed or illegal line stops the import with every problem
 //! listed by line, and the store is left as it was (unless `--skip-bad`).
+//!
+//! A position and its colour-flipped twin are one node, as in YaneuraOu's
+//! `makebook peta_shock` (the book's analysis and the selector reach a twin
+//! through the other): an entry whose twin is in the book or was read earlier is
+//! skipped and counted, unless `--keep-twins` (the first read is kept; peta_shock
+//! keeps the last).
 
 use std::path::{Path, PathBuf};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
@@ -35,6 +41,11 @@ pub struct Args {
     /// How many problems of each kind to list (all are counted).
     #[arg(long, default_value_t = 20)]
     list: usize,
+    /// Also import an entry whose colour-flipped twin is in the book or earlier
+    /// in the file (by default it is skipped: the twin stands for it). Use it to
+    /// read back a raw export of a store that holds both twins.
+    #[arg(long)]
+    keep_twins: bool,
 }
 
 /// Nodes appended to the store per write.
@@ -92,12 +103,13 @@ pub fn run(args: &Args) -> Result<()> {
     drop(collected.edges);
     let imported = store_linked(&mut store, args, &collected.pending, &links, evaluator)?;
     println!(
-        "entries {}: imported {imported} ({} linked to a parent, {} by SFEN), already in the book {}, duplicate positions {}, incomplete {}, bad {}; {:.1} s",
+        "entries {}: imported {imported} ({} linked to a parent, {} by SFEN), already in the book {}, duplicate positions {}, twins of other entries {}, incomplete {}, bad {}; {:.1} s",
         checked.entries,
         links.linked,
         imported.saturating_sub(links.linked),
         collected.already,
         collected.duplicates,
+        collected.twins,
         checked.incomplete.len(),
         checked.bad.len(),
         start.elapsed().as_secs_f64()
@@ -204,6 +216,8 @@ struct Collected {
     edges: Vec<(u32, u16, u32)>,
     already: u64,
     duplicates: u64,
+    /// Entries skipped because their colour-flipped twin stands for them.
+    twins: u64,
 }
 
 /// Pass 2: read the complete entries not yet in the book into memory and find
@@ -212,7 +226,7 @@ fn collect_new_entries(args: &Args, checked: &Checked, existing: &Book) -> Resul
     let mut legal = Vec::with_capacity(600);
     let mut pending = Pending::default();
     let mut edges_by_key: Vec<(u32, u16, u128)> = Vec::new();
-    let (mut already, mut duplicates) = (0u64, 0u64);
+    let (mut already, mut duplicates, mut twins) = (0u64, 0u64, 0u64);
     let mut progress = Reporter::new();
     let mut read = 0u64;
     let mut sfen = String::with_capacity(160);
@@ -234,6 +248,11 @@ fn collect_new_entries(args: &Args, checked: &Checked, existing: &Book) -> Resul
         }
         if pending.index.contains_key(&key.0) {
             duplicates += 1;
+            continue;
+        }
+        let twin = pos.flipped_key();
+        if !args.keep_twins && (existing.contains(twin) || pending.index.contains_key(&twin.0)) {
+            twins += 1;
             continue;
         }
         let parent = u32::try_from(pending.len()).unwrap_or(u32::MAX);
@@ -259,6 +278,7 @@ fn collect_new_entries(args: &Args, checked: &Checked, existing: &Book) -> Resul
         edges,
         already,
         duplicates,
+        twins,
     })
 }
 

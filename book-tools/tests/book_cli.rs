@@ -431,3 +431,41 @@ fn a_move_into_the_flipped_twin_of_a_book_position_exports_the_twins_value() {
     assert!(shown.contains(&twin.to_sfen()), "{shown}");
     assert!(shown.contains("value 120 depth 0"), "{shown}");
 }
+
+#[test]
+fn an_entry_whose_flipped_twin_was_read_is_skipped_unless_keep_twins() {
+    let dir = Dir::new();
+    let file = dir.path("in.db");
+    // The twin pair: 7g7f 3c3d (black to move) and the same board with white to
+    // move, each a separate entry, plus the start position.
+    let child = Position::from_position_command("startpos moves 7g7f 3c3d").unwrap();
+    let mut text = raw_book(&[&[]], |_, _| 10);
+    for (pos, value) in [(&child, 40), (&child.flipped(), 55)] {
+        text.push_str(&format!("sfen {}\n", pos.to_sfen()));
+        for mv in pos.legal_moves() {
+            text.push_str(&format!("{mv} none {value} 0 1\n"));
+        }
+    }
+    std::fs::write(&file, text).unwrap();
+    let db = dir.path("db");
+    let report = ok(&["import", "--db", s(&db), s(&file)]);
+    assert!(report.contains("imported 2 "), "{report}");
+    assert!(report.contains("twins of other entries 1"), "{report}");
+    // A second import finds the twin in the book.
+    let again = ok(&["import", "--db", s(&db), s(&file)]);
+    assert!(again.contains("already in the book 2"), "{again}");
+    assert!(again.contains("twins of other entries 1"), "{again}");
+    let raw = dir.path("raw.db");
+    ok(&["export", "--db", s(&db), "--out", s(&raw), "--raw"]);
+    let raw = std::fs::read_to_string(&raw).unwrap();
+    assert!(
+        raw.contains(&child.to_sfen_without_ply()),
+        "the first read is kept"
+    );
+    assert!(!raw.contains(&child.flipped().to_sfen_without_ply()));
+
+    let both = dir.path("both");
+    let report = ok(&["import", "--db", s(&both), s(&file), "--keep-twins"]);
+    assert!(report.contains("imported 3 "), "{report}");
+    assert!(report.contains("twins of other entries 0"), "{report}");
+}
