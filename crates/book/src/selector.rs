@@ -113,6 +113,16 @@ enum EdgeKind {
     Node,
 }
 
+/// What a move of a thought node leads to, for selection.
+enum Reach {
+    /// The child, or its colour-flipped twin, is being thought: skip the move.
+    InFlight,
+    /// Neither the child nor its twin is thought: a leaf.
+    Leaf,
+    /// A thought node: the child itself, or (`true`) the child's twin.
+    Thought(NodeId, bool),
+}
+
 #[derive(Debug, Clone, Copy)]
 struct PvEdge {
     node: NodeId,
@@ -602,8 +612,6 @@ impl<S: NodeStore> Selector<S> {
         let mut best = -INFINITE;
         let mut best_index: Option<usize> = None;
         let mut searched = 0usize;
-        // This node's twin key, computed at the first child that is not thought.
-        let mut flipped: Option<Key> = None;
         for k in 0..=moves.len() {
             let i = if k == 0 {
                 first
@@ -617,23 +625,11 @@ impl<S: NodeStore> Selector<S> {
                 continue;
             }
             let child_key = pos.key_after(mv);
-            if !self.in_flight.is_empty() && self.in_flight.contains(&child_key.0) {
-                continue;
-            }
-            // A child that is not thought but whose colour-flipped twin is (the
-            // same situation) leads to the twin, as in the export; one whose twin
-            // is being thought is skipped like a child in flight.
-            let mut thought = self.book.get(child_key);
-            let mut twin = false;
-            if thought.is_none() {
-                let flipped = *flipped.get_or_insert_with(|| pos.flipped_key());
-                let twin_key = pos.flipped_key_after(flipped, mv);
-                if !self.in_flight.is_empty() && self.in_flight.contains(&twin_key.0) {
-                    continue;
-                }
-                thought = self.book.get(twin_key);
-                twin = thought.is_some();
-            }
+            let (thought, twin) = match self.reach(pos, mv, child_key) {
+                Reach::InFlight => continue,
+                Reach::Leaf => (None, false),
+                Reach::Thought(child, twin) => (Some(child), twin),
+            };
             let (value, kind) = match thought {
                 None => {
                     let mut v = from_node_relative(i32::from(self.book.values(node)[i]), ply);
@@ -646,36 +642,11 @@ impl<S: NodeStore> Selector<S> {
                     }
                     (v, EdgeKind::Leaf)
                 }
-                Some(child) if twin => {
-                    if self.twin_stack.contains(&child) {
-                        // Round a loop through twins: a repetition.
-                        (0, EdgeKind::Ends)
-                    } else {
-                        pos.do_move(mv);
-                        let mut twin_pos = pos.flipped();
-                        let _ = pos.undo_move();
-                        self.twin_stack.push(child);
-                        let result = self.search_child(
-                            &mut twin_pos,
-                            child,
-                            alpha,
-                            beta,
-                            ply,
-                            pv_node,
-                            searched,
-                        );
-                        self.twin_stack.pop();
-                        match result {
-                            Some(r) => r,
-                            None => continue,
-                        }
-                    }
-                }
                 Some(child) => {
-                    pos.do_move(mv);
-                    let result = self.search_child(pos, child, alpha, beta, ply, pv_node, searched);
-                    let _ = pos.undo_move();
-                    match result {
+                    let scored = self.score_thought_child(
+                        pos, mv, child, twin, alpha, beta, ply, pv_node, searched,
+                    );
+                    match scored {
                         Some(r) => r,
                         None => continue,
                     }
@@ -729,33 +700,75 @@ impl<S: NodeStore> Selector<S> {
         Some(best)
     }
 
-    /// Scores a thought child (`pos` is at it) for its parent's search at `ply`:
-    /// without search when it ends the line, else by a (PVS) search; the value
-    /// is the parent's view.
+    /// What `mv` from `pos` (`child_key` its child's key) leads to. A child that
+    /// is not thought but whose colour-flipped twin is (the same situation)
+    /// leads to the twin, as in the export; a child that is in flight, or whose
+    /// twin is, is skipped.
+    fn reach(&self, pos: &Position, mv: Move, child_key: Key) -> Reach {
+        let in_flight = |key: Key| !self.in_flight.is_empty() && self.in_flight.contains(&key.0);
+        if in_flight(child_key) {
+            return Reach::InFlight;
+        }
+        if let Some(child) = self.book.get(child_key) {
+            return Reach::Thought(child, false);
+        }
+        let twin_key = pos.flipped_key_after(mv);
+        if in_flight(twin_key) {
+            return Reach::InFlight;
+        }
+        self.book
+            .get(twin_key)
+            .map_or(Reach::Leaf, |twin| Reach::Thought(twin, true))
+    }
+
+    /// Scores the thought node `child` that `mv` from `pos` leads to (its twin
+    /// when `twin`), for the search at `ply` of `pos`'s node: without search when
+    /// the line ends there, else by a (PVS) search; the value is `pos`'s view.
+    /// A twin is searched on its own board; entering a twin the line already
+    /// went through is a repetition.
     #[allow(clippy::too_many_arguments)]
-    fn search_child(
+    fn score_thought_child(
         &mut self,
         pos: &mut Position,
+        mv: Move,
         child: NodeId,
+        twin: bool,
         alpha: i32,
         beta: i32,
         ply: usize,
         pv_node: bool,
         searched: usize,
     ) -> Option<(i32, EdgeKind)> {
-        if let Some(v) = self.score_without_search(pos, child, ply + 1) {
+        if twin && self.twin_stack.contains(&child) {
+            return Some((0, EdgeKind::Ends));
+        }
+        pos.do_move(mv);
+        let mut twin_pos = None;
+        if twin {
+            twin_pos = Some(pos.flipped());
+            let _ = pos.undo_move();
+            self.twin_stack.push(child);
+        }
+        let at = twin_pos.as_mut().unwrap_or(pos);
+        let scored = if let Some(v) = self.score_without_search(at, child, ply + 1) {
             Some((-v, EdgeKind::Ends))
         } else if !pv_node || searched == 0 {
-            self.search(pos, child, -beta, -alpha, ply + 1, pv_node)
+            self.search(at, child, -beta, -alpha, ply + 1, pv_node)
                 .map(|v| (-v, EdgeKind::Node))
         } else {
-            match self.search(pos, child, -alpha - 1, -alpha, ply + 1, false) {
+            match self.search(at, child, -alpha - 1, -alpha, ply + 1, false) {
                 Some(v) if -v > alpha => self
-                    .search(pos, child, -beta, -alpha, ply + 1, true)
+                    .search(at, child, -beta, -alpha, ply + 1, true)
                     .map(|v| (-v, EdgeKind::Node)),
                 other => other.map(|v| (-v, EdgeKind::Node)),
             }
+        };
+        if twin {
+            self.twin_stack.pop();
+        } else {
+            let _ = pos.undo_move();
         }
+        scored
     }
 
     /// Leaves next to `leaf`: the other leaf moves of its parent whose stored value
@@ -791,7 +804,6 @@ impl<S: NodeStore> Selector<S> {
             .collect();
         candidates.sort_unstable_by_key(|c| std::cmp::Reverse(c.0));
         let mut out = Vec::new();
-        let flipped = parent_pos.flipped_key();
         for (_, mv) in candidates {
             if out.len() >= max {
                 break;
@@ -799,7 +811,7 @@ impl<S: NodeStore> Selector<S> {
             let key = parent_pos.key_after(mv);
             // A child whose colour-flipped twin is thought or being thought is no
             // leaf (see `search`).
-            let twin = parent_pos.flipped_key_after(flipped, mv);
+            let twin = parent_pos.flipped_key_after(mv);
             if self.skipped_by_ban(parent, mv)
                 || self.in_flight.contains(&key.0)
                 || self.book.contains(key)

@@ -331,7 +331,7 @@ impl Position {
     pub fn do_move(&mut self, mv: Move) {
         debug_assert!(self.is_legal(mv), "do_move({mv}) on {}", self.to_sfen());
         let next_key = self.key_after(mv);
-        let next_flipped = self.flipped_key_after(self.flipped, mv);
+        let next_flipped = self.flipped_key_after(mv);
         let mv32 = self.inner.move32_from_move(mv.backend());
         self.inner.apply_move32(mv32);
         self.history.push((mv32, self.key, self.flipped));
@@ -357,11 +357,18 @@ impl Position {
     /// `mv` must be legal here.
     #[must_use]
     pub fn key_after(&self, mv: Move) -> Key {
+        self.key_after_in::<false>(self.key, mv)
+    }
+
+    /// The key after `mv` from `base`, the key of this position (`FLIPPED`
+    /// false) or of its colour-flipped twin (true: colours and squares turned).
+    #[inline]
+    fn key_after_in<const FLIPPED: bool>(&self, base: Key, mv: Move) -> Key {
         let m = mv.backend();
         let us = self.inner.turn();
-        let us_i = us.to_index();
-        let to = m.to_sq().to_index();
-        let mut k = self.key.0 ^ zobrist::side();
+        let us_i = oriented_color::<FLIPPED>(us.to_index());
+        let to = oriented_square::<FLIPPED>(m.to_sq().to_index());
+        let mut k = base.0 ^ zobrist::side();
         if let Some(pt) = m.dropped_piece() {
             let n = hand_count(self.inner.hand(us), pt);
             k ^= zobrist::hand(us_i, pt_index(pt), n)
@@ -376,11 +383,12 @@ impl Position {
         } else {
             moved
         };
-        k ^= zobrist::board(us_i, pt_index(moved.piece_type()), from.to_index());
+        let from_i = oriented_square::<FLIPPED>(from.to_index());
+        k ^= zobrist::board(us_i, pt_index(moved.piece_type()), from_i);
         k ^= zobrist::board(us_i, pt_index(moved_after.piece_type()), to);
         let captured = self.inner.piece_on(m.to_sq());
         if !captured.is_empty() {
-            let them_i = captured.color().to_index();
+            let them_i = oriented_color::<FLIPPED>(captured.color().to_index());
             k ^= zobrist::board(them_i, pt_index(captured.piece_type()), to);
             let base = captured.base_piece_type();
             let n = hand_count(self.inner.hand(us), base);
@@ -425,85 +433,34 @@ impl Position {
     /// Recomputes [`Position::flipped_key`] from the board and hands (its oracle).
     #[must_use]
     pub fn compute_flipped_key(&self) -> Key {
-        let mut k = 0u128;
-        for sq in Square::iter() {
-            let p = self.inner.piece_on(sq);
-            if !p.is_empty() {
-                k ^= zobrist::board(
-                    1 - p.color().to_index(),
-                    pt_index(p.piece_type()),
-                    80 - sq.to_index(),
-                );
-            }
-        }
-        for color in [BColor::BLACK, BColor::WHITE] {
-            let hand = self.inner.hand(color);
-            for hp in HandPiece::iter() {
-                let n = Hand::count_of(hand, hp) as usize;
-                if n > 0 {
-                    k ^= zobrist::hand(1 - color.to_index(), pt_index(hp.to_piece_type()), n);
-                }
-            }
-        }
-        if self.inner.turn() == BColor::BLACK {
-            k ^= zobrist::side();
-        }
-        Key(k)
+        self.compute_key_in::<true>()
     }
 
-    /// The key of the flipped twin of the position after `mv`, from this
-    /// position's [`Position::flipped_key`] (`flipped`), without playing the
-    /// move: what [`Position::key_after`] is for the position itself. `mv` must
-    /// be legal here.
+    /// The key of the flipped twin of the position after `mv`, without playing
+    /// the move: what [`Position::key_after`] is for the position itself. `mv`
+    /// must be legal here.
     #[must_use]
-    pub fn flipped_key_after(&self, flipped: Key, mv: Move) -> Key {
-        let m = mv.backend();
-        let us_i = self.inner.turn().to_index();
-        let twin_us = 1 - us_i;
-        let to = 80 - m.to_sq().to_index();
-        let mut k = flipped.0 ^ zobrist::side();
-        if let Some(pt) = m.dropped_piece() {
-            let n = hand_count(self.inner.hand(self.inner.turn()), pt);
-            k ^= zobrist::hand(twin_us, pt_index(pt), n)
-                ^ zobrist::hand(twin_us, pt_index(pt), n.saturating_sub(1));
-            k ^= zobrist::board(twin_us, pt_index(pt), to);
-            return Key(k);
-        }
-        let from = m.from_sq();
-        let moved = self.inner.piece_on(from);
-        let moved_after = if m.is_promotion() {
-            moved.promote()
-        } else {
-            moved
-        };
-        k ^= zobrist::board(twin_us, pt_index(moved.piece_type()), 80 - from.to_index());
-        k ^= zobrist::board(twin_us, pt_index(moved_after.piece_type()), to);
-        let captured = self.inner.piece_on(m.to_sq());
-        if !captured.is_empty() {
-            k ^= zobrist::board(
-                1 - captured.color().to_index(),
-                pt_index(captured.piece_type()),
-                to,
-            );
-            let base = captured.base_piece_type();
-            let n = hand_count(self.inner.hand(self.inner.turn()), base);
-            k ^= zobrist::hand(twin_us, pt_index(base), n)
-                ^ zobrist::hand(twin_us, pt_index(base), n + 1);
-        }
-        Key(k)
+    pub fn flipped_key_after(&self, mv: Move) -> Key {
+        self.key_after_in::<true>(self.flipped, mv)
     }
 
     /// Recomputes the key from the board and hands (the oracle for [`Position::key`]).
     #[must_use]
     pub fn compute_key(&self) -> Key {
+        self.compute_key_in::<false>()
+    }
+
+    /// The key of this position (`FLIPPED` false) or of its colour-flipped twin
+    /// from the board and hands.
+    fn compute_key_in<const FLIPPED: bool>(&self) -> Key {
         let mut k = 0u128;
         for sq in Square::iter() {
             let p = self.inner.piece_on(sq);
             if !p.is_empty() {
                 k ^= zobrist::board(
-                    p.color().to_index(),
+                    oriented_color::<FLIPPED>(p.color().to_index()),
                     pt_index(p.piece_type()),
-                    sq.to_index(),
+                    oriented_square::<FLIPPED>(sq.to_index()),
                 );
             }
         }
@@ -512,11 +469,15 @@ impl Position {
             for hp in HandPiece::iter() {
                 let n = Hand::count_of(hand, hp) as usize;
                 if n > 0 {
-                    k ^= zobrist::hand(color.to_index(), pt_index(hp.to_piece_type()), n);
+                    k ^= zobrist::hand(
+                        oriented_color::<FLIPPED>(color.to_index()),
+                        pt_index(hp.to_piece_type()),
+                        n,
+                    );
                 }
             }
         }
-        if self.inner.turn() == BColor::WHITE {
+        if oriented_color::<FLIPPED>(self.inner.turn().to_index()) == BColor::WHITE.to_index() {
             k ^= zobrist::side();
         }
         Key(k)
@@ -560,6 +521,18 @@ impl Position {
 #[inline]
 fn pt_index(pt: PieceType) -> usize {
     usize::try_from(pt.raw()).unwrap_or(0)
+}
+
+/// A colour index as seen on the colour-flipped board when `FLIPPED`.
+#[inline]
+const fn oriented_color<const FLIPPED: bool>(color: usize) -> usize {
+    if FLIPPED { 1 - color } else { color }
+}
+
+/// A square index (0..=80) on the board turned 180 degrees when `FLIPPED`.
+#[inline]
+const fn oriented_square<const FLIPPED: bool>(square: usize) -> usize {
+    if FLIPPED { 80 - square } else { square }
 }
 
 #[inline]

@@ -168,13 +168,12 @@ fn flipped_twins_agree_with_the_position_built_from_the_flipped_sfen() {
         let mut turned: Vec<_> = moves.iter().map(|m| m.flipped()).collect();
         turned.sort_unstable();
         assert_eq!(twin.legal_moves(), turned, "moves of the twin of {sfen}");
-        let flipped = pos.flipped_key();
         for &mv in &moves {
             assert_eq!(mv.flipped().flipped(), mv);
             let mut child = pos.clone();
             child.do_move(mv);
             assert_eq!(
-                pos.flipped_key_after(flipped, mv),
+                pos.flipped_key_after(mv),
                 flipped_by_text(&child).key(),
                 "flipped_key_after({mv}) in {sfen}"
             );

@@ -45,7 +45,7 @@ use rand::{Rng, SeedableRng};
 use stera_rules::value::{INFINITE, MATE_IN_MAX_PLY};
 use stera_rules::{Move, Position};
 
-use super::{EdgeKind, Leaf, Selector, from_node_relative, moves_on_real_board};
+use super::{EdgeKind, Leaf, Reach, Selector, from_node_relative, moves_on_real_board};
 use crate::{BookError, NodeId, NodeStore};
 
 /// Default seed of the softmax sampling (runs are reproducible unless told
@@ -308,21 +308,12 @@ impl<S: NodeStore> Selector<S> {
                 continue;
             }
             let child_key = pos.key_after(mv);
-            if !self.in_flight.is_empty() && self.in_flight.contains(&child_key.0) {
-                continue;
-            }
-            // As in the alpha-beta search: a child not thought whose twin is leads
-            // to the twin; one whose twin is in flight is skipped.
-            let mut thought = self.book.get(child_key);
-            let mut twin = false;
-            if thought.is_none() {
-                let twin_key = pos.flipped_key_after(pos.flipped_key(), mv);
-                if !self.in_flight.is_empty() && self.in_flight.contains(&twin_key.0) {
-                    continue;
-                }
-                thought = self.book.get(twin_key);
-                twin = thought.is_some();
-            }
+            // As in the alpha-beta search (see `Selector::reach`).
+            let (thought, twin) = match self.reach(pos, mv, child_key) {
+                Reach::InFlight => continue,
+                Reach::Leaf => (None, false),
+                Reach::Thought(child, twin) => (Some(child), twin),
+            };
             let candidate = match thought {
                 None => {
                     // The alpha-beta search's leaf value, kifu bonus included.
@@ -342,52 +333,17 @@ impl<S: NodeStore> Selector<S> {
                         twin: false,
                     }
                 }
-                Some(child) if twin => {
-                    let result = if self.twin_stack.contains(&child) {
-                        // Round a loop through twins: a repetition.
-                        Some((0, EdgeKind::Ends))
-                    } else {
-                        pos.do_move(mv);
-                        let mut twin_pos = pos.flipped();
-                        let _ = pos.undo_move();
-                        self.twin_stack.push(child);
-                        let r = self.search_child(
-                            &mut twin_pos,
-                            child,
-                            -INFINITE,
-                            INFINITE,
-                            ply,
-                            true,
-                            0,
-                        );
-                        self.twin_stack.pop();
-                        r
-                    };
-                    let Some((q, kind)) = result else { continue };
-                    Candidate {
-                        mv,
-                        q,
-                        kind,
-                        child: Some(child),
-                        twin: true,
-                    }
-                }
                 Some(child) => {
-                    pos.do_move(mv);
-                    let result = if let Some(v) = self.score_without_search(pos, child, ply + 1) {
-                        Some((-v, EdgeKind::Ends))
-                    } else {
-                        self.search(pos, child, -INFINITE, INFINITE, ply + 1, true)
-                            .map(|v| (-v, EdgeKind::Node))
-                    };
-                    let _ = pos.undo_move();
-                    let Some((q, kind)) = result else { continue };
+                    let scored = self.score_thought_child(
+                        pos, mv, child, twin, -INFINITE, INFINITE, ply, true, 0,
+                    );
+                    let Some((q, kind)) = scored else { continue };
                     Candidate {
                         mv,
                         q,
                         kind,
                         child: Some(child),
-                        twin: false,
+                        twin,
                     }
                 }
             };

@@ -120,19 +120,15 @@ impl BookGraph {
         }
         let mut best: Option<(i16, u16, u16)> = None;
         let mut edges = 0u16;
-        // Computed at the first move whose child is not thought (most nodes have one).
-        let mut flipped: Option<stera_rules::Key> = None;
         for (index, (&mv, &stored)) in moves.iter().zip(values).enumerate() {
             let index = u16::try_from(index).unwrap_or(NO_MOVE);
             // A child that is not thought but whose colour-flipped twin is, is the
             // twin: the same situation for the side to move, with the same values
             // (peta_shock's flip-normalised nodes; YaneuraOu's FlippedBook probe
             // finds the twin in play).
-            let child = book.get(pos.key_after(mv)).or_else(|| {
-                let twin =
-                    pos.flipped_key_after(*flipped.get_or_insert_with(|| pos.flipped_key()), mv);
-                book.get(twin)
-            });
+            let child = book
+                .get(pos.key_after(mv))
+                .or_else(|| book.get(pos.flipped_key_after(mv)));
             if let Some(child) = child {
                 self.edge_child.push(child.0);
                 self.edge_move.push(mv.raw());
