@@ -95,16 +95,15 @@ pub fn run(args: &Args) -> Result<()> {
     let (book, _) = common::load(&args.db, false)?;
     // As YaneuraOu's FlippedBook probe: a position that is not thought but whose
     // colour-flipped twin is, is shown as the twin (same values, moves turned).
-    let twin_note = (!book.contains(pos.key()) && book.contains(pos.flipped_key())).then(|| {
-        format!(
+    let (pos, twin_note) = if !book.contains(pos.key()) && book.contains(pos.flipped_key()) {
+        let twin = pos.flipped();
+        let note = format!(
             "not thought itself; its colour-flipped twin is (moves below are the twin's):\nsfen {}\n",
-            pos.flipped().to_sfen()
-        )
-    });
-    let pos = if twin_note.is_some() {
-        pos.flipped()
+            twin.to_sfen()
+        );
+        (twin, Some(note))
     } else {
-        pos
+        (pos, None)
     };
     let games = load_games(&args.db, &pos, &book)?;
     let mut progress = Reporter::new();
