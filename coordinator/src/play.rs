@@ -372,8 +372,19 @@ impl PlayJobs {
         let counts = verified
             .positions
             .iter()
-            .filter(|(key, _)| book.contains(*key) && seen.insert(key.0))
-            .map(|&(key, color)| {
+            .filter_map(|v| {
+                // A position the book holds as its colour-flipped twin counts for
+                // the twin: the same situation, so the same side-to-move result.
+                let key = if book.contains(v.key) {
+                    v.key
+                } else if book.contains(v.flipped_key) {
+                    v.flipped_key
+                } else {
+                    return None;
+                };
+                seen.insert(key.0).then_some((key, v.side_to_move))
+            })
+            .map(|(key, color)| {
                 let points = claimed.outcome.points_for(color);
                 let counts = if points > 0.75 {
                     GameCounts {
@@ -588,6 +599,46 @@ mod tests {
                 "{err}"
             );
         }
+    }
+
+    #[test]
+    fn a_position_the_book_holds_as_its_flipped_twin_counts_for_the_twin() {
+        // The book holds the start and the twin of the position after 7g7f 3c3d
+        // (white to move on the mirrored board), not that position itself.
+        let start = stera_rules::Position::startpos();
+        let played =
+            stera_rules::Position::from_position_command("startpos moves 7g7f 3c3d").unwrap();
+        let twin = stera_rules::Position::from_sfen(&played.flipped().to_sfen()).unwrap();
+        let mut book = Book::new();
+        for pos in [&start, &twin] {
+            book.insert(&stera_book::ThoughtNode {
+                key: pos.key(),
+                origin: stera_book::Origin::Sfen(pos.to_sfen_without_ply()),
+                ply: 1,
+                values: vec![0; pos.legal_move_count()],
+                depths: None,
+                evaluator: 0,
+                timestamp: 0,
+            })
+            .unwrap();
+        }
+        let ticket = GameTicket {
+            start_sfen: stera_rules::STARTPOS_SFEN.into(),
+            opening: Vec::new(),
+        };
+        // Black wins: the start (black to move) and the twin's situation (black
+        // to move in the game, so the twin's side to move) are wins.
+        let counted = jobs()
+            .check(&ticket, &game(&["7g7f", "3c3d", "2g2f"]), &book)
+            .unwrap();
+        let mut counts = counted.counts;
+        counts.sort_by_key(|(k, _)| k.0);
+        let mut expected = vec![
+            (start.key(), GameCounts::WIN),
+            (twin.key(), GameCounts::WIN),
+        ];
+        expected.sort_by_key(|(k, _)| k.0);
+        assert_eq!(counts, expected);
     }
 
     #[test]

@@ -61,7 +61,14 @@ fn replay_counts(book: &Book, games: &[KeptGame]) -> HashMap<u128, GameCounts> {
         let mut pos = Position::from_sfen(&g.start).unwrap();
         let mut seen = HashSet::new();
         let mut visit = |pos: &Position| {
-            let key = pos.key();
+            // A position the book holds as its colour-flipped twin counts for
+            // the twin (found here through the flipped SFEN text).
+            let twin = || Position::from_sfen(&pos.flipped().to_sfen()).unwrap().key();
+            let key = if book.contains(pos.key()) {
+                pos.key()
+            } else {
+                twin()
+            };
             if book.contains(key) && seen.insert(key.0) {
                 let c = counts.entry(key.0).or_default();
                 match winner {

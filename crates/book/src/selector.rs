@@ -193,7 +193,8 @@ fn ban_code(node: NodeId, mv: Move) -> u64 {
 ///
 /// Search semantics (the method, see the crate docs): alpha-beta from a root over
 /// thought nodes; a move whose child is not thought is a leaf scored with its
-/// stored value (plus the kifu bonus when the child is a kifu position); moves
+/// stored value (plus the kifu bonus when the child or its colour-flipped twin is
+/// a kifu position); moves
 /// whose child is in flight or that are banned are skipped as if illegal; a node
 /// whose every move is skipped is itself skipped by its parent; a thought child
 /// that repeats a position of the line scores as a draw (perpetual check loses for
@@ -631,17 +632,10 @@ impl<S: NodeStore> Selector<S> {
                 Reach::Thought(child, twin) => (Some(child), twin),
             };
             let (value, kind) = match thought {
-                None => {
-                    let mut v = from_node_relative(i32::from(self.book.values(node)[i]), ply);
-                    if !self.kifu.is_empty()
-                        && v.abs() < MATE_IN_MAX_PLY
-                        && self.kifu.contains(&child_key.0)
-                    {
-                        v = (v + self.config.kifu_bonus)
-                            .clamp(-MATE_IN_MAX_PLY + 1, MATE_IN_MAX_PLY - 1);
-                    }
-                    (v, EdgeKind::Leaf)
-                }
+                None => (
+                    self.leaf_value(pos, node, i, mv, child_key, ply),
+                    EdgeKind::Leaf,
+                ),
                 Some(child) => {
                     let scored = self.score_thought_child(
                         pos, mv, child, twin, alpha, beta, ply, pv_node, searched,
@@ -704,6 +698,29 @@ impl<S: NodeStore> Selector<S> {
     /// is not thought but whose colour-flipped twin is (the same situation)
     /// leads to the twin, as in the export; a child that is in flight, or whose
     /// twin is, is skipped.
+    /// A leaf move's value: its stored value, plus the kifu bonus when the child
+    /// or its colour-flipped twin is a kifu position (a kifu line reaches the same
+    /// situation whichever colour it was recorded in).
+    pub(crate) fn leaf_value(
+        &self,
+        pos: &Position,
+        node: NodeId,
+        index: usize,
+        mv: Move,
+        child_key: Key,
+        ply: usize,
+    ) -> i32 {
+        let v = from_node_relative(i32::from(self.book.values(node)[index]), ply);
+        if self.kifu.is_empty() || v.abs() >= MATE_IN_MAX_PLY {
+            return v;
+        }
+        if self.kifu.contains(&child_key.0) || self.kifu.contains(&pos.flipped_key_after(mv).0) {
+            (v + self.config.kifu_bonus).clamp(-MATE_IN_MAX_PLY + 1, MATE_IN_MAX_PLY - 1)
+        } else {
+            v
+        }
+    }
+
     fn reach(&self, pos: &Position, mv: Move, child_key: Key) -> Reach {
         let in_flight = |key: Key| !self.in_flight.is_empty() && self.in_flight.contains(&key.0);
         if in_flight(child_key) {

@@ -198,3 +198,40 @@ fn the_softmax_descent_goes_through_twins_too_and_never_hands_out_a_thought_twin
         "{into_twin} of {handed} leaves in the twin, expected {expected:.1} +- {sigma:.1}"
     );
 }
+
+#[test]
+fn a_leaf_whose_twin_is_a_kifu_position_gets_the_kifu_bonus() {
+    // The start alone: 2g2f is worth -50, every other move -10. The kifu holds
+    // the twin of the position after 2g2f (as if the kifu line was recorded with
+    // the colours the other way round), so 2g2f gets +100 and is the best leaf.
+    let start = Position::startpos();
+    let two: Move = "2g2f".parse().unwrap();
+    let mut after = start.clone();
+    after.do_move(two);
+    let mut store = MemoryStore::new();
+    store
+        .append(&[node(
+            &start,
+            Origin::Sfen(start.to_sfen_without_ply()),
+            |_, mv| if mv == two { -50 } else { -10 },
+        )])
+        .unwrap();
+    store
+        .add_kifu_keys(&[stera_rules::Key(twin_key_of(&after))])
+        .unwrap();
+    let mut selector = open(store);
+    let leaf = selector.select(1).unwrap().pop().expect("a leaf");
+    assert_eq!(leaf.key, after.key(), "leaf {}", leaf.sfen());
+
+    // Without the kifu position the first -10 move is the best leaf.
+    let mut plain = MemoryStore::new();
+    plain
+        .append(&[node(
+            &start,
+            Origin::Sfen(start.to_sfen_without_ply()),
+            |_, mv| if mv == two { -50 } else { -10 },
+        )])
+        .unwrap();
+    let leaf = open(plain).select(1).unwrap().pop().expect("a leaf");
+    assert_ne!(leaf.key, after.key());
+}

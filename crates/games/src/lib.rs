@@ -43,5 +43,5 @@ pub use book::{AnalysedBook, BookPolicy, SoftmaxPolicy};
 pub use game::{Game, GameMove, GameResult, MoveSource, Outcome, Termination};
 pub use play::{PlayError, PlayOptions, Side, play_game};
 pub use referee::{
-    Adjudication, DEFAULT_PLY_LIMIT, GameError, GameRules, Referee, Verified, verify,
+    Adjudication, DEFAULT_PLY_LIMIT, GameError, GameRules, Referee, Verified, Visited, verify,
 };

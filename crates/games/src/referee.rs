@@ -122,9 +122,29 @@ pub struct Verified {
     pub plies: usize,
     /// SFEN of the final position.
     pub final_sfen: String,
-    /// Every position of the game, start and final included, with its side to
-    /// move: what per-position result counters need.
-    pub positions: Vec<(Key, Color)>,
+    /// Every position of the game, start and final included: what per-position
+    /// result counters need.
+    pub positions: Vec<Visited>,
+}
+
+/// A position a game went through.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Visited {
+    pub key: Key,
+    /// The key of its colour-flipped twin (the same situation for the side to
+    /// move), under which a book may hold it.
+    pub flipped_key: Key,
+    pub side_to_move: Color,
+}
+
+impl Visited {
+    fn of(position: &Position) -> Self {
+        Self {
+            key: position.key(),
+            flipped_key: position.flipped_key(),
+            side_to_move: position.side_to_move(),
+        }
+    }
 }
 
 /// A game in progress under [`GameRules`].
@@ -144,7 +164,7 @@ pub struct Referee {
     position: Position,
     rules: GameRules,
     moves: Vec<GameMove>,
-    positions: Vec<(Key, Color)>,
+    positions: Vec<Visited>,
     result: Option<GameResult>,
 }
 
@@ -158,7 +178,7 @@ impl Referee {
         rules.check()?;
         let mut referee = Self {
             start_sfen: start.to_sfen(),
-            positions: vec![(start.key(), start.side_to_move())],
+            positions: vec![Visited::of(&start)],
             position: start,
             rules,
             moves: Vec::new(),
@@ -209,8 +229,7 @@ impl Referee {
         }
         self.position.do_move(game_move.mv);
         self.moves.push(game_move);
-        self.positions
-            .push((self.position.key(), self.position.side_to_move()));
+        self.positions.push(Visited::of(&self.position));
         self.result = self.forced_end();
         Ok(self.result)
     }

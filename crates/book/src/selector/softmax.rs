@@ -7,7 +7,8 @@
 //! What q(a) is, move by move, is exactly what the alpha-beta selector uses:
 //!
 //! * a leaf move (child not thought): its stored value, plus the kifu bonus when
-//!   the child is a kifu position (same rule and clamp as the alpha-beta search);
+//!   the child or its colour-flipped twin is a kifu position (same rule and clamp
+//!   as the alpha-beta search, [`Selector::leaf_value`]);
 //! * a move into a thought child: minus the child's value from the selector's own
 //!   alpha-beta search with a full window (exact, not a bound), which is the
 //!   minimax value of the child over the book with in-flight children and banned
@@ -42,10 +43,10 @@
 
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
-use stera_rules::value::{INFINITE, MATE_IN_MAX_PLY};
+use stera_rules::value::INFINITE;
 use stera_rules::{Move, Position};
 
-use super::{EdgeKind, Leaf, Reach, Selector, from_node_relative, moves_on_real_board};
+use super::{EdgeKind, Leaf, Reach, Selector, moves_on_real_board};
 use crate::{BookError, NodeId, NodeStore};
 
 /// Default seed of the softmax sampling (runs are reproducible unless told
@@ -317,14 +318,7 @@ impl<S: NodeStore> Selector<S> {
             let candidate = match thought {
                 None => {
                     // The alpha-beta search's leaf value, kifu bonus included.
-                    let mut v = from_node_relative(i32::from(self.book.values(node)[i]), ply);
-                    if !self.kifu.is_empty()
-                        && v.abs() < MATE_IN_MAX_PLY
-                        && self.kifu.contains(&child_key.0)
-                    {
-                        v = (v + self.config.kifu_bonus)
-                            .clamp(-MATE_IN_MAX_PLY + 1, MATE_IN_MAX_PLY - 1);
-                    }
+                    let v = self.leaf_value(pos, node, i, mv, child_key, ply);
                     Candidate {
                         mv,
                         q: v,
