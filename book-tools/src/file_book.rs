@@ -171,8 +171,30 @@ impl FileBook {
 
 impl BookPolicy for FileBook {
     fn probabilities(&self, position: &Position) -> Option<Vec<(Move, f64)>> {
-        let list = self.entries.get(&position.key().0)?;
-        let first = vec![(list[0].0, 1.0)];
+        // YaneuraOu's `FlippedBook`: a position not in the file is looked up as
+        // its colour-flipped twin, whose moves are flipped back.
+        let (list, flipped) = match self.entries.get(&position.key().0) {
+            Some(list) => (list, false),
+            None => (self.entries.get(&position.flipped_key().0)?, true),
+        };
+        if flipped {
+            let list: Vec<(Move, i32, u64)> = list
+                .iter()
+                .map(|&(mv, v, c)| (mv.flipped(), v, c))
+                .collect();
+            return self.choose_among(&list);
+        }
+        self.choose_among(list)
+    }
+
+    fn describe(&self) -> String {
+        self.description()
+    }
+}
+
+impl FileBook {
+    fn choose_among(&self, list: &[(Move, i32, u64)]) -> Option<Vec<(Move, f64)>> {
+        let first = vec![(list.first()?.0, 1.0)];
         match self.moves {
             BookMoves::Best => Some(first),
             BookMoves::Softmax => {
@@ -196,7 +218,7 @@ impl BookPolicy for FileBook {
         }
     }
 
-    fn describe(&self) -> String {
+    fn description(&self) -> String {
         let how = match self.moves {
             BookMoves::Best => "best value".to_owned(),
             BookMoves::Softmax => format!("softmax T={} of its values", self.temperature),
@@ -272,6 +294,24 @@ mod tests {
         let p = soft.probabilities(&Position::startpos()).unwrap();
         let shown: Vec<String> = p.iter().map(|(m, _)| m.to_string()).collect();
         assert_eq!(shown, ["7g7f", "2g2f", "5g5f"]);
+    }
+
+    #[test]
+    fn a_position_not_in_the_file_is_found_as_its_flipped_twin() {
+        // The start with white to move is the twin of the start: the file's
+        // moves come back flipped (7g7f -> 3c3d), with their weights.
+        let b = book(TEXT, BookMoves::Count);
+        let twin =
+            Position::from_sfen("lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL w - 1")
+                .unwrap();
+        let p = b.probabilities(&twin).unwrap();
+        let shown: Vec<(String, f64)> = p.iter().map(|(m, p)| (m.to_string(), *p)).collect();
+        assert_eq!(
+            shown,
+            [("8c8d".to_owned(), 0.75), ("5c5d".to_owned(), 0.25)]
+        );
+        let best = book(TEXT, BookMoves::Best);
+        assert_eq!(best.choose(&twin, 0.5).unwrap().to_string(), "3c3d");
     }
 
     #[test]

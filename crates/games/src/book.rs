@@ -99,29 +99,42 @@ impl AnalysedBook {
     }
 
     /// The moves of `position` as the export writes them (best first, with
-    /// propagated values and depths), `None` when it is not a thought position.
+    /// propagated values and depths), `None` when neither it nor its
+    /// colour-flipped twin is a thought position. A position the book holds as
+    /// its twin gets the twin's lines with the moves flipped back, as YaneuraOu's
+    /// `FlippedBook` probe plays them.
     ///
     /// # Errors
     /// A node whose stored values do not match the position's legal moves.
     pub fn lines(&self, position: &Position) -> Result<Option<Vec<MoveLine>>, BookError> {
-        let Some(id) = self.book.get(position.key()) else {
-            return Ok(None);
+        let (id, twin) = match self.book.get(position.key()) {
+            Some(id) => (id, None),
+            None => match self.book.get(position.flipped_key()) {
+                Some(id) => (id, Some(position.flipped())),
+                None => return Ok(None),
+            },
         };
         let mut moves = Vec::new();
-        node_lines(
+        let mut lines = node_lines(
             &self.book,
             &self.graph,
             Some(&self.solution),
             None,
             id,
-            position,
+            twin.as_ref().unwrap_or(position),
             &mut moves,
         )
-        .map(Some)
         .map_err(|e| match e {
             TeraShockError::Book(b) => b,
             other => BookError::Corrupt(other.to_string()),
-        })
+        })?;
+        if twin.is_some() {
+            for line in &mut lines {
+                line.mv = line.mv.flipped();
+                line.ponder = line.ponder.map(Move::flipped);
+            }
+        }
+        Ok(Some(lines))
     }
 }
 
@@ -218,4 +231,42 @@ pub fn follow(
         line.push(mv);
     }
     line
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use stera_book::{Origin, ThoughtNode};
+
+    #[test]
+    fn a_position_held_as_its_flipped_twin_gets_the_twins_lines_flipped_back() {
+        // The book holds only the start with white to move (the twin of the
+        // start); its first move is worth 100, the others 0.
+        let twin =
+            Position::from_sfen("lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL w - 1")
+                .unwrap();
+        let twin_moves = twin.legal_moves();
+        let mut values = vec![0; twin_moves.len()];
+        values[0] = 100;
+        let mut book = Book::new();
+        book.insert(&ThoughtNode {
+            key: twin.key(),
+            origin: Origin::Sfen(twin.to_sfen_without_ply()),
+            ply: 1,
+            values,
+            depths: None,
+            evaluator: 0,
+            timestamp: 0,
+        })
+        .unwrap();
+        let analysed = AnalysedBook::new(book).unwrap();
+        let start = Position::startpos();
+        let lines = analysed.lines(&start).unwrap().expect("found as its twin");
+        assert_eq!(lines.len(), twin_moves.len());
+        assert_eq!(lines[0].mv, twin_moves[0].flipped());
+        assert_eq!(lines[0].value, 100);
+        assert!(lines.iter().all(|l| start.is_legal(l.mv)));
+        let after = Position::from_position_command("startpos moves 7g7f").unwrap();
+        assert!(analysed.lines(&after).unwrap().is_none());
+    }
 }
