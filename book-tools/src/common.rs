@@ -12,7 +12,22 @@ use stera_formats::{LineReader, MAX_LINE_BYTES};
 /// Opens an existing store for reading; never creates one (a missing path or a
 /// directory that is not a store is refused as it is).
 pub fn open_existing(db: &Path) -> Result<SledStore> {
-    SledStore::open_existing(db).map_err(|e| store_error(db, e))
+    let store = SledStore::open_existing(db).map_err(|e| store_error(db, e))?;
+    note_unmerged_twins(&store, db);
+    Ok(store)
+}
+
+/// Says so on stderr when `db` may hold both colour-flipped twins of a position
+/// (made before twins became one node): it works, but `migrate` makes it what
+/// YaneuraOu's peta_shock would make of it.
+pub fn note_unmerged_twins(store: &SledStore, db: &Path) {
+    if let Ok(false) = store.twins_merged() {
+        eprintln!(
+            "note: `{}` may hold both colour-flipped twins of a position (it was made before twins became one node, or imported with --keep-twins); `book-tools migrate --db {} --out NEW` merges them",
+            db.display(),
+            db.display()
+        );
+    }
 }
 
 /// Opens the store, creating it if missing (the subcommands that write).

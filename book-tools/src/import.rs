@@ -99,17 +99,24 @@ pub fn run(args: &Args) -> Result<()> {
     let collected = collect_new_entries(args, &checked, &existing)?;
     drop(existing);
     checked.complete = HashSet::new();
+    if args.keep_twins && collected.twins > 0 {
+        // Before the first write: the store is no longer one node per twin pair.
+        store
+            .set_twins_merged(false)
+            .context("cannot mark the store as holding both twins of a pair")?;
+    }
     let links = collected.pending.link(&collected.edges);
     drop(collected.edges);
     let imported = store_linked(&mut store, args, &collected.pending, &links, evaluator)?;
     println!(
-        "entries {}: imported {imported} ({} linked to a parent, {} by SFEN), already in the book {}, duplicate positions {}, twins of other entries {}, incomplete {}, bad {}; {:.1} s",
+        "entries {}: imported {imported} ({} linked to a parent, {} by SFEN), already in the book {}, duplicate positions {}, twins of other entries {}{}, incomplete {}, bad {}; {:.1} s",
         checked.entries,
         links.linked,
         imported.saturating_sub(links.linked),
         collected.already,
         collected.duplicates,
         collected.twins,
+        if args.keep_twins { " (kept)" } else { "" },
         checked.incomplete.len(),
         checked.bad.len(),
         start.elapsed().as_secs_f64()
@@ -216,7 +223,8 @@ struct Collected {
     edges: Vec<(u32, u16, u32)>,
     already: u64,
     duplicates: u64,
-    /// Entries skipped because their colour-flipped twin stands for them.
+    /// Entries whose colour-flipped twin is in the book or read earlier: skipped
+    /// (the twin stands for them), or kept with `--keep-twins`.
     twins: u64,
 }
 
@@ -251,9 +259,11 @@ fn collect_new_entries(args: &Args, checked: &Checked, existing: &Book) -> Resul
             continue;
         }
         let twin = pos.flipped_key();
-        if !args.keep_twins && (existing.contains(twin) || pending.index.contains_key(&twin.0)) {
+        if existing.contains(twin) || pending.index.contains_key(&twin.0) {
             twins += 1;
-            continue;
+            if !args.keep_twins {
+                continue;
+            }
         }
         let parent = u32::try_from(pending.len()).unwrap_or(u32::MAX);
         for &mv in &legal {

@@ -14,6 +14,7 @@ mod file_book;
 mod import;
 mod kifu;
 mod matches;
+mod migrate;
 mod next;
 mod perft;
 mod remote;
@@ -61,6 +62,10 @@ enum Command {
     /// Copy a stopped store into a new one (every tree). A running coordinator's
     /// store: `remote backup`.
     Backup(backup::Args),
+    /// Merge colour-flipped twins: a store that holds both twins of a position
+    /// (made before twins became one node) written as a new store with one node
+    /// per pair.
+    Migrate(migrate::Args),
     /// The N positions the selector would hand out next, as `sfen ...` lines,
     /// without changing the store (peta_shock_next).
     Next(next::Args),
@@ -86,6 +91,7 @@ fn main() -> ExitCode {
         Command::Stats(args) => stats::run(&args),
         Command::Show(args) => show::run(&args),
         Command::Backup(args) => backup::run(&args),
+        Command::Migrate(args) => migrate::run(&args),
         Command::Next(args) => next::run(&args),
         Command::Remote(args) => remote::run(&args),
         Command::Match(args) => matches::run(&args),

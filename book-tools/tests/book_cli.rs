@@ -467,5 +467,39 @@ fn an_entry_whose_flipped_twin_was_read_is_skipped_unless_keep_twins() {
     let both = dir.path("both");
     let report = ok(&["import", "--db", s(&both), s(&file), "--keep-twins"]);
     assert!(report.contains("imported 3 "), "{report}");
-    assert!(report.contains("twins of other entries 0"), "{report}");
+    assert!(
+        report.contains("twins of other entries 1 (kept)"),
+        "{report}"
+    );
+
+    // `migrate` merges the pair into the twin read first: the same book as the
+    // default import's, export for export.
+    let stderr =
+        String::from_utf8_lossy(&book_tools(&["stats", "--db", s(&both)]).stderr).into_owned();
+    assert!(stderr.contains("book-tools migrate"), "{stderr}");
+    let counted = ok(&["migrate", "--db", s(&both), "--dry-run"]);
+    assert!(
+        counted.contains("twin pairs 1 (2 positions after merging"),
+        "{counted}"
+    );
+    let err = fails(&["migrate", "--db", s(&both)]);
+    assert!(err.contains("give --out"), "{err}");
+    let merged = dir.path("merged");
+    let report = ok(&["migrate", "--db", s(&both), "--out", s(&merged)]);
+    assert!(
+        report.contains("merged: 3 -> 2 positions, 1 twin pairs"),
+        "{report}"
+    );
+    let exported = |db: &Path, name: &str| {
+        let out = dir.path(name);
+        ok(&["export", "--db", s(db), "--out", s(&out)]);
+        std::fs::read_to_string(out).unwrap()
+    };
+    assert_eq!(exported(&merged, "m.db"), exported(&db, "d.db"));
+    let stderr =
+        String::from_utf8_lossy(&book_tools(&["stats", "--db", s(&merged)]).stderr).into_owned();
+    assert!(!stderr.contains("migrate"), "{stderr}");
+    let again = ok(&["migrate", "--db", s(&merged), "--out", s(&dir.path("m2"))]);
+    assert!(again.contains("already"), "{again}");
+    assert!(!dir.path("m2").exists());
 }

@@ -376,6 +376,14 @@ async fn open_selector(db: &std::path::Path) -> Result<Selector<SledStore>> {
     let selector = tokio::task::spawn_blocking(move || -> Result<Selector<SledStore>> {
         let store = SledStore::open(&db)
             .with_context(|| format!("cannot open the book store {}", db.display()))?;
+        if !store.twins_merged().context("cannot read the store's twin marker")? {
+            // It works as it is (both twins keep their values), but it is not
+            // the one-node-per-pair book peta_shock would make of it.
+            tracing::warn!(
+                store = %db.display(),
+                "the store may hold both colour-flipped twins of a position (made before twins became one node, or imported with --keep-twins); stop the coordinator and run `book-tools migrate --db STORE --out NEW` to merge them"
+            );
+        }
         Selector::open(store, None).context("cannot load the book")
     })
     .await??;

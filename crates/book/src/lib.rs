@@ -26,6 +26,7 @@ mod store;
 pub mod store_path;
 pub mod synthetic;
 pub mod terashock;
+pub mod twins;
 
 pub use book::Book;
 pub use error::BookError;

@@ -12,8 +12,9 @@
 //! * tree `bans`: key = node id (u32 BE) + move (u16 BE), empty value.
 //! * tree `kifu`: one entry per added batch, key = batch number (u32 BE), value =
 //!   the 16-byte keys.
-//! * tree `meta`: `format`, `config` (text, see [`RunConfig::to_text`]) and
-//!   `evaluator` + id (u16 BE) -> identity.
+//! * tree `meta`: `format`, `config` (text, see [`RunConfig::to_text`]),
+//!   `evaluator` + id (u16 BE) -> identity, and `twins merged` (empty) when the
+//!   store holds one node per colour-flipped twin pair ([`SledStore::twins_merged`]).
 //! * tree `games` (results of games through book positions, bounded by the
 //!   positions, not the games, except for 9 bytes per game id):
 //!   `c` + position key (16 bytes BE) -> [`GameCounts::encode`] (12 bytes: wins,
@@ -38,6 +39,10 @@ use stera_rules::{Key, Move};
 use crate::{BookError, GameCounts, NodeId, NodeStore, RunConfig, ThoughtNode};
 
 const FORMAT: &[u8] = b"stera-book 1";
+
+/// Key in `meta`: present when the store is known to hold at most one node per
+/// pair of colour-flipped twins (see [`crate::twins`]).
+const TWINS_MERGED: &[u8] = b"twins merged";
 
 /// A book store in a sled database directory.
 pub struct SledStore {
@@ -127,6 +132,9 @@ impl SledStore {
             None if nodes.is_empty() => {
                 meta.insert("format", FORMAT)
                     .map_err(|e| store_error(path, e))?;
+                // A store begun now grows one node per twin pair.
+                meta.insert(TWINS_MERGED, &[])
+                    .map_err(|e| store_error(path, e))?;
                 db.flush().map_err(|e| store_error(path, e))?;
             }
             None => {
@@ -176,6 +184,80 @@ impl SledStore {
 
     fn err(&self, e: sled::Error) -> BookError {
         store_error(&self.path, e)
+    }
+
+    /// True when the store is known to hold at most one node per pair of
+    /// colour-flipped twins: an empty store, one begun since twins became one
+    /// node, or one written by [`crate::twins::write_merged`]. A store made
+    /// before may hold both twins of a pair (`book-tools migrate` merges them).
+    ///
+    /// # Errors
+    /// Storage failure.
+    pub fn twins_merged(&self) -> Result<bool, BookError> {
+        Ok(self.len == 0
+            || self
+                .meta
+                .contains_key(TWINS_MERGED)
+                .map_err(|e| self.err(e))?)
+    }
+
+    /// Records whether the store holds one node per twin pair (cleared by an
+    /// import that keeps both twins).
+    ///
+    /// # Errors
+    /// Storage failure.
+    pub fn set_twins_merged(&mut self, merged: bool) -> Result<(), BookError> {
+        if merged {
+            self.meta
+                .insert(TWINS_MERGED, &[])
+                .map_err(|e| self.err(e))?;
+        } else {
+            self.meta.remove(TWINS_MERGED).map_err(|e| self.err(e))?;
+        }
+        self.db.flush().map_err(|e| self.err(e))?;
+        Ok(())
+    }
+
+    /// Copies the `games` tree of `from` into this store's (which must have no
+    /// games yet), adding the counters of a position listed in `merge` to those
+    /// of the position it maps to. Returns the positions merged that had counters.
+    pub(crate) fn copy_games_merging(
+        &mut self,
+        from: &SledStore,
+        merge: &std::collections::HashMap<Key, Key>,
+    ) -> Result<usize, BookError> {
+        if !self.games.is_empty() {
+            return Err(BookError::Invalid(format!(
+                "`{}` has games already",
+                self.path.display()
+            )));
+        }
+        let mut counts: BTreeMap<Key, GameCounts> = BTreeMap::new();
+        let mut merged = 0;
+        game_counts_of(&from.games, &from.path, &mut |key, c| {
+            let to = match merge.get(&key) {
+                Some(&twin) => {
+                    merged += 1;
+                    twin
+                }
+                None => key,
+            };
+            counts.entry(to).or_default().add(c);
+        })?;
+        let mut batch = sled::Batch::default();
+        for item in from.games.iter() {
+            let (k, v) = item.map_err(|e| from.err(e))?;
+            // Game ids and their count as they are; counters from `counts`.
+            if k.first() != Some(&b'c') {
+                batch.insert(k, v);
+            }
+        }
+        for (key, c) in counts {
+            batch.insert(&counts_key(key)[..], &c.encode()[..]);
+        }
+        self.games.apply_batch(batch).map_err(|e| self.err(e))?;
+        self.db.flush().map_err(|e| self.err(e))?;
+        Ok(merged)
     }
 
     /// A read-only view for another thread (see [`SledReader`]).
@@ -427,24 +509,8 @@ impl BackupSnapshot {
     /// `out` exists already, a storage failure on either side, or the node
     /// chunks do not end at the snapshot's count (a compaction ran meanwhile).
     pub fn write_to(&self, out: &Path) -> Result<BackupSummary, BookError> {
-        if out.exists() {
-            return Err(BookError::Invalid(format!(
-                "backup target `{}` exists already",
-                out.display()
-            )));
-        }
-        let mut name = out
-            .file_name()
-            .map(std::ffi::OsString::from)
-            .ok_or_else(|| {
-                BookError::Invalid(format!("backup target `{}` has no name", out.display()))
-            })?;
-        name.push(".partial");
-        let partial = out.with_file_name(name);
-        let io = |e: std::io::Error| store_error(&partial, sled::Error::Io(e));
-        if partial.exists() {
-            std::fs::remove_dir_all(&partial).map_err(io)?;
-        }
+        let target = PartialStore::create(out)?;
+        let partial = target.path().to_owned();
         let copy = sled::Config::new()
             .path(&partial)
             .open()
@@ -465,13 +531,7 @@ impl BackupSnapshot {
         entries += self.copy_nodes(&copy, &partial)?;
         copy.flush().map_err(to_err)?;
         drop(copy);
-        std::fs::rename(&partial, out).map_err(io)?;
-        if let Some(parent) = out.parent()
-            && let Ok(dir) = std::fs::File::open(parent)
-        {
-            // The rename is durable once the directory is.
-            let _ = dir.sync_all();
-        }
+        target.publish()?;
         Ok(BackupSummary {
             entries,
             nodes: self.node_count,
@@ -785,6 +845,58 @@ impl NodeStore for SledStore {
 
     fn for_each_game_count(&self, f: &mut dyn FnMut(Key, GameCounts)) -> Result<(), BookError> {
         game_counts_of(&self.games, &self.path, f)
+    }
+}
+
+/// A new store written as `OUT.partial` and renamed to `OUT` when complete, so
+/// that `OUT` is never a half-written store; an interrupted write leaves the
+/// `.partial` directory, removed by the next write to the same `OUT`.
+pub(crate) struct PartialStore {
+    partial: PathBuf,
+    out: PathBuf,
+}
+
+impl PartialStore {
+    /// Claims `out` (which must not exist) and clears a stale `OUT.partial`.
+    pub(crate) fn create(out: &Path) -> Result<Self, BookError> {
+        if out.exists() {
+            return Err(BookError::Invalid(format!(
+                "target `{}` exists already",
+                out.display()
+            )));
+        }
+        let mut name = out
+            .file_name()
+            .map(std::ffi::OsString::from)
+            .ok_or_else(|| BookError::Invalid(format!("target `{}` has no name", out.display())))?;
+        name.push(".partial");
+        let partial = out.with_file_name(name);
+        if partial.exists() {
+            std::fs::remove_dir_all(&partial)
+                .map_err(|e| store_error(&partial, sled::Error::Io(e)))?;
+        }
+        Ok(Self {
+            partial,
+            out: out.to_owned(),
+        })
+    }
+
+    /// Where the store is written.
+    pub(crate) fn path(&self) -> &Path {
+        &self.partial
+    }
+
+    /// Renames the complete store (closed and flushed) to its name.
+    pub(crate) fn publish(self) -> Result<(), BookError> {
+        std::fs::rename(&self.partial, &self.out)
+            .map_err(|e| store_error(&self.partial, sled::Error::Io(e)))?;
+        if let Some(parent) = self.out.parent()
+            && let Ok(dir) = std::fs::File::open(parent)
+        {
+            // The rename is durable once the directory is.
+            let _ = dir.sync_all();
+        }
+        Ok(())
     }
 }
 
