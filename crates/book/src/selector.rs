@@ -133,14 +133,24 @@ struct PvEdge {
     twin: bool,
 }
 
-/// The moves of a line as played from its root: a move made on a twin's board
-/// (after an odd number of twin edges) is the flipped move on the real board.
-fn moves_from_root(line: &[PvEdge]) -> Vec<Move> {
-    moves_on_real_board(false, line.iter().map(|e| (e.mv, e.twin)))
+/// See [`Selector::root_start`].
+enum RootStart {
+    /// Search from thought node `id` at `pos` (the root's twin when `twin`).
+    Node {
+        id: NodeId,
+        pos: Position,
+        twin: bool,
+    },
+    /// The root is not thought: it is the leaf.
+    Leaf(Box<Leaf>),
+    /// The root (or its twin) is being thought.
+    InFlight,
 }
 
-/// [`moves_from_root`] for (move, leads into a twin) pairs, starting on a twin's
-/// board when `on_twin`.
+/// The moves of a line of (move, leads into a twin) pairs as played from its
+/// root, starting on a twin's board when `on_twin` (a root searched as its
+/// twin): a move made on a twin's board (after an odd number of twin edges) is
+/// the flipped move on the real board.
 pub(crate) fn moves_on_real_board(
     mut on_twin: bool,
     line: impl Iterator<Item = (Move, bool)>,
@@ -460,24 +470,48 @@ impl<S: NodeStore> Selector<S> {
         self.generation = self.generation.wrapping_add(1).max(1);
     }
 
+    /// Where the search from root `root` begins. A root that is not thought but
+    /// whose colour-flipped twin is, is searched as the twin, on the twin's board
+    /// (as any move into it is).
+    fn root_start(&self, root: usize) -> RootStart {
+        let pos = self.roots[root].clone();
+        let key = pos.key();
+        if let Some(id) = self.book.get(key) {
+            return RootStart::Node {
+                id,
+                pos,
+                twin: false,
+            };
+        }
+        let twin_key = pos.flipped_key();
+        if let Some(id) = self.book.get(twin_key) {
+            return RootStart::Node {
+                id,
+                pos: pos.flipped(),
+                twin: true,
+            };
+        }
+        if self.in_flight.contains(&key.0) || self.in_flight.contains(&twin_key.0) {
+            return RootStart::InFlight;
+        }
+        RootStart::Leaf(Box::new(Leaf {
+            root,
+            path: Vec::new(),
+            parent: None,
+            key,
+            position: pos,
+        }))
+    }
+
     fn select_from_root(&mut self, root: usize) -> Result<Option<Leaf>, BookError> {
         if root >= self.roots.len() {
             return Ok(None);
         }
         loop {
-            let mut pos = self.roots[root].clone();
-            let key = pos.key();
-            let Some(id) = self.book.get(key) else {
-                if self.in_flight.contains(&key.0) {
-                    return Ok(None);
-                }
-                return Ok(Some(Leaf {
-                    root,
-                    path: Vec::new(),
-                    parent: None,
-                    key,
-                    position: pos,
-                }));
+            let (id, mut pos, root_twin) = match self.root_start(root) {
+                RootStart::Node { id, pos, twin } => (id, pos, twin),
+                RootStart::Leaf(leaf) => return Ok(Some(*leaf)),
+                RootStart::InFlight => return Ok(None),
             };
             self.stats.searches += 1;
             if self.pv.is_empty() {
@@ -491,14 +525,20 @@ impl<S: NodeStore> Selector<S> {
             if self.root_lines.len() < self.roots.len() {
                 self.root_lines.resize(self.roots.len(), None);
             }
-            self.root_lines[root] = Some((moves_from_root(&self.pv[0]), value));
+            let line = moves_on_real_board(root_twin, self.pv[0].iter().map(|e| (e.mv, e.twin)));
+            self.root_lines[root] = Some((line.clone(), value));
             let Some(last) = self.pv[0].last().copied() else {
                 return Ok(None);
             };
             match last.kind {
                 EdgeKind::Leaf => {
-                    let mut position = self.roots[root].clone();
-                    let path = moves_from_root(&self.pv[0]);
+                    // On the board of the node the search began at.
+                    let mut position = if root_twin {
+                        self.roots[root].flipped()
+                    } else {
+                        self.roots[root].clone()
+                    };
+                    let path = line;
                     for e in &self.pv[0] {
                         position.do_move(e.mv);
                         if e.twin {

@@ -235,3 +235,60 @@ fn a_leaf_whose_twin_is_a_kifu_position_gets_the_kifu_bonus() {
     let leaf = open(plain).select(1).unwrap().pop().expect("a leaf");
     assert_ne!(leaf.key, after.key());
 }
+
+#[test]
+fn a_root_thought_only_as_its_twin_is_searched_as_the_twin_and_never_handed_out() {
+    use stera_book::{SelectMode, SoftmaxSelect};
+    // The root is 7g7f; the book holds only its twin (the mirrored board with
+    // black to move), whose first move is worth 100 and the others -200.
+    let root = Position::from_position_command("startpos moves 7g7f").unwrap();
+    let twin = Position::from_sfen(&root.flipped().to_sfen()).unwrap();
+    let twin_best = twin.legal_moves()[0];
+    let book = || {
+        let mut store = MemoryStore::new();
+        store
+            .append(&[node(&twin, Origin::Sfen(twin.to_sfen_without_ply()), |i, _| {
+                if i == 0 { 100 } else { -200 }
+            })])
+            .unwrap();
+        let config = RunConfig {
+            roots: vec!["startpos moves 7g7f".into()],
+            kifu_bonus: 100,
+            ply_limit: 512,
+            leaves_per_turn: 1,
+        };
+        Selector::open(store, Some(config)).unwrap()
+    };
+    for softmax in [false, true] {
+        let mut selector = book();
+        if softmax {
+            selector
+                .set_select_mode(SelectMode::Softmax(SoftmaxSelect {
+                    temperature: 50.0,
+                    seed: 3,
+                }))
+                .unwrap();
+        }
+        let mut handed = 0;
+        while let Some(leaf) = selector.select(1).unwrap().pop() {
+            handed += 1;
+            assert_ne!(leaf.key, root.key(), "the root whose twin is thought");
+            assert_eq!(leaf.parent.map(|p| p.0), Some(NodeId(0)));
+            assert_eq!(leaf.position.key(), leaf.key);
+            // The path is played on the root's board and leads to the leaf's twin.
+            assert_eq!(leaf.path.len(), 1);
+            let mut real = root.clone();
+            assert!(real.is_legal(leaf.path[0]), "{}", leaf.path[0]);
+            real.do_move(leaf.path[0]);
+            assert_eq!(twin_key_of(&real), leaf.key.0);
+            if handed == 1 && !softmax {
+                // The best leaf first: the twin's best move, flipped on the root.
+                assert_eq!(leaf.path[0], twin_best.flipped());
+                let (_, pv, _) = selector.root_lines().pop().unwrap();
+                assert_eq!(pv, leaf.path);
+            }
+            assert!(handed <= twin.legal_move_count(), "a leaf handed out twice");
+        }
+        assert_eq!(handed, twin.legal_move_count(), "softmax {softmax}");
+    }
+}

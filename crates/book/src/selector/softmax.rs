@@ -46,7 +46,7 @@ use rand::{Rng, SeedableRng};
 use stera_rules::value::INFINITE;
 use stera_rules::{Move, Position};
 
-use super::{EdgeKind, Leaf, Reach, Selector, moves_on_real_board};
+use super::{EdgeKind, Leaf, Reach, RootStart, Selector, moves_on_real_board};
 use crate::{BookError, NodeId, NodeStore};
 
 /// Default seed of the softmax sampling (runs are reproducible unless told
@@ -201,31 +201,27 @@ impl<S: NodeStore> Selector<S> {
         }
         let mut candidates: Vec<Candidate> = Vec::new();
         'sample: loop {
-            let mut pos = self.roots[root].clone();
-            let key = pos.key();
-            let Some(mut node) = self.book.get(key) else {
-                if self.in_flight.contains(&key.0) {
-                    return Ok(None);
-                }
-                return Ok(Some(Leaf {
-                    root,
-                    path: Vec::new(),
-                    parent: None,
-                    key,
-                    position: pos,
-                }));
+            let (mut node, mut pos, root_twin) = match self.root_start(root) {
+                RootStart::Node { id, pos, twin } => (id, pos, twin),
+                RootStart::Leaf(leaf) => return Ok(Some(*leaf)),
+                RootStart::InFlight => return Ok(None),
             };
             self.stats.searches += 1;
             let mut path: Vec<Move> = Vec::new();
             // Twins entered by this descent (see `Selector::twin_stack`); an odd
-            // number of them puts the descent on a twin's board.
+            // number of them (counting a root searched as its twin) puts the
+            // descent on a twin's board.
             self.twin_stack.clear();
-            let mut on_twin = false;
+            let mut on_twin = root_twin;
             loop {
                 self.stats.nodes_visited += 1;
                 let ply = path.len();
                 let line = self.softmax_candidates(&mut pos, node, ply, &mut candidates);
-                if let Some(line) = line {
+                if let Some(mut line) = line {
+                    if root_twin {
+                        // Found on the twin's board: played on the root's.
+                        line.0.iter_mut().for_each(|mv| *mv = mv.flipped());
+                    }
                     if self.root_lines.len() < self.roots.len() {
                         self.root_lines.resize(self.roots.len(), None);
                     }
