@@ -142,7 +142,7 @@ enum RootStart {
         twin: bool,
     },
     /// The root is not thought: it is the leaf.
-    Leaf(Box<Leaf>),
+    Leaf(Leaf),
     /// The root (or its twin) is being thought.
     InFlight,
 }
@@ -494,13 +494,13 @@ impl<S: NodeStore> Selector<S> {
         if self.in_flight.contains(&key.0) || self.in_flight.contains(&twin_key.0) {
             return RootStart::InFlight;
         }
-        RootStart::Leaf(Box::new(Leaf {
+        RootStart::Leaf(Leaf {
             root,
             path: Vec::new(),
             parent: None,
             key,
             position: pos,
-        }))
+        })
     }
 
     fn select_from_root(&mut self, root: usize) -> Result<Option<Leaf>, BookError> {
@@ -510,7 +510,7 @@ impl<S: NodeStore> Selector<S> {
         loop {
             let (id, mut pos, root_twin) = match self.root_start(root) {
                 RootStart::Node { id, pos, twin } => (id, pos, twin),
-                RootStart::Leaf(leaf) => return Ok(Some(*leaf)),
+                RootStart::Leaf(leaf) => return Ok(Some(leaf)),
                 RootStart::InFlight => return Ok(None),
             };
             self.stats.searches += 1;

@@ -203,7 +203,7 @@ impl<S: NodeStore> Selector<S> {
         'sample: loop {
             let (mut node, mut pos, root_twin) = match self.root_start(root) {
                 RootStart::Node { id, pos, twin } => (id, pos, twin),
-                RootStart::Leaf(leaf) => return Ok(Some(*leaf)),
+                RootStart::Leaf(leaf) => return Ok(Some(leaf)),
                 RootStart::InFlight => return Ok(None),
             };
             self.stats.searches += 1;
