@@ -158,8 +158,12 @@ fn print_pvs(
         "principal variations (value for the side to move at the root, depth):"
     )?;
     for (text, pos, id) in roots {
-        let line = match *id {
-            Some(id) => pv_line(book, graph, solution, text, pos, id, pv_length),
+        // A root thought only as its colour-flipped twin has the twin's line.
+        let line = match id
+            .map(|id| (id, false))
+            .or_else(|| book.get(pos.flipped_key()).map(|id| (id, true)))
+        {
+            Some((id, twin)) => pv_line(graph, solution, text, id, twin, pv_length),
             None => format!("  {text}: not thought yet"),
         };
         writeln!(out, "{line}")?;
@@ -169,12 +173,11 @@ fn print_pvs(
 
 /// One root's principal variation, with each move's value.
 fn pv_line(
-    book: &Book,
     graph: &BookGraph,
     solution: &Solution,
     text: &str,
-    pos: &Position,
     mut id: NodeId,
+    root_twin: bool,
     pv_length: usize,
 ) -> String {
     let depth = solution.depth(id);
@@ -184,27 +187,28 @@ fn pv_line(
         depth.to_string()
     };
     let mut line = format!("  {text}: {} ({depth}):", solution.value(id));
-    let mut pos = pos.clone();
     let mut seen = vec![id];
+    // After an odd number of edges into colour-flipped twins the line goes on on
+    // a twin's board; its moves are shown flipped, as played from the root.
+    let mut on_twin = root_twin;
     for _ in 0..pv_length {
         let Some(mv) = solution.best_move(id) else {
             line.push_str(" (no legal move)");
             break;
         };
-        let value = graph
-            .edges(id)
-            .find(|e| e.mv == mv)
-            .map_or_else(|| solution.value(id), |e| -solution.value(e.child));
-        line.push_str(&format!(" {mv}({value})"));
-        pos.do_move(mv);
-        match book.get(pos.key()) {
-            Some(next) if seen.contains(&next) => {
+        let edge = graph.edges(id).find(|e| e.mv == mv);
+        let value = edge.map_or_else(|| solution.value(id), |e| -solution.value(e.child));
+        let shown = if on_twin { mv.flipped() } else { mv };
+        line.push_str(&format!(" {shown}({value})"));
+        match edge {
+            Some(e) if seen.contains(&e.child) => {
                 line.push_str(" (repetition)");
                 break;
             }
-            Some(next) => {
-                seen.push(next);
-                id = next;
+            Some(e) => {
+                seen.push(e.child);
+                on_twin ^= e.twin;
+                id = e.child;
             }
             None => break,
         }

@@ -196,7 +196,10 @@ fn lines_into(
                 if let Some(sm) = softmax {
                     line.value = -sm.rounded(e.child);
                 }
-                line.ponder = s.best_move(e.child);
+                // The twin's best move is on the twin's board.
+                line.ponder = s
+                    .best_move(e.child)
+                    .map(|m| if e.twin { m.flipped() } else { m });
             }
             (Some(_), None) => {}
             (None, _) => {

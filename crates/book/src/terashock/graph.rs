@@ -24,7 +24,14 @@ pub struct Edge {
     pub mv: Move,
     /// The thought position the move leads to.
     pub child: NodeId,
+    /// `child` is the colour-flipped twin of the move's child: its moves are
+    /// on the twin's board (flip them to play them after `mv`).
+    pub twin: bool,
 }
+
+/// The bit of a stored edge index that marks an edge into a twin (indices are
+/// below 600, the most legal moves a position has).
+const TWIN_EDGE: u16 = 1 << 15;
 
 /// Every node's edges to thought children, its best leaf move and whether its
 /// side to move is in check: what the retrograde analysis needs, without
@@ -126,13 +133,14 @@ impl BookGraph {
             // twin: the same situation for the side to move, with the same values
             // (peta_shock's flip-normalised nodes; YaneuraOu's FlippedBook probe
             // finds the twin in play).
-            let child = book
-                .get(pos.key_after(mv))
-                .or_else(|| book.get(pos.flipped_key_after(mv)));
-            if let Some(child) = child {
+            let child = match book.get(pos.key_after(mv)) {
+                Some(child) => Some((child, 0)),
+                None => book.get(pos.flipped_key_after(mv)).map(|c| (c, TWIN_EDGE)),
+            };
+            if let Some((child, twin)) = child {
                 self.edge_child.push(child.0);
                 self.edge_move.push(mv.raw());
-                self.edge_index.push(index);
+                self.edge_index.push(index | twin);
                 edges += 1;
             } else {
                 self.leaf_edges += 1;
@@ -194,9 +202,10 @@ impl BookGraph {
         let range = self.edge_range(id);
         range.filter_map(move |e| {
             Some(Edge {
-                index: self.edge_index[e],
+                index: self.edge_index[e] & !TWIN_EDGE,
                 mv: Move::from_raw(self.edge_move[e])?,
                 child: NodeId(self.edge_child[e]),
+                twin: self.edge_index[e] & TWIN_EDGE != 0,
             })
         })
     }
@@ -212,7 +221,7 @@ impl BookGraph {
     }
 
     pub(crate) fn edge_index(&self, e: usize) -> u16 {
-        self.edge_index[e]
+        self.edge_index[e] & !TWIN_EDGE
     }
 
     pub(crate) fn edge_move(&self, e: usize) -> u16 {
