@@ -19,12 +19,13 @@
 //!    end (a loop would lengthen "losing slowly" without end, which is not a line
 //!    anyone can play). On an acyclic book this is exactly backward propagation of
 //!    (value, depth) with the tie rule.
-//! 3. **Perpetual check.** The best moves of the nodes at "draw, infinite depth"
-//!    form loops. A loop in which one side gives check with every move is a
-//!    perpetual check: that side loses. Its nodes are re-seeded at -32000 (checker
-//!    to move) / +32000 (checked side to move), values are relaxed again and depths
-//!    recomputed, so a checker that has any other move takes it, and one that has
-//!    none loses.
+//! 3. **Perpetual check.** The moves that achieve the draw (0) link positions
+//!    valued 0 into loops. A loop of such moves in which one side gives check
+//!    with every move is a perpetual check: that side loses. Its positions are re-seeded at -32000 (checker to move) /
+//!    +32000 (checked side to move), values are relaxed again and depths
+//!    recomputed, so a checker that has any other move takes it, one that has
+//!    none loses, and a checked side that could escape to a draw stays in the
+//!    loop when the checker's way out is worse for the checker.
 //! 4. **Check loops for the output**, found on the whole graph as YaneuraOu's
 //!    `peta_shock` finds them (not only along best lines): the positions in check
 //!    from which checks can go on for ever (see [`Solution::in_check_loop`]). The
@@ -353,17 +354,16 @@ pub fn solve(g: &BookGraph) -> Solution {
     let mut seeded: hashbrown::HashSet<Vec<u32>> = hashbrown::HashSet::new();
     for _ in 0..MAX_PERPETUAL_ROUNDS {
         let mut any = false;
-        for (cycle, checker_parity) in perpetual_loops(g, &s, &cyclic) {
-            let mut canonical = cycle.clone();
+        for group in perpetual_loops(g, &s, &cyclic) {
+            let mut canonical: Vec<u32> = group.iter().map(|&(i, _)| i).collect();
             canonical.sort_unstable();
             if !seeded.insert(canonical) {
                 continue;
             }
             any = true;
             s.stats.perpetual_loops += 1;
-            for (k, &i) in cycle.iter().enumerate() {
+            for &(i, checker) in &group {
                 let i = i as usize;
-                let checker = k % 2 == checker_parity;
                 s.value[i] = if checker { -MATE_I16 } else { MATE_I16 };
                 for &x in std::iter::once(&node(i).0).chain(parents.of(i)) {
                     let x = x as usize;
@@ -569,69 +569,124 @@ fn check_loops(g: &BookGraph) -> Bits {
     }
 }
 
-/// Loops of best moves among nodes at "draw, infinite depth" in which one side
-/// checks with every move: (the loop's nodes in move order, parity of the
-/// checker's positions in it).
-fn perpetual_loops(g: &BookGraph, s: &Solution, cyclic: &[usize]) -> Vec<(Vec<u32>, usize)> {
-    let endless = |i: usize| s.value[i] == 0 && s.depth[i] == DEPTH_INFINITE;
-    let successor = |i: usize| -> Option<usize> {
-        let best = s.best_index[i];
-        g.edge_range(node(i))
-            .find(|&e| g.edge_index(e) == best)
-            .map(|e| g.edge_child(e) as usize)
-    };
-    // 1 = on the current path, 2 = done.
-    let mut state: hashbrown::HashMap<usize, u8> = hashbrown::HashMap::new();
-    let mut found = Vec::new();
-    for &first in cyclic {
-        if !endless(first) || state.contains_key(&first) {
+/// Perpetual checks on lines of the draw: groups of positions valued 0 that the
+/// moves achieving their value (moves into positions valued 0) link into loops in
+/// which one side gives check with every move. Returned as (position, checker to move)
+/// pairs, one group per strongly connected part of the checker's "check, then
+/// any drawing reply" graph.
+///
+/// Looking only at best moves would miss a loop whose checked side has an
+/// escape worth exactly 0 that is shorter: the loop then lies on no best line,
+/// keeps the draw value it started from, and the checker's move into it would
+/// be worth 0, where by the rules the checked side can stay in the loop and let
+/// the checker lose (peta_shock finds these too: it seeds every check loop).
+fn perpetual_loops(g: &BookGraph, s: &Solution, cyclic: &[usize]) -> Vec<Vec<(u32, bool)>> {
+    let drawn = |i: usize| s.value[i] == 0;
+    let children = |i: usize| g.edge_range(node(i)).map(|e| g.edge_child(e) as usize);
+    // The checker's graph: u -> w when u checks into v (valued 0) and v can
+    // answer into w (valued 0); `via` keeps the checked positions between.
+    let mut local: hashbrown::HashMap<usize, usize> = hashbrown::HashMap::new();
+    let mut nodes: Vec<usize> = Vec::new();
+    let mut next: Vec<Vec<(usize, usize)>> = Vec::new();
+    for &u in cyclic {
+        if !drawn(u) {
             continue;
         }
-        let mut path: Vec<usize> = Vec::new();
-        let mut cur = Some(first);
-        while let Some(i) = cur {
-            match state.get(&i) {
-                Some(1) => {
-                    let at = path.iter().position(|&p| p == i).unwrap_or(0);
-                    let cycle: Vec<u32> = path[at..].iter().map(|&p| node(p).0).collect();
-                    if let Some(parity) = checker_parity(g, &cycle) {
-                        found.push((cycle, parity));
-                    }
-                    break;
-                }
-                Some(_) => break,
-                None => {}
+        for v in children(u).filter(|&v| drawn(v) && g.in_check(node(v))) {
+            for w in children(v).filter(|&w| drawn(w)) {
+                let mut id = |x: usize| {
+                    *local.entry(x).or_insert_with(|| {
+                        nodes.push(x);
+                        next.push(Vec::new());
+                        nodes.len() - 1
+                    })
+                };
+                let (lu, lw) = (id(u), id(w));
+                next[lu].push((lw, v));
             }
-            if !endless(i) {
-                break;
-            }
-            state.insert(i, 1);
-            path.push(i);
-            cur = successor(i);
-        }
-        for p in path {
-            state.insert(p, 2);
         }
     }
-    found
+    let mut groups = Vec::new();
+    for part in strongly_connected(&next) {
+        let cyclic_part = part.len() > 1 || next[part[0]].iter().any(|&(w, _)| w == part[0]);
+        if !cyclic_part {
+            continue;
+        }
+        let members: hashbrown::HashSet<usize> = part.iter().copied().collect();
+        let mut group: Vec<(u32, bool)> = Vec::new();
+        let mut checked: hashbrown::HashSet<usize> = hashbrown::HashSet::new();
+        for &lu in &part {
+            group.push((node(nodes[lu]).0, true));
+            for &(lw, v) in &next[lu] {
+                if members.contains(&lw) {
+                    checked.insert(v);
+                }
+            }
+        }
+        // A position that checks in one loop and is checked in it: neither side
+        // gives every check, so it is no perpetual check for either.
+        if part.iter().any(|&lu| checked.contains(&nodes[lu])) {
+            continue;
+        }
+        group.extend(checked.into_iter().map(|v| (node(v).0, false)));
+        groups.push(group);
+    }
+    groups
 }
 
-/// For a loop of positions (each move goes to the next, the last to the first):
-/// the parity of the positions whose side gives check with every move, when
-/// exactly one side does.
-fn checker_parity(g: &BookGraph, cycle: &[u32]) -> Option<usize> {
-    let k = cycle.len();
-    if k < 2 || !k.is_multiple_of(2) {
-        return None;
+/// The strongly connected parts of a graph given as adjacency lists (Tarjan's
+/// algorithm, iterative so that long loops cannot overflow the stack).
+fn strongly_connected(next: &[Vec<(usize, usize)>]) -> Vec<Vec<usize>> {
+    const UNSEEN: usize = usize::MAX;
+    let n = next.len();
+    let mut index = vec![UNSEEN; n];
+    let mut low = vec![0usize; n];
+    let mut on_stack = vec![false; n];
+    let mut stack: Vec<usize> = Vec::new();
+    let mut parts = Vec::new();
+    let mut counter = 0;
+    for root in 0..n {
+        if index[root] != UNSEEN {
+            continue;
+        }
+        // (node, next edge to look at)
+        let mut call: Vec<(usize, usize)> = vec![(root, 0)];
+        index[root] = counter;
+        low[root] = counter;
+        counter += 1;
+        stack.push(root);
+        on_stack[root] = true;
+        while let Some(&mut (v, ref mut e)) = call.last_mut() {
+            if let Some(&(w, _)) = next[v].get(*e) {
+                *e += 1;
+                if index[w] == UNSEEN {
+                    index[w] = counter;
+                    low[w] = counter;
+                    counter += 1;
+                    stack.push(w);
+                    on_stack[w] = true;
+                    call.push((w, 0));
+                } else if on_stack[w] {
+                    low[v] = low[v].min(index[w]);
+                }
+                continue;
+            }
+            call.pop();
+            if let Some(&(parent, _)) = call.last() {
+                low[parent] = low[parent].min(low[v]);
+            }
+            if low[v] == index[v] {
+                let mut part = Vec::new();
+                while let Some(w) = stack.pop() {
+                    on_stack[w] = false;
+                    part.push(w);
+                    if w == v {
+                        break;
+                    }
+                }
+                parts.push(part);
+            }
+        }
     }
-    let checks = |parity: usize| {
-        (parity..k)
-            .step_by(2)
-            .all(|i| g.in_check(NodeId(cycle[(i + 1) % k])))
-    };
-    match (checks(0), checks(1)) {
-        (true, false) => Some(0),
-        (false, true) => Some(1),
-        _ => None,
-    }
+    parts
 }
