@@ -247,9 +247,13 @@ fn a_root_thought_only_as_its_twin_is_searched_as_the_twin_and_never_handed_out(
     let book = || {
         let mut store = MemoryStore::new();
         store
-            .append(&[node(&twin, Origin::Sfen(twin.to_sfen_without_ply()), |i, _| {
-                if i == 0 { 100 } else { -200 }
-            })])
+            .append(&[node(
+                &twin,
+                Origin::Sfen(twin.to_sfen_without_ply()),
+                |i, _| {
+                    if i == 0 { 100 } else { -200 }
+                },
+            )])
             .unwrap();
         let config = RunConfig {
             roots: vec!["startpos moves 7g7f".into()],
