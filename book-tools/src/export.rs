@@ -8,10 +8,9 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 use stera_book::terashock::{
-    Backup, ExportOptions, ExportSummary, NodeExtras, Weights, export_db2016,
+    self, Backup, ExportOptions, ExportSummary, NodeExtras, Weights, export_db2016,
 };
 use stera_book::{Book, NodeStore, SledStore};
-use stera_formats::ybb::{self, YbbOptions};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -181,84 +180,21 @@ fn export_text(
     Ok(summary)
 }
 
-/// The tera-shock export as a `.ybb` book at `out`: the text export into a
-/// scratch file beside `out`, then converted entry by entry (the writer keeps
-/// only the index in memory). The scratch file is deleted in every case.
+/// The tera-shock export as a `.ybb` book at `out`, written straight from the
+/// analysis (the writer keeps only the index in memory).
 fn export_ybb(
     book: &Book,
     extras: &NodeExtras,
     out: &Path,
     options: &ExportOptions,
 ) -> Result<ExportSummary> {
-    let scratch = Scratch::beside(out)?;
-    let mut summary = export_text(book, extras, scratch.path(), options)?;
-    let start = Instant::now();
-    let written = ybb::convert_db2016(scratch.path(), out, YbbOptions::default())
-        .with_context(|| format!("cannot write the .ybb book `{}`", out.display()))?;
-    drop(scratch);
-    eprintln!(
-        "converted to .ybb in {:.1} s",
-        start.elapsed().as_secs_f64()
-    );
-    summary.write_time += start.elapsed();
-    summary.written.entries_written = written.entries_written;
-    summary.written.moves_written = written.moves_written;
+    let mut progress = Reporter::new();
+    let summary = terashock::export_ybb(book, extras, out, options, &mut |phase, done, total| {
+        progress.report(phase, done, total);
+    })
+    .with_context(|| format!("cannot write the .ybb book `{}`", out.display()))?;
+    progress.finish();
     Ok(summary)
-}
-
-/// A file name beside another file, removed when dropped (on success and on
-/// every error path).
-struct Scratch(PathBuf);
-
-impl Scratch {
-    /// Creates an empty file `.<name>.<pid>.<n>.db2016.tmp` in `out`'s directory.
-    fn beside(out: &Path) -> Result<Self> {
-        let dir = match out.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p,
-            _ => Path::new("."),
-        };
-        let name = out
-            .file_name()
-            .map_or_else(|| "book".into(), |n| n.to_string_lossy().into_owned());
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.subsec_nanos());
-        for attempt in 0u32..100 {
-            let path = dir.join(format!(
-                ".{name}.{}.{}.db2016.tmp",
-                std::process::id(),
-                nanos.wrapping_add(attempt)
-            ));
-            match std::fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .open(&path)
-            {
-                Ok(_) => return Ok(Self(path)),
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-                Err(e) => {
-                    return Err(e).with_context(|| {
-                        format!("cannot create a scratch file `{}`", path.display())
-                    });
-                }
-            }
-        }
-        anyhow::bail!(
-            "cannot find a free scratch file name in `{}`",
-            dir.display()
-        )
-    }
-
-    fn path(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        // Best effort: the file may already be gone.
-        let _ = std::fs::remove_file(&self.0);
-    }
 }
 
 /// Opens an existing store (never creates one).

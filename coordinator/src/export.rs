@@ -7,7 +7,9 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 use stera_book::NodeStore;
-use stera_book::terashock::{Backup, ExportOptions, NodeExtras, Weights, export_db2016};
+use stera_book::terashock::{
+    Backup, ExportOptions, NodeExtras, Weights, export_db2016, export_ybb,
+};
 use stera_book::{Book, Selector, SledReader, SledStore};
 use stera_proto::v1::{
     BackupReply, ExportBackup, ExportFormat, ExportReply, ExportRequest, ExportWeights,
@@ -195,33 +197,20 @@ fn export_snapshot(
     }
     let ybb = wants_ybb(request)?;
     let out = Path::new(&request.path);
-    // A binary book is the text export converted: the text goes beside it first.
-    let text = if ybb {
-        let mut name = out.file_name().unwrap_or_default().to_os_string();
-        name.push(".db2016.tmp");
-        out.with_file_name(name)
-    } else {
-        out.to_owned()
-    };
     let mut last_log = Instant::now();
-    let summary = export_db2016(book, &extras, &text, options, &mut |phase, done, total| {
+    let mut progress = |phase: &'static str, done: u64, total: u64| {
         if last_log.elapsed() >= Duration::from_secs(10) {
             last_log = Instant::now();
             tracing::info!(phase, done, total, "exporting");
         }
-    })
-    .map_err(|e| e.to_string())?;
-    let written = if ybb {
-        let converted = stera_formats::ybb::convert_db2016(
-            &text,
-            out,
-            stera_formats::ybb::YbbOptions::default(),
-        );
-        let _ = std::fs::remove_file(&text);
-        converted.map_err(|e| format!("cannot write the binary book: {e}"))?
-    } else {
-        summary.written
     };
+    let summary = if ybb {
+        export_ybb(book, &extras, out, options, &mut progress)
+    } else {
+        export_db2016(book, &extras, out, options, &mut progress)
+    }
+    .map_err(|e| e.to_string())?;
+    let written = summary.written;
     Ok(ExportReply {
         path: request.path.clone(),
         entries: written.entries_written,

@@ -63,7 +63,7 @@ pub use error::TeraShockError;
 pub use export::{
     Backup, COUNT_SCALE, ExportOptions, ExportSummary, MoveLine, WRITTEN_DEPTH_MAX,
     WRITTEN_DEPTH_PERPETUAL_CHECK, WRITTEN_PLY_LIMIT, Weights, book_moves, export_db2016,
-    node_lines, policy_counts,
+    export_ybb, node_lines, policy_counts,
 };
 pub use extras::NodeExtras;
 pub use graph::{BookGraph, Edge, NodeVisitor};

@@ -8,6 +8,7 @@ use rayon::prelude::*;
 use stera_formats::db2016::{
     BookMove, MoveOrder, OrderedWriter, WriteOptions, WriteSummary, format_move_line,
 };
+use stera_formats::ybb::{PreparedEntry, YbbOptions, YbbWriter};
 use stera_rules::backend::board as backend;
 use stera_rules::{Move, Position};
 
@@ -264,11 +265,53 @@ pub fn export_db2016(
         progress,
         FORMAT_CHUNK,
         FORMAT_WINDOW,
+        BookFormat::Db2016,
     )
 }
 
-/// [`export_db2016`] with the formatting task and window sizes as parameters
-/// (tests check that they do not change the bytes).
+/// [`export_db2016`] as a YaneuraOu `.ybb` binary book: the same entries, moves,
+/// values and depths (ponder moves and counts have no place in the format),
+/// packed by the formatting threads and written by [`YbbWriter`] (which holds
+/// the index in memory, 48 bytes an entry, and spools the moves to a file beside
+/// `path`). The file appears under `path` only when complete.
+///
+/// # Errors
+/// As [`export_db2016`].
+pub fn export_ybb(
+    book: &Book,
+    extras: &NodeExtras,
+    path: &Path,
+    options: &ExportOptions,
+    progress: Progress<'_>,
+) -> Result<ExportSummary, TeraShockError> {
+    export_in_chunks(
+        book,
+        extras,
+        path,
+        options,
+        progress,
+        FORMAT_CHUNK,
+        FORMAT_WINDOW,
+        BookFormat::Ybb,
+    )
+}
+
+/// The file an export writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum BookFormat {
+    Db2016,
+    Ybb,
+}
+
+/// Where formatted entries go.
+enum Sink {
+    Text(OrderedWriter),
+    Binary(YbbWriter),
+}
+
+/// [`export_db2016`] and [`export_ybb`] with the formatting task and window
+/// sizes as parameters (tests check that they do not change the bytes).
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn export_in_chunks(
     book: &Book,
     extras: &NodeExtras,
@@ -277,6 +320,7 @@ pub(crate) fn export_in_chunks(
     progress: Progress<'_>,
     chunk: usize,
     window: usize,
+    format: BookFormat,
 ) -> Result<ExportSummary, TeraShockError> {
     extras.check_covers(book)?;
     let mut summary = ExportSummary {
@@ -337,12 +381,16 @@ pub(crate) fn export_in_chunks(
 
     let t = Instant::now();
     table.sort();
-    let mut writer = OrderedWriter::create(
-        path,
-        WriteOptions {
-            move_order: MoveOrder::AsGiven,
-        },
-    )?;
+    let ybb_options = YbbOptions::default();
+    let mut sink = match format {
+        BookFormat::Db2016 => Sink::Text(OrderedWriter::create(
+            path,
+            WriteOptions {
+                move_order: MoveOrder::AsGiven,
+            },
+        )?),
+        BookFormat::Ybb => Sink::Binary(YbbWriter::create(path, ybb_options)?),
+    };
     let parsed = ParsedFields::new(table.coder());
     let context = FormatContext {
         book,
@@ -365,17 +413,33 @@ pub(crate) fn export_in_chunks(
     // window of entries, which is then written in order. A window bounds the
     // memory held by formatted text.
     for window in order.chunks(window.max(1)) {
-        let texts: Vec<(Vec<u8>, u64, u64)> = window
-            .par_chunks(chunk.max(1))
-            .map(|chunk| context.format(chunk))
-            .collect::<Result<_, _>>()?;
-        for (text, entries, moves) in &texts {
-            writer.write_formatted(text, *entries, *moves)?;
+        match &mut sink {
+            Sink::Text(writer) => {
+                let texts: Vec<(Vec<u8>, u64, u64)> = window
+                    .par_chunks(chunk.max(1))
+                    .map(|chunk| context.format(chunk))
+                    .collect::<Result<_, _>>()?;
+                for (text, entries, moves) in &texts {
+                    writer.write_formatted(text, *entries, *moves)?;
+                }
+            }
+            Sink::Binary(writer) => {
+                let prepared: Vec<Vec<PreparedEntry>> = window
+                    .par_chunks(chunk.max(1))
+                    .map(|chunk| context.prepare(chunk, ybb_options))
+                    .collect::<Result<_, _>>()?;
+                for entry in prepared.iter().flatten() {
+                    writer.write_prepared(entry)?;
+                }
+            }
         }
         done += window.len() as u64;
         progress("write", done, total);
     }
-    summary.written = writer.finish()?;
+    summary.written = match sink {
+        Sink::Text(writer) => writer.finish()?,
+        Sink::Binary(writer) => writer.finish()?,
+    };
     summary.write_time = t.elapsed();
     Ok(summary)
 }
@@ -464,28 +528,31 @@ struct FormatContext<'a> {
 }
 
 impl FormatContext<'_> {
-    /// The text of the entries of `slots` (see [`SfenTable`]), with their entry
-    /// and move counts.
-    fn format(&self, slots: &[u128]) -> Result<(Vec<u8>, u64, u64), TeraShockError> {
-        let mut text = Vec::with_capacity(slots.len() * 600);
+    /// Calls `emit` with each entry of `slots` (see [`SfenTable`]): its SFEN with
+    /// ply, and its moves as written.
+    fn entries(
+        &self,
+        slots: &[u128],
+        mut emit: impl FnMut(&[u8], &[BookMove]) -> Result<(), TeraShockError>,
+    ) -> Result<(), TeraShockError> {
+        let mut sfen = Vec::with_capacity(200);
         let mut moves = Vec::with_capacity(600);
         let mut lines = Vec::with_capacity(600);
+        let mut written: Vec<BookMove> = Vec::with_capacity(600);
         let mut legal = LegalMoves::new();
         let mut code = Code::default();
         let mut entries = [LITERAL; FIELDS];
-        let mut move_count = 0u64;
         for &slot in slots {
             let id = slot_id(slot);
-            text.extend_from_slice(b"sfen ");
-            let at = text.len();
+            sfen.clear();
             self.table
-                .decode(slot, &mut code, &mut text, &mut entries)?;
-            legal.of(self.parsed, &entries, &text[at..], &mut moves)?;
+                .decode(slot, &mut code, &mut sfen, &mut entries)?;
+            legal.of(self.parsed, &entries, &sfen, &mut moves)?;
             if moves.len() != self.book.values(NodeId(id)).len() {
                 return Err(crate::BookError::Corrupt(format!(
                     "node {id}: {} legal moves in `{}` but {} values",
                     moves.len(),
-                    String::from_utf8_lossy(&text[at..]),
+                    String::from_utf8_lossy(&sfen),
                     self.book.values(NodeId(id)).len()
                 ))
                 .into());
@@ -494,9 +561,8 @@ impl FormatContext<'_> {
                 0 => self.walk_plies.get(&id).copied().unwrap_or(1),
                 stored => u32::from(stored),
             };
-            text.push(b' ');
-            push_decimal(&mut text, ply);
-            text.extend_from_slice(b"\r\n");
+            sfen.push(b' ');
+            push_decimal(&mut sfen, ply);
             lines_into(
                 self.book,
                 self.graph,
@@ -512,38 +578,79 @@ impl FormatContext<'_> {
             {
                 lines.retain(|l| l.value == best);
             }
-            let from_games = self.ndf.and_then(|w| w.of(NodeId(id)));
-            let counts = match (self.weights, from_games) {
-                (Weights::One, _) => Vec::new(),
-                (Weights::Ndf, Some(w)) => {
-                    // Canonical order to the lines' order; renormalised over the
-                    // lines kept (--shrink keeps the best only).
-                    let p: Vec<f64> = lines
-                        .iter()
-                        .map(|l| w.get(l.index).copied().unwrap_or(0.0))
-                        .collect();
-                    let sum: f64 = p.iter().sum();
-                    if sum > 0.0 {
-                        policy_counts(&p.iter().map(|v| v / sum).collect::<Vec<_>>())
-                    } else {
-                        let q: Vec<f64> = lines.iter().map(|l| f64::from(l.value)).collect();
-                        policy_counts(&softmax_policy(&q, self.temperature))
+            let counts = self.counts(id, &lines);
+            written.clear();
+            written.extend(book_moves(&lines, self.solution.is_some()).enumerate().map(
+                |(i, mut m)| {
+                    if let Some(&c) = counts.get(i) {
+                        m.count = c;
                     }
-                }
-                (Weights::Policy | Weights::Ndf, _) => {
+                    m
+                },
+            ));
+            emit(&sfen, &written)?;
+        }
+        Ok(())
+    }
+
+    /// The `count` field of each of the lines of node `id` (empty: 1 each).
+    fn counts(&self, id: u32, lines: &[MoveLine]) -> Vec<u64> {
+        let from_games = self.ndf.and_then(|w| w.of(NodeId(id)));
+        match (self.weights, from_games) {
+            (Weights::One, _) => Vec::new(),
+            (Weights::Ndf, Some(w)) => {
+                // Canonical order to the lines' order; renormalised over the
+                // lines kept (--shrink keeps the best only).
+                let p: Vec<f64> = lines
+                    .iter()
+                    .map(|l| w.get(l.index).copied().unwrap_or(0.0))
+                    .collect();
+                let sum: f64 = p.iter().sum();
+                if sum > 0.0 {
+                    policy_counts(&p.iter().map(|v| v / sum).collect::<Vec<_>>())
+                } else {
                     let q: Vec<f64> = lines.iter().map(|l| f64::from(l.value)).collect();
                     policy_counts(&softmax_policy(&q, self.temperature))
                 }
-            };
-            for (i, mut m) in book_moves(&lines, self.solution.is_some()).enumerate() {
-                if let Some(&c) = counts.get(i) {
-                    m.count = c;
-                }
-                format_move_line(&mut text, &m);
             }
-            move_count += lines.len() as u64;
+            (Weights::Policy | Weights::Ndf, _) => {
+                let q: Vec<f64> = lines.iter().map(|l| f64::from(l.value)).collect();
+                policy_counts(&softmax_policy(&q, self.temperature))
+            }
         }
+    }
+
+    /// The text of the entries of `slots`, with their entry and move counts.
+    fn format(&self, slots: &[u128]) -> Result<(Vec<u8>, u64, u64), TeraShockError> {
+        let mut text = Vec::with_capacity(slots.len() * 600);
+        let mut move_count = 0u64;
+        self.entries(slots, |sfen, moves| {
+            text.extend_from_slice(b"sfen ");
+            text.extend_from_slice(sfen);
+            text.extend_from_slice(b"\r\n");
+            for m in moves {
+                format_move_line(&mut text, m);
+            }
+            move_count += moves.len() as u64;
+            Ok(())
+        })?;
         Ok((text, slots.len() as u64, move_count))
+    }
+
+    /// The entries of `slots` packed for a `.ybb` writer.
+    fn prepare(
+        &self,
+        slots: &[u128],
+        options: YbbOptions,
+    ) -> Result<Vec<PreparedEntry>, TeraShockError> {
+        let mut out = Vec::with_capacity(slots.len());
+        self.entries(slots, |sfen, moves| {
+            let sfen = std::str::from_utf8(sfen)
+                .map_err(|_| crate::BookError::Corrupt("a SFEN that is not UTF-8".into()))?;
+            out.push(PreparedEntry::new(sfen, moves, options)?);
+            Ok(())
+        })?;
+        Ok(out)
     }
 }
 

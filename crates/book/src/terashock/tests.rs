@@ -474,7 +474,7 @@ fn export_bytes_do_not_depend_on_threads_or_chunks() {
             ..ExportOptions::default()
         },
     ] {
-        let run = |threads: usize, chunk: usize, window: usize, name: &str| {
+        let run_as = |format, threads: usize, chunk: usize, window: usize, name: &str| {
             let path = dir.path().join(name);
             let pool = rayon::ThreadPoolBuilder::new()
                 .num_threads(threads)
@@ -490,15 +490,37 @@ fn export_bytes_do_not_depend_on_threads_or_chunks() {
                         &mut |_, _, _| {},
                         chunk,
                         window,
+                        format,
                     )
                 })
                 .unwrap();
             assert_eq!(summary.written.entries_written, book.len() as u64);
             std::fs::read(&path).unwrap()
         };
+        let run = |threads, chunk, window, name: &str| {
+            run_as(export::BookFormat::Db2016, threads, chunk, window, name)
+        };
         let one = run(1, 1 << 20, 1 << 20, "one.db");
         let many = run(3, 7, 20, "many.db");
         assert!(one == many, "bytes differ (options {options:?})");
+
+        // The .ybb export is the text export converted, byte for byte, however
+        // the work is split.
+        let ybb_one = run_as(export::BookFormat::Ybb, 1, 1 << 20, 1 << 20, "one.ybb");
+        let ybb_many = run_as(export::BookFormat::Ybb, 3, 7, 20, "many.ybb");
+        let converted = dir.path().join("converted.ybb");
+        stera_formats::ybb::convert_db2016(
+            dir.path().join("one.db"),
+            &converted,
+            stera_formats::ybb::YbbOptions::default(),
+        )
+        .unwrap();
+        let converted = std::fs::read(&converted).unwrap();
+        assert!(
+            ybb_one == converted,
+            ".ybb differs from the conversion ({options:?})"
+        );
+        assert!(ybb_one == ybb_many, ".ybb bytes differ ({options:?})");
 
         // Read the file back: each entry is node_lines of its position.
         let (graph, solution) = analyse(book);

@@ -104,6 +104,10 @@ pub enum YbbError {
     /// An entry whose SFEN cannot be packed.
     #[error("invalid book position: {0}")]
     Sfen(#[source] RulesError),
+    /// An entry prepared for a writer with other options (moves with or without
+    /// depths).
+    #[error("an entry prepared with depths {prepared} for a writer with depths {writer}")]
+    OptionsMismatch { prepared: bool, writer: bool },
     /// The DB2016 input of a conversion is broken.
     #[error(transparent)]
     Db2016(#[from] FormatError),

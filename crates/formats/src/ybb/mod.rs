@@ -45,7 +45,7 @@ use std::path::Path;
 
 pub use error::{RecordAt, YbbError};
 pub use reader::YbbReader;
-pub use writer::{YbbOptions, YbbWriter};
+pub use writer::{PreparedEntry, YbbOptions, YbbWriter};
 
 use crate::db2016::{Db2016Reader, WriteSummary};
 

@@ -10,7 +10,7 @@ use tempfile::NamedTempFile;
 
 use super::error::io_error;
 use super::{FLAG_DEPTH, MAGIC, YbbError};
-use crate::db2016::{BookEntry, WriteSummary, clamp_value};
+use crate::db2016::{BookEntry, BookMove, WriteSummary, clamp_value};
 
 /// Options of the writer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -80,7 +80,46 @@ pub struct YbbWriter {
     spool_len: u64,
     index: Vec<Record>,
     summary: WriteSummary,
-    buf: Vec<u8>,
+}
+
+/// One entry packed and encoded for [`YbbWriter::write_prepared`], so that
+/// threads can prepare entries while one writes them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PreparedEntry {
+    packed: [u8; PACKED_SFEN_BYTES],
+    ply: u16,
+    count: u16,
+    moves: Vec<u8>,
+    options: YbbOptions,
+}
+
+impl PreparedEntry {
+    /// Packs `sfen` (with its ply) and encodes `moves` in the given order, values
+    /// clamped to ±32000 and depths to `0..=65535` as [`YbbWriter`] does.
+    ///
+    /// # Errors
+    /// [`YbbError::TooManyMoves`], [`YbbError::Sfen`].
+    pub fn new(sfen: &str, moves: &[BookMove], options: YbbOptions) -> Result<Self, YbbError> {
+        let count = u16::try_from(moves.len()).map_err(|_| YbbError::TooManyMoves {
+            sfen: sfen.to_owned(),
+            count: moves.len(),
+        })?;
+        let (packed, ply) = packed_sfen::pack_sfen(sfen).map_err(YbbError::Sfen)?;
+        let mut encoded = Vec::with_capacity(moves.len() * options.stride() as usize);
+        for m in moves {
+            let value = i16::try_from(clamp_value(i64::from(m.value))).unwrap_or(0);
+            let depth = u16::try_from(m.depth.clamp(0, i32::from(u16::MAX))).unwrap_or(0);
+            encode_move(&mut encoded, m.mv.to_move16(), value, depth, options);
+        }
+        Ok(Self {
+            packed,
+            // The rules core bounds plies by MAX_PLY (10,000).
+            ply: u16::try_from(ply).unwrap_or(u16::MAX),
+            count,
+            moves: encoded,
+            options,
+        })
+    }
 }
 
 /// A temporary file beside `final_path` (`.<name>.<random><suffix>`).
@@ -120,7 +159,6 @@ impl YbbWriter {
             spool_len: 0,
             index: Vec::new(),
             summary: WriteSummary::default(),
-            buf: Vec::new(),
         })
     }
 
@@ -130,28 +168,34 @@ impl YbbWriter {
     /// [`YbbError::TooManyMoves`] or [`YbbError::Sfen`] (nothing written; the writer
     /// stays usable), [`YbbError::Io`].
     pub fn write_entry(&mut self, entry: &BookEntry) -> Result<(), YbbError> {
-        let count = u16::try_from(entry.moves.len()).map_err(|_| YbbError::TooManyMoves {
-            sfen: entry.sfen().to_owned(),
-            count: entry.moves.len(),
-        })?;
-        let (packed, ply) = packed_sfen::pack_sfen(entry.sfen()).map_err(YbbError::Sfen)?;
-        self.buf.clear();
-        for m in &entry.moves {
-            let value = i16::try_from(clamp_value(i64::from(m.value))).unwrap_or(0);
-            let depth = u16::try_from(m.depth.clamp(0, i32::from(u16::MAX))).unwrap_or(0);
-            encode_move(&mut self.buf, m.mv.to_move16(), value, depth, self.options);
+        let prepared = PreparedEntry::new(entry.sfen(), &entry.moves, self.options)?;
+        self.write_prepared(&prepared)
+    }
+
+    /// Adds an entry prepared by [`PreparedEntry::new`] with this writer's options
+    /// (on any thread: packing the position and encoding the moves is most of the
+    /// work of [`YbbWriter::write_entry`]).
+    ///
+    /// # Errors
+    /// [`YbbError::OptionsMismatch`] for an entry prepared with other options,
+    /// [`YbbError::Io`].
+    pub fn write_prepared(&mut self, entry: &PreparedEntry) -> Result<(), YbbError> {
+        if entry.options != self.options {
+            return Err(YbbError::OptionsMismatch {
+                prepared: entry.options.with_depth,
+                writer: self.options.with_depth,
+            });
         }
         self.spool
-            .write_all(&self.buf)
+            .write_all(&entry.moves)
             .map_err(io_error("cannot write the move spool of", &self.final_path))?;
         self.index.push(Record {
-            packed,
+            packed: entry.packed,
             offset: self.spool_len,
-            // The rules core bounds plies by MAX_PLY (10,000).
-            ply: u16::try_from(ply).unwrap_or(u16::MAX),
-            count,
+            ply: entry.ply,
+            count: entry.count,
         });
-        self.spool_len += self.buf.len() as u64;
+        self.spool_len += entry.moves.len() as u64;
         Ok(())
     }
 
