@@ -595,3 +595,32 @@ fn unfinished_write_leaves_no_file_and_keeps_an_old_one() {
         Err(FormatError::Io { .. })
     ));
 }
+
+/// Written books are as readable as any file the user creates (the umask
+/// decides), not private to the writer as temporary files are: an engine may
+/// run as another user.
+#[cfg(unix)]
+#[test]
+fn written_books_get_the_permissions_of_a_created_file() {
+    use std::os::unix::fs::PermissionsExt;
+    use stera_formats::ybb::{YbbOptions, YbbWriter};
+    let dir = tempfile::tempdir().unwrap();
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    let reference = dir.path().join("reference");
+    std::fs::File::create(&reference).unwrap();
+    let expected = mode(&reference);
+
+    let text = dir.path().join("book.db");
+    let mut writer = OrderedWriter::create(&text, WriteOptions::default()).unwrap();
+    let mut entry = BookEntry::from_sfen(STARTPOS_SFEN).unwrap();
+    entry.push_move(book_move("7g7f", None, 10, 1, 1));
+    writer.write_entry(entry.clone()).unwrap();
+    writer.finish().unwrap();
+    assert_eq!(mode(&text), expected, "{:o}", mode(&text));
+
+    let binary = dir.path().join("book.ybb");
+    let mut writer = YbbWriter::create(&binary, YbbOptions::default()).unwrap();
+    writer.write_entry(&entry).unwrap();
+    writer.finish().unwrap();
+    assert_eq!(mode(&binary), expected, "{:o}", mode(&binary));
+}

@@ -60,7 +60,7 @@ impl AtomicFile {
         let name = final_path
             .file_name()
             .map_or_else(|| "book".into(), |n| n.to_string_lossy().into_owned());
-        let temp = tempfile::Builder::new()
+        let temp = crate::book_file_builder()
             .prefix(&format!(".{name}."))
             .suffix(".tmp")
             .tempfile_in(dir)

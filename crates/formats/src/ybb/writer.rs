@@ -127,7 +127,7 @@ fn temp_beside(final_path: &Path, suffix: &str) -> Result<NamedTempFile, YbbErro
     let name = final_path
         .file_name()
         .map_or_else(|| "book".into(), |n| n.to_string_lossy().into_owned());
-    tempfile::Builder::new()
+    crate::book_file_builder()
         .prefix(&format!(".{name}."))
         .suffix(suffix)
         .tempfile_in(parent_dir(final_path))
