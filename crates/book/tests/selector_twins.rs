@@ -208,31 +208,23 @@ fn a_leaf_whose_twin_is_a_kifu_position_gets_the_kifu_bonus() {
     let two: Move = "2g2f".parse().unwrap();
     let mut after = start.clone();
     after.do_move(two);
-    let mut store = MemoryStore::new();
-    store
-        .append(&[node(
-            &start,
-            Origin::Sfen(start.to_sfen_without_ply()),
-            |_, mv| if mv == two { -50 } else { -10 },
-        )])
-        .unwrap();
-    store
-        .add_kifu_keys(&[stera_rules::Key(twin_key_of(&after))])
-        .unwrap();
-    let mut selector = open(store);
-    let leaf = selector.select(1).unwrap().pop().expect("a leaf");
+    let book = |kifu: &[stera_rules::Key]| {
+        let mut store = MemoryStore::new();
+        store
+            .append(&[node(
+                &start,
+                Origin::Sfen(start.to_sfen_without_ply()),
+                |_, mv| if mv == two { -50 } else { -10 },
+            )])
+            .unwrap();
+        store.add_kifu_keys(kifu).unwrap();
+        open(store)
+    };
+    let twin = stera_rules::Key(twin_key_of(&after));
+    let leaf = book(&[twin]).select(1).unwrap().pop().expect("a leaf");
     assert_eq!(leaf.key, after.key(), "leaf {}", leaf.sfen());
-
     // Without the kifu position the first -10 move is the best leaf.
-    let mut plain = MemoryStore::new();
-    plain
-        .append(&[node(
-            &start,
-            Origin::Sfen(start.to_sfen_without_ply()),
-            |_, mv| if mv == two { -50 } else { -10 },
-        )])
-        .unwrap();
-    let leaf = open(plain).select(1).unwrap().pop().expect("a leaf");
+    let leaf = book(&[]).select(1).unwrap().pop().expect("a leaf");
     assert_ne!(leaf.key, after.key());
 }
 
