@@ -196,6 +196,9 @@ impl<S: NodeStore> ThinkJobs<S> {
         if self.selector.book().contains(leaf.key) {
             return Checked::Duplicate;
         }
+        if let Some(reason) = names_another_position(leaf, result.think_sfen()) {
+            return Checked::Invalid(reason);
+        }
         match thought_from_result(
             &leaf.position,
             result.think_moves(),
@@ -240,9 +243,50 @@ impl<S: NodeStore> ThinkJobs<S> {
     }
 }
 
+/// Why a result that names a position (`ThinkResult.sfen`, echoed from the job)
+/// is not about `leaf`: its values would be stored for a position they were not
+/// computed for. `None` when it names `leaf`'s position (in any SFEN spelling or
+/// ply) or none (a worker that predates the field).
+fn names_another_position(leaf: &Leaf, sfen: &str) -> Option<String> {
+    if sfen.is_empty() || sfen == leaf.sfen() {
+        return None;
+    }
+    match Position::from_sfen(sfen) {
+        Ok(named) if named.key() == leaf.key => None,
+        Ok(_) => Some(format!(
+            "the result is for `{sfen}`, but the lease's position is `{}`",
+            leaf.sfen()
+        )),
+        Err(e) => Some(format!(
+            "the result's position `{sfen}` is not an SFEN: {e}"
+        )),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_result_must_name_the_leased_position_in_any_spelling_or_none() {
+        let position = Position::from_position_command("startpos moves 7g7f").unwrap();
+        let leaf = Leaf {
+            root: 0,
+            path: Vec::new(),
+            parent: None,
+            key: position.key(),
+            position,
+        };
+        assert_eq!(names_another_position(&leaf, ""), None);
+        assert_eq!(names_another_position(&leaf, &leaf.sfen()), None);
+        // Another ply, the same position.
+        let other_ply = format!("{} 77", leaf.position.to_sfen_without_ply());
+        assert_eq!(names_another_position(&leaf, &other_ply), None);
+        let other = names_another_position(&leaf, stera_rules::STARTPOS_SFEN).unwrap();
+        assert!(other.contains("the lease's position is"), "{other}");
+        let broken = names_another_position(&leaf, "sfen x").unwrap();
+        assert!(broken.contains("not an SFEN"), "{broken}");
+    }
 
     #[test]
     fn a_parked_leaf_comes_back_as_the_same_position_under_the_same_parent() {

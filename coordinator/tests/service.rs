@@ -170,6 +170,7 @@ fn bad_results_are_rejected_and_change_nothing() {
         (Answer::MissingMove, "missing"),
         (Answer::IllegalMove, "not legal"),
         (Answer::OutOfRange, "outside"),
+        (Answer::WrongPosition, "the lease's position is"),
     ] {
         let report = runtime
             .block_on(fake_worker(c.url(), None, 1, answer, 3, LONG))
@@ -185,7 +186,7 @@ fn bad_results_are_rejected_and_change_nothing() {
     }
     let status = runtime.block_on(common::status(&c.url(), None));
     assert_eq!(status.nodes, 0, "a rejected result reached the book");
-    assert_eq!(status.rejected, 9);
+    assert_eq!(status.rejected, 12);
     assert!(status.quarantined >= 1, "{status:?}");
     c.wait_log("position quarantined", LONG);
 }

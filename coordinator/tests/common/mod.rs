@@ -196,6 +196,9 @@ pub enum Answer {
     IllegalMove,
     /// A value beyond the mate range.
     OutOfRange,
+    /// Values for the job's position, named as another position (the one after
+    /// its first legal move).
+    WrongPosition,
     /// Take the jobs and never answer.
     Silent,
 }
@@ -241,9 +244,16 @@ pub fn result_for(lease_id: u64, sfen: &str, answer: Answer) -> JobResult {
             depth: 1,
         }),
         Answer::OutOfRange => moves[0].value = 40_000,
-        Answer::Good | Answer::Silent => {}
+        Answer::Good | Answer::Silent | Answer::WrongPosition => {}
     }
-    JobResult::think(lease_id, sfen.to_owned(), moves, 1, 0, "fake".into())
+    let named = if answer == Answer::WrongPosition {
+        let mut other = pos.clone();
+        other.do_move(pos.legal_moves()[0]);
+        other.to_sfen()
+    } else {
+        sfen.to_owned()
+    };
+    JobResult::think(lease_id, named, moves, 1, 0, "fake".into())
 }
 
 /// Connects one fake worker and answers jobs until `stop_after` acknowledgements or
