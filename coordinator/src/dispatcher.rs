@@ -196,6 +196,9 @@ struct Accepted {
     thought: Thought,
     /// Accepted by its position, its lease unknown (see [`EARLIEST_LEASE`]).
     by_position: bool,
+    /// Its leaf is in flight under the lease (not voided, not by position):
+    /// released for selection again if the store write fails.
+    held: bool,
 }
 
 /// Lease ids start from a coordinator's clock (`unix_ms << 16`, from 2020 on): an
@@ -599,6 +602,7 @@ impl<S: NodeStore> Dispatcher<S> {
                         leaf,
                         thought,
                         by_position: false,
+                        held,
                     });
                 }
                 Checked::Invalid(reason) => {
@@ -664,6 +668,7 @@ impl<S: NodeStore> Dispatcher<S> {
                 leaf,
                 thought,
                 by_position: true,
+                held: false,
             }),
             Checked::Invalid(reason) => {
                 let why = format!("unknown lease {id}, checked by its position: {reason}");
@@ -685,8 +690,10 @@ impl<S: NodeStore> Dispatcher<S> {
             .filter(|a| a.by_position)
             .map(|a| (a.id, a.leaf.sfen()))
             .collect();
-        let items: Vec<(Leaf, Thought)> =
-            accepted.into_iter().map(|a| (a.leaf, a.thought)).collect();
+        let items: Vec<(Leaf, Thought, bool)> = accepted
+            .into_iter()
+            .map(|a| (a.leaf, a.thought, a.held))
+            .collect();
         match self.think.store(items) {
             Ok(stored) => {
                 self.registry
@@ -702,7 +709,8 @@ impl<S: NodeStore> Dispatcher<S> {
                 acks
             }
             Err(e) => {
-                // Nothing of the batch is in the book: reject all.
+                // Nothing of the batch is in the book: reject all (their leaves
+                // were released for selection again).
                 tracing::error!(error = %e, "storing results failed");
                 for (stream, id) in acks {
                     self.reject(

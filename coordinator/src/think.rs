@@ -212,13 +212,32 @@ impl<S: NodeStore> ThinkJobs<S> {
 
     /// Stores a batch durably (one store write); all or nothing. Returns the nodes
     /// added: a position twice in the batch (a result by position beside one for a
-    /// live lease) is stored and counted once.
+    /// live lease) is stored and counted once. Each item says whether its leaf is
+    /// in flight under its lease.
     ///
     /// # Errors
-    /// The store write failed: nothing of the batch is in the book.
-    pub fn store(&mut self, batch: Vec<(Leaf, Thought)>) -> Result<usize, BookError> {
+    /// The store write failed: nothing of the batch is in the book, and the
+    /// leaves that were in flight are released, so that they are selected again
+    /// (their leases ended with the result; nothing else would release them).
+    pub fn store(&mut self, batch: Vec<(Leaf, Thought, bool)>) -> Result<usize, BookError> {
         let before = self.selector.book().len();
-        self.selector.complete_batch(batch)?;
+        let held: Vec<Key> = batch
+            .iter()
+            .filter(|(_, _, held)| *held)
+            .map(|(leaf, _, _)| leaf.key)
+            .collect();
+        let items = batch
+            .into_iter()
+            .map(|(leaf, thought, _)| (leaf, thought))
+            .collect();
+        if let Err(e) = self.selector.complete_batch(items) {
+            for key in held {
+                // Not in flight any more only if another lease's result for the
+                // same position was stored meanwhile: nothing to release then.
+                let _ = self.selector.abandon_key(key);
+            }
+            return Err(e);
+        }
         let added = self.selector.book().len().saturating_sub(before);
         self.thought += added as u64;
         Ok(added)
@@ -266,6 +285,34 @@ fn names_another_position(leaf: &Leaf, sfen: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn leaves_of_a_failed_store_write_are_selected_again() {
+        use stera_book::{DryRun, MemoryStore, RunConfig};
+        let mut store = MemoryStore::new();
+        store
+            .save_config(&RunConfig {
+                roots: vec!["startpos".into()],
+                ..RunConfig::default()
+            })
+            .unwrap();
+        // A store that refuses every write.
+        let selector = Selector::open(DryRun::new(store), None).unwrap();
+        let mut jobs = ThinkJobs::new(selector, Limits::default(), None);
+        let leaf = jobs.select(1).unwrap().pop().expect("the root");
+        assert!(jobs.select(1).unwrap().is_empty(), "the root is in flight");
+        let thought = Thought {
+            values: vec![0; leaf.position.legal_move_count()],
+            depths: None,
+            evaluator: "engine".into(),
+            timestamp: 0,
+        };
+        let key = leaf.key;
+        assert!(jobs.store(vec![(leaf, thought, true)]).is_err());
+        let again = jobs.select(1).unwrap().pop().expect("released");
+        assert_eq!(again.key, key);
+        assert_eq!(jobs.thought(), 0);
+    }
 
     #[test]
     fn a_result_must_name_the_leased_position_in_any_spelling_or_none() {

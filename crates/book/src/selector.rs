@@ -990,10 +990,18 @@ impl<S: NodeStore> Selector<S> {
     /// # Errors
     /// [`BookError::NotInFlight`] if it was not in flight.
     pub fn abandon(&mut self, leaf: &Leaf) -> Result<(), BookError> {
-        if self.in_flight.remove(&leaf.key.0) {
+        self.abandon_key(leaf.key)
+    }
+
+    /// [`Selector::abandon`] by the leaf's key (when the leaf itself is gone).
+    ///
+    /// # Errors
+    /// [`BookError::NotInFlight`] if no leaf with this key is in flight.
+    pub fn abandon_key(&mut self, key: Key) -> Result<(), BookError> {
+        if self.in_flight.remove(&key.0) {
             Ok(())
         } else {
-            Err(BookError::NotInFlight(leaf.key))
+            Err(BookError::NotInFlight(key))
         }
     }
 }
