@@ -21,11 +21,12 @@
 //!    (value, depth) with the tie rule.
 //! 3. **Perpetual check.** The moves that achieve the draw (0) link positions
 //!    valued 0 into loops. A loop of such moves in which one side gives check
-//!    with every move is a perpetual check: that side loses. Its positions are re-seeded at -32000 (checker to move) /
-//!    +32000 (checked side to move), values are relaxed again and depths
-//!    recomputed, so a checker that has any other move takes it, one that has
-//!    none loses, and a checked side that could escape to a draw stays in the
-//!    loop when the checker's way out is worse for the checker.
+//!    with every move is a perpetual check: that side loses. Its positions are
+//!    re-seeded at -32000 (checker to move) / +32000 (checked side to move),
+//!    values are relaxed again and depths recomputed, so a checker that has any
+//!    other move takes it, one that has none loses, and a checked side that could
+//!    escape to a draw stays in the loop when the checker's way out is worse for
+//!    the checker.
 //! 4. **Check loops for the output**, found on the whole graph as YaneuraOu's
 //!    `peta_shock` finds them (not only along best lines): the positions in check
 //!    from which checks can go on for ever (see [`Solution::in_check_loop`]). The
@@ -571,9 +572,9 @@ fn check_loops(g: &BookGraph) -> Bits {
 
 /// Perpetual checks on lines of the draw: groups of positions valued 0 that the
 /// moves achieving their value (moves into positions valued 0) link into loops in
-/// which one side gives check with every move. Returned as (position, checker to move)
-/// pairs, one group per strongly connected part of the checker's "check, then
-/// any drawing reply" graph.
+/// which one side gives check with every move. Returned as (position, checker to
+/// move) pairs, one group per strongly connected part of the checker's "check,
+/// then any drawing reply" graph, in an order that does not depend on hashing.
 ///
 /// Looking only at best moves would miss a loop whose checked side has an
 /// escape worth exactly 0 that is shorter: the loop then lies on no best line,
@@ -584,7 +585,7 @@ fn perpetual_loops(g: &BookGraph, s: &Solution, cyclic: &[usize]) -> Vec<Vec<(u3
     let drawn = |i: usize| s.value[i] == 0;
     let children = |i: usize| g.edge_range(node(i)).map(|e| g.edge_child(e) as usize);
     // The checker's graph: u -> w when u checks into v (valued 0) and v can
-    // answer into w (valued 0); `via` keeps the checked positions between.
+    // answer into w (valued 0); each edge keeps v, the checked position between.
     let mut local: hashbrown::HashMap<usize, usize> = hashbrown::HashMap::new();
     let mut nodes: Vec<usize> = Vec::new();
     let mut next: Vec<Vec<(usize, usize)>> = Vec::new();
@@ -628,6 +629,8 @@ fn perpetual_loops(g: &BookGraph, s: &Solution, cyclic: &[usize]) -> Vec<Vec<(u3
         if part.iter().any(|&lu| checked.contains(&nodes[lu])) {
             continue;
         }
+        let mut checked: Vec<usize> = checked.into_iter().collect();
+        checked.sort_unstable();
         group.extend(checked.into_iter().map(|v| (node(v).0, false)));
         groups.push(group);
     }
