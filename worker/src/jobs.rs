@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use stera_engine::Limits;
 use stera_proto::v1::{self, Job, JobResult, MoveValue, ThinkJob, job};
@@ -69,16 +69,32 @@ fn run(job: &Job, ctx: &JobContext) -> Result<JobResult, String> {
         Some(job::Kind::Think(think)) => evaluate(job.lease_id, think, ctx),
         Some(job::Kind::Play(play)) => {
             let limits = limits_of(play.limits.as_ref(), ctx.default_limits);
-            let result = ctx.players.play(job.lease_id, play, &limits)?;
+            // A game keeps the slot's engine thinking from its first move to its
+            // last: its time is engine time, as an evaluation's is.
+            let start = Instant::now();
+            let result = ctx.players.play(job.lease_id, play, &limits);
+            add_engine_time(&ctx.stats, start.elapsed());
+            let result = result?;
             ctx.stats.games.fetch_add(1, Ordering::Relaxed);
             Ok(result)
         }
         Some(job::Kind::Search(search)) => {
             let limits = limits_of(search.limits.as_ref(), ctx.default_limits);
-            ctx.players.search(job.lease_id, search, &limits)
+            let start = Instant::now();
+            let result = ctx.players.search(job.lease_id, search, &limits);
+            add_engine_time(&ctx.stats, start.elapsed());
+            result
         }
         None => Err("a job of no kind this worker knows (upgrade the worker)".into()),
     }
+}
+
+/// Counts `elapsed` as time the slot's engine worked (the status line's engine %).
+fn add_engine_time(stats: &Stats, elapsed: Duration) {
+    stats.engine_ms.fetch_add(
+        u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX),
+        Ordering::Relaxed,
+    );
 }
 
 /// Parses the job's position and evaluates it on a pooled engine.
@@ -92,10 +108,7 @@ fn evaluate(lease_id: u64, job: &ThinkJob, ctx: &JobContext) -> Result<JobResult
     let ev = result.map_err(|e| e.to_string())?;
     stats.evaluated.fetch_add(1, Ordering::Relaxed);
     crate::worker_metrics::record_evaluation(ev.elapsed);
-    stats.engine_ms.fetch_add(
-        u64::try_from(ev.elapsed.as_millis()).unwrap_or(0),
-        Ordering::Relaxed,
-    );
+    add_engine_time(stats, ev.elapsed);
     let moves = ev
         .moves
         .iter()
@@ -113,4 +126,48 @@ fn evaluate(lease_id: u64, job: &ThinkJob, ctx: &JobContext) -> Result<JobResult
         u32::try_from(ev.elapsed.as_millis()).unwrap_or(u32::MAX),
         ev.engine,
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+    use stera_engine::choice::EngineChoice;
+
+    #[derive(Parser)]
+    struct Flags {
+        #[command(flatten)]
+        engine: EngineChoice,
+    }
+
+    #[tokio::test]
+    async fn a_game_counts_as_engine_time() {
+        let choice = Flags::parse_from(["worker"]).engine;
+        let ctx = JobContext {
+            default_limits: Limits {
+                nodes: Some(20_000),
+                ..Limits::default()
+            },
+            pool: Arc::new(EvaluatorPool::start(&choice, 1).await.unwrap()),
+            players: Arc::new(PlayerPool::new(choice)),
+            stats: Arc::new(Stats::default()),
+        };
+        let job = Job {
+            lease_id: 7,
+            deadline_unix_ms: 0,
+            kind: Some(job::Kind::Play(v1::PlayJob {
+                start_sfen: stera_rules::STARTPOS_SFEN.into(),
+                ply_limit: 30,
+                ..v1::PlayJob::default()
+            })),
+        };
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        spawn(job, &ctx, tx);
+        let finished = rx.recv().await.unwrap();
+        assert!(finished.outcome.is_ok(), "{:?}", finished.outcome);
+        assert_eq!(ctx.stats.games.load(Ordering::Relaxed), 1);
+        // 30 plies of 20,000-node searches take well over a millisecond.
+        assert!(ctx.stats.engine_ms.load(Ordering::Relaxed) > 0);
+        assert!(ctx.stats.engine_share() > 0.0);
+    }
 }

@@ -25,7 +25,7 @@ pub struct Stats {
     pub reconnects: AtomicU64,
     /// Engine processes restarted after a crash or a time-out.
     pub restarts: AtomicU64,
-    /// Time spent inside the engine, in milliseconds.
+    /// Time the engines worked, in milliseconds: evaluations, games and searches.
     pub engine_ms: AtomicU64,
     /// Evaluation slots (engines).
     pub slots: AtomicU64,
