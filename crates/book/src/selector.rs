@@ -734,10 +734,6 @@ impl<S: NodeStore> Selector<S> {
         Some(best)
     }
 
-    /// What `mv` from `pos` (`child_key` its child's key) leads to. A child that
-    /// is not thought but whose colour-flipped twin is (the same situation)
-    /// leads to the twin, as in the export; a child that is in flight, or whose
-    /// twin is, is skipped.
     /// A leaf move's value: its stored value, plus the kifu bonus when the child
     /// or its colour-flipped twin is a kifu position (a kifu line reaches the same
     /// situation whichever colour it was recorded in).
@@ -761,6 +757,10 @@ impl<S: NodeStore> Selector<S> {
         }
     }
 
+    /// What `mv` from `pos` (`child_key` its child's key) leads to. A child that
+    /// is not thought but whose colour-flipped twin is (the same situation)
+    /// leads to the twin, as in the export; a child that is in flight, or whose
+    /// twin is, is skipped.
     fn reach(&self, pos: &Position, mv: Move, child_key: Key) -> Reach {
         let in_flight = |key: Key| !self.in_flight.is_empty() && self.in_flight.contains(&key.0);
         if in_flight(child_key) {
@@ -860,20 +860,19 @@ impl<S: NodeStore> Selector<S> {
             .map(|(m, v)| (*v, *m))
             .collect();
         candidates.sort_unstable_by_key(|c| std::cmp::Reverse(c.0));
+        // The path is played on the root's board: after an odd number of twins
+        // the parent's moves are flipped there.
+        let on_twin = self.path_ends_on_twin(leaf);
         let mut out = Vec::new();
         for (_, mv) in candidates {
             if out.len() >= max {
                 break;
             }
             let key = parent_pos.key_after(mv);
-            // A child whose colour-flipped twin is thought or being thought is no
-            // leaf (see `search`).
-            let twin = parent_pos.flipped_key_after(mv);
+            // Only a leaf as the search sees one: not thought, not in flight,
+            // and neither is its colour-flipped twin.
             if self.skipped_by_ban(parent, mv)
-                || self.in_flight.contains(&key.0)
-                || self.book.contains(key)
-                || self.in_flight.contains(&twin.0)
-                || self.book.contains(twin)
+                || !matches!(self.reach(&parent_pos, mv, key), Reach::Leaf)
             {
                 continue;
             }
@@ -881,7 +880,7 @@ impl<S: NodeStore> Selector<S> {
             position.do_move(mv);
             let mut path = leaf.path.clone();
             path.pop();
-            path.push(mv);
+            path.push(if on_twin { mv.flipped() } else { mv });
             self.in_flight.insert(key.0);
             self.stats.leaves += 1;
             out.push(Leaf {
@@ -893,6 +892,21 @@ impl<S: NodeStore> Selector<S> {
             });
         }
         out
+    }
+
+    /// Whether `leaf.path`, played from its root, leads to the colour-flipped twin
+    /// of `leaf.position` (the line went through an odd number of twins).
+    fn path_ends_on_twin(&self, leaf: &Leaf) -> bool {
+        let Some(mut real) = self.roots.get(leaf.root).cloned() else {
+            return false;
+        };
+        for &mv in &leaf.path {
+            if !real.is_legal(mv) {
+                return false;
+            }
+            real.do_move(mv);
+        }
+        real.key() != leaf.key
     }
 
     /// Takes back one thought leaf: see [`Selector::complete_batch`].

@@ -288,3 +288,29 @@ fn a_root_thought_only_as_its_twin_is_searched_as_the_twin_and_never_handed_out(
         assert_eq!(handed, twin.legal_move_count(), "softmax {softmax}");
     }
 }
+
+#[test]
+fn siblings_of_a_leaf_through_a_twin_have_paths_played_on_the_roots_board() {
+    let (store, twin, _) = twin_book();
+    let mut selector = open(store);
+    let leaf = selector.select(1).unwrap().pop().expect("a leaf");
+    assert_eq!(
+        leaf.parent.map(|p| p.0),
+        Some(NodeId(2)),
+        "through the twin"
+    );
+    // The twin's other moves are worth -200 against the best leaf's 100.
+    let siblings = selector.select_siblings(&leaf, 5, 1000);
+    assert_eq!(siblings.len(), 5);
+    for s in &siblings {
+        let mut real = Position::startpos();
+        for mv in &s.path {
+            assert!(real.is_legal(*mv), "{mv} in {}", real.to_sfen());
+            real.do_move(*mv);
+        }
+        // The path leads to the sibling's twin; the sibling is on the twin's board.
+        assert_eq!(twin_key_of(&real), s.key.0, "{}", s.sfen());
+        let (_, mv) = s.parent.unwrap();
+        assert!(twin.is_legal(mv));
+    }
+}
