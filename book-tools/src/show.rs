@@ -95,7 +95,10 @@ pub fn run(args: &Args) -> Result<()> {
     let (book, _) = common::load(&args.db, false)?;
     // As YaneuraOu's FlippedBook probe: a position that is not thought but whose
     // colour-flipped twin is, is shown as the twin (same values, moves turned).
-    let (pos, twin_note) = if !book.contains(pos.key()) && book.contains(pos.flipped_key()) {
+    let held_as_twin = book
+        .get_or_twin(pos.key(), pos.flipped_key())
+        .is_some_and(|(_, twin)| twin);
+    let (pos, twin_note) = if held_as_twin {
         let twin = pos.flipped();
         let note = format!(
             "not thought itself; its colour-flipped twin is (moves below are the twin's):\nsfen {}\n",

@@ -157,12 +157,9 @@ fn print_pvs(
         out,
         "principal variations (value for the side to move at the root, depth):"
     )?;
-    for (text, pos, id) in roots {
+    for (text, pos, _) in roots {
         // A root thought only as its colour-flipped twin has the twin's line.
-        let line = match id
-            .map(|id| (id, false))
-            .or_else(|| book.get(pos.flipped_key()).map(|id| (id, true)))
-        {
+        let line = match book.get_or_twin(pos.key(), pos.flipped_key()) {
             Some((id, twin)) => pv_line(graph, solution, text, id, twin, pv_length),
             None => format!("  {text}: not thought yet"),
         };

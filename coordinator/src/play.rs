@@ -375,13 +375,8 @@ impl PlayJobs {
             .filter_map(|v| {
                 // A position the book holds as its colour-flipped twin counts for
                 // the twin: the same situation, so the same side-to-move result.
-                let key = if book.contains(v.key) {
-                    v.key
-                } else if book.contains(v.flipped_key) {
-                    v.flipped_key
-                } else {
-                    return None;
-                };
+                let (_, twin) = book.get_or_twin(v.key, v.flipped_key)?;
+                let key = if twin { v.flipped_key } else { v.key };
                 seen.insert(key.0).then_some((key, v.side_to_move))
             })
             .map(|(key, color)| {

@@ -169,6 +169,16 @@ impl Book {
             .map(|s| NodeId(s.id))
     }
 
+    /// The node of a position with key `key` whose colour-flipped twin has key
+    /// `twin_key`: the position's own node, or (`true`) its twin's, which stands
+    /// for it (the same situation for the side to move).
+    #[must_use]
+    pub fn get_or_twin(&self, key: Key, twin_key: Key) -> Option<(NodeId, bool)> {
+        self.get(key)
+            .map(|id| (id, false))
+            .or_else(|| self.get(twin_key).map(|id| (id, true)))
+    }
+
     /// True if a node has this key.
     #[must_use]
     pub fn contains(&self, key: Key) -> bool {

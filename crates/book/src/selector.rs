@@ -475,21 +475,10 @@ impl<S: NodeStore> Selector<S> {
     /// (as any move into it is).
     fn root_start(&self, root: usize) -> RootStart {
         let pos = self.roots[root].clone();
-        let key = pos.key();
-        if let Some(id) = self.book.get(key) {
-            return RootStart::Node {
-                id,
-                pos,
-                twin: false,
-            };
-        }
-        let twin_key = pos.flipped_key();
-        if let Some(id) = self.book.get(twin_key) {
-            return RootStart::Node {
-                id,
-                pos: pos.flipped(),
-                twin: true,
-            };
+        let (key, twin_key) = (pos.key(), pos.flipped_key());
+        if let Some((id, twin)) = self.book.get_or_twin(key, twin_key) {
+            let pos = if twin { pos.flipped() } else { pos };
+            return RootStart::Node { id, pos, twin };
         }
         if self.in_flight.contains(&key.0) || self.in_flight.contains(&twin_key.0) {
             return RootStart::InFlight;

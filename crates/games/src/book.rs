@@ -107,13 +107,13 @@ impl AnalysedBook {
     /// # Errors
     /// A node whose stored values do not match the position's legal moves.
     pub fn lines(&self, position: &Position) -> Result<Option<Vec<MoveLine>>, BookError> {
-        let (id, twin) = match self.book.get(position.key()) {
-            Some(id) => (id, None),
-            None => match self.book.get(position.flipped_key()) {
-                Some(id) => (id, Some(position.flipped())),
-                None => return Ok(None),
-            },
+        let Some((id, flipped)) = self
+            .book
+            .get_or_twin(position.key(), position.flipped_key())
+        else {
+            return Ok(None);
         };
+        let twin = flipped.then(|| position.flipped());
         let mut moves = Vec::new();
         let mut lines = node_lines(
             &self.book,

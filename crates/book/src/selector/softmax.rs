@@ -236,15 +236,17 @@ impl<S: NodeStore> Selector<S> {
                 let u: f64 = state.rng.random();
                 let i = sample_index(candidates.iter().map(|c| c.q), state.config.temperature, u);
                 let chosen = candidates[i];
+                // The move as played on the root's board.
+                let played = if on_twin {
+                    chosen.mv.flipped()
+                } else {
+                    chosen.mv
+                };
                 match (chosen.kind, chosen.child) {
                     (EdgeKind::Leaf, _) => {
                         let key = pos.key_after(chosen.mv);
                         pos.do_move(chosen.mv);
-                        path.push(if on_twin {
-                            chosen.mv.flipped()
-                        } else {
-                            chosen.mv
-                        });
+                        path.push(played);
                         return Ok(Some(Leaf {
                             root,
                             path,
@@ -255,11 +257,7 @@ impl<S: NodeStore> Selector<S> {
                     }
                     (EdgeKind::Node, Some(child)) => {
                         pos.do_move(chosen.mv);
-                        path.push(if on_twin {
-                            chosen.mv.flipped()
-                        } else {
-                            chosen.mv
-                        });
+                        path.push(played);
                         if chosen.twin {
                             // On into the twin, on its board.
                             pos = pos.flipped();
