@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 use stera_book::terashock::{
-    self, Backup, ExportOptions, ExportSummary, NodeExtras, Weights, export_db2016,
+    Backup, BookFormat, ExportOptions, ExportSummary, NodeExtras, Weights, export_book,
 };
 use stera_book::{Book, NodeStore, SledStore};
 
@@ -120,10 +120,11 @@ pub fn run(args: &Args) -> Result<()> {
     if args.format == FormatArg::Ybb && args.weights.is_some() {
         eprintln!("note: a .ybb book has no count field: --weights does not reach it");
     }
-    let summary = match args.format {
-        FormatArg::Db2016 => export_text(&book, &extras, &args.out, &options)?,
-        FormatArg::Ybb => export_ybb(&book, &extras, &args.out, &options)?,
+    let format = match args.format {
+        FormatArg::Db2016 => BookFormat::Db2016,
+        FormatArg::Ybb => BookFormat::Ybb,
     };
+    let summary = export_to(&book, &extras, &args.out, format, &options)?;
     let s = summary.solve;
     println!(
         "nodes {} edges {} leaf edges {}",
@@ -164,35 +165,26 @@ pub fn run(args: &Args) -> Result<()> {
     Ok(())
 }
 
-/// The tera-shock export as a DB2016 text book at `out`.
-fn export_text(
+/// The tera-shock export at `out` in `format`, with progress.
+fn export_to(
     book: &Book,
     extras: &NodeExtras,
     out: &Path,
+    format: BookFormat,
     options: &ExportOptions,
 ) -> Result<ExportSummary> {
     let mut progress = Reporter::new();
-    let summary = export_db2016(book, extras, out, options, &mut |phase, done, total| {
-        progress.report(phase, done, total);
-    })
+    let summary = export_book(
+        book,
+        extras,
+        out,
+        format,
+        options,
+        &mut |phase, done, total| {
+            progress.report(phase, done, total);
+        },
+    )
     .with_context(|| format!("cannot export to `{}`", out.display()))?;
-    progress.finish();
-    Ok(summary)
-}
-
-/// The tera-shock export as a `.ybb` book at `out`, written straight from the
-/// analysis (the writer keeps only the index in memory).
-fn export_ybb(
-    book: &Book,
-    extras: &NodeExtras,
-    out: &Path,
-    options: &ExportOptions,
-) -> Result<ExportSummary> {
-    let mut progress = Reporter::new();
-    let summary = terashock::export_ybb(book, extras, out, options, &mut |phase, done, total| {
-        progress.report(phase, done, total);
-    })
-    .with_context(|| format!("cannot write the .ybb book `{}`", out.display()))?;
     progress.finish();
     Ok(summary)
 }

@@ -7,9 +7,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 use stera_book::NodeStore;
-use stera_book::terashock::{
-    Backup, ExportOptions, NodeExtras, Weights, export_db2016, export_ybb,
-};
+use stera_book::terashock::{Backup, BookFormat, ExportOptions, NodeExtras, Weights, export_book};
 use stera_book::{Book, Selector, SledReader, SledStore};
 use stera_proto::v1::{
     BackupReply, ExportBackup, ExportFormat, ExportReply, ExportRequest, ExportWeights,
@@ -204,12 +202,13 @@ fn export_snapshot(
             tracing::info!(phase, done, total, "exporting");
         }
     };
-    let summary = if ybb {
-        export_ybb(book, &extras, out, options, &mut progress)
+    let format = if ybb {
+        BookFormat::Ybb
     } else {
-        export_db2016(book, &extras, out, options, &mut progress)
-    }
-    .map_err(|e| e.to_string())?;
+        BookFormat::Db2016
+    };
+    let summary = export_book(book, &extras, out, format, options, &mut progress)
+        .map_err(|e| e.to_string())?;
     let written = summary.written;
     Ok(ExportReply {
         path: request.path.clone(),

@@ -61,9 +61,9 @@ mod walk;
 
 pub use error::TeraShockError;
 pub use export::{
-    Backup, COUNT_SCALE, ExportOptions, ExportSummary, MoveLine, WRITTEN_DEPTH_MAX,
-    WRITTEN_DEPTH_PERPETUAL_CHECK, WRITTEN_PLY_LIMIT, Weights, book_moves, export_db2016,
-    export_ybb, node_lines, policy_counts,
+    Backup, BookFormat, COUNT_SCALE, ExportOptions, ExportSummary, MoveLine, WRITTEN_DEPTH_MAX,
+    WRITTEN_DEPTH_PERPETUAL_CHECK, WRITTEN_PLY_LIMIT, Weights, book_moves, export_book,
+    export_db2016, node_lines, policy_counts,
 };
 pub use extras::NodeExtras;
 pub use graph::{BookGraph, Edge, NodeVisitor};

@@ -257,30 +257,22 @@ pub fn export_db2016(
     options: &ExportOptions,
     progress: Progress<'_>,
 ) -> Result<ExportSummary, TeraShockError> {
-    export_in_chunks(
-        book,
-        extras,
-        path,
-        options,
-        progress,
-        FORMAT_CHUNK,
-        FORMAT_WINDOW,
-        BookFormat::Db2016,
-    )
+    export_book(book, extras, path, BookFormat::Db2016, options, progress)
 }
 
-/// [`export_db2016`] as a YaneuraOu `.ybb` binary book: the same entries, moves,
-/// values and depths (ponder moves and counts have no place in the format),
-/// packed by the formatting threads and written by [`YbbWriter`] (which holds
-/// the index in memory, 48 bytes an entry, and spools the moves to a file beside
-/// `path`). The file appears under `path` only when complete.
+/// [`export_db2016`] in either format. A `.ybb` binary book has the same
+/// entries, moves, values and depths (ponder moves and counts have no place in
+/// the format), packed by the formatting threads and written by [`YbbWriter`]
+/// (which holds the index in memory, 48 bytes an entry, and spools the moves to
+/// a file beside `path`). The file appears under `path` only when complete.
 ///
 /// # Errors
 /// As [`export_db2016`].
-pub fn export_ybb(
+pub fn export_book(
     book: &Book,
     extras: &NodeExtras,
     path: &Path,
+    format: BookFormat,
     options: &ExportOptions,
     progress: Progress<'_>,
 ) -> Result<ExportSummary, TeraShockError> {
@@ -292,14 +284,16 @@ pub fn export_ybb(
         progress,
         FORMAT_CHUNK,
         FORMAT_WINDOW,
-        BookFormat::Ybb,
+        format,
     )
 }
 
 /// The file an export writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum BookFormat {
+pub enum BookFormat {
+    /// YaneuraOu's DB2016 text book.
     Db2016,
+    /// YaneuraOu's `.ybb` binary book.
     Ybb,
 }
 
@@ -309,8 +303,7 @@ enum Sink {
     Binary(YbbWriter),
 }
 
-/// [`export_db2016`] and [`export_ybb`] with the formatting task and window
-/// sizes as parameters (tests check that they do not change the bytes).
+/// [`export_book`] with the formatting task and window sizes as parameters (tests check that they do not change the bytes).
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn export_in_chunks(
     book: &Book,
