@@ -71,22 +71,28 @@ fn run(job: &Job, ctx: &JobContext) -> Result<JobResult, String> {
             let limits = limits_of(play.limits.as_ref(), ctx.default_limits);
             // A game keeps the slot's engine thinking from its first move to its
             // last: its time is engine time, as an evaluation's is.
-            let start = Instant::now();
-            let result = ctx.players.play(job.lease_id, play, &limits);
-            add_engine_time(&ctx.stats, start.elapsed());
-            let result = result?;
+            let result =
+                engine_timed(&ctx.stats, || ctx.players.play(job.lease_id, play, &limits))?;
             ctx.stats.games.fetch_add(1, Ordering::Relaxed);
             Ok(result)
         }
         Some(job::Kind::Search(search)) => {
             let limits = limits_of(search.limits.as_ref(), ctx.default_limits);
-            let start = Instant::now();
-            let result = ctx.players.search(job.lease_id, search, &limits);
-            add_engine_time(&ctx.stats, start.elapsed());
-            result
+            engine_timed(&ctx.stats, || {
+                ctx.players.search(job.lease_id, search, &limits)
+            })
         }
         None => Err("a job of no kind this worker knows (upgrade the worker)".into()),
     }
+}
+
+/// Runs `work` (a game or a search on the slot's engine), counting its time as
+/// engine time.
+fn engine_timed<T>(stats: &Stats, work: impl FnOnce() -> T) -> T {
+    let start = Instant::now();
+    let result = work();
+    add_engine_time(stats, start.elapsed());
+    result
 }
 
 /// Counts `elapsed` as time the slot's engine worked (the status line's engine %).
@@ -131,18 +137,10 @@ fn evaluate(lease_id: u64, job: &ThinkJob, ctx: &JobContext) -> Result<JobResult
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clap::Parser;
-    use stera_engine::choice::EngineChoice;
-
-    #[derive(Parser)]
-    struct Flags {
-        #[command(flatten)]
-        engine: EngineChoice,
-    }
 
     #[tokio::test]
     async fn a_game_counts_as_engine_time() {
-        let choice = Flags::parse_from(["worker"]).engine;
+        let choice = crate::pool::engine_choice(&[]);
         let ctx = JobContext {
             default_limits: Limits {
                 nodes: Some(20_000),

@@ -215,9 +215,9 @@ impl EvaluatorPool {
     }
 }
 
+/// The engine a worker started with `args` (its engine flags) would run.
 #[cfg(test)]
-mod tests {
-    use super::*;
+pub(crate) fn engine_choice(args: &[&str]) -> EngineChoice {
     use clap::Parser;
 
     #[derive(Parser)]
@@ -225,6 +225,12 @@ mod tests {
         #[command(flatten)]
         engine: EngineChoice,
     }
+    Flags::parse_from(std::iter::once("worker").chain(args.iter().copied())).engine
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
 
     fn depth_one() -> Limits {
         Limits {
@@ -238,7 +244,7 @@ mod tests {
         let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("../crates/engine/tests/fixtures/fake_usi.sh");
         let cmd = format!("sh {} {mode}", script.display());
-        Flags::parse_from(["worker", "--engine", "usi", "--engine-cmd", &cmd]).engine
+        engine_choice(&["--engine", "usi", "--engine-cmd", &cmd])
     }
 
     /// Evaluates `left` positions, then panics (as an engine bug would).
@@ -347,7 +353,7 @@ mod tests {
         let (result, cost) = pool.evaluate(&Position::startpos(), &depth_one());
         assert_eq!(result.unwrap().moves.len(), 30);
         assert_eq!(cost.restarts, 0);
-        let builtin = Flags::parse_from(["worker"]).engine;
+        let builtin = engine_choice(&[]);
         let pool = EvaluatorPool::start(&builtin, 1).await.unwrap();
         let (result, cost) = pool.evaluate(
             &Position::startpos(),
