@@ -176,18 +176,13 @@ impl<S: NodeStore> ThinkJobs<S> {
         if sfen.is_empty() {
             return None;
         }
-        Some(match Position::from_sfen(sfen) {
-            Ok(position) => Ok(Leaf {
-                root: 0,
-                path: Vec::new(),
-                parent: None,
-                key: position.key(),
-                position,
-            }),
-            Err(e) => Err(format!(
-                "the result's position `{sfen}` is not an SFEN: {e}"
-            )),
-        })
+        Some(named_position(sfen).map(|position| Leaf {
+            root: 0,
+            path: Vec::new(),
+            parent: None,
+            key: position.key(),
+            position,
+        }))
     }
 
     /// What `result` says about `leaf`.
@@ -270,16 +265,20 @@ fn names_another_position(leaf: &Leaf, sfen: &str) -> Option<String> {
     if sfen.is_empty() || sfen == leaf.sfen() {
         return None;
     }
-    match Position::from_sfen(sfen) {
+    match named_position(sfen) {
         Ok(named) if named.key() == leaf.key => None,
         Ok(_) => Some(format!(
             "the result is for `{sfen}`, but the lease's position is `{}`",
             leaf.sfen()
         )),
-        Err(e) => Some(format!(
-            "the result's position `{sfen}` is not an SFEN: {e}"
-        )),
+        Err(reason) => Some(reason),
     }
+}
+
+/// The position a result names (`ThinkResult.sfen`).
+fn named_position(sfen: &str) -> Result<Position, String> {
+    Position::from_sfen(sfen)
+        .map_err(|e| format!("the result's position `{sfen}` is not an SFEN: {e}"))
 }
 
 #[cfg(test)]
