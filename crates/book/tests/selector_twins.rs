@@ -73,8 +73,13 @@ fn twin_book() -> (MemoryStore, Position, Move) {
 }
 
 fn open(store: MemoryStore) -> Selector<MemoryStore> {
+    open_at(store, "startpos")
+}
+
+/// A selector over `store` with the one root `root`.
+fn open_at(store: MemoryStore, root: &str) -> Selector<MemoryStore> {
     let config = RunConfig {
-        roots: vec!["startpos".into()],
+        roots: vec![root.into()],
         kifu_bonus: 100,
         ply_limit: 512,
         leaves_per_turn: 1,
@@ -247,13 +252,7 @@ fn a_root_thought_only_as_its_twin_is_searched_as_the_twin_and_never_handed_out(
                 },
             )])
             .unwrap();
-        let config = RunConfig {
-            roots: vec!["startpos moves 7g7f".into()],
-            kifu_bonus: 100,
-            ply_limit: 512,
-            leaves_per_turn: 1,
-        };
-        Selector::open(store, Some(config)).unwrap()
+        open_at(store, "startpos moves 7g7f")
     };
     for softmax in [false, true] {
         let mut selector = book();
