@@ -100,13 +100,15 @@ impl SledStore {
     }
 
     fn open_with(path: &Path, create: bool) -> Result<Self, BookError> {
-        let db = sled::Config::new()
-            .path(path)
-            // sled's page cache; the data stays resident anyway (see module doc), so
-            // a large cache buys nothing.
-            .cache_capacity(64 << 20)
-            .open()
-            .map_err(|e| open_error(path, e))?;
+        let db = open_waiting_for_lock(|| {
+            sled::Config::new()
+                .path(path)
+                // sled's page cache; the data stays resident anyway (see module
+                // doc), so a large cache buys nothing.
+                .cache_capacity(64 << 20)
+                .open()
+        })
+        .map_err(|e| open_error(path, e))?;
         let tree = |name: &str| db.open_tree(name).map_err(|e| store_error(path, e));
         let nodes = tree("nodes")?;
         let bans = tree("bans")?;
@@ -578,13 +580,42 @@ impl BackupSnapshot {
     }
 }
 
+/// How long an open waits for sled's file lock before reporting the store in use.
+///
+/// sled 0.34 releases the lock of a dropped `Db` only when its background threads
+/// have exited, a moment after the drop (sled issues #1234 and #1289): reopening
+/// a store this process has just closed (a restart, a tool after a test, a
+/// migrate after an import) would otherwise fail now and then. A store that
+/// another live process holds keeps its lock far longer than this.
+const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Runs `open` until it does not fail for sled's file lock, for at most
+/// [`LOCK_WAIT`]; the last lock error is returned when the wait runs out.
+fn open_waiting_for_lock(
+    mut open: impl FnMut() -> sled::Result<sled::Db>,
+) -> sled::Result<sled::Db> {
+    let deadline = std::time::Instant::now() + LOCK_WAIT;
+    let mut pause = std::time::Duration::from_millis(5);
+    loop {
+        match open() {
+            Err(e) if is_lock_contention(&e) && std::time::Instant::now() < deadline => {
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(std::time::Duration::from_millis(100));
+            }
+            other => return other,
+        }
+    }
+}
+
+fn is_lock_contention(e: &sled::Error) -> bool {
+    matches!(e, sled::Error::Io(io) if io.to_string().contains("could not acquire lock"))
+}
+
 fn open_error(path: &Path, source: sled::Error) -> BookError {
     match &source {
-        sled::Error::Io(e) if e.to_string().contains("could not acquire lock") => {
-            BookError::InUse {
-                path: path.display().to_string(),
-            }
-        }
+        e if is_lock_contention(e) => BookError::InUse {
+            path: path.display().to_string(),
+        },
         _ => store_error(path, source),
     }
 }

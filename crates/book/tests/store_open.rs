@@ -61,3 +61,24 @@ fn a_store_in_use_is_reported_as_such() {
         assert!(!text.contains("WouldBlock"), "{text}");
     }
 }
+
+/// A store closed a moment ago opens even while sled's threads of the closed handle
+/// still hold its lock (sled 0.34 releases it after the drop returns): the open
+/// waits for the lock instead of failing. The holder here lets go 100 ms after the
+/// open has begun, well inside the wait, so the open must succeed.
+#[test]
+fn a_lock_released_shortly_after_is_waited_for() {
+    let dir = tempfile::tempdir().unwrap();
+    let first = SledStore::open(dir.path()).unwrap();
+    let (started, wait_for_start) = std::sync::mpsc::channel();
+    let holder = std::thread::spawn(move || {
+        wait_for_start.recv().unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        drop(first);
+    });
+    started.send(()).unwrap();
+    let second = SledStore::open_existing(dir.path());
+    holder.join().unwrap();
+    let second = second.unwrap();
+    assert_eq!(second.len(), 0);
+}
