@@ -418,15 +418,28 @@ impl<S: NodeStore> Selector<S> {
     /// Storage failure while banning an edge.
     pub fn select(&mut self, n: usize) -> Result<Vec<Leaf>, BookError> {
         if self.softmax.is_some() {
-            return self.select_softmax(n);
+            self.take_turns(n, Self::sample_from_root)
+        } else {
+            self.take_turns(n, Self::select_from_root)
         }
+    }
+
+    /// Up to `n` leaves from `from_root`, roots taking turns
+    /// ([`RunConfig::leaves_per_turn`] leaves each; a root that finds nothing
+    /// passes the turn; the call ends when every root in a row found nothing).
+    /// Each leaf is in flight as soon as it is found, so no leaf comes twice.
+    fn take_turns(
+        &mut self,
+        n: usize,
+        from_root: fn(&mut Self, usize) -> Result<Option<Leaf>, BookError>,
+    ) -> Result<Vec<Leaf>, BookError> {
         let mut out = Vec::with_capacity(n);
         let mut fruitless_roots = 0;
         while out.len() < n && fruitless_roots < self.roots.len() {
             if self.taken_in_turn >= self.config.leaves_per_turn.max(1) {
                 self.next_turn();
             }
-            match self.select_from_root(self.cursor)? {
+            match from_root(self, self.cursor)? {
                 Some(leaf) => {
                     self.in_flight.insert(leaf.key.0);
                     self.taken_in_turn += 1;

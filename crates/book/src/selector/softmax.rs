@@ -164,38 +164,9 @@ impl<S: NodeStore> Selector<S> {
             .map_or(SelectMode::AlphaBeta, |s| SelectMode::Softmax(s.config))
     }
 
-    /// [`Selector::select`] in softmax mode: up to `n` samples that found a leaf,
-    /// roots taking turns as in alpha-beta mode ([`crate::RunConfig::leaves_per_turn`]
-    /// each; a root whose descent finds nothing selectable passes the turn; the
-    /// call ends when every root in a row found nothing). Each leaf is in flight
-    /// as soon as it is sampled, so later samples skip it: no leaf comes twice.
-    pub(super) fn select_softmax(&mut self, n: usize) -> Result<Vec<Leaf>, BookError> {
-        let mut out = Vec::with_capacity(n);
-        let mut fruitless_roots = 0;
-        while out.len() < n && fruitless_roots < self.roots.len() {
-            if self.taken_in_turn >= self.config.leaves_per_turn.max(1) {
-                self.next_turn();
-            }
-            match self.sample_from_root(self.cursor)? {
-                Some(leaf) => {
-                    self.in_flight.insert(leaf.key.0);
-                    self.taken_in_turn += 1;
-                    self.stats.leaves += 1;
-                    fruitless_roots = 0;
-                    out.push(leaf);
-                }
-                None => {
-                    fruitless_roots += 1;
-                    self.next_turn();
-                }
-            }
-        }
-        Ok(out)
-    }
-
     /// One sample from root `root`: `None` when the descent meets a node with no
     /// selectable move (at the root: nothing to select from this root now).
-    fn sample_from_root(&mut self, root: usize) -> Result<Option<Leaf>, BookError> {
+    pub(super) fn sample_from_root(&mut self, root: usize) -> Result<Option<Leaf>, BookError> {
         if root >= self.roots.len() {
             return Ok(None);
         }
