@@ -8,10 +8,11 @@
 //! reopens the store, checks every acknowledged node and every stored node, and
 //! repeats on the same store so that recovery of a recovered store is tested too.
 
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Command, Stdio};
-use std::sync::mpsc;
-use std::time::Duration;
+mod kill_child;
+
+use std::io::Write;
+
+use kill_child::kill_writer;
 
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -76,51 +77,14 @@ fn writer_child() {
 #[test]
 fn sigkill_never_loses_acknowledged_nodes() {
     let dir = tempfile::tempdir().unwrap();
-    let exe = std::env::current_exe().unwrap();
     let mut rng = StdRng::seed_from_u64(7);
     let mut acked_end = 0u32;
     for round in 0..6 {
-        let mut child = Command::new(&exe)
-            .args([
-                "writer_child",
-                "--exact",
-                "--ignored",
-                "--nocapture",
-                "--test-threads=1",
-            ])
-            .env(STORE_ENV, dir.path())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let stdout = child.stdout.take().unwrap();
-        let (tx, rx) = mpsc::channel();
-        let reader = std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                if let Some(rest) = line.strip_prefix("ack ") {
-                    let mut it = rest.split(' ').map(|s| s.parse::<u32>().unwrap());
-                    let (first, count) = (it.next().unwrap(), it.next().unwrap());
-                    if tx.send(first + count).is_err() {
-                        break;
-                    }
-                }
-            }
+        let acked = kill_writer("writer_child", STORE_ENV, dir.path(), &mut rng, |rest| {
+            let mut it = rest.split(' ').map(|s| s.parse::<u64>().unwrap());
+            it.next().unwrap() + it.next().unwrap()
         });
-        // Wait for the first acknowledgement so the kill lands mid-stream, then a
-        // random extra delay.
-        let first_ack = rx
-            .recv_timeout(Duration::from_secs(60))
-            .expect("writer acks");
-        acked_end = acked_end.max(first_ack);
-        std::thread::sleep(Duration::from_millis(rng.random_range(5..300)));
-        // SAFETY-free: std's kill sends SIGKILL on Unix.
-        child.kill().unwrap();
-        child.wait().unwrap();
-        reader.join().unwrap();
-        while let Ok(end) = rx.try_recv() {
-            acked_end = acked_end.max(end);
-        }
+        acked_end = acked_end.max(u32::try_from(acked).unwrap());
         let store = SledStore::open(dir.path()).unwrap();
         assert!(
             store.len() >= acked_end,

@@ -7,13 +7,14 @@
 //! after `record_game` returned. After the kill every position must hold exactly
 //! as many wins as there are recorded games (a torn game would break that).
 
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Command, Stdio};
-use std::sync::mpsc;
-use std::time::Duration;
+mod kill_child;
 
+use std::io::Write;
+
+use kill_child::kill_writer;
+
+use rand::SeedableRng;
 use rand::rngs::StdRng;
-use rand::{Rng, SeedableRng};
 use stera_book::{GameCounts, NodeStore, SledStore};
 use stera_rules::Key;
 
@@ -52,46 +53,13 @@ fn game_writer_child() {
 #[test]
 fn sigkill_records_whole_games_only() {
     let dir = tempfile::tempdir().unwrap();
-    let exe = std::env::current_exe().unwrap();
     let mut rng = StdRng::seed_from_u64(11);
     let mut acked = 0u64;
     for round in 0..4 {
-        let mut child = Command::new(&exe)
-            .args([
-                "game_writer_child",
-                "--exact",
-                "--ignored",
-                "--nocapture",
-                "--test-threads=1",
-            ])
-            .env(STORE_ENV, dir.path())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let stdout = child.stdout.take().unwrap();
-        let (tx, rx) = mpsc::channel();
-        let reader = std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                if let Some(id) = line.strip_prefix("ack ")
-                    && tx.send(id.parse::<u64>().unwrap() + 1).is_err()
-                {
-                    break;
-                }
-            }
+        let end = kill_writer("game_writer_child", STORE_ENV, dir.path(), &mut rng, |id| {
+            id.parse::<u64>().unwrap() + 1
         });
-        let first = rx
-            .recv_timeout(Duration::from_secs(60))
-            .expect("writer acks");
-        acked = acked.max(first);
-        std::thread::sleep(Duration::from_millis(rng.random_range(5..300)));
-        child.kill().unwrap();
-        child.wait().unwrap();
-        reader.join().unwrap();
-        while let Ok(n) = rx.try_recv() {
-            acked = acked.max(n);
-        }
+        acked = acked.max(end);
         let store = SledStore::open(dir.path()).unwrap();
         let recorded = store.games_recorded().unwrap();
         assert!(
