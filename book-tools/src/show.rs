@@ -121,7 +121,7 @@ pub fn run(args: &Args) -> Result<()> {
                 "not thought (not in the book); moves into thought positions:"
             )?;
             for (i, mv) in pos.legal_moves().into_iter().enumerate() {
-                if let Some(child) = book.get(pos.key_after(mv)) {
+                if let Some(child) = book.get(child_key(&book, &pos, mv)) {
                     let (v, d) = solution.line_through(child);
                     let c = games.after[i];
                     writeln!(
@@ -199,7 +199,9 @@ fn load_games(db: &Path, pos: &Position, book: &stera_book::Book) -> Result<Game
         .legal_moves()
         .into_iter()
         // The child's counters are from its side to move: the mover's opponent.
-        .map(|mv| counts(pos.key_after(mv)).map(GameCounts::flipped))
+        // A child the book holds as its colour-flipped twin has them under the
+        // twin's key (games count for the position the book holds).
+        .map(|mv| counts(child_key(book, pos, mv)).map(GameCounts::flipped))
         .collect::<Result<_>>()?;
     let mut all = std::collections::HashMap::new();
     store
@@ -210,6 +212,16 @@ fn load_games(db: &Path, pos: &Position, book: &stera_book::Book) -> Result<Game
         })
         .with_context(|| format!("cannot read the game results in `{}`", db.display()))?;
     Ok(Games { here, after, all })
+}
+
+/// The key under which the book holds the position after `mv`: its own, or its
+/// colour-flipped twin's when only the twin is thought.
+fn child_key(book: &stera_book::Book, pos: &Position, mv: stera_rules::Move) -> stera_rules::Key {
+    let (key, twin_key) = (pos.key_after(mv), pos.flipped_key_after(mv));
+    match book.get_or_twin(key, twin_key) {
+        Some((_, true)) => twin_key,
+        _ => key,
+    }
 }
 
 /// The move table of a thought position, best first.

@@ -23,8 +23,9 @@ pub struct Args {
     pv_length: usize,
 }
 
-/// A root of the run: its text, its position and its node if thought.
-type Root = (String, Position, Option<NodeId>);
+/// A root of the run: its text, its position and, if thought, its node and
+/// whether the book holds it as its colour-flipped twin.
+type Root = (String, Position, Option<(NodeId, bool)>);
 
 /// Games recorded in the store: how many, and the counters at each root.
 struct Games {
@@ -43,7 +44,7 @@ pub fn run(args: &Args) -> Result<()> {
     common::to_stdout(|out| {
         print_summary(out, &book, &graph, &solution)?;
         print_depths(out, &distance)?;
-        print_pvs(out, &book, &graph, &solution, &roots, args.pv_length)?;
+        print_pvs(out, &graph, &solution, &roots, args.pv_length)?;
         print_games(out, &roots, &games)?;
         print_growth(out, &extras)
     })
@@ -66,7 +67,11 @@ fn load(db: &Path) -> Result<(Vec<Root>, Book, NodeExtras, Games)> {
             .context("cannot read the game results")?,
         at_roots: roots
             .iter()
-            .map(|(_, pos, _)| store.game_counts(pos.key()))
+            // A root held as its twin has its games under the twin's key.
+            .map(|(_, pos, held)| {
+                let twin = held.is_some_and(|(_, twin)| twin);
+                store.game_counts(if twin { pos.flipped_key() } else { pos.key() })
+            })
             .collect::<Result<_, _>>()
             .context("cannot read the game results")?,
     };
@@ -80,8 +85,8 @@ fn roots(config: &RunConfig, book: &Book) -> Result<Vec<Root>> {
         .map(|r| {
             let pos = Position::from_position_command(r)
                 .with_context(|| format!("stored root `{r}` is not a position"))?;
-            let id = book.get(pos.key());
-            Ok((r.clone(), pos, id))
+            let held = book.get_or_twin(pos.key(), pos.flipped_key());
+            Ok((r.clone(), pos, held))
         })
         .collect()
 }
@@ -90,7 +95,7 @@ fn roots(config: &RunConfig, book: &Book) -> Result<Vec<Root>> {
 fn in_book_depth(book: &Book, graph: &BookGraph, roots: &[Root]) -> Vec<u32> {
     let mut distance = vec![u32::MAX; book.len()];
     let mut queue = VecDeque::new();
-    for id in roots.iter().filter_map(|(_, _, id)| *id) {
+    for (id, _) in roots.iter().filter_map(|(_, _, held)| *held) {
         if distance[id.index()] == u32::MAX {
             distance[id.index()] = 0;
             queue.push_back(id);
@@ -147,7 +152,6 @@ fn print_depths(out: &mut dyn Write, distance: &[u32]) -> io::Result<()> {
 
 fn print_pvs(
     out: &mut dyn Write,
-    book: &Book,
     graph: &BookGraph,
     solution: &Solution,
     roots: &[Root],
@@ -157,9 +161,9 @@ fn print_pvs(
         out,
         "principal variations (value for the side to move at the root, depth):"
     )?;
-    for (text, pos, _) in roots {
+    for (text, _, held) in roots {
         // A root thought only as its colour-flipped twin has the twin's line.
-        let line = match book.get_or_twin(pos.key(), pos.flipped_key()) {
+        let line = match *held {
             Some((id, twin)) => pv_line(graph, solution, text, id, twin, pv_length),
             None => format!("  {text}: not thought yet"),
         };

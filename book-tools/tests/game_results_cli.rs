@@ -197,3 +197,103 @@ fn stats_of_a_store_without_games() {
     assert!(stats.contains("games recorded   0\n"), "{stats}");
     assert!(stats.contains("  startpos: no games\n"), "{stats}");
 }
+
+/// A move into a position the book holds only as its colour-flipped twin shows
+/// the twin's games (where the coordinator counts them), whether the shown
+/// position is thought or not.
+#[test]
+fn show_finds_the_games_of_a_child_held_as_its_twin() {
+    let start = position("startpos");
+    let after_7g7f = position("startpos moves 7g7f");
+    let twin = Position::from_sfen(&after_7g7f.flipped().to_sfen()).unwrap();
+    assert_ne!(twin.key(), after_7g7f.key());
+    for start_thought in [true, false] {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("db");
+        {
+            let mut store = SledStore::open(&db).unwrap();
+            let evaluator = store.intern_evaluator("test-engine 1.0").unwrap();
+            let mut nodes = vec![node(
+                &twin,
+                Origin::Sfen(twin.to_sfen_without_ply()),
+                1,
+                evaluator,
+            )];
+            if start_thought {
+                nodes.insert(
+                    0,
+                    node(
+                        &start,
+                        Origin::Sfen(start.to_sfen_without_ply()),
+                        0,
+                        evaluator,
+                    ),
+                );
+            }
+            store.append(&nodes).unwrap();
+            // Black won through 7g7f: the twin's side to move (white in the game)
+            // lost.
+            assert!(
+                store
+                    .record_game(1, &[(twin.key(), GameCounts::LOSS)])
+                    .unwrap()
+            );
+        }
+        let shown = ok(&["show", "--db", s(&db), "startpos"]);
+        if start_thought {
+            assert_eq!(
+                move_columns(&shown, "7g7f"),
+                ("1".to_owned(), "1.000".to_owned()),
+                "{shown}"
+            );
+            assert!(shown.contains("7g7f   *"), "{shown}");
+        } else {
+            assert!(shown.contains("not thought"), "{shown}");
+            let line = shown
+                .lines()
+                .find(|l| l.trim_start().starts_with("7g7f "))
+                .unwrap_or_else(|| panic!("7g7f not listed in\n{shown}"));
+            assert!(line.ends_with("games 1 score 1.000"), "{shown}");
+        }
+    }
+}
+
+/// A root the book holds only as its colour-flipped twin: `stats` finds its
+/// games under the twin's key and counts its in-book depth from the twin.
+#[test]
+fn stats_finds_a_root_held_as_its_twin() {
+    let after_7g7f = position("startpos moves 7g7f");
+    let twin = Position::from_sfen(&after_7g7f.flipped().to_sfen()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db");
+    {
+        let mut store = SledStore::open(&db).unwrap();
+        let evaluator = store.intern_evaluator("test-engine 1.0").unwrap();
+        store
+            .append(&[node(
+                &twin,
+                Origin::Sfen(twin.to_sfen_without_ply()),
+                1,
+                evaluator,
+            )])
+            .unwrap();
+        store
+            .save_config(&RunConfig {
+                roots: vec!["startpos moves 7g7f".into()],
+                ..RunConfig::default()
+            })
+            .unwrap();
+        assert!(
+            store
+                .record_game(1, &[(twin.key(), GameCounts::LOSS)])
+                .unwrap()
+        );
+    }
+    let stats = ok(&["stats", "--db", s(&db)]);
+    assert!(
+        stats.contains("  startpos moves 7g7f: 1 games, 0/0/1, score 0.000\n"),
+        "{stats}"
+    );
+    assert!(stats.contains("    0: 1\n"), "{stats}");
+    assert!(!stats.contains("unreachable"), "{stats}");
+}
