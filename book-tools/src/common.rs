@@ -46,10 +46,10 @@ fn store_error(db: &Path, e: BookError) -> anyhow::Error {
     }
 }
 
-/// Loads the book and its per-node extras with one scan, then closes the store.
-pub fn load(db: &Path, with_depths: bool) -> Result<(Book, NodeExtras)> {
-    let store = open_existing(db)?;
-    NodeExtras::load_with_book(&store, with_depths)
+/// Loads the book and its per-node extras from `store` (at `db`, named in
+/// errors) with one scan.
+pub fn load(store: &SledStore, db: &Path, with_depths: bool) -> Result<(Book, NodeExtras)> {
+    NodeExtras::load_with_book(store, with_depths)
         .with_context(|| format!("cannot load the book in `{}`", db.display()))
 }
 

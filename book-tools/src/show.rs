@@ -9,7 +9,7 @@ use anyhow::{Context, Result};
 use stera_book::terashock::{
     BookGraph, DEPTH_INFINITE, MoveLine, NdfWeights, node_lines, softmax_policy, solve,
 };
-use stera_book::{GameCounts, NodeStore};
+use stera_book::{GameCounts, NodeStore, SledStore};
 use stera_rules::Position;
 
 use crate::common;
@@ -92,7 +92,9 @@ pub fn run(args: &Args) -> Result<()> {
             stera_rules::excerpt(&args.position)
         )
     })?;
-    let (book, _) = common::load(&args.db, false)?;
+    // One open for the book and the games (a second would repeat its notes).
+    let store = common::open_existing(&args.db)?;
+    let (book, _) = common::load(&store, &args.db, false)?;
     // As YaneuraOu's FlippedBook probe: a position that is not thought but whose
     // colour-flipped twin is, is shown as the twin (same values, moves turned).
     let held_as_twin = book
@@ -108,7 +110,8 @@ pub fn run(args: &Args) -> Result<()> {
     } else {
         (pos, None)
     };
-    let games = load_games(&args.db, &pos, &book)?;
+    let games = load_games(&store, &args.db, &pos, &book)?;
+    drop(store);
     let mut progress = Reporter::new();
     let graph = BookGraph::build(&book, &mut |p, d, t| progress.report(p, d, t))?;
     progress.finish();
@@ -185,10 +188,13 @@ struct Games {
     all: std::collections::HashMap<u32, GameCounts>,
 }
 
-/// The games through `pos` and its children (the store is closed after; the
-/// book is loaded by a second, short-lived open, as every reader does).
-fn load_games(db: &Path, pos: &Position, book: &stera_book::Book) -> Result<Games> {
-    let store = common::open_existing(db)?;
+/// The games through `pos` and its children, read from `store` (at `db`).
+fn load_games(
+    store: &SledStore,
+    db: &Path,
+    pos: &Position,
+    book: &stera_book::Book,
+) -> Result<Games> {
     let counts = |key| {
         store
             .game_counts(key)

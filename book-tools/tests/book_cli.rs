@@ -477,6 +477,11 @@ fn an_entry_whose_flipped_twin_was_read_is_skipped_unless_keep_twins() {
     let stderr =
         String::from_utf8_lossy(&book_tools(&["stats", "--db", s(&both)]).stderr).into_owned();
     assert!(stderr.contains("book-tools migrate"), "{stderr}");
+    // `show` reads the book and the games through one open: one note.
+    let stderr =
+        String::from_utf8_lossy(&book_tools(&["show", "--db", s(&both), "startpos"]).stderr)
+            .into_owned();
+    assert_eq!(stderr.matches("book-tools migrate").count(), 1, "{stderr}");
     let counted = ok(&["migrate", "--db", s(&both), "--dry-run"]);
     assert!(
         counted.contains("twin pairs 1 (2 positions after merging"),
