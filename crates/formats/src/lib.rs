@@ -50,6 +50,7 @@
 //! assert_eq!(positions, 3);
 //! ```
 
+mod book_file;
 pub mod db2016;
 pub mod kifu;
 mod lines;
@@ -67,16 +68,3 @@ pub const MAX_LINE_BYTES: usize = 1 << 20;
 /// holds one game of a few kilobytes; a CSA file with more games than this must be
 /// split.
 pub const MAX_RECORD_FILE_BYTES: u64 = 64 << 20;
-
-/// A temporary file that becomes a book by rename: readable by others as a file
-/// the user created would be (mode 0666 less the umask), not tempfile's private
-/// 0600, so that an engine running as another user can load the book.
-pub(crate) fn book_file_builder() -> tempfile::Builder<'static, 'static> {
-    let mut builder = tempfile::Builder::new();
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        builder.permissions(std::fs::Permissions::from_mode(0o666));
-    }
-    builder
-}

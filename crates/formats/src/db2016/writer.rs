@@ -1,7 +1,6 @@
 //! The ordered DB2016 writer and the atomic file it writes through.
 
-use std::fs::File;
-use std::io::{self, BufWriter, Seek, SeekFrom, Write};
+use std::io::{BufWriter, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use tempfile::NamedTempFile;
@@ -56,18 +55,10 @@ pub(crate) struct AtomicFile {
 
 impl AtomicFile {
     pub(crate) fn create(final_path: &Path) -> Result<Self, FormatError> {
-        let dir = parent_dir(final_path);
-        let name = final_path
-            .file_name()
-            .map_or_else(|| "book".into(), |n| n.to_string_lossy().into_owned());
-        let temp = crate::book_file_builder()
-            .prefix(&format!(".{name}."))
-            .suffix(".tmp")
-            .tempfile_in(dir)
-            .map_err(io_error(
-                "cannot create a temporary file next to",
-                final_path,
-            ))?;
+        let temp = crate::book_file::temp_beside(final_path, ".tmp").map_err(io_error(
+            "cannot create a temporary file next to",
+            final_path,
+        ))?;
         Ok(Self {
             out: BufWriter::with_capacity(1 << 20, temp),
             final_path: final_path.to_path_buf(),
@@ -95,35 +86,7 @@ impl AtomicFile {
                 .and_then(|_| file.write_all(bytes))
                 .map_err(failed("cannot write the temporary file for"))?;
         }
-        temp.as_file()
-            .sync_all()
-            .map_err(failed("cannot sync the temporary file for"))?;
-        temp.persist(&final_path)
-            .map_err(|e| failed("cannot rename the temporary file to")(e.error))?;
-        sync_dir(parent_dir(&final_path)).map_err(failed("cannot sync the directory of"))
-    }
-}
-
-fn parent_dir(path: &Path) -> &Path {
-    match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    }
-}
-
-/// Makes the rename durable. Some file systems cannot sync a directory; that is not
-/// an error worth losing a finished book over.
-fn sync_dir(dir: &Path) -> io::Result<()> {
-    match File::open(dir).and_then(|d| d.sync_all()) {
-        Err(e)
-            if matches!(
-                e.kind(),
-                io::ErrorKind::InvalidInput | io::ErrorKind::Unsupported
-            ) =>
-        {
-            Ok(())
-        }
-        other => other,
+        crate::book_file::persist(temp, &final_path).map_err(|(action, e)| failed(action)(e))
     }
 }
 

@@ -122,26 +122,12 @@ impl PreparedEntry {
     }
 }
 
-/// A temporary file beside `final_path` (`.<name>.<random><suffix>`).
+/// A temporary file beside `final_path` (see [`crate::book_file::temp_beside`]).
 fn temp_beside(final_path: &Path, suffix: &str) -> Result<NamedTempFile, YbbError> {
-    let name = final_path
-        .file_name()
-        .map_or_else(|| "book".into(), |n| n.to_string_lossy().into_owned());
-    crate::book_file_builder()
-        .prefix(&format!(".{name}."))
-        .suffix(suffix)
-        .tempfile_in(parent_dir(final_path))
-        .map_err(io_error(
-            "cannot create a temporary file next to",
-            final_path,
-        ))
-}
-
-fn parent_dir(path: &Path) -> &Path {
-    match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    }
+    crate::book_file::temp_beside(final_path, suffix).map_err(io_error(
+        "cannot create a temporary file next to",
+        final_path,
+    ))
 }
 
 impl YbbWriter {
@@ -238,12 +224,8 @@ impl YbbWriter {
         let out = out
             .into_inner()
             .map_err(|e| failed("cannot write the temporary file for")(e.into_error()))?;
-        out.as_file()
-            .sync_all()
-            .map_err(failed("cannot sync the temporary file for"))?;
-        out.persist(&self.final_path)
-            .map_err(|e| failed("cannot rename the temporary file to")(e.error))?;
-        sync_dir(parent_dir(&self.final_path)).map_err(failed("cannot sync the directory of"))?;
+        crate::book_file::persist(out, &self.final_path)
+            .map_err(|(action, e)| failed(action)(e))?;
         Ok(self.summary)
     }
 }
@@ -381,20 +363,4 @@ fn assemble(
         at = Some(r.offset + buf.len() as u64);
     }
     Ok(())
-}
-
-/// Makes the rename durable; file systems that cannot sync a directory are no
-/// reason to lose a finished book.
-fn sync_dir(dir: &Path) -> io::Result<()> {
-    match File::open(dir).and_then(|d| d.sync_all()) {
-        Err(e)
-            if matches!(
-                e.kind(),
-                io::ErrorKind::InvalidInput | io::ErrorKind::Unsupported
-            ) =>
-        {
-            Ok(())
-        }
-        other => other,
-    }
 }
