@@ -238,14 +238,22 @@ def closure(root, may_enter, max_ply):
         board = board_of(sfen)
         for usi in usi_moves(board):
             child = child_sfen(board, usi, ply + 1)
-            k = key_of(child)
-            if k in seen or not may_enter(board, usi, child):
-                continue
-            if not usi_moves(board_of(child)):
-                continue
-            seen[k] = child
-            queue.append(child)
+            if may_enter(board, usi, child):
+                take(seen, queue, child)
     return list(seen.values())
+
+
+def take(seen, queue, child, skip_twins=False):
+    """Adds child to the walk's positions (seen, by key) and its queue unless it
+    is there already (or, with skip_twins, its colour-flipped twin is) or it has
+    no legal move (such positions stay leaf moves)."""
+    k = key_of(child)
+    if k in seen or (skip_twins and key_of(flip_sfen(child)) in seen):
+        return
+    if not usi_moves(board_of(child)):
+        return
+    seen[k] = child
+    queue.append(child)
 
 
 def in_box(sfen, black_box, white_box):
@@ -469,14 +477,7 @@ def random_bfs(rng, root, entries):
                 p = 0.3 if gives_check(board, usi) else 0.05
             if rng.random() >= p or len(seen) >= entries:
                 continue
-            child = child_sfen(board, usi, ply + 1)
-            k = key_of(child)
-            if k in seen or key_of(flip_sfen(child)) in seen:
-                continue
-            if not usi_moves(board_of(child)):
-                continue
-            seen[k] = child
-            queue.append(child)
+            take(seen, queue, child_sfen(board, usi, ply + 1), skip_twins=True)
     return list(seen.values())
 
 
