@@ -588,29 +588,30 @@ impl FormatContext<'_> {
 
     /// The `count` field of each of the lines of node `id` (empty: 1 each).
     fn counts(&self, id: u32, lines: &[MoveLine]) -> Vec<u64> {
-        let from_games = self.ndf.and_then(|w| w.of(NodeId(id)));
-        match (self.weights, from_games) {
-            (Weights::One, _) => Vec::new(),
-            (Weights::Ndf, Some(w)) => {
-                // Canonical order to the lines' order; renormalised over the
-                // lines kept (--shrink keeps the best only).
+        if self.weights == Weights::One {
+            return Vec::new();
+        }
+        // NineDayFever's probabilities where asked for and the node has them:
+        // canonical order to the lines' order, renormalised over the lines kept
+        // (--shrink keeps the best only).
+        let from_games = self
+            .ndf
+            .filter(|_| self.weights == Weights::Ndf)
+            .and_then(|w| w.of(NodeId(id)))
+            .and_then(|w| {
                 let p: Vec<f64> = lines
                     .iter()
                     .map(|l| w.get(l.index).copied().unwrap_or(0.0))
                     .collect();
                 let sum: f64 = p.iter().sum();
-                if sum > 0.0 {
-                    policy_counts(&p.iter().map(|v| v / sum).collect::<Vec<_>>())
-                } else {
-                    let q: Vec<f64> = lines.iter().map(|l| f64::from(l.value)).collect();
-                    policy_counts(&softmax_policy(&q, self.temperature))
-                }
-            }
-            (Weights::Policy | Weights::Ndf, _) => {
-                let q: Vec<f64> = lines.iter().map(|l| f64::from(l.value)).collect();
-                policy_counts(&softmax_policy(&q, self.temperature))
-            }
-        }
+                (sum > 0.0).then(|| p.iter().map(|v| v / sum).collect::<Vec<_>>())
+            });
+        // Otherwise the softmax policy of the values.
+        let p = from_games.unwrap_or_else(|| {
+            let q: Vec<f64> = lines.iter().map(|l| f64::from(l.value)).collect();
+            softmax_policy(&q, self.temperature)
+        });
+        policy_counts(&p)
     }
 
     /// The text of the entries of `slots`, with their entry and move counts.
