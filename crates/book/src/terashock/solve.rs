@@ -36,6 +36,9 @@
 
 use std::collections::VecDeque;
 
+use petgraph::algo::kosaraju_scc;
+use petgraph::graph::{DiGraph, NodeIndex};
+use petgraph::visit::EdgeRef;
 use stera_rules::Move;
 use stera_rules::value::MATE;
 
@@ -586,47 +589,42 @@ fn perpetual_loops(g: &BookGraph, s: &Solution, cyclic: &[usize]) -> Vec<Vec<(u3
     let children = |i: usize| g.edge_range(node(i)).map(|e| g.edge_child(e) as usize);
     // The checker's graph: u -> w when u checks into v (valued 0) and v can
     // answer into w (valued 0); each edge keeps v, the checked position between.
-    let mut local: hashbrown::HashMap<usize, usize> = hashbrown::HashMap::new();
-    let mut nodes: Vec<usize> = Vec::new();
-    let mut next: Vec<Vec<(usize, usize)>> = Vec::new();
+    // Its nodes are the positions u and w, in the order first met.
+    let mut local: hashbrown::HashMap<usize, NodeIndex> = hashbrown::HashMap::new();
+    let mut checker_graph: DiGraph<usize, usize> = DiGraph::new();
     for &u in cyclic {
         if !drawn(u) {
             continue;
         }
         for v in children(u).filter(|&v| drawn(v) && g.in_check(node(v))) {
             for w in children(v).filter(|&w| drawn(w)) {
-                let mut id = |x: usize| {
-                    *local.entry(x).or_insert_with(|| {
-                        nodes.push(x);
-                        next.push(Vec::new());
-                        nodes.len() - 1
-                    })
-                };
+                let mut id =
+                    |x: usize| *local.entry(x).or_insert_with(|| checker_graph.add_node(x));
                 let (lu, lw) = (id(u), id(w));
-                next[lu].push((lw, v));
+                checker_graph.add_edge(lu, lw, v);
             }
         }
     }
     let mut groups = Vec::new();
-    for part in strongly_connected(&next) {
-        let cyclic_part = part.len() > 1 || next[part[0]].iter().any(|&(w, _)| w == part[0]);
+    for part in kosaraju_scc(&checker_graph) {
+        let cyclic_part = part.len() > 1 || checker_graph.contains_edge(part[0], part[0]);
         if !cyclic_part {
             continue;
         }
-        let members: hashbrown::HashSet<usize> = part.iter().copied().collect();
+        let members: hashbrown::HashSet<NodeIndex> = part.iter().copied().collect();
         let mut group: Vec<(u32, bool)> = Vec::new();
         let mut checked: hashbrown::HashSet<usize> = hashbrown::HashSet::new();
         for &lu in &part {
-            group.push((node(nodes[lu]).0, true));
-            for &(lw, v) in &next[lu] {
-                if members.contains(&lw) {
-                    checked.insert(v);
+            group.push((node(checker_graph[lu]).0, true));
+            for e in checker_graph.edges(lu) {
+                if members.contains(&e.target()) {
+                    checked.insert(*e.weight());
                 }
             }
         }
         // A position that checks in one loop and is checked in it: neither side
         // gives every check, so it is no perpetual check for either.
-        if part.iter().any(|&lu| checked.contains(&nodes[lu])) {
+        if part.iter().any(|&lu| checked.contains(&checker_graph[lu])) {
             continue;
         }
         let mut checked: Vec<usize> = checked.into_iter().collect();
@@ -635,61 +633,4 @@ fn perpetual_loops(g: &BookGraph, s: &Solution, cyclic: &[usize]) -> Vec<Vec<(u3
         groups.push(group);
     }
     groups
-}
-
-/// The strongly connected parts of a graph given as adjacency lists (Tarjan's
-/// algorithm, iterative so that long loops cannot overflow the stack).
-fn strongly_connected(next: &[Vec<(usize, usize)>]) -> Vec<Vec<usize>> {
-    const UNSEEN: usize = usize::MAX;
-    let n = next.len();
-    let mut index = vec![UNSEEN; n];
-    let mut low = vec![0usize; n];
-    let mut on_stack = vec![false; n];
-    let mut stack: Vec<usize> = Vec::new();
-    let mut parts = Vec::new();
-    let mut counter = 0;
-    for root in 0..n {
-        if index[root] != UNSEEN {
-            continue;
-        }
-        // (node, next edge to look at)
-        let mut call: Vec<(usize, usize)> = vec![(root, 0)];
-        index[root] = counter;
-        low[root] = counter;
-        counter += 1;
-        stack.push(root);
-        on_stack[root] = true;
-        while let Some(&mut (v, ref mut e)) = call.last_mut() {
-            if let Some(&(w, _)) = next[v].get(*e) {
-                *e += 1;
-                if index[w] == UNSEEN {
-                    index[w] = counter;
-                    low[w] = counter;
-                    counter += 1;
-                    stack.push(w);
-                    on_stack[w] = true;
-                    call.push((w, 0));
-                } else if on_stack[w] {
-                    low[v] = low[v].min(index[w]);
-                }
-                continue;
-            }
-            call.pop();
-            if let Some(&(parent, _)) = call.last() {
-                low[parent] = low[parent].min(low[v]);
-            }
-            if low[v] == index[v] {
-                let mut part = Vec::new();
-                while let Some(w) = stack.pop() {
-                    on_stack[w] = false;
-                    part.push(w);
-                    if w == v {
-                        break;
-                    }
-                }
-                parts.push(part);
-            }
-        }
-    }
-    parts
 }
