@@ -95,20 +95,25 @@ pub fn store_compaction(
     })
 }
 
-/// Whether a request asks for a `.ybb` binary book (by its format, or by the
-/// path's extension when it names none).
+/// The file a request asks for: by its format, or by the path's extension when
+/// it names none (`.ybb` a binary book, anything else text).
 ///
 /// # Errors
 /// An unknown format value.
-pub fn wants_ybb(request: &ExportRequest) -> Result<bool, String> {
-    match ExportFormat::try_from(request.format) {
-        Ok(ExportFormat::ByExtension) => Ok(Path::new(&request.path)
+pub fn format_of(request: &ExportRequest) -> Result<BookFormat, String> {
+    let ybb = match ExportFormat::try_from(request.format) {
+        Ok(ExportFormat::ByExtension) => Path::new(&request.path)
             .extension()
-            .is_some_and(|e| e.eq_ignore_ascii_case("ybb"))),
-        Ok(ExportFormat::Db2016) => Ok(false),
-        Ok(ExportFormat::Ybb) => Ok(true),
-        Err(_) => Err(format!("unknown export format {}", request.format)),
-    }
+            .is_some_and(|e| e.eq_ignore_ascii_case("ybb")),
+        Ok(ExportFormat::Db2016) => false,
+        Ok(ExportFormat::Ybb) => true,
+        Err(_) => return Err(format!("unknown export format {}", request.format)),
+    };
+    Ok(if ybb {
+        BookFormat::Ybb
+    } else {
+        BookFormat::Db2016
+    })
 }
 
 /// The softmax temperature an export request of 0 gets.
@@ -164,12 +169,12 @@ pub fn book_exporter(store: PathBuf) -> ExportFn<SledStore> {
             stera_book::store_path::check_output_path(Path::new(&request.path), &store)
                 .map_err(|e| e.to_string())?;
             let options = options_of(request)?;
-            wants_ybb(request)?;
+            let format = format_of(request)?;
             let book = selector.book().clone();
             let reader = selector.store().reader();
             let request = request.clone();
             let job: ExportJob =
-                Box::new(move || export_snapshot(&book, &reader, &request, &options));
+                Box::new(move || export_snapshot(&book, &reader, &request, format, &options));
             Ok(job)
         },
     )
@@ -182,6 +187,7 @@ fn export_snapshot(
     book: &Book,
     reader: &SledReader,
     request: &ExportRequest,
+    format: BookFormat,
     options: &ExportOptions,
 ) -> Result<ExportReply, String> {
     let start = Instant::now();
@@ -193,7 +199,6 @@ fn export_snapshot(
             .scan_games(|f| reader.for_each_game_count(f), book)
             .map_err(|e| format!("cannot read the game results: {e}"))?;
     }
-    let ybb = wants_ybb(request)?;
     let out = Path::new(&request.path);
     let mut last_log = Instant::now();
     let mut progress = |phase: &'static str, done: u64, total: u64| {
@@ -201,11 +206,6 @@ fn export_snapshot(
             last_log = Instant::now();
             tracing::info!(phase, done, total, "exporting");
         }
-    };
-    let format = if ybb {
-        BookFormat::Ybb
-    } else {
-        BookFormat::Db2016
     };
     let summary = export_book(book, &extras, out, format, options, &mut progress)
         .map_err(|e| e.to_string())?;
