@@ -171,24 +171,31 @@ impl FileBook {
 
 impl BookPolicy for FileBook {
     fn probabilities(&self, position: &Position) -> Option<Vec<(Move, f64)>> {
+        if let Some(list) = self.entries.get(&position.key().0) {
+            return self.choose_among(list);
+        }
         // YaneuraOu's `FlippedBook`: a position not in the file is looked up as
         // its colour-flipped twin, whose moves are flipped back.
-        let (list, flipped) = match self.entries.get(&position.key().0) {
-            Some(list) => (list, false),
-            None => (self.entries.get(&position.flipped_key().0)?, true),
-        };
-        if flipped {
-            let list: Vec<(Move, i32, u64)> = list
-                .iter()
-                .map(|&(mv, v, c)| (mv.flipped(), v, c))
-                .collect();
-            return self.choose_among(&list);
-        }
-        self.choose_among(list)
+        let twin: Vec<(Move, i32, u64)> = self
+            .entries
+            .get(&position.flipped_key().0)?
+            .iter()
+            .map(|&(mv, v, c)| (mv.flipped(), v, c))
+            .collect();
+        self.choose_among(&twin)
     }
 
     fn describe(&self) -> String {
-        self.description()
+        let how = match self.moves {
+            BookMoves::Best => "best value".to_owned(),
+            BookMoves::Softmax => format!("softmax T={} of its values", self.temperature),
+            BookMoves::Count => "by count".to_owned(),
+        };
+        format!(
+            "book file {} ({} positions, {how})",
+            self.name,
+            self.entries.len()
+        )
     }
 }
 
@@ -216,19 +223,6 @@ impl FileBook {
                 Some(p)
             }
         }
-    }
-
-    fn description(&self) -> String {
-        let how = match self.moves {
-            BookMoves::Best => "best value".to_owned(),
-            BookMoves::Softmax => format!("softmax T={} of its values", self.temperature),
-            BookMoves::Count => "by count".to_owned(),
-        };
-        format!(
-            "book file {} ({} positions, {how})",
-            self.name,
-            self.entries.len()
-        )
     }
 }
 
