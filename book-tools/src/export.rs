@@ -1,6 +1,6 @@
 //! `book-tools export`: the tera-shock minimax over the whole book, written as a
 //! YaneuraOu DB2016 text book or a `.ybb` binary book. Also the shared helpers of
-//! the read-only subcommands (open a store, load the book, report progress).
+//! the read-only subcommands (load the book with its games, report progress).
 
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -10,7 +10,7 @@ use anyhow::{Context, Result};
 use stera_book::terashock::{
     Backup, BookFormat, ExportOptions, ExportSummary, NodeExtras, Weights, export_book,
 };
-use stera_book::{Book, NodeStore, SledStore};
+use stera_book::{Book, NodeStore};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -189,11 +189,6 @@ fn export_to(
     Ok(summary)
 }
 
-/// Opens an existing store (never creates one).
-pub fn open_existing(db: &Path) -> Result<SledStore> {
-    crate::common::open_existing(db)
-}
-
 /// Loads the book and its per-node extras with one scan (per-move depths when
 /// `with_depths`, the game results per position when `with_games`), then closes
 /// the store (sled keeps its data resident: closing it before the analysis
@@ -204,7 +199,7 @@ pub fn load_with_games(
     with_depths: bool,
     with_games: bool,
 ) -> Result<(Book, NodeExtras)> {
-    let store = open_existing(db)?;
+    let store = crate::common::open_existing(db)?;
     let nodes = nodes.unwrap_or(usize::MAX);
     let (book, mut extras) = NodeExtras::load_first_with_book(&store, nodes, with_depths)
         .with_context(|| format!("cannot load the book in `{}`", db.display()))?;
