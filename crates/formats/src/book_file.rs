@@ -8,7 +8,9 @@ use std::path::Path;
 
 use tempfile::NamedTempFile;
 
-/// A temporary file beside `final_path` (`.<name>.<random><suffix>`), readable
+/// A temporary file beside `final_path` (`.<name>.stera-partial-<pid>.<random><suffix>`,
+/// see [`crate::leftovers`]; leftovers of interrupted writers there are removed
+/// first), readable
 /// by others as a file the user created would be (mode 0666 less the umask), not
 /// tempfile's private 0600, so that an engine running as another user can load
 /// the book.
@@ -22,10 +24,10 @@ pub(crate) fn temp_beside(final_path: &Path, suffix: &str) -> io::Result<NamedTe
         use std::os::unix::fs::PermissionsExt;
         builder.permissions(std::fs::Permissions::from_mode(0o666));
     }
-    builder
-        .prefix(&format!(".{name}."))
-        .suffix(suffix)
-        .tempfile_in(parent_dir(final_path))
+    let dir = parent_dir(final_path);
+    let _ = crate::leftovers::clean_stale(dir);
+    let prefix = format!(".{name}.{}", crate::leftovers::tag());
+    builder.prefix(&prefix).suffix(suffix).tempfile_in(dir)
 }
 
 /// Syncs `temp`, renames it to `final_path` and syncs the directory. On failure,

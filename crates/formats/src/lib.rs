@@ -53,6 +53,7 @@
 mod book_file;
 pub mod db2016;
 pub mod kifu;
+pub mod leftovers;
 mod lines;
 pub mod ybb;
 

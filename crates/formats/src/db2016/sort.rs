@@ -125,8 +125,10 @@ impl SortingWriter {
         if let Some(dir) = &self.spill {
             return Ok(dir.path().to_path_buf());
         }
+        let _ = crate::leftovers::clean_stale(&self.spill_parent);
+        let prefix = format!(".book-sort.{}", crate::leftovers::tag());
         let dir = tempfile::Builder::new()
-            .prefix(".book-sort.")
+            .prefix(&prefix)
             .tempdir_in(&self.spill_parent)
             .map_err(io_error(
                 "cannot create a sort directory in",
