@@ -16,7 +16,8 @@ pub struct Args {
     /// The store to copy (not one a running coordinator holds: use `remote backup`).
     #[arg(long)]
     db: PathBuf,
-    /// The new store directory; must not exist. Written as `OUT.partial` and
+    /// The new store directory; must not exist. Written under a temporary name
+    /// (`OUT.stera-partial-<pid>.<n>`, which no open takes for a store) and
     /// renamed when complete.
     #[arg(long)]
     out: PathBuf,
@@ -31,6 +32,13 @@ pub fn run(args: &Args) -> Result<()> {
     let summary = store
         .backup_to(&out)
         .with_context(|| format!("cannot back up {} to {}", args.db.display(), out.display()))?;
+    if summary.leftovers_removed > 0 {
+        eprintln!(
+            "backup: removed {} leftover(s) of interrupted backups or exports beside {}",
+            summary.leftovers_removed,
+            out.display()
+        );
+    }
     let after =
         directory_size(&out).with_context(|| format!("cannot measure {}", out.display()))?;
     println!(

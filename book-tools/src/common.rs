@@ -39,7 +39,9 @@ pub fn open_or_create(db: &Path) -> Result<SledStore> {
 /// and are reported as they are (once).
 fn store_error(db: &Path, e: BookError) -> anyhow::Error {
     match e {
-        BookError::InUse { .. } | BookError::NotAStore { .. } => anyhow::Error::new(e),
+        BookError::InUse { .. } | BookError::NotAStore { .. } | BookError::Damaged { .. } => {
+            anyhow::Error::new(e)
+        }
         e => {
             anyhow::Error::new(e).context(format!("cannot open the book store `{}`", db.display()))
         }

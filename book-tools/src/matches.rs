@@ -131,6 +131,14 @@ pub fn run(args: &Args) -> Result<()> {
     if args.games == 0 {
         bail!("--games must be at least 1");
     }
+    // Refused before any game is played: the games file never goes into a store.
+    if let Some(out) = &args.out_games {
+        match &args.db {
+            Some(db) => stera_book::store_path::check_output_path(out, db),
+            None => stera_book::store_path::check_output_path_outside_stores(out),
+        }
+        .with_context(|| format!("bad --out-games `{}`", out.display()))?;
+    }
     let rules = GameRules {
         ply_limit: args.ply_limit,
         adjudication: args

@@ -21,7 +21,8 @@ pub struct Args {
     #[arg(long)]
     db: PathBuf,
     /// The new store, with one node per twin pair (the twin reached first is
-    /// kept); must not exist. Written as `OUT.partial` and renamed when complete.
+    /// kept); must not exist. Written under a temporary name beside it and
+    /// renamed when complete.
     /// Needed only when the store holds twin pairs.
     #[arg(long)]
     out: Option<PathBuf>,

@@ -39,6 +39,10 @@ pub struct Args {
 }
 
 pub fn run(args: &Args) -> Result<()> {
+    if let Some(out) = &args.think_file {
+        stera_book::store_path::check_output_path(out, &args.db)
+            .with_context(|| format!("bad --think-file `{}`", out.display()))?;
+    }
     let store = DryRun::new(common::open_existing(&args.db)?);
     let mut selector = Selector::open(store, None)
         .with_context(|| format!("cannot load the book in {}", args.db.display()))?;

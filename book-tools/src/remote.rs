@@ -66,7 +66,8 @@ enum Command {
     },
     /// Ask the running coordinator to copy its store into a new store directory
     /// on its machine (inside its --export-dir), consistent and restorable: the
-    /// copy is written as `OUT.partial` and renamed to OUT when complete. Restore
+    /// copy is written under a temporary name (`OUT.stera-partial-<pid>.<n>`, which
+    /// no open takes for a store) and renamed to OUT when complete. Restore
     /// by pointing a coordinator's --db at the copy.
     Backup {
         #[command(flatten)]

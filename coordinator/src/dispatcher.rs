@@ -31,6 +31,7 @@ use crate::maintenance::{MaintenanceQueue, Preparers};
 use crate::play::{GameTicket, PlayJobs, PlaySettings};
 use crate::registry::{Registry, RejectReason, RequeueReason, WorkerEntry, unix_ms};
 use crate::search::{SearchAnswer, SearchJobs, SearchTicket};
+use crate::store_space::StoreSpace;
 use crate::think::{Checked, ParkedLeaf, ThinkJobs};
 
 /// What a lease is for: the payload the lease table carries without looking in.
@@ -224,6 +225,8 @@ pub struct Dispatcher<S: NodeStore> {
     registry: Arc<Registry>,
     progress: watch::Sender<Progress>,
     started: SystemTime,
+    /// The store's free space; without it the store is taken to be writable.
+    space: Option<StoreSpace>,
 }
 
 impl<S: NodeStore> Dispatcher<S> {
@@ -262,6 +265,7 @@ impl<S: NodeStore> Dispatcher<S> {
             registry,
             progress,
             started: SystemTime::now(),
+            space: None,
         })
     }
 
@@ -269,6 +273,13 @@ impl<S: NodeStore> Dispatcher<S> {
     #[must_use]
     pub fn with_backup(mut self, backup: BackupFn<S>) -> Self {
         self.prepare.backup = Some(backup);
+        self
+    }
+
+    /// Holds back think and play jobs while `space` says the store's disk is full.
+    #[must_use]
+    pub fn with_store_space(mut self, space: StoreSpace) -> Self {
+        self.space = Some(space);
         self
     }
 
@@ -712,6 +723,9 @@ impl<S: NodeStore> Dispatcher<S> {
                 // Nothing of the batch is in the book: reject all (their leaves
                 // were released for selection again).
                 tracing::error!(error = %e, "storing results failed");
+                if let Some(space) = &mut self.space {
+                    space.write_failed(&e);
+                }
                 for (stream, id) in acks {
                     self.reject(
                         stream,
@@ -758,13 +772,24 @@ impl<S: NodeStore> Dispatcher<S> {
         if self.draining {
             return;
         }
+        // Read even without free slots, so that a full disk is told at once.
+        let writable = self.space.as_mut().is_none_or(StoreSpace::writable);
         self.play.refresh(self.think.selector().book());
         let mut wanting = self.leases.free_slots();
         let free: usize = wanting.iter().map(|(_, n)| n).sum();
         if free == 0 {
             return;
         }
-        let tickets = self.plan(free);
+        // A full store takes no results: only searches (nothing stored) go out.
+        let tickets = if writable {
+            self.plan(free)
+        } else {
+            self.search
+                .tickets(free)
+                .into_iter()
+                .map(Ticket::Search)
+                .collect()
+        };
         if tickets.is_empty() {
             return;
         }

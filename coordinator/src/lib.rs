@@ -26,6 +26,7 @@ pub mod registry;
 pub mod search;
 pub mod service;
 pub mod status_line;
+pub mod store_space;
 pub mod telemetry;
 pub mod think;
 pub mod validate;
@@ -91,7 +92,7 @@ pub struct CoordinatorArgs {
     pub export_weights: Option<ExportWeightsArg>,
     /// Back the store up into --backup-dir every this many minutes while the
     /// coordinator runs (0: never). Each backup is a complete store directory
-    /// `backup-<unix seconds>.db`, written as `.partial` and renamed when complete,
+    /// `backup-<unix seconds>.db`, written under a temporary name and renamed when complete,
     /// on the maintenance thread while selection and results go on: it holds the
     /// store as it was when the backup started.
     #[arg(long, default_value_t = 0, requires = "backup_dir")]
@@ -112,6 +113,12 @@ pub struct CoordinatorArgs {
     /// batches whose entry count matters more than their disk.
     #[arg(long, default_value_t = 0, value_name = "POSITIONS")]
     pub compact_every: u32,
+    /// Free space (MiB) the store's file system must keep: below it the coordinator
+    /// hands out no think or play jobs (results already out are still stored in
+    /// it), logs why, shows `stera_coordinator_store_writable 0`, and resumes
+    /// when space is freed. sled cannot write on a full disk.
+    #[arg(long, default_value_t = 64, value_name = "MIB")]
+    pub store_reserve_mb: u64,
     /// Positions per merged chunk of a compaction pass.
     #[arg(long, default_value_t = 4096, value_name = "POSITIONS", value_parser = clap::value_parser!(u32).range(2..))]
     pub compact_chunk: u32,
@@ -243,12 +250,17 @@ fn tls_config(args: &CoordinatorArgs) -> Result<Option<tonic::transport::ServerT
     ))
 }
 
-/// Refuses, before anything runs, an `--export` file inside a store and an
-/// `--export-dir` that is not a directory or lies inside the store.
+/// Refuses, before anything runs, an `--export` or `--games-out` file inside a
+/// store (this coordinator's own included) and an `--export-dir` that is not a
+/// directory or lies inside the store.
 fn check_export_paths(args: &CoordinatorArgs) -> Result<()> {
     if let Some(path) = &args.export {
         stera_book::store_path::check_output_path(path, &args.db)
             .with_context(|| format!("bad --export {}", path.display()))?;
+    }
+    if let Some(path) = &args.play.games_out {
+        stera_book::store_path::check_output_path(path, &args.db)
+            .with_context(|| format!("bad --games-out {}", path.display()))?;
     }
     if let Some(dir) = &args.export_dir {
         stera_book::store_path::check_export_dir(dir, &args.db)
@@ -308,14 +320,19 @@ pub async fn run(args: CoordinatorArgs, export: Option<ExportFn<SledStore>>) -> 
     let config = dispatch_config(&args, play);
     let dispatcher = Dispatcher::new(selector, config, export, registry.clone(), progress_tx)
         .map(|d| {
-            d.with_backup(export::store_backup(args.db.clone()))
-                .with_compaction(export::store_compaction(
-                    export::CompactPolicy {
-                        every: args.compact_every,
-                        min_records: args.compact_chunk,
-                    },
-                    registry.clone(),
-                ))
+            d.with_store_space(store_space::StoreSpace::new(
+                args.db.clone(),
+                args.store_reserve_mb.saturating_mul(1 << 20),
+                registry.clone(),
+            ))
+            .with_backup(export::store_backup(args.db.clone()))
+            .with_compaction(export::store_compaction(
+                export::CompactPolicy {
+                    every: args.compact_every,
+                    min_records: args.compact_chunk,
+                },
+                registry.clone(),
+            ))
         })
         .map_err(|e| anyhow::anyhow!("cannot start: {e}"))?;
     let dispatcher_thread = std::thread::Builder::new()

@@ -109,6 +109,9 @@ pub struct Counters {
     pub in_flight: AtomicU64,
     /// Bytes of the store directory, measured every so often.
     pub store_bytes: AtomicU64,
+    /// 1 while the store's disk has room for results (jobs are handed out), 0
+    /// while it is full (see `store_space`).
+    pub store_writable: AtomicU64,
     pub exports_ok: AtomicU64,
     pub exports_failed: AtomicU64,
     /// Duration of the last export in milliseconds.

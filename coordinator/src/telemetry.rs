@@ -24,6 +24,8 @@ pub const BOOK_NODES: &str = "stera_book_nodes";
 pub const BOOK_LEAF_EDGES: &str = "stera_book_leaf_edges";
 /// Bytes of the store directory on disk.
 pub const BOOK_STORE_SIZE: &str = "stera_book_store_size_bytes";
+/// 1 while the store's disk has room for results, 0 while jobs are held back.
+pub const STORE_WRITABLE: &str = "stera_coordinator_store_writable";
 /// Tokio tasks alive in the coordinator (a leak shows as growth with a steady fleet).
 pub const TOKIO_TASKS: &str = "stera_coordinator_tokio_tasks";
 /// Compaction passes of the store run by this process.
@@ -116,6 +118,10 @@ pub fn describe() {
         BOOK_STORE_SIZE,
         Unit::Bytes,
         "Size of the book store directory on disk (measured every 30 s)."
+    );
+    describe_gauge!(
+        STORE_WRITABLE,
+        "1 while the store's disk has room for results; 0 while it is full and no jobs are handed out."
     );
     describe_counter!(THOUGHT, "Positions added to the book by this process.");
     describe_counter!(SELECTIONS, "Selection searches run.");
@@ -218,6 +224,7 @@ pub fn refresh(registry: &Registry) {
     gauge!(BOOK_NODES).set(load(&c.book_nodes) as f64);
     gauge!(BOOK_LEAF_EDGES).set(load(&c.leaf_edges) as f64);
     gauge!(BOOK_STORE_SIZE).set(load(&c.store_bytes) as f64);
+    gauge!(STORE_WRITABLE).set(load(&c.store_writable) as f64);
     counter!(THOUGHT).absolute(load(&c.thought));
     counter!(SELECTIONS).absolute(load(&c.selections));
     counter!(SELECTED_LEAVES).absolute(load(&c.selected_leaves));

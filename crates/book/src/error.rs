@@ -12,6 +12,16 @@ pub enum BookError {
         #[source]
         source: sled::Error,
     },
+    /// The store's files are damaged so that sled cannot read them (a truncated
+    /// or overwritten file: sled panics on some of these, and the panic is
+    /// caught and reported as this).
+    #[error(
+        "the book store `{path}` is damaged and cannot be read ({detail}); restore it from a backup (deploy/README.md, \"Back up and restore the store\")"
+    )]
+    Damaged { path: String, detail: String },
+    /// Not enough free space for a write (checked before sled meets a full disk).
+    #[error(transparent)]
+    Space(#[from] crate::space::SpaceError),
     /// Another process holds the store (sled admits one process per store).
     #[error("the store `{path}` is in use by another process (a running coordinator?)")]
     InUse { path: String },

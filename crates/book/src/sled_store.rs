@@ -36,6 +36,8 @@ use std::path::{Path, PathBuf};
 
 use stera_rules::{Key, Move};
 
+use stera_formats::leftovers::INCOMPLETE_MARKER;
+
 use crate::{BookError, GameCounts, NodeId, NodeStore, RunConfig, ThoughtNode};
 
 const FORMAT: &[u8] = b"stera-book 1";
@@ -71,7 +73,14 @@ impl SledStore {
     /// [`BookError::Store`] when sled cannot open it, [`BookError::Corrupt`] when it
     /// holds something that is not a book of this format.
     pub fn open(path: &Path) -> Result<Self, BookError> {
+        refuse_incomplete(path)?;
         Self::open_with(path, true)
+    }
+
+    /// Opens (or creates) the store being written in a [`PartialStore`]'s
+    /// directory, which holds the incomplete marker until it is published.
+    pub(crate) fn open_partial(partial: &PartialStore) -> Result<Self, BookError> {
+        Self::open_with(partial.path(), true)
     }
 
     /// Opens an existing store and never creates one: a missing path, a file, or a
@@ -92,6 +101,7 @@ impl SledStore {
         if !path.is_dir() {
             return Err(not_a_store("it is not a directory"));
         }
+        refuse_incomplete(path)?;
         // sled's files: `conf` and `db` (see sled::Config).
         if !path.join("conf").is_file() || !path.join("db").is_file() {
             return Err(not_a_store("it holds no sled database"));
@@ -99,7 +109,17 @@ impl SledStore {
         Self::open_with(path, false)
     }
 
+    /// Opens the store; a panic of sled on damaged files (it panics on some
+    /// instead of failing) is [`BookError::Damaged`].
     fn open_with(path: &Path, create: bool) -> Result<Self, BookError> {
+        crate::sled_guard::guarded(path, || Self::open_unguarded(path, create))
+    }
+
+    fn open_unguarded(path: &Path, create: bool) -> Result<Self, BookError> {
+        if create && !path.join("conf").exists() {
+            // sled writes its first files at once, and hangs on a full disk.
+            crate::space::ensure_room(path, path, 0)?;
+        }
         let db = open_waiting_for_lock(|| {
             sled::Config::new()
                 .path(path)
@@ -126,9 +146,12 @@ impl SledStore {
                 )));
             }
             None if !create => {
-                return Err(BookError::NotAStore {
+                // sled's files are there (checked by `open_existing`) but not
+                // the marker every book store gets when it is made: a store cut
+                // short (its start is lost), or another program's database.
+                return Err(BookError::Damaged {
                     path: path.display().to_string(),
-                    reason: "its database has no stera-book format marker".to_owned(),
+                    detail: "its sled database has no stera-book format marker: a book store whose files were cut short or overwritten, or not a book store at all".to_owned(),
                 });
             }
             None if nodes.is_empty() => {
@@ -186,6 +209,14 @@ impl SledStore {
 
     fn err(&self, e: sled::Error) -> BookError {
         store_error(&self.path, e)
+    }
+
+    /// Refuses a write of about `bytes` before sled meets a full disk (see
+    /// [`crate::space`]): the store stays as it was and the caller gets
+    /// [`BookError::Space`] at once.
+    fn room(&self, bytes: usize) -> Result<(), BookError> {
+        crate::space::ensure_room(&self.path, &self.path, bytes as u64)?;
+        Ok(())
     }
 
     /// True when the store is known to hold at most one node per pair of
@@ -410,7 +441,9 @@ impl Compactor {
         for (k, _) in &group[1..] {
             batch.remove(k.clone());
         }
+        let bytes = value.len() as u64;
         batch.insert(first_key.clone(), value);
+        crate::space::ensure_room(&self.path, &self.path, bytes)?;
         let err = |e: sled::Error| store_error(&self.path, e);
         self.nodes.apply_batch(batch).map_err(err)?;
         self.db.flush().map_err(err)?;
@@ -427,6 +460,8 @@ pub struct BackupSummary {
     pub entries: u64,
     /// Thought positions in the copy.
     pub nodes: u32,
+    /// Leftovers of interrupted backups removed beside the target first.
+    pub leftovers_removed: u32,
 }
 
 impl SledStore {
@@ -501,9 +536,10 @@ impl BackupSnapshot {
     }
 
     /// Writes the snapshot as a new store at `out`. The copy is written to
-    /// `OUT.partial` and renamed to `out` only when complete and flushed: an
-    /// interrupted backup leaves a `.partial` directory (removed by the next
-    /// backup to the same `out`), never a store at `out` that is incomplete.
+    /// a temporary directory (see `PartialStore`) and renamed to `out` only when
+    /// complete and flushed: a failed backup removes it, a killed one leaves it
+    /// marked incomplete (removed by the next backup into the same directory
+    /// once this process has ended), never a store at `out` that is incomplete.
     /// Node chunks are copied up to the snapshot's node count; chunks appended
     /// since are left out. Must not run beside a [`Compactor`] of the same store.
     ///
@@ -513,6 +549,8 @@ impl BackupSnapshot {
     pub fn write_to(&self, out: &Path) -> Result<BackupSummary, BookError> {
         let target = PartialStore::create(out)?;
         let partial = target.path().to_owned();
+        // sled writes its first files when it opens, and hangs on a full disk.
+        crate::space::ensure_room(&partial, out, 0)?;
         let copy = sled::Config::new()
             .path(&partial)
             .open()
@@ -523,9 +561,12 @@ impl BackupSnapshot {
             let to = copy.open_tree(tree_name).map_err(to_err)?;
             for part in kvs.chunks(50_000) {
                 let mut batch = sled::Batch::default();
+                let mut bytes = 0usize;
                 for (k, v) in part {
+                    bytes += k.len() + v.len();
                     batch.insert(k.clone(), v.clone());
                 }
+                crate::space::ensure_room(&partial, out, bytes as u64)?;
                 to.apply_batch(batch).map_err(to_err)?;
                 entries += part.len() as u64;
             }
@@ -533,10 +574,12 @@ impl BackupSnapshot {
         entries += self.copy_nodes(&copy, &partial)?;
         copy.flush().map_err(to_err)?;
         drop(copy);
+        let leftovers_removed = target.leftovers_removed();
         target.publish()?;
         Ok(BackupSummary {
             entries,
             nodes: self.node_count,
+            leftovers_removed,
         })
     }
 
@@ -564,11 +607,13 @@ impl BackupSnapshot {
             batch.insert(k, v);
             copied += 1;
             if batch_bytes >= 64 << 20 {
+                crate::space::ensure_room(partial, partial, batch_bytes as u64)?;
                 to.apply_batch(std::mem::take(&mut batch))
                     .map_err(|e| store_error(partial, e))?;
                 batch_bytes = 0;
             }
         }
+        crate::space::ensure_room(partial, partial, batch_bytes as u64)?;
         to.apply_batch(batch).map_err(|e| store_error(partial, e))?;
         if end != self.node_count {
             return Err(BookError::Invalid(format!(
@@ -620,10 +665,21 @@ fn open_error(path: &Path, source: sled::Error) -> BookError {
     }
 }
 
+/// sled's error at `path`; damaged files (sled's "corruption", a file that is
+/// not sled's, a bug sled reports) are [`BookError::Damaged`], which points to
+/// the restore procedure.
 fn store_error(path: &Path, source: sled::Error) -> BookError {
-    BookError::Store {
-        path: path.display().to_string(),
-        source,
+    match source {
+        sled::Error::Corruption { .. }
+        | sled::Error::ReportableBug(_)
+        | sled::Error::Unsupported(_) => BookError::Damaged {
+            path: path.display().to_string(),
+            detail: source.to_string(),
+        },
+        source => BookError::Store {
+            path: path.display().to_string(),
+            source,
+        },
     }
 }
 
@@ -679,6 +735,7 @@ impl NodeStore for SledStore {
         for n in nodes {
             n.encode_into(buf)?;
         }
+        crate::space::ensure_room(&self.path, &self.path, buf.len() as u64)?;
         self.nodes
             .insert(first.to_be_bytes(), buf.as_slice())
             .map_err(|e| store_error(&self.path, e))?;
@@ -705,6 +762,7 @@ impl NodeStore for SledStore {
         let mut key = [0u8; 6];
         key[..4].copy_from_slice(&node.0.to_be_bytes());
         key[4..].copy_from_slice(&mv.raw().to_be_bytes());
+        self.room(key.len())?;
         self.bans.insert(key, &[]).map_err(|e| self.err(e))?;
         Ok(())
     }
@@ -739,6 +797,7 @@ impl NodeStore for SledStore {
         for k in keys {
             value.extend_from_slice(&k.to_bytes());
         }
+        self.room(value.len())?;
         self.kifu
             .insert(next.to_be_bytes(), value)
             .map_err(|e| self.err(e))?;
@@ -773,6 +832,7 @@ impl NodeStore for SledStore {
             .map_err(|_| BookError::Full("more than 65,536 evaluators".into()))?;
         let mut key = b"evaluator".to_vec();
         key.extend_from_slice(&id.to_be_bytes());
+        self.room(identity.len())?;
         self.meta
             .insert(key, identity.as_bytes())
             .map_err(|e| self.err(e))?;
@@ -786,8 +846,10 @@ impl NodeStore for SledStore {
     }
 
     fn save_config(&mut self, config: &RunConfig) -> Result<(), BookError> {
+        let text = config.to_text();
+        self.room(text.len())?;
         self.meta
-            .insert("config", config.to_text().as_bytes())
+            .insert("config", text.as_bytes())
             .map_err(|e| self.err(e))?;
         self.db.flush().map_err(|e| self.err(e))?;
         Ok(())
@@ -836,6 +898,7 @@ impl NodeStore for SledStore {
         }
         batch.insert(&id_key[..], &[][..]);
         batch.insert(GAMES_RECORDED, &recorded.to_le_bytes()[..]);
+        self.room(counts.len() * 40 + 32)?;
         self.games.apply_batch(batch).map_err(|e| self.err(e))?;
         self.db.flush().map_err(|e| self.err(e))?;
         Ok(true)
@@ -879,16 +942,33 @@ impl NodeStore for SledStore {
     }
 }
 
-/// A new store written as `OUT.partial` and renamed to `OUT` when complete, so
-/// that `OUT` is never a half-written store; an interrupted write leaves the
-/// `.partial` directory, removed by the next write to the same `OUT`.
+/// A new store written under a temporary name beside `OUT`
+/// (`OUT.stera-partial-<pid>.<n>`, see [`stera_formats::leftovers`]) and renamed
+/// to `OUT` when complete, so that `OUT` is never a half-written store. The
+/// temporary directory is made new (an existing one is never reused or
+/// deleted) and holds [`INCOMPLETE_MARKER`] until it is complete, so that no
+/// open takes it for a store. Leftovers of interrupted writers beside `OUT` are
+/// removed first (only those this product made, see `clean_stale`).
 pub(crate) struct PartialStore {
     partial: PathBuf,
     out: PathBuf,
+    leftovers_removed: u32,
+    published: bool,
+}
+
+impl Drop for PartialStore {
+    /// A copy that failed (or was abandoned) is removed at once: it is this
+    /// process's own directory, and on a full disk its space is wanted back.
+    fn drop(&mut self) {
+        if !self.published {
+            let _ = std::fs::remove_dir_all(&self.partial);
+        }
+    }
 }
 
 impl PartialStore {
-    /// Claims `out` (which must not exist) and clears a stale `OUT.partial`.
+    /// Claims `out` (which must not exist): makes the temporary directory with
+    /// its marker.
     pub(crate) fn create(out: &Path) -> Result<Self, BookError> {
         if out.exists() {
             return Err(BookError::Invalid(format!(
@@ -896,19 +976,38 @@ impl PartialStore {
                 out.display()
             )));
         }
-        let mut name = out
+        let name = out
             .file_name()
             .map(std::ffi::OsString::from)
             .ok_or_else(|| BookError::Invalid(format!("target `{}` has no name", out.display())))?;
-        name.push(".partial");
-        let partial = out.with_file_name(name);
-        if partial.exists() {
-            std::fs::remove_dir_all(&partial)
-                .map_err(|e| store_error(&partial, sled::Error::Io(e)))?;
-        }
+        let parent = match out.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        let removed = stera_formats::leftovers::clean_stale(&parent);
+        let io_err = |path: &Path, e: std::io::Error| store_error(path, sled::Error::Io(e));
+        let mut n = 0u32;
+        let partial = loop {
+            let mut candidate = name.clone();
+            candidate.push(format!(".{}{n}", stera_formats::leftovers::tag()));
+            let candidate = out.with_file_name(candidate);
+            match std::fs::create_dir(&candidate) {
+                Ok(()) => break candidate,
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && n < 1000 => n += 1,
+                Err(e) => return Err(io_err(&candidate, e)),
+            }
+        };
+        let marker = format!(
+            "an unfinished copy of a stera book store, being written to `{}` by process {}; it is not a store (an interrupted copy is removed by the next backup into this directory)\n",
+            out.display(),
+            std::process::id()
+        );
+        std::fs::write(partial.join(INCOMPLETE_MARKER), marker).map_err(|e| io_err(&partial, e))?;
         Ok(Self {
             partial,
             out: out.to_owned(),
+            leftovers_removed: u32::try_from(removed.len()).unwrap_or(u32::MAX),
+            published: false,
         })
     }
 
@@ -917,22 +1016,74 @@ impl PartialStore {
         &self.partial
     }
 
-    /// Renames the complete store (closed and flushed) to its name.
-    pub(crate) fn publish(self) -> Result<(), BookError> {
-        std::fs::rename(&self.partial, &self.out)
-            .map_err(|e| store_error(&self.partial, sled::Error::Io(e)))?;
-        if let Some(parent) = self.out.parent()
-            && let Ok(dir) = std::fs::File::open(parent)
-        {
+    /// Leftovers of interrupted writers removed beside the target.
+    pub(crate) fn leftovers_removed(&self) -> u32 {
+        self.leftovers_removed
+    }
+
+    /// Marks the complete store (closed and flushed) complete and renames it to
+    /// its name. Fails, leaving the temporary directory, when `out` appeared
+    /// meanwhile.
+    pub(crate) fn publish(mut self) -> Result<(), BookError> {
+        let io_err = |path: &Path, e: std::io::Error| store_error(path, sled::Error::Io(e));
+        if self.out.exists() {
+            return Err(BookError::Invalid(format!(
+                "target `{}` appeared while the store was written to `{}`",
+                self.out.display(),
+                self.partial.display()
+            )));
+        }
+        // Durable before the marker goes: a crash now leaves a complete store
+        // under the temporary name, never an incomplete one without its marker.
+        sync_dir(&self.partial).map_err(|e| io_err(&self.partial, e))?;
+        std::fs::remove_file(self.partial.join(INCOMPLETE_MARKER))
+            .map_err(|e| io_err(&self.partial, e))?;
+        sync_dir(&self.partial).map_err(|e| io_err(&self.partial, e))?;
+        std::fs::rename(&self.partial, &self.out).map_err(|e| io_err(&self.partial, e))?;
+        self.published = true;
+        if let Some(parent) = self.out.parent() {
             // The rename is durable once the directory is.
-            let _ = dir.sync_all();
+            let _ = sync_dir(parent);
         }
         Ok(())
     }
 }
 
-/// Every node of the `nodes` tree, in id order.
+/// A directory holding [`INCOMPLETE_MARKER`] is an unfinished copy, not a store:
+/// opened, it would read as a valid store with part of the book (or none).
+fn refuse_incomplete(path: &Path) -> Result<(), BookError> {
+    if path.join(INCOMPLETE_MARKER).exists() {
+        return Err(BookError::NotAStore {
+            path: path.display().to_string(),
+            reason: format!(
+                "it is an unfinished backup or migration (it holds `{INCOMPLETE_MARKER}`): its copy was interrupted or is still being written; use the complete backup, or back up again"
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// fsync of a directory (its entries); an empty path is the current directory.
+fn sync_dir(dir: &Path) -> std::io::Result<()> {
+    let dir = if dir.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        dir
+    };
+    std::fs::File::open(dir)?.sync_all()
+}
+
+/// Every node of the `nodes` tree, in id order (a sled panic on a damaged page
+/// is [`BookError::Damaged`]).
 fn nodes_of(
+    nodes: &sled::Tree,
+    path: &Path,
+    visit: &mut dyn FnMut(NodeId, ThoughtNode) -> Result<(), BookError>,
+) -> Result<(), BookError> {
+    crate::sled_guard::guarded(path, || nodes_of_unguarded(nodes, path, visit))
+}
+
+fn nodes_of_unguarded(
     nodes: &sled::Tree,
     path: &Path,
     visit: &mut dyn FnMut(NodeId, ThoughtNode) -> Result<(), BookError>,

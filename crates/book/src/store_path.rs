@@ -1,11 +1,23 @@
-//! Where exports and backups may write: never inside a store.
+//! Where the product may write: never inside a store.
 //!
 //! A book export is written by atomic rename; pointed at a file of a live sled store
 //! (`--out book.db/db`), that rename replaces the store's data and the store can no
-//! longer be opened. Every writer of the product resolves its output path through
-//! [`check_output_path`] first, and a remote caller's path through
-//! [`resolve_in_export_dir`], since a client should not choose where the coordinator
-//! writes.
+//! longer be opened; a position file, a games file or a game log appended to
+//! `book.db/conf` does the same. Every writer of the product (exports, backups,
+//! `next --think-file`, `match --out-games`, the coordinator's `--games-out`)
+//! resolves its output path through [`check_output_path`] (or
+//! [`check_output_path_outside_stores`] when no store is at hand) first, and a
+//! remote caller's path through [`resolve_in_export_dir`], since a client should
+//! not choose where the coordinator writes.
+//!
+//! The rule: the path, resolved through symbolic links and `..` (an existing file
+//! as a whole, a new one by its directory), must lie neither in the store being
+//! used nor in any directory that holds a store (sled's `conf` beside `db` or
+//! `blobs/`, or an unfinished backup's marker). An existing file with more than
+//! one hard link is refused too: its other names may be files of a store, and
+//! which directories hold them cannot be known without searching the disk. A
+//! dangling symbolic link is refused, since where it would create a file is not
+//! what its own directory says.
 //!
 //! ```
 //! # let dir = tempfile::tempdir().unwrap();
@@ -40,6 +52,32 @@ pub enum OutputPathError {
         store.display()
     )]
     InsideOtherStore { path: PathBuf, store: PathBuf },
+    /// The path is another name (hard link) of a file of the store.
+    #[error(
+        "refusing to write `{}`: it is a hard link to `{}` of the book store `{}`, which writing it would destroy",
+        path.display(),
+        store_file.display(),
+        store.display()
+    )]
+    HardLinkIntoStore {
+        path: PathBuf,
+        store_file: PathBuf,
+        store: PathBuf,
+    },
+    /// The path is an existing file with several hard links, any of which may
+    /// be in a store.
+    #[error(
+        "refusing to write `{}`: the file has {links} hard links, and writing it would change the file under its other names too (which may lie in a book store); remove it or choose another name",
+        path.display()
+    )]
+    HardLinked { path: PathBuf, links: u64 },
+    /// The path is a symbolic link to nothing.
+    #[error(
+        "refusing to write `{}`: it is a symbolic link to `{}`, which does not exist; remove the link or choose another name",
+        path.display(),
+        target.display()
+    )]
+    DanglingLink { path: PathBuf, target: PathBuf },
     /// The path names a directory.
     #[error("`{}` is a directory; give a file name", path.display())]
     IsDirectory { path: PathBuf },
@@ -90,21 +128,40 @@ pub fn directory_size(dir: &Path) -> std::io::Result<u64> {
     Ok(total)
 }
 
-/// Whether `dir` holds a sled store (sled writes `conf` and `db` at its top).
+pub use stera_formats::leftovers::INCOMPLETE_MARKER;
+
+/// Whether `dir` holds a sled store: sled writes `conf` beside `db` (and `blobs/`)
+/// at its top; an unfinished backup holds [`INCOMPLETE_MARKER`] from before
+/// sled's first file.
 #[must_use]
 pub fn is_store_dir(dir: &Path) -> bool {
-    dir.join("conf").is_file() && dir.join("db").is_file()
+    dir.join(INCOMPLETE_MARKER).is_file()
+        || (dir.join("conf").is_file() && (dir.join("db").is_file() || dir.join("blobs").is_dir()))
 }
 
 /// Resolves `out` (symbolic links and `..` included) and checks that writing it
 /// cannot touch `store` or any other store: the resolved path is neither inside
-/// `store` nor inside a directory that holds a sled store. Returns the resolved path.
+/// `store` nor inside a directory that holds a sled store, and it is not an
+/// existing file with other names (hard links). Returns the resolved path.
 ///
 /// # Errors
 /// [`OutputPathError`] saying which rule the path breaks.
 pub fn check_output_path(out: &Path, store: &Path) -> Result<PathBuf, OutputPathError> {
     let resolved = resolve(out)?;
-    check_outside_stores(out, &resolved, store)?;
+    check_outside_stores(out, &resolved, Some(store))?;
+    check_links(out, &resolved, Some(store))?;
+    Ok(resolved)
+}
+
+/// [`check_output_path`] for a writer that uses no store of its own (e.g.
+/// `match --book FILE --out-games OUT`): every store is protected all the same.
+///
+/// # Errors
+/// [`OutputPathError`] saying which rule the path breaks.
+pub fn check_output_path_outside_stores(out: &Path) -> Result<PathBuf, OutputPathError> {
+    let resolved = resolve(out)?;
+    check_outside_stores(out, &resolved, None)?;
+    check_links(out, &resolved, None)?;
     Ok(resolved)
 }
 
@@ -128,7 +185,7 @@ pub fn check_export_dir(dir: &Path, store: &Path) -> Result<PathBuf, OutputPathE
             "not a directory",
         )));
     }
-    check_outside_stores(dir, &resolved, store)?;
+    check_outside_stores(dir, &resolved, Some(store))?;
     Ok(resolved)
 }
 
@@ -174,6 +231,13 @@ fn resolve(out: &Path) -> Result<PathBuf, OutputPathError> {
     if let Ok(existing) = out.canonicalize() {
         return Ok(existing);
     }
+    // A link to nothing would create its target, wherever that is.
+    if let Ok(target) = std::fs::read_link(out) {
+        return Err(OutputPathError::DanglingLink {
+            path: out.to_path_buf(),
+            target,
+        });
+    }
     let name = match out.components().next_back() {
         Some(Component::Normal(name)) => name.to_owned(),
         _ => {
@@ -198,8 +262,12 @@ fn resolve(out: &Path) -> Result<PathBuf, OutputPathError> {
 
 /// `resolved` (the resolved form of `path`) is neither inside `store` nor a store
 /// or inside any other store.
-fn check_outside_stores(path: &Path, resolved: &Path, store: &Path) -> Result<(), OutputPathError> {
-    if let Ok(store) = store.canonicalize()
+fn check_outside_stores(
+    path: &Path,
+    resolved: &Path,
+    store: Option<&Path>,
+) -> Result<(), OutputPathError> {
+    if let Some(Ok(store)) = store.map(Path::canonicalize)
         && resolved.starts_with(&store)
     {
         return Err(OutputPathError::InsideStore {
@@ -217,6 +285,52 @@ fn check_outside_stores(path: &Path, resolved: &Path, store: &Path) -> Result<()
         }
     }
     Ok(())
+}
+
+/// An existing `resolved` (the resolved form of `path`) has no other name: a
+/// hard link to a file of `store` is named as such, any other file with several
+/// links is refused as well (its other names could be in any store).
+fn check_links(path: &Path, resolved: &Path, store: Option<&Path>) -> Result<(), OutputPathError> {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(meta) = std::fs::metadata(resolved) else {
+        return Ok(());
+    };
+    if meta.nlink() <= 1 {
+        return Ok(());
+    }
+    if let Some(store) = store
+        && let Some(store_file) = store_file_with(store, meta.dev(), meta.ino())
+    {
+        return Err(OutputPathError::HardLinkIntoStore {
+            path: path.to_path_buf(),
+            store_file,
+            store: store.to_path_buf(),
+        });
+    }
+    Err(OutputPathError::HardLinked {
+        path: path.to_path_buf(),
+        links: meta.nlink(),
+    })
+}
+
+/// The file under `store` (recursively) that is the file `(dev, ino)`, if any.
+fn store_file_with(store: &Path, dev: u64, ino: u64) -> Option<PathBuf> {
+    use std::os::unix::fs::MetadataExt;
+    let mut pending = vec![store.to_path_buf()];
+    while let Some(d) = pending.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let Ok(meta) = entry.metadata() else { continue };
+            if meta.is_dir() {
+                pending.push(entry.path());
+            } else if meta.dev() == dev && meta.ino() == ino {
+                return Some(entry.path());
+            }
+        }
+    }
+    None
 }
 
 #[cfg(test)]
@@ -282,6 +396,50 @@ mod tests {
         assert!(matches!(
             check_output_path(&tmp.path().join("nowhere/x"), &store),
             Err(OutputPathError::Directory { .. })
+        ));
+    }
+
+    #[test]
+    fn hard_links_and_dangling_links_are_refused() {
+        let tmp = tempfile::tempdir().unwrap();
+        let store = tmp.path().join("book.db");
+        fake_store(&store);
+        let link = tmp.path().join("games.csa");
+        std::fs::hard_link(store.join("conf"), &link).unwrap();
+        let e = check_output_path(&link, &store).unwrap_err();
+        assert!(
+            matches!(e, OutputPathError::HardLinkIntoStore { .. }),
+            "{e}"
+        );
+        assert!(e.to_string().contains("hard link"), "{e}");
+        // Without the store at hand the file is refused for its extra name.
+        assert!(matches!(
+            check_output_path_outside_stores(&link),
+            Err(OutputPathError::HardLinked { links: 2, .. })
+        ));
+        // A plain existing file outside is fine.
+        let plain = tmp.path().join("plain.txt");
+        std::fs::write(&plain, b"x").unwrap();
+        assert!(check_output_path(&plain, &store).is_ok());
+        // A link to a file that does not exist yet inside the store.
+        let dangling = tmp.path().join("dangling");
+        std::os::unix::fs::symlink(store.join("new"), &dangling).unwrap();
+        assert!(matches!(
+            check_output_path_outside_stores(&dangling),
+            Err(OutputPathError::DanglingLink { .. })
+        ));
+    }
+
+    #[test]
+    fn an_unfinished_backup_counts_as_a_store() {
+        let tmp = tempfile::tempdir().unwrap();
+        let partial = tmp.path().join("b.db.partial");
+        std::fs::create_dir(&partial).unwrap();
+        assert!(check_output_path_outside_stores(&partial.join("x")).is_ok());
+        std::fs::write(partial.join(INCOMPLETE_MARKER), b"").unwrap();
+        assert!(matches!(
+            check_output_path_outside_stores(&partial.join("x")),
+            Err(OutputPathError::InsideOtherStore { .. })
         ));
     }
 

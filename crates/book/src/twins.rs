@@ -172,8 +172,8 @@ pub struct MergeSummary {
 
 /// Writes `store` (whose book is `book`, as loaded) merged by `pairs` as a new
 /// store at `out`: nodes in their order without the dropped twins, bans, kifu
-/// positions, evaluators, run configuration and games. Written to `OUT.partial`
-/// and renamed when complete, so `out` is never a half-written store.
+/// positions, evaluators, run configuration and games. Written under a temporary
+/// name and renamed when complete, so `out` is never a half-written store.
 ///
 /// # Errors
 /// `out` exists, a storage failure on either side, or a book that does not match
@@ -194,7 +194,7 @@ pub fn write_merged(
         )));
     }
     let partial = PartialStore::create(out)?;
-    let mut target = SledStore::open(partial.path())?;
+    let mut target = SledStore::open_partial(&partial)?;
     for (i, identity) in store.evaluators()?.iter().enumerate() {
         let id = target.intern_evaluator(identity)?;
         if usize::from(id) != i {

@@ -64,14 +64,21 @@ fn a_backup_is_a_complete_store_and_never_overwrites() {
     );
 
     let out = dir.path().join("backup.db");
-    // A leftover of an interrupted backup is not a store and is replaced.
+    // A user's directory that merely looks like a leftover is never touched
+    // (issue 26: it was deleted), and no temporary directory is left.
     let partial = dir.path().join("backup.db.partial");
     std::fs::create_dir_all(&partial).unwrap();
-    std::fs::write(partial.join("junk"), b"half a copy").unwrap();
+    std::fs::write(partial.join("junk"), b"my notes").unwrap();
     let summary = store.backup_to(&out).unwrap();
     assert_eq!(summary.nodes as usize, keys.len());
     assert!(summary.entries > keys.len() as u64 / 100);
-    assert!(!partial.exists());
+    assert_eq!(std::fs::read(partial.join("junk")).unwrap(), b"my notes");
+    let mut names: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["backup.db", "backup.db.partial", "book.db"]);
     let before = contents(store);
     drop(selector);
 
