@@ -571,7 +571,7 @@ impl BackupSnapshot {
                 entries += part.len() as u64;
             }
         }
-        entries += self.copy_nodes(&copy, &partial)?;
+        entries += self.copy_nodes(&copy, &partial, out)?;
         copy.flush().map_err(to_err)?;
         drop(copy);
         let leftovers_removed = target.leftovers_removed();
@@ -584,7 +584,7 @@ impl BackupSnapshot {
     }
 
     /// Copies the node chunks below the snapshot's count; returns the chunks copied.
-    fn copy_nodes(&self, copy: &sled::Db, partial: &Path) -> Result<u64, BookError> {
+    fn copy_nodes(&self, copy: &sled::Db, partial: &Path, out: &Path) -> Result<u64, BookError> {
         let to = copy
             .open_tree("nodes")
             .map_err(|e| store_error(partial, e))?;
@@ -607,13 +607,13 @@ impl BackupSnapshot {
             batch.insert(k, v);
             copied += 1;
             if batch_bytes >= 64 << 20 {
-                crate::space::ensure_room(partial, partial, batch_bytes as u64)?;
+                crate::space::ensure_room(partial, out, batch_bytes as u64)?;
                 to.apply_batch(std::mem::take(&mut batch))
                     .map_err(|e| store_error(partial, e))?;
                 batch_bytes = 0;
             }
         }
-        crate::space::ensure_room(partial, partial, batch_bytes as u64)?;
+        crate::space::ensure_room(partial, out, batch_bytes as u64)?;
         to.apply_batch(batch).map_err(|e| store_error(partial, e))?;
         if end != self.node_count {
             return Err(BookError::Invalid(format!(
