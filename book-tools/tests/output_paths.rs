@@ -132,3 +132,24 @@ fn match_out_games_never_writes_into_a_store() {
     store_opens(&db);
     store_opens(&other);
 }
+
+/// A new store is not made inside another store's directory either (`--db`
+/// of the commands that create one).
+#[test]
+fn no_store_is_made_inside_a_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("book.db");
+    ok(&["synth", "--db", s(&db), "--nodes", "50"]);
+    let before = store_files(&db);
+    let roots = dir.path().join("roots.txt");
+    std::fs::write(&roots, "startpos\n").unwrap();
+    for inner in [db.join("inner.db"), db.join("blobs").join("x.db")] {
+        let run = book_tools(&["roots", "set", "--db", s(&inner), s(&roots)]);
+        let err = String::from_utf8_lossy(&run.stderr);
+        assert!(!run.status.success(), "{}: {err}", inner.display());
+        assert!(err.contains("inside the book store"), "{err}");
+        assert!(!inner.join("conf").exists());
+    }
+    assert_eq!(store_files(&db), before);
+    store_opens(&db);
+}

@@ -269,6 +269,26 @@ fn check_export_paths(args: &CoordinatorArgs) -> Result<()> {
     Ok(())
 }
 
+/// Removes, and names in the log, what exports and backups of earlier runs
+/// that were killed left in the directories this run writes into (only names
+/// with `stera-partial-<pid>` of processes that no longer run, see
+/// `stera_formats::leftovers`).
+fn clean_leftovers(args: &CoordinatorArgs) {
+    let dirs = [
+        args.backup_dir.as_deref(),
+        args.export_dir.as_deref(),
+        args.export.as_deref().map(|p| match p.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => std::path::Path::new("."),
+        }),
+    ];
+    for dir in dirs.into_iter().flatten() {
+        for removed in stera_formats::leftovers::clean_stale(dir) {
+            tracing::info!(path = %removed.display(), "removed a leftover of an interrupted export or backup");
+        }
+    }
+}
+
 /// Waits for SIGTERM (on `term`, registered at start) or Ctrl-C.
 async fn terminated(term: Option<tokio::signal::unix::Signal>) {
     match term {
@@ -295,6 +315,7 @@ pub async fn run(args: CoordinatorArgs, export: Option<ExportFn<SledStore>>) -> 
         stera_book::store_path::check_export_dir(dir, &args.db)
             .map_err(|e| anyhow::anyhow!("bad --backup-dir: {e}"))?;
     }
+    clean_leftovers(&args);
     if let Some(path) = &args.export {
         // Refused now rather than by the export at the end of a long run.
         export::options_of(&export_request(&args, path))

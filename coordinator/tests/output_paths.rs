@@ -152,3 +152,36 @@ fn a_truncated_store_is_reported_not_panicked() {
         "{err}"
     );
 }
+
+/// Issue 26, point 7: leftovers of exports and backups killed in an earlier run
+/// were never cleaned. At start the coordinator removes those of processes that
+/// no longer run from the directories it writes into, names them in its log,
+/// and leaves everything else (a user's `X.partial`, a file without the tag).
+#[test]
+fn leftovers_of_a_killed_run_are_removed_at_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("book.db");
+    let exports = dir.path().join("exports");
+    std::fs::create_dir(&exports).unwrap();
+    let mut child = Command::new("true").spawn().unwrap();
+    let dead = child.id();
+    child.wait().unwrap();
+    let stale_tmp = exports.join(format!(".b.db2016.stera-partial-{dead}.x.tmp"));
+    std::fs::write(&stale_tmp, b"half a book").unwrap();
+    let stale_copy = exports.join(format!("copy.db.stera-partial-{dead}.0"));
+    std::fs::create_dir(&stale_copy).unwrap();
+    std::fs::write(stale_copy.join("STERA-INCOMPLETE"), b"").unwrap();
+    let mine = exports.join("copy.db.partial");
+    std::fs::create_dir(&mine).unwrap();
+    let mut c = common::Coord::start(
+        &db,
+        "127.0.0.1:0",
+        &["--export-dir", exports.to_str().unwrap()],
+        &[],
+    );
+    c.wait_log("removed a leftover", common::LONG);
+    assert!(!stale_tmp.exists() && !stale_copy.exists());
+    assert!(mine.exists());
+    c.sigterm();
+    assert!(c.wait_exit(common::LONG).success());
+}

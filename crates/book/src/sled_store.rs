@@ -74,6 +74,7 @@ impl SledStore {
     /// holds something that is not a book of this format.
     pub fn open(path: &Path) -> Result<Self, BookError> {
         refuse_incomplete(path)?;
+        refuse_inside_store(path)?;
         Self::open_with(path, true)
     }
 
@@ -1059,6 +1060,42 @@ fn refuse_incomplete(path: &Path) -> Result<(), BookError> {
                 "it is an unfinished backup or migration (it holds `{INCOMPLETE_MARKER}`): its copy was interrupted or is still being written; use the complete backup, or back up again"
             ),
         });
+    }
+    Ok(())
+}
+
+/// A new store is never made inside another store's directory (`--db S/x`):
+/// nothing the product writes goes inside a store (see [`crate::store_path`]).
+/// An existing store is opened wherever it is.
+fn refuse_inside_store(path: &Path) -> Result<(), BookError> {
+    if crate::store_path::is_store_dir(path) {
+        return Ok(());
+    }
+    let Some(existing) = path
+        .ancestors()
+        .find(|a| !a.as_os_str().is_empty() && a.exists())
+    else {
+        return Ok(());
+    };
+    let Ok(real) = existing.canonicalize() else {
+        return Ok(());
+    };
+    // `path` itself (existing, not a store) is not checked, only what holds it.
+    let start = if existing == path {
+        real.parent()
+    } else {
+        Some(real.as_path())
+    };
+    if let Some(store) = start
+        .into_iter()
+        .flat_map(Path::ancestors)
+        .find(|d| crate::store_path::is_store_dir(d))
+    {
+        return Err(BookError::Invalid(format!(
+            "refusing to make a store at `{}`: it is inside the book store `{}`, whose directory nothing else may be written into",
+            path.display(),
+            store.display()
+        )));
     }
     Ok(())
 }
