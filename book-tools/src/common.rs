@@ -70,28 +70,78 @@ pub fn to_stdout(write: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> Result
 /// UTF-8 or longer than [`MAX_LINE_BYTES`] (what is wrong with it).
 pub type NumberedLine = (u64, Result<String, String>);
 
-/// Calls `each` with every line of `path`, read with bounded memory.
-pub fn for_each_line(path: &Path, mut each: impl FnMut(NumberedLine)) -> Result<()> {
+/// Calls `each` with every line of `path`, read with bounded memory, from a file
+/// that may hold at most `max_bytes`: larger (or endless) input is an error once
+/// that much was read. A UTF-8 byte order mark at the start of the file is not
+/// part of its first line.
+pub fn for_each_line_within(
+    path: &Path,
+    max_bytes: u64,
+    mut each: impl FnMut(NumberedLine),
+) -> Result<()> {
     let file =
         std::fs::File::open(path).with_context(|| format!("cannot read `{}`", path.display()))?;
-    let mut lines = LineReader::new(io::BufReader::new(file));
+    let read = std::rc::Rc::new(std::cell::Cell::new(0u64));
+    let counted = Counted {
+        inner: file,
+        read: read.clone(),
+        left: max_bytes.saturating_add(1),
+    };
+    let mut lines = LineReader::new(io::BufReader::new(counted));
     let mut buf = Vec::new();
+    let too_large = || {
+        anyhow::anyhow!(
+            "`{}` is larger than {max_bytes} bytes, the limit for this file",
+            path.display()
+        )
+    };
     while lines
         .next_line(&mut buf)
         .with_context(|| format!("cannot read `{}`", path.display()))?
     {
+        if read.get() > max_bytes {
+            return Err(too_large());
+        }
         let text = if lines.truncated() {
             Err(format!(
                 "line longer than {MAX_LINE_BYTES} bytes (MAX_LINE_BYTES)"
             ))
         } else {
+            if lines.line() == 1 && buf.starts_with(UTF8_BOM) {
+                buf.drain(..UTF8_BOM.len());
+            }
             String::from_utf8(std::mem::take(&mut buf))
                 .map_err(|_| "line is not valid UTF-8".to_owned())
         };
         each((lines.line(), text));
     }
+    if read.get() > max_bytes {
+        return Err(too_large());
+    }
     Ok(())
 }
+
+/// A reader that stops after `left` bytes and counts what it read.
+struct Counted<R> {
+    inner: R,
+    read: std::rc::Rc<std::cell::Cell<u64>>,
+    left: u64,
+}
+
+impl<R: io::Read> io::Read for Counted<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let room = usize::try_from(self.left)
+            .unwrap_or(usize::MAX)
+            .min(buf.len());
+        let n = self.inner.read(&mut buf[..room])?;
+        self.left -= n as u64;
+        self.read.set(self.read.get() + n as u64);
+        Ok(n)
+    }
+}
+
+/// The UTF-8 byte order mark some editors put at the start of a text file.
+const UTF8_BOM: &[u8] = b"\xef\xbb\xbf";
 
 /// Lists at most `limit` of `items` under `title`, with how many more there are.
 pub fn listing(title: &str, items: &[String], limit: usize) -> String {

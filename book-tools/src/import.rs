@@ -90,6 +90,15 @@ fn values_of(
 pub fn run(args: &Args) -> Result<()> {
     let start = Instant::now();
     let mut checked = check_file(args)?;
+    if checked.entries == 0 && checked.bad.is_empty() {
+        // A `.ybb` whose record count says 0, or a text book without entries:
+        // most likely a broken or wrong file; importing it would change nothing
+        // and exit 0, as if a book had been imported.
+        bail!(
+            "`{}` holds no book entries: an empty book is not imported",
+            args.file.display()
+        );
+    }
     report_problems(args, &checked)?;
     let mut store = crate::common::open_or_create(&args.db)?;
     let existing = Book::load(&store).context("cannot load the existing book")?;

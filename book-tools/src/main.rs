@@ -23,6 +23,7 @@ mod roots;
 mod show;
 mod stats;
 mod synth;
+mod unban;
 
 #[derive(Parser)]
 #[command(
@@ -59,6 +60,9 @@ enum Command {
     Stats(stats::Args),
     /// One position: board, stored and propagated value of every move.
     Show(show::Args),
+    /// Lift quarantines (positions banned after failing on several workers) on a
+    /// stopped store; `stats` lists them.
+    Unban(unban::Args),
     /// Copy a stopped store into a new one (every tree). A running coordinator's
     /// store: `remote backup`.
     Backup(backup::Args),
@@ -90,6 +94,7 @@ fn main() -> ExitCode {
         Command::Roots(args) => roots::run(&args),
         Command::Stats(args) => stats::run(&args),
         Command::Show(args) => show::run(&args),
+        Command::Unban(args) => unban::run(&args),
         Command::Backup(args) => backup::run(&args),
         Command::Migrate(args) => migrate::run(&args),
         Command::Next(args) => next::run(&args),

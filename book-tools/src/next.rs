@@ -17,8 +17,10 @@ pub struct Args {
     /// use a backup).
     #[arg(long)]
     db: PathBuf,
-    /// How many positions to list.
-    count: usize,
+    /// How many positions to list (at most 10,000: MAX_NEXT_COUNT; the selector
+    /// holds every listed leaf in memory at once).
+    #[arg(value_parser = clap::value_parser!(u64).range(1..=MAX_NEXT_COUNT as u64))]
+    count: u64,
     /// Write the lines to this file instead of standard output (a position file for
     /// an outside thinker, e.g. YaneuraOu's `makebook think`); its book comes back
     /// with `book-tools import`.
@@ -38,11 +40,24 @@ pub struct Args {
     select_seed: u64,
 }
 
+/// The most positions one `book-tools next` lists (documented in
+/// ARCHITECTURE.md, "Limits on input"); ask again after importing their values.
+pub const MAX_NEXT_COUNT: usize = 10_000;
+
 pub fn run(args: &Args) -> Result<()> {
     if let Some(out) = &args.think_file {
         stera_book::store_path::check_output_path(out, &args.db)
             .with_context(|| format!("bad --think-file `{}`", out.display()))?;
     }
+    let count = usize::try_from(args.count)
+        .ok()
+        .filter(|&n| n <= MAX_NEXT_COUNT)
+        .with_context(|| {
+            format!(
+                "COUNT {} is above the limit of {MAX_NEXT_COUNT}",
+                args.count
+            )
+        })?;
     let store = DryRun::new(common::open_existing(&args.db)?);
     let mut selector = Selector::open(store, None)
         .with_context(|| format!("cannot load the book in {}", args.db.display()))?;
@@ -60,7 +75,7 @@ pub fn run(args: &Args) -> Result<()> {
     }
     let roots = selector.config().roots.clone();
     let leaves = selector
-        .select(args.count)
+        .select(count)
         .context("selection over the book failed")?;
     let mut text = String::new();
     for leaf in &leaves {
@@ -100,7 +115,7 @@ pub fn run(args: &Args) -> Result<()> {
                 .context("cannot write to standard output")?;
         }
     }
-    if leaves.len() < args.count {
+    if leaves.len() < count {
         eprintln!(
             "next: the book offers only {} positions to think now (every other line ends in a position being thought, a ban, or mate)",
             leaves.len()

@@ -39,6 +39,10 @@ pub fn run(args: &Args) -> Result<()> {
 /// How many bad lines are listed (all are counted).
 const LISTED: usize = 20;
 
+/// The largest roots file read: 64 MiB (10,000 roots of long move lists fit
+/// many times; endless input ends with an error).
+pub const MAX_ROOTS_FILE_BYTES: u64 = 64 << 20;
+
 /// The roots of a file (one per line, first occurrences of each position, in file
 /// order) and how many lines repeated an earlier position; every bad line is an
 /// error with its number.
@@ -48,7 +52,7 @@ pub fn parse_roots(path: &Path) -> Result<(Vec<String>, usize)> {
     let mut seen: HashSet<u128> = HashSet::new();
     let mut duplicates = 0;
     let mut errors = Vec::new();
-    common::for_each_line(path, |(number, line)| {
+    common::for_each_line_within(path, MAX_ROOTS_FILE_BYTES, |(number, line)| {
         let line = match line {
             Ok(line) => line,
             Err(reason) => return errors.push(format!("{name}:{number}: {reason}")),
@@ -71,6 +75,13 @@ pub fn parse_roots(path: &Path) -> Result<(Vec<String>, usize)> {
     if roots.is_empty() {
         bail!("{name}: no root positions");
     }
+    if roots.len() > stera_book::MAX_ROOTS {
+        bail!(
+            "{name}: {} roots, more than the limit of {} (MAX_ROOTS); nothing stored",
+            roots.len(),
+            stera_book::MAX_ROOTS
+        );
+    }
     Ok((roots, duplicates))
 }
 
@@ -82,6 +93,7 @@ fn set(db: &Path, file: &Path) -> Result<()> {
         .context("cannot read the run configuration")?
         .unwrap_or_default();
     config.roots = roots;
+    stera_book::check_roots(&config).map_err(|e| anyhow::anyhow!("{e}; nothing stored"))?;
     store
         .save_config(&config)
         .context("cannot store the run configuration")?;

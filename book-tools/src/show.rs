@@ -111,6 +111,7 @@ pub fn run(args: &Args) -> Result<()> {
         (pos, None)
     };
     let games = load_games(&store, &args.db, &pos, &book)?;
+    let quarantine = quarantine_notes(&store, &book, &pos)?;
     drop(store);
     let mut progress = Reporter::new();
     let graph = BookGraph::build(&book, &mut |p, d, t| progress.report(p, d, t))?;
@@ -119,6 +120,7 @@ pub fn run(args: &Args) -> Result<()> {
     let Some(id) = book.get(pos.key()) else {
         return common::to_stdout(|out| {
             print_position(out, &pos, &games)?;
+            print_quarantine(out, &quarantine)?;
             writeln!(
                 out,
                 "not thought (not in the book); moves into thought positions:"
@@ -166,8 +168,48 @@ pub fn run(args: &Args) -> Result<()> {
                 .best_move(id)
                 .map_or_else(|| "none (no legal move)".to_owned(), |m| m.to_string())
         )?;
-        print_moves(out, &lines, book.values(id), &games, &weights)
+        print_moves(out, &lines, book.values(id), &games, &weights)?;
+        print_quarantine(out, &quarantine)
     })
+}
+
+/// Quarantine records that concern the shown position: it is quarantined
+/// itself, or moves of it lead to quarantined positions.
+fn quarantine_notes(
+    store: &stera_book::SledStore,
+    book: &stera_book::Book,
+    pos: &Position,
+) -> Result<Vec<String>> {
+    use stera_book::NodeStore;
+    let here = book.get(pos.key());
+    let mut notes = Vec::new();
+    for (node, mv, note) in store
+        .quarantined()
+        .context("cannot read the quarantined positions")?
+    {
+        let (sfen, why) = note.split_once('\t').unwrap_or((note.as_str(), ""));
+        if Some(node) == here {
+            notes.push(format!(
+                "move {mv} is banned: sfen {sfen} is quarantined ({why})"
+            ));
+        } else if Position::from_sfen(sfen).is_ok_and(|p| p.key() == pos.key()) {
+            notes.push(format!("this position is quarantined ({why})"));
+        }
+    }
+    Ok(notes)
+}
+
+fn print_quarantine(out: &mut dyn Write, notes: &[String]) -> io::Result<()> {
+    for note in notes {
+        writeln!(out, "quarantine: {note}")?;
+    }
+    if !notes.is_empty() {
+        writeln!(
+            out,
+            "(`book-tools unban --db STORE --sfen SFEN` lifts a quarantine, on a stopped store)"
+        )?;
+    }
+    Ok(())
 }
 
 /// The export's weights of the shown position's moves.

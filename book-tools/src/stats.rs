@@ -27,8 +27,13 @@ pub struct Args {
 /// whether the book holds it as its colour-flipped twin.
 type Root = (String, Position, Option<(NodeId, bool)>);
 
-/// Games recorded in the store: how many, and the counters at each root.
+/// Games recorded in the store: how many, and the counters at each root; and
+/// the store's bans.
 struct Games {
+    /// Banned edges (the selector's and quarantines).
+    bans: usize,
+    /// Quarantine notes: SFEN, a tab, the reason.
+    quarantined: Vec<String>,
     recorded: u64,
     /// Per root (in the order of the roots), from its side to move's view.
     at_roots: Vec<GameCounts>,
@@ -43,6 +48,7 @@ pub fn run(args: &Args) -> Result<()> {
     let distance = in_book_depth(&book, &graph, &roots);
     common::to_stdout(|out| {
         print_summary(out, &book, &graph, &solution)?;
+        print_bans(out, &games)?;
         print_depths(out, &distance)?;
         print_pvs(out, &graph, &solution, &roots, args.pv_length)?;
         print_games(out, &roots, &games)?;
@@ -62,6 +68,13 @@ fn load(db: &Path) -> Result<(Vec<Root>, Book, NodeExtras, Games)> {
         NodeExtras::load_with_book(&store, false).context("cannot load the book")?;
     let roots = roots(&config, &book)?;
     let games = Games {
+        bans: store.bans().context("cannot read the banned moves")?.len(),
+        quarantined: store
+            .quarantined()
+            .context("cannot read the quarantined positions")?
+            .into_iter()
+            .map(|(_, _, note)| note)
+            .collect(),
         recorded: store
             .games_recorded()
             .context("cannot read the game results")?,
@@ -129,6 +142,24 @@ fn print_summary(
         "analysis         {} acyclic, {} on or above cycles, {} perpetual-check loops, {} unconverged",
         s.acyclic, s.cyclic, s.perpetual_loops, s.unconverged
     )
+}
+
+/// Banned moves, and the quarantined positions one per line (they are not
+/// selected again until `book-tools unban` lifts them).
+fn print_bans(out: &mut dyn Write, games: &Games) -> io::Result<()> {
+    writeln!(out, "banned moves     {}", games.bans)?;
+    writeln!(out, "quarantined      {}", games.quarantined.len())?;
+    for note in &games.quarantined {
+        let (sfen, why) = note.split_once('\t').unwrap_or((note.as_str(), ""));
+        writeln!(out, "  quarantined: sfen {sfen} ({why})")?;
+    }
+    if !games.quarantined.is_empty() {
+        writeln!(
+            out,
+            "  (`book-tools unban --db STORE --all` lifts them, on a stopped store)"
+        )?;
+    }
+    Ok(())
 }
 
 fn print_depths(out: &mut dyn Write, distance: &[u32]) -> io::Result<()> {

@@ -186,3 +186,32 @@ fn a_corrupt_ybb_import_names_the_record_and_stores_nothing() {
     let err = fails(&["import", "--db", s(&fresh), s(&fake)]);
     assert!(err.contains("not a .ybb book"), "{err}");
 }
+
+/// Issue 26, point 7: a `.ybb` whose record count says 0 imported as an empty
+/// book with exit 0. An empty book file is an error, and nothing is created.
+#[test]
+fn a_ybb_with_no_records_is_refused() {
+    let dir = Dir::new();
+    let db = dir.path("db");
+    std::fs::write(dir.path("in.db"), raw_book(&LINES[3..])).unwrap();
+    ok(&["import", "--db", s(&db), s(&dir.path("in.db"))]);
+    let binary = dir.path("book.ybb");
+    ok(&[
+        "export",
+        "--db",
+        s(&db),
+        "--out",
+        s(&binary),
+        "--format",
+        "ybb",
+    ]);
+    let mut bytes = std::fs::read(&binary).unwrap();
+    bytes.truncate(32);
+    bytes[16..24].copy_from_slice(&0u64.to_le_bytes());
+    let empty = dir.path("empty.ybb");
+    std::fs::write(&empty, &bytes).unwrap();
+    let fresh = dir.path("fresh");
+    let err = fails(&["import", "--db", s(&fresh), s(&empty)]);
+    assert!(err.contains("holds no book entries"), "{err}");
+    assert!(!fresh.exists(), "no store is created for an empty book");
+}

@@ -11,7 +11,7 @@
 //! A lease carries a [`Ticket`], and the ticket's kind decides which module a
 //! result, an expiry or a give-back goes to.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant, SystemTime};
@@ -25,6 +25,7 @@ use stera_proto::v1::{
 use tokio::sync::{mpsc, oneshot, watch};
 use tonic::Status;
 
+use crate::blame::Blame;
 pub use crate::leases::StreamId;
 use crate::leases::{Job as LeasedJob, LeaseId, LeaseTable, Verdict, Voided};
 use crate::maintenance::{MaintenanceQueue, Preparers};
@@ -49,12 +50,14 @@ pub enum Ticket {
 }
 
 /// What the lease table keeps of a voided ticket: a think leaf without its game
-/// history; play and search tickets are small already.
+/// history; a play ticket (small); of a search, nothing (its move history may be
+/// long, and the memories of up to 200,000 voided leases stay: a search was put
+/// back when its lease was voided, so a late answer is not needed).
 #[derive(Debug, Clone)]
 pub enum TicketMemo {
     Think(ParkedLeaf),
     Play(GameTicket),
-    Search(SearchTicket),
+    Search,
 }
 
 impl TicketMemo {
@@ -63,7 +66,12 @@ impl TicketMemo {
         Ok(match self {
             TicketMemo::Think(parked) => Ticket::Think(parked.unpark()?),
             TicketMemo::Play(game) => Ticket::Play(game),
-            TicketMemo::Search(search) => Ticket::Search(search),
+            TicketMemo::Search => {
+                return Err(
+                    "a late answer to a search whose lease ended: the search was handed out again"
+                        .to_owned(),
+                );
+            }
         })
     }
 }
@@ -75,7 +83,7 @@ impl LeasedJob for Ticket {
         match self {
             Ticket::Think(leaf) => TicketMemo::Think(ParkedLeaf::park(leaf)),
             Ticket::Play(game) => TicketMemo::Play(game.clone()),
-            Ticket::Search(search) => TicketMemo::Search(search.clone()),
+            Ticket::Search(_) => TicketMemo::Search,
         }
     }
 }
@@ -170,8 +178,11 @@ pub struct DispatchConfig {
     pub limits: Limits,
     /// Stop handing out jobs once this many positions were thought in this run.
     pub think_limit: Option<u64>,
-    /// A position whose results are rejected this many times is quarantined.
+    /// A position whose evaluations fail this many times, on more than one
+    /// worker, is quarantined (see [`crate::blame`]).
     pub max_failures: u32,
+    /// A worker whose jobs fail this many times in a row is refused.
+    pub max_worker_failures: u32,
     /// The coordinator's version, sent in Welcome.
     pub version: String,
     /// Games: share of the slots, target, limits, rules.
@@ -185,8 +196,12 @@ pub struct Progress {
     pub thought: u64,
     /// Leases outstanding.
     pub in_flight: usize,
-    /// The think limit is reached (or draining) and nothing is in flight.
+    /// The think limit is reached (or draining, or stalled) and nothing is in
+    /// flight.
     pub finished: bool,
+    /// The selector had nothing to hand out while nothing was in flight: every
+    /// candidate is thought, banned or quarantined. The run cannot go on.
+    pub stalled: bool,
 }
 
 /// A result accepted into this batch, waiting for the store write.
@@ -216,6 +231,8 @@ pub struct Dispatcher<S: NodeStore> {
     play: PlayJobs,
     search: SearchJobs,
     leases: LeaseTable<Ticket>,
+    /// Failures per worker and per position.
+    blame: Blame,
     config: DispatchConfig,
     /// Each open stream's sender.
     streams: HashMap<StreamId, StreamTx>,
@@ -227,6 +244,15 @@ pub struct Dispatcher<S: NodeStore> {
     started: SystemTime,
     /// The store's free space; without it the store is taken to be writable.
     space: Option<StoreSpace>,
+    /// Set at shutdown when the job on the maintenance thread is to be cut off
+    /// rather than waited for.
+    abandon_maintenance: Arc<std::sync::atomic::AtomicBool>,
+    /// Nothing could be selected while nothing was in flight (see [`Progress`]).
+    stalled: bool,
+    /// Selections in a row that found nothing with nothing in flight (a second
+    /// one, on a later event, confirms a stall: a selection cut short by stale
+    /// bounds finds nothing once and is fine the next time).
+    empty_selections: u32,
 }
 
 impl<S: NodeStore> Dispatcher<S> {
@@ -254,6 +280,7 @@ impl<S: NodeStore> Dispatcher<S> {
             play,
             search: SearchJobs::new(config.limits),
             leases: LeaseTable::starting_at(config.lease, first_lease),
+            blame: Blame::new(config.max_failures, config.max_worker_failures),
             config,
             streams: HashMap::new(),
             draining: false,
@@ -266,7 +293,19 @@ impl<S: NodeStore> Dispatcher<S> {
             progress,
             started: SystemTime::now(),
             space: None,
+            abandon_maintenance: Arc::default(),
+            stalled: false,
+            empty_selections: 0,
         })
+    }
+
+    /// When `flag` is set at shutdown, [`Dispatcher::run`] returns without waiting
+    /// for the job on the maintenance thread (a second signal during a long
+    /// final export).
+    #[must_use]
+    pub fn abandon_maintenance_on(mut self, flag: Arc<std::sync::atomic::AtomicBool>) -> Self {
+        self.abandon_maintenance = flag;
+        self
     }
 
     /// Lets the Backup RPC copy the store with `backup`.
@@ -312,8 +351,13 @@ impl<S: NodeStore> Dispatcher<S> {
             self.publish_progress();
         }
         // A backup or export under way is finished, not cut off, and nothing
-        // holds the store when the selector is handed back.
-        self.maintenance.join();
+        // holds the store when the selector is handed back; unless shutdown was
+        // told to abandon it (the caller flushes the store then).
+        if self.abandon_maintenance.load(Ordering::Acquire) {
+            tracing::warn!("the job on the maintenance thread is abandoned");
+        } else {
+            self.maintenance.join();
+        }
         self.think.into_selector()
     }
 
@@ -370,7 +414,16 @@ impl<S: NodeStore> Dispatcher<S> {
     }
 
     fn connect(&mut self, stream: StreamId, hello: &Hello, tx: StreamTx) {
+        if self.blame.is_refused(&hello.worker_id) {
+            tracing::warn!(stream, worker = %hello.worker_id, "a refused worker tried to connect again; refused");
+            let _ = tx.send(Err(Status::failed_precondition(format!(
+                "worker `{}` was refused by this coordinator run because its engine kept failing; fix the engine, then restart the coordinator or use another --worker-id",
+                hello.worker_id
+            ))));
+            return;
+        }
         tracing::info!(stream, worker = %hello.worker_id, engine = %hello.engine, slots = hello.slots, "worker connected");
+        self.blame.connect(stream, &hello.worker_id);
         let welcome = Welcome {
             version: self.config.version.clone(),
             lease_ms: u32::try_from(self.config.lease.as_millis()).unwrap_or(u32::MAX),
@@ -404,6 +457,7 @@ impl<S: NodeStore> Dispatcher<S> {
     /// A dropped stream gives its leases back at once.
     fn disconnect(&mut self, stream: StreamId) {
         self.streams.remove(&stream);
+        self.blame.disconnect(stream);
         let Some(voided) = self.leases.close_stream(stream) else {
             return;
         };
@@ -442,13 +496,15 @@ impl<S: NodeStore> Dispatcher<S> {
             }
             self.registry
                 .record_problem("failed", format!("{what}: {reason}"));
-            match &ticket {
-                Ticket::Think(leaf) => self.count_failure(leaf),
-                Ticket::Search(search) => {
-                    self.search.put_back(search, true, reason);
-                    return;
-                }
-                Ticket::Play(_) => {}
+            let position = match &ticket {
+                Ticket::Think(leaf) => Some(leaf),
+                _ => None,
+            };
+            // A refused worker's other leases are put back with its stream.
+            self.count_failure(stream, position, reason);
+            if let Ticket::Search(search) = &ticket {
+                self.search.put_back(search, true, reason);
+                return;
             }
         } else {
             tracing::debug!(lease_id, reason, "lease given back");
@@ -466,6 +522,7 @@ impl<S: NodeStore> Dispatcher<S> {
     }
 
     fn expire(&mut self) {
+        self.search.drop_cancelled();
         for v in self.leases.expire(Instant::now()) {
             let (id, ticket) = (v.id, v.job);
             let what = describe(&ticket);
@@ -501,9 +558,32 @@ impl<S: NodeStore> Dispatcher<S> {
     /// Validates a batch of results, writes the valid ones durably in one store
     /// write, then acknowledges them.
     fn commit(&mut self, results: Vec<(StreamId, JobResult)>) {
-        let (accepted, mut acks) = self.check_batch(results);
-        acks.extend(self.store_batch(accepted));
+        // A refused worker's stream is closed: what it still sends is not used.
+        let (results, refused): (Vec<_>, Vec<_>) = results
+            .into_iter()
+            .partition(|(stream, _)| self.streams.contains_key(stream));
+        for (stream, result) in refused {
+            tracing::debug!(
+                stream,
+                lease = result.lease_id,
+                "result of a closed or refused stream ignored"
+            );
+        }
+        let (accepted, mut acks, copies) = self.check_batch(results);
+        let stored = self.store_batch(accepted);
+        // A second copy of a result in this batch is answered as its first copy
+        // was: acknowledged only once the first is durable.
+        for (stream, id) in copies {
+            if stored.contains(&(stream, id)) {
+                acks.push((stream, id));
+            } else {
+                let why = format!("lease {id}: the coordinator could not store the result");
+                self.reject(stream, id, RejectReason::StoreFailed, why);
+            }
+        }
+        acks.extend(stored);
         for (stream, id) in acks {
+            self.blame.success(stream);
             self.reply(stream, Msg::Ack(ResultAck { lease_id: id }));
             if let Some(mut w) = self.registry.workers.get_mut(&stream) {
                 w.completed += 1;
@@ -511,21 +591,35 @@ impl<S: NodeStore> Dispatcher<S> {
         }
     }
 
-    /// Resolves each result's lease and checks it: returns what is to be stored and
+    /// Resolves each result's lease and checks it: returns what is to be stored,
     /// the acknowledgements that need no store write (repeated results, results for
-    /// positions already in the book). Rejections are sent here.
+    /// positions already in the book), and the second copies of results accepted
+    /// in this batch (acknowledged only if the first copy is stored). Rejections
+    /// are sent here.
+    #[allow(clippy::type_complexity)]
     fn check_batch(
         &mut self,
         results: Vec<(StreamId, JobResult)>,
-    ) -> (Vec<Accepted>, Vec<(StreamId, LeaseId)>) {
+    ) -> (
+        Vec<Accepted>,
+        Vec<(StreamId, LeaseId)>,
+        Vec<(StreamId, LeaseId)>,
+    ) {
         let now = u32::try_from(unix_ms(SystemTime::now()) / 1000).unwrap_or(u32::MAX);
         let mut accepted: Vec<Accepted> = Vec::new();
         let mut acks = Vec::new();
-        let mut in_batch: HashSet<LeaseId> = HashSet::new();
+        let mut copies = Vec::new();
+        // Lease id -> the stream whose result for it was accepted in this batch.
+        let mut in_batch: HashMap<LeaseId, StreamId> = HashMap::new();
         for (stream, result) in results {
             let id = result.lease_id;
-            if in_batch.contains(&id) {
-                acks.push((stream, id));
+            if let Some(&first) = in_batch.get(&id) {
+                if first == stream {
+                    copies.push((stream, id));
+                } else {
+                    let why = format!("lease {id} belongs to another worker");
+                    self.reject(stream, id, RejectReason::ForeignLease, why);
+                }
                 continue;
             }
             let (ticket, held) = match self.leases.resolve(stream, id) {
@@ -540,7 +634,7 @@ impl<S: NodeStore> Dispatcher<S> {
                 }
                 Verdict::Unknown => {
                     if let Some(a) = self.check_by_position(stream, id, &result, now, &mut acks) {
-                        in_batch.insert(id);
+                        in_batch.insert(id, stream);
                         accepted.push(a);
                     }
                     continue;
@@ -606,7 +700,7 @@ impl<S: NodeStore> Dispatcher<S> {
                     acks.push((stream, id));
                 }
                 Checked::Valid(thought) => {
-                    in_batch.insert(id);
+                    in_batch.insert(id, stream);
                     accepted.push(Accepted {
                         stream,
                         id,
@@ -617,17 +711,17 @@ impl<S: NodeStore> Dispatcher<S> {
                     });
                 }
                 Checked::Invalid(reason) => {
-                    self.count_failure(&leaf);
+                    self.reject(stream, id, RejectReason::Invalid, reason.clone());
+                    self.count_failure(stream, Some(&leaf), &reason);
                     // A voided leaf was put back when it was voided and may be
                     // in flight again under a new lease, whose mark must stay.
                     if held {
                         self.think.put_back(&leaf);
                     }
-                    self.reject(stream, id, RejectReason::Invalid, reason);
                 }
             }
         }
-        (accepted, acks)
+        (accepted, acks, copies)
     }
 
     /// A think result for a lease this run does not know: checked against the
@@ -701,12 +795,16 @@ impl<S: NodeStore> Dispatcher<S> {
             .filter(|a| a.by_position)
             .map(|a| (a.id, a.leaf.sfen()))
             .collect();
+        let keys: Vec<u128> = accepted.iter().map(|a| a.leaf.key.0).collect();
         let items: Vec<(Leaf, Thought, bool)> = accepted
             .into_iter()
             .map(|a| (a.leaf, a.thought, a.held))
             .collect();
         match self.think.store(items) {
             Ok(stored) => {
+                for key in keys {
+                    self.blame.stored(key);
+                }
                 self.registry
                     .counters
                     .thought
@@ -739,31 +837,63 @@ impl<S: NodeStore> Dispatcher<S> {
         }
     }
 
-    /// Counts a failure (a rejected result, an evaluation the worker gave up on)
-    /// against its position; quarantines it after `max_failures` by banning the
-    /// edge that leads to it (persisted). The caller puts the leaf back.
-    fn count_failure(&mut self, leaf: &Leaf) {
-        if !self
-            .leases
-            .count_failure(leaf.key.0, self.config.max_failures)
-        {
-            return;
+    /// Counts a failure (a rejected result, a job the worker gave up on) against
+    /// the worker of `stream` and the position of a think job (see
+    /// [`crate::blame`]): refuses the worker after too many failures in a row
+    /// (returns true then), and quarantines a position that failed on several
+    /// workers by banning the edge that leads to it (persisted). The caller puts
+    /// the leaf back.
+    fn count_failure(&mut self, stream: StreamId, leaf: Option<&Leaf>, reason: &str) -> bool {
+        let consequence = self.blame.failure(stream, leaf.map(|l| l.key.0), reason);
+        let refused = consequence.refuse.is_some();
+        if let Some(why) = consequence.refuse {
+            self.refuse_worker(stream, &why);
         }
+        let (Some(failed), Some(leaf)) = (consequence.quarantine, leaf) else {
+            return refused;
+        };
         self.registry
             .counters
             .quarantined
             .fetch_add(1, Ordering::Relaxed);
-        tracing::error!(sfen = %leaf.sfen(), failures = self.config.max_failures, "position quarantined");
-        self.registry.record_problem(
-            "quarantined",
-            format!(
-                "{} after {} failed evaluations",
-                leaf.sfen(),
-                self.config.max_failures
-            ),
+        tracing::error!(sfen = %leaf.sfen(), failures = failed.failures, workers = failed.workers, "position quarantined");
+        let note = format!(
+            "{} failed evaluations on {} workers (last: {reason})",
+            failed.failures, failed.workers
         );
-        if let Err(e) = self.think.quarantine(leaf) {
+        self.registry
+            .record_problem("quarantined", format!("{}: {note}", leaf.sfen()));
+        if let Err(e) = self.think.quarantine(leaf, &note) {
             tracing::error!(error = %e, "could not persist the quarantine ban");
+        }
+        refused
+    }
+
+    /// Refuses the worker of `stream`: its stream is closed with the reason (the
+    /// worker stops), its leases go back without counting against their
+    /// positions, and it may not connect again in this run.
+    fn refuse_worker(&mut self, stream: StreamId, why: &str) {
+        let worker = self.blame.worker_of(stream).to_owned();
+        tracing::error!(stream, worker = %worker, reason = why, "worker refused: its engine keeps failing");
+        self.registry
+            .counters
+            .workers_refused
+            .fetch_add(1, Ordering::Relaxed);
+        self.registry
+            .record_problem("refused", format!("worker `{worker}` refused: {why}"));
+        if let Some(tx) = self.streams.remove(&stream) {
+            let _ = tx.send(Err(Status::failed_precondition(format!(
+                "worker `{worker}` refused: {why}; check its engine"
+            ))));
+        }
+        self.blame.disconnect(stream);
+        self.registry.workers.remove(&stream);
+        if let Some(voided) = self.leases.close_stream(stream) {
+            let n = voided.len() as u64;
+            for v in voided {
+                self.put_back(&v.job);
+            }
+            self.registry.record_requeue(RequeueReason::Disconnected, n);
         }
     }
 
@@ -854,6 +984,14 @@ impl<S: NodeStore> Dispatcher<S> {
         } else {
             Vec::new()
         };
+        if think > 0 && leaves.is_empty() && think_in_flight == 0 && games == 0 {
+            self.empty_selections += 1;
+            if self.empty_selections >= 2 && !self.stalled {
+                self.stall();
+            }
+        } else if !leaves.is_empty() {
+            self.empty_selections = 0;
+        }
         if self.play.has_target() {
             games = games.max((free - leaves.len()).min(self.play.room()));
         }
@@ -866,6 +1004,18 @@ impl<S: NodeStore> Dispatcher<S> {
         }
         tickets.extend(leaves.into_iter().map(Ticket::Think));
         tickets
+    }
+
+    /// The selector has nothing to hand out and nothing is in flight that could
+    /// change it: the run cannot make progress. Said once; the run then ends.
+    fn stall(&mut self) {
+        self.stalled = true;
+        let why = format!(
+            "nothing left to think after {} positions in this run: every candidate position is thought, banned or quarantined (`book-tools stats` lists quarantines, `book-tools unban` lifts them)",
+            self.think.thought()
+        );
+        tracing::error!("{why}; stopping");
+        self.registry.record_problem("stalled", why);
     }
 
     /// Up to `n` leaves from the selector (timed for the metrics).
@@ -957,6 +1107,7 @@ impl<S: NodeStore> Dispatcher<S> {
         let finished = in_flight == 0
             && self.search.idle()
             && (self.draining
+                || (self.stalled && self.play.in_flight() == 0)
                 || (self.think.limit_reached(think_in_flight)
                     && self.think.limit_done()
                     && self.play.target_done()));
@@ -964,6 +1115,7 @@ impl<S: NodeStore> Dispatcher<S> {
             thought: self.think.thought(),
             in_flight,
             finished,
+            stalled: self.stalled,
         };
         self.progress.send_if_modified(|old| {
             let changed = *old != p;

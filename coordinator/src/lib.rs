@@ -16,6 +16,7 @@
 //! * [`status_line`]: a live status line on a terminal, summary log lines otherwise.
 //! * [`run`]: wiring, local workers, shutdown (SIGTERM drains).
 
+pub mod blame;
 pub mod dashboard;
 pub mod dispatcher;
 pub mod export;
@@ -37,7 +38,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
-use stera_book::{SelectMode, Selector, SledStore, SoftmaxSelect};
+use stera_book::{NodeStore, SelectMode, Selector, SledStore, SoftmaxSelect};
 use stera_proto::v1::Limits;
 use stera_proto::v1::coordinator_server::CoordinatorServer;
 use tokio::sync::{mpsc, watch};
@@ -150,9 +151,18 @@ pub struct CoordinatorArgs {
     /// Seconds between the heartbeats workers are asked to send.
     #[arg(long, default_value_t = 10)]
     pub heartbeat_secs: u64,
-    /// Rejected results after which a position is quarantined (its edge banned).
+    /// Failed evaluations (rejected results, evaluations a worker gave up on)
+    /// after which a position is quarantined (its edge banned); the failures must
+    /// come from more than one worker, so a broken engine cannot ban healthy
+    /// positions. `book-tools stats` lists quarantined positions, `book-tools
+    /// unban` lifts them.
     #[arg(long, default_value_t = 3)]
     pub max_failures: u32,
+    /// Failed jobs in a row (no success between) after which a worker is refused:
+    /// its stream is closed with the reason, the worker stops, and it may not
+    /// connect again in this run.
+    #[arg(long, default_value_t = 10)]
+    pub max_worker_failures: u32,
     /// On SIGTERM or Ctrl-C, wait this many seconds for jobs in flight.
     #[arg(long, default_value_t = 60)]
     pub drain_secs: u64,
@@ -289,10 +299,10 @@ fn clean_leftovers(args: &CoordinatorArgs) {
     }
 }
 
-/// Waits for SIGTERM (on `term`, registered at start) or Ctrl-C.
-async fn terminated(term: Option<tokio::signal::unix::Signal>) {
+/// Waits for the next SIGTERM (on `term`, registered at start) or Ctrl-C.
+async fn terminated(term: &mut Option<tokio::signal::unix::Signal>) {
     match term {
-        Some(mut t) => tokio::select! { _ = tokio::signal::ctrl_c() => {}, _ = t.recv() => {} },
+        Some(t) => tokio::select! { _ = tokio::signal::ctrl_c() => {}, _ = t.recv() => {} },
         None => {
             let _ = tokio::signal::ctrl_c().await;
         }
@@ -307,6 +317,12 @@ async fn terminated(term: Option<tokio::signal::unix::Signal>) {
 /// started, or the final export fails.
 pub async fn run(args: CoordinatorArgs, export: Option<ExportFn<SledStore>>) -> Result<()> {
     let token = stera_worker::read_token(args.token_file.as_deref())?;
+    if token.is_none() && !args.listen.ip().is_loopback() {
+        tracing::warn!(
+            listen = %args.listen,
+            "listening on a non-loopback address without a token: anyone who can reach it may connect workers, read the status, export and back up; give --token-file or STERA_TOKEN"
+        );
+    }
     let tls = tls_config(&args)?;
     std::fs::create_dir_all(&args.db)
         .with_context(|| format!("cannot create {}", args.db.display()))?;
@@ -328,7 +344,7 @@ pub async fn run(args: CoordinatorArgs, export: Option<ExportFn<SledStore>>) -> 
     let select = select_mode(&args)?;
     // Registered before the server listens: a SIGTERM that comes right after
     // "listening" must drain the coordinator, not kill it with the default action.
-    let term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
     let mut selector = open_selector(&args.db).await?;
     selector
         .set_select_mode(select)
@@ -339,21 +355,26 @@ pub async fn run(args: CoordinatorArgs, export: Option<ExportFn<SledStore>>) -> 
     let (progress_tx, mut progress) = watch::channel(Progress::default());
     let (events, events_rx) = mpsc::unbounded_channel::<Event>();
     let config = dispatch_config(&args, play);
+    // Set by a signal during the final export: the dispatcher then does not wait
+    // for the maintenance thread (the export writes a temporary file, never the
+    // store, so cutting it off leaves the store whole).
+    let abandon = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let dispatcher = Dispatcher::new(selector, config, export, registry.clone(), progress_tx)
         .map(|d| {
-            d.with_store_space(store_space::StoreSpace::new(
-                args.db.clone(),
-                args.store_reserve_mb.saturating_mul(1 << 20),
-                registry.clone(),
-            ))
-            .with_backup(export::store_backup(args.db.clone()))
-            .with_compaction(export::store_compaction(
-                export::CompactPolicy {
-                    every: args.compact_every,
-                    min_records: args.compact_chunk,
-                },
-                registry.clone(),
-            ))
+            d.abandon_maintenance_on(abandon.clone())
+                .with_store_space(store_space::StoreSpace::new(
+                    args.db.clone(),
+                    args.store_reserve_mb.saturating_mul(1 << 20),
+                    registry.clone(),
+                ))
+                .with_backup(export::store_backup(args.db.clone()))
+                .with_compaction(export::store_compaction(
+                    export::CompactPolicy {
+                        every: args.compact_every,
+                        min_records: args.compact_chunk,
+                    },
+                    registry.clone(),
+                ))
         })
         .map_err(|e| anyhow::anyhow!("cannot start: {e}"))?;
     let dispatcher_thread = std::thread::Builder::new()
@@ -373,11 +394,22 @@ pub async fn run(args: CoordinatorArgs, export: Option<ExportFn<SledStore>>) -> 
     let backups = periodic_backup(&args, events.clone());
     let status = status_line::spawn(events.clone(), progress.clone(), status_settings(&args));
 
-    wait_for_the_end(&args, &events, &mut progress, term).await;
+    wait_for_the_end(&args, &events, &mut progress, &mut term).await;
     status.stop().await;
     let thought = progress.borrow().thought;
+    let mut export_result = Ok(());
     if let Some(path) = &args.export {
-        final_export(&events, export_request(&args, path)).await?;
+        tokio::select! {
+            r = final_export(&events, export_request(&args, path)) => export_result = r,
+            () = terminated(&mut term) => {
+                tracing::warn!(path = %path.display(), "signal during the final export: export abandoned (the earlier export file, if any, is unchanged; the store is whole)");
+                abandon.store(true, std::sync::atomic::Ordering::Release);
+                export_result = Err(anyhow::anyhow!(
+                    "the final export to {} was abandoned by a signal; the store is whole, run `book-tools export` to write the book",
+                    path.display()
+                ));
+            }
+        }
     }
 
     if let Some(p) = periodic {
@@ -397,9 +429,15 @@ pub async fn run(args: CoordinatorArgs, export: Option<ExportFn<SledStore>>) -> 
     drop(events);
     close_server(server).await;
     // The service held event senders; once it is gone the dispatcher ends.
-    let selector = tokio::task::spawn_blocking(move || dispatcher_thread.join())
+    let mut selector = tokio::task::spawn_blocking(move || dispatcher_thread.join())
         .await?
         .map_err(|_| anyhow::anyhow!("the dispatcher thread panicked"))?;
+    // Durable before the process ends, even if an abandoned export thread still
+    // holds the store (then sled would not flush when the selector is dropped).
+    if let Err(e) = selector.store_mut().flush() {
+        tracing::error!(error = %e, "cannot flush the store at shutdown");
+    }
+    export_result?;
     tracing::info!(
         nodes = selector.book().len(),
         thought,
@@ -440,6 +478,7 @@ fn dispatch_config(args: &CoordinatorArgs, play: play::PlaySettings) -> Dispatch
         },
         think_limit: args.think_limit,
         max_failures: args.max_failures.max(1),
+        max_worker_failures: args.max_worker_failures.max(1),
         version: env!("CARGO_PKG_VERSION").to_owned(),
         play,
     }
@@ -517,7 +556,7 @@ async fn wait_for_the_end(
     args: &CoordinatorArgs,
     events: &mpsc::UnboundedSender<Event>,
     progress: &mut watch::Receiver<Progress>,
-    term: Option<tokio::signal::unix::Signal>,
+    term: &mut Option<tokio::signal::unix::Signal>,
 ) {
     let signalled = tokio::select! {
         _ = progress.wait_for(|p| p.finished) => false,
@@ -531,11 +570,23 @@ async fn wait_for_the_end(
         let _ = events.send(Event::Drain {
             reason: "the coordinator is shutting down".into(),
         });
-        let _ = tokio::time::timeout(
-            Duration::from_secs(args.drain_secs),
-            progress.wait_for(|p| p.in_flight == 0),
-        )
-        .await;
+        tokio::select! {
+            _ = tokio::time::timeout(
+                Duration::from_secs(args.drain_secs),
+                progress.wait_for(|p| p.in_flight == 0),
+            ) => {}
+            () = terminated(term) => {
+                tracing::warn!("second signal: drain cut short; results still in flight are given up (their positions are thought again next run)");
+            }
+        }
+    } else if progress.borrow().stalled {
+        tracing::warn!(
+            thought = progress.borrow().thought,
+            "stopping: no position can be thought any more"
+        );
+        let _ = events.send(Event::Drain {
+            reason: "no position can be thought any more".into(),
+        });
     } else {
         tracing::info!(thought = progress.borrow().thought, "think limit reached");
         let _ = events.send(Event::Drain {

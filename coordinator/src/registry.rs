@@ -98,6 +98,8 @@ pub struct Counters {
     pub requeued_by: [AtomicU64; 3],
     pub expired: AtomicU64,
     pub quarantined: AtomicU64,
+    /// Workers refused because their jobs kept failing.
+    pub workers_refused: AtomicU64,
     /// Results for positions already in the book (acknowledged, not stored again).
     pub duplicates: AtomicU64,
     pub selections: AtomicU64,

@@ -121,6 +121,33 @@ impl SearchJobs {
         });
     }
 
+    /// Forgets the searches whose client gave up (a cancelled RPC): queued ones
+    /// held their whole move history until a worker came to take them, which with
+    /// no free worker was never (1,000 cancelled searches with long histories
+    /// grew the coordinator by gigabytes). Called on every dispatcher tick.
+    pub fn drop_cancelled(&mut self) {
+        let before = self.queue.len();
+        self.waiting.retain(|_, w| !w.answer.is_closed());
+        let waiting = &self.waiting;
+        self.queue.retain(|t| waiting.contains_key(&t.id));
+        let dropped = before - self.queue.len();
+        if dropped > 0 {
+            tracing::debug!(dropped, "cancelled searches forgotten");
+        }
+        if self.queue.capacity() > 64 && self.queue.len() < self.queue.capacity() / 4 {
+            self.queue.shrink_to_fit();
+        }
+        if self.waiting.capacity() > 64 && self.waiting.len() < self.waiting.capacity() / 4 {
+            self.waiting.shrink_to_fit();
+        }
+    }
+
+    /// Clients waiting for an answer (queued or out on a worker).
+    #[must_use]
+    pub fn waiting(&self) -> usize {
+        self.waiting.len()
+    }
+
     /// Up to `n` searches to hand out, oldest first; searches whose client gave
     /// up are dropped on the way.
     pub fn tickets(&mut self, n: usize) -> Vec<SearchTicket> {
@@ -263,6 +290,30 @@ mod tests {
             depth: 0,
             time_ms: 0,
         }
+    }
+
+    /// Issue 26, point 4: cancelled searches (their client's RPC dropped) were
+    /// held, with their whole move history, until a worker came for them.
+    #[test]
+    fn cancelled_searches_are_forgotten_without_a_worker() {
+        let mut jobs = SearchJobs::new(limits());
+        let line: Vec<&str> = ["5i5h", "5a5b", "5h5i", "5b5a"].repeat(20);
+        let mut kept = Vec::new();
+        for i in 0..1000 {
+            let (tx, rx) = oneshot::channel();
+            jobs.submit(request(&line), tx, Instant::now());
+            if i % 100 == 0 {
+                kept.push(rx);
+            }
+        }
+        assert_eq!(jobs.queued(), 1000);
+        jobs.drop_cancelled();
+        assert_eq!(jobs.queued(), 10);
+        assert_eq!(jobs.waiting(), 10);
+        drop(kept);
+        jobs.drop_cancelled();
+        assert_eq!((jobs.queued(), jobs.waiting()), (0, 0));
+        assert!(jobs.idle());
     }
 
     #[test]

@@ -56,6 +56,8 @@ pub const RESULTS_REJECTED: &str = "stera_coordinator_results_rejected_total";
 pub const RESULTS_DUPLICATE: &str = "stera_coordinator_results_duplicate_total";
 /// Positions quarantined after repeated rejections.
 pub const QUARANTINED: &str = "stera_coordinator_quarantined_positions_total";
+/// Workers refused because their jobs kept failing.
+pub const WORKERS_REFUSED: &str = "stera_coordinator_workers_refused_total";
 /// Messages refused for breaking a protocol bound, by `field`.
 pub const PROTOCOL_VIOLATIONS: &str = "stera_coordinator_protocol_violations_total";
 /// Exports run, by `result` (ok, error).
@@ -158,7 +160,11 @@ pub fn describe() {
     );
     describe_counter!(
         QUARANTINED,
-        "Positions quarantined after repeated rejected results."
+        "Positions quarantined after failed evaluations on more than one worker."
+    );
+    describe_counter!(
+        WORKERS_REFUSED,
+        "Workers refused (stream closed) because their jobs failed too many times in a row."
     );
     describe_counter!(
         PROTOCOL_VIOLATIONS,
@@ -240,6 +246,7 @@ pub fn refresh(registry: &Registry) {
     }
     counter!(RESULTS_DUPLICATE).absolute(load(&c.duplicates));
     counter!(QUARANTINED).absolute(load(&c.quarantined));
+    counter!(WORKERS_REFUSED).absolute(load(&c.workers_refused));
     for (field, n) in Field::ALL.iter().zip(&c.violations_by) {
         counter!(PROTOCOL_VIOLATIONS, "field" => field.name()).absolute(load(n));
     }

@@ -239,13 +239,20 @@ impl<S: NodeStore> ThinkJobs<S> {
     }
 
     /// Quarantines a leaf whose results keep failing: bans the edge that leads to
-    /// it (persisted). A root has no such edge.
+    /// it and records the quarantine with `note` (persisted; `book-tools stats`
+    /// lists it, `book-tools unban` lifts it). A root has no such edge.
     ///
     /// # Errors
     /// The ban could not be stored.
-    pub fn quarantine(&mut self, leaf: &Leaf) -> Result<(), BookError> {
+    pub fn quarantine(&mut self, leaf: &Leaf, note: &str) -> Result<(), BookError> {
         match leaf.parent {
-            Some((parent, mv)) => self.selector.ban(parent, mv),
+            Some((parent, mv)) => {
+                self.selector.ban(parent, mv)?;
+                let record = format!("{}\t{note}", leaf.sfen());
+                self.selector
+                    .store_mut()
+                    .record_quarantine(parent, mv, &record)
+            }
             None => Ok(()),
         }
     }

@@ -230,35 +230,42 @@ fn sigterm_exits_after_the_drain_even_with_a_lease_held_forever() {
 
 /// Item 2 (worker side): evaluations that fail on the worker are given back as
 /// failures, counted toward quarantine like rejected results; before, a position
-/// whose evaluation always failed was handed out forever, unnoticed.
+/// whose evaluation always failed was handed out forever, unnoticed. Since issue
+/// 26 the failures must come from more than one worker (one broken engine is
+/// refused instead, see `blame.rs`): two workers fail here.
 #[test]
 fn positions_whose_evaluation_always_fails_are_quarantined() {
     let dir = tempfile::tempdir().unwrap();
     let c = Coord::start(
         &dir.path().join("book.db"),
         "127.0.0.1:0",
-        &["--max-failures", "2"],
+        &["--max-failures", "2", "--max-worker-failures", "1000"],
         &[],
     );
     let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../crates/engine/tests/fixtures/fake_usi.sh");
     let cmd = format!("sh {} crash-always", script.display());
-    let mut worker = start_worker(
-        &c.url(),
-        &[
-            "--slots",
-            "1",
-            "--prefetch",
-            "0",
-            "--worker-id",
-            "crashing",
-            "--engine",
-            "usi",
-            "--engine-cmd",
-            &cmd,
-        ],
-        &[],
-    );
+    let mut workers: Vec<_> = ["crashing-a", "crashing-b"]
+        .iter()
+        .map(|id| {
+            start_worker(
+                &c.url(),
+                &[
+                    "--slots",
+                    "1",
+                    "--prefetch",
+                    "0",
+                    "--worker-id",
+                    id,
+                    "--engine",
+                    "usi",
+                    "--engine-cmd",
+                    &cmd,
+                ],
+                &[],
+            )
+        })
+        .collect();
     let start = Instant::now();
     let rt = rt();
     loop {
@@ -274,8 +281,10 @@ fn positions_whose_evaluation_always_fails_are_quarantined() {
         std::thread::sleep(Duration::from_millis(100));
     }
     c.wait_log("evaluation failed on the worker", LONG);
-    let _ = worker.kill();
-    let _ = worker.wait();
+    for worker in &mut workers {
+        let _ = worker.kill();
+        let _ = worker.wait();
+    }
 }
 
 /// A fake coordinator for the worker's side: hands out `jobs`, then acknowledges

@@ -159,12 +159,18 @@ fn wrong_token_is_refused() {
 }
 
 /// Malformed and illegal results are rejected with a reason and change nothing; a
-/// position that keeps failing is quarantined.
+/// position that keeps failing on one worker only is not quarantined (issue 26:
+/// that needs failures on more than one worker, see `blame.rs`).
 #[test]
 fn bad_results_are_rejected_and_change_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("book.db");
-    let c = Coord::start(&db, "127.0.0.1:0", &["--max-failures", "3"], &[]);
+    let c = Coord::start(
+        &db,
+        "127.0.0.1:0",
+        &["--max-failures", "3", "--max-worker-failures", "100"],
+        &[],
+    );
     let runtime = rt();
     for (answer, needle) in [
         (Answer::MissingMove, "missing"),
@@ -187,8 +193,7 @@ fn bad_results_are_rejected_and_change_nothing() {
     let status = runtime.block_on(common::status(&c.url(), None));
     assert_eq!(status.nodes, 0, "a rejected result reached the book");
     assert_eq!(status.rejected, 12);
-    assert!(status.quarantined >= 1, "{status:?}");
-    c.wait_log("position quarantined", LONG);
+    assert_eq!(status.quarantined, 0, "{status:?}");
 }
 
 /// A result for a lease nobody was given is refused; a duplicate result for a

@@ -100,14 +100,24 @@ pub mod token {
         /// The file holds only blanks.
         #[error("token file {} is empty", path.display())]
         Empty { path: PathBuf },
+        /// `STERA_TOKEN` is set but holds only blanks: authentication would be
+        /// off without anyone asking for it.
+        #[error(
+            "STERA_TOKEN is set but empty; unset it to run without authentication, or give a token"
+        )]
+        EmptyVariable,
+        /// `STERA_TOKEN` is not valid Unicode.
+        #[error("STERA_TOKEN is not valid UTF-8")]
+        NotUnicode,
     }
 
     /// The bearer token from `file` if given (surrounding blanks removed), else
-    /// from `STERA_TOKEN`; `None` means no authentication. Every binary reads
-    /// tokens through this, so they agree on the rules.
+    /// from `STERA_TOKEN`; `None` (neither given) means no authentication. Every
+    /// binary reads tokens through this, so they agree on the rules.
     ///
     /// # Errors
-    /// An unreadable or empty token file.
+    /// An unreadable or empty token file, or a `STERA_TOKEN` that is set but
+    /// empty (it used to turn authentication off silently).
     pub fn read_token(file: Option<&Path>) -> Result<Option<String>, TokenError> {
         if let Some(path) = file {
             let text = std::fs::read_to_string(path).map_err(|source| TokenError::Unreadable {
@@ -122,9 +132,11 @@ pub mod token {
             }
             return Ok(Some(token));
         }
-        Ok(std::env::var("STERA_TOKEN")
-            .ok()
-            .map(|t| t.trim().to_owned())
-            .filter(|t| !t.is_empty()))
+        match std::env::var("STERA_TOKEN") {
+            Ok(t) if t.trim().is_empty() => Err(TokenError::EmptyVariable),
+            Ok(t) => Ok(Some(t.trim().to_owned())),
+            Err(std::env::VarError::NotPresent) => Ok(None),
+            Err(std::env::VarError::NotUnicode(_)) => Err(TokenError::NotUnicode),
+        }
     }
 }

@@ -187,6 +187,11 @@ pub fn check_hello(hello: &Hello) -> Result<(), Violation> {
     too_long(Field::HelloWorkerId, hello.worker_id.len(), MAX_ID_BYTES)?;
     too_long(Field::HelloVersion, hello.version.len(), MAX_ID_BYTES)?;
     too_long(Field::HelloEngine, hello.engine.len(), MAX_ENGINE_BYTES)?;
+    // Logged as they are: a newline or an escape sequence would forge log lines
+    // or rewrite a terminal.
+    printable(Field::HelloWorkerId, &hello.worker_id)?;
+    printable(Field::HelloVersion, &hello.version)?;
+    printable(Field::HelloEngine, &hello.engine)?;
     if hello.slots == 0 || hello.slots > MAX_SLOTS_PER_STREAM {
         return Err(Violation {
             field: Field::HelloSlots,
@@ -194,6 +199,22 @@ pub fn check_hello(hello: &Hello) -> Result<(), Violation> {
         });
     }
     Ok(())
+}
+
+/// Refuses a text with a control character (newline, escape...), quoting it
+/// escaped.
+fn printable(field: Field, text: &str) -> Result<(), Violation> {
+    match text.chars().find(|c| c.is_control()) {
+        None => Ok(()),
+        Some(c) => Err(Violation {
+            field,
+            detail: format!(
+                "contains the control character {:?}: `{}`",
+                c,
+                text.escape_debug()
+            ),
+        }),
+    }
 }
 
 /// Checks a result's shape (its meaning is checked against the position later).

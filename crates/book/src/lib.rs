@@ -40,4 +40,4 @@ pub use selector::{
 pub use sled_store::{
     BackupSnapshot, BackupSummary, CompactSummary, Compactor, SledReader, SledStore,
 };
-pub use store::{DryRun, MemoryStore, NodeStore, RunConfig};
+pub use store::{DryRun, MAX_ROOTS, MemoryStore, NodeStore, RunConfig, check_roots};

@@ -274,18 +274,7 @@ impl<S: NodeStore> Selector<S> {
                 }
             },
         };
-        let roots = config
-            .roots
-            .iter()
-            .enumerate()
-            .map(|(index, text)| {
-                Position::from_position_command(text).map_err(|source| BookError::Root {
-                    index,
-                    text: text.clone(),
-                    source,
-                })
-            })
-            .collect::<Result<Vec<_>, _>>()?;
+        let roots = crate::store::check_roots(&config)?;
         let book = Book::load(&store)?;
         let mut selector = Self {
             cache: vec![CacheEntry::default(); book.len()],

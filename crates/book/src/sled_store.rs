@@ -10,6 +10,8 @@
 //!   33 bytes + 2 per move). Large batches (bulk growth, imports) amortise sled's
 //!   per-entry overhead; [`SledStore::compact`] merges small batches later.
 //! * tree `bans`: key = node id (u32 BE) + move (u16 BE), empty value.
+//! * tree `quarantine`: key as in `bans`, value the SFEN of the quarantined
+//!   position, a tab and the reason (bans the coordinator made after failures).
 //! * tree `kifu`: one entry per added batch, key = batch number (u32 BE), value =
 //!   the 16-byte keys.
 //! * tree `meta`: `format`, `config` (text, see [`RunConfig::to_text`]),
@@ -760,9 +762,7 @@ impl NodeStore for SledStore {
     }
 
     fn ban(&mut self, node: NodeId, mv: Move) -> Result<(), BookError> {
-        let mut key = [0u8; 6];
-        key[..4].copy_from_slice(&node.0.to_be_bytes());
-        key[4..].copy_from_slice(&mv.raw().to_be_bytes());
+        let key = ban_key(node, mv);
         self.room(key.len())?;
         self.bans.insert(key, &[]).map_err(|e| self.err(e))?;
         Ok(())
@@ -772,16 +772,37 @@ impl NodeStore for SledStore {
         let mut out = Vec::new();
         for item in self.bans.iter() {
             let (k, _) = item.map_err(|e| self.err(e))?;
-            if k.len() != 6 {
-                return Err(BookError::Corrupt(format!("ban key of {} bytes", k.len())));
-            }
-            let node = NodeId(u32::from_be_bytes([k[0], k[1], k[2], k[3]]));
-            let raw = u16::from_be_bytes([k[4], k[5]]);
-            let mv = Move::from_raw(raw)
-                .ok_or_else(|| BookError::Corrupt(format!("banned move code {raw:#06x}")))?;
-            out.push((node, mv));
+            out.push(decode_ban_key(&k)?);
         }
         Ok(out)
+    }
+
+    fn record_quarantine(&mut self, node: NodeId, mv: Move, note: &str) -> Result<(), BookError> {
+        self.room(6 + note.len())?;
+        let tree = self.db.open_tree(QUARANTINE).map_err(|e| self.err(e))?;
+        tree.insert(ban_key(node, mv), note.as_bytes())
+            .map_err(|e| self.err(e))?;
+        Ok(())
+    }
+
+    fn quarantined(&self) -> Result<Vec<(NodeId, Move, String)>, BookError> {
+        let tree = self.db.open_tree(QUARANTINE).map_err(|e| self.err(e))?;
+        let mut out = Vec::new();
+        for item in tree.iter() {
+            let (k, v) = item.map_err(|e| self.err(e))?;
+            let (node, mv) = decode_ban_key(&k)?;
+            out.push((node, mv, String::from_utf8_lossy(&v).into_owned()));
+        }
+        Ok(out)
+    }
+
+    fn unban(&mut self, node: NodeId, mv: Move) -> Result<bool, BookError> {
+        let key = ban_key(node, mv);
+        let tree = self.db.open_tree(QUARANTINE).map_err(|e| self.err(e))?;
+        tree.remove(key).map_err(|e| self.err(e))?;
+        let was = self.bans.remove(key).map_err(|e| self.err(e))?.is_some();
+        self.db.flush().map_err(|e| self.err(e))?;
+        Ok(was)
     }
 
     fn add_kifu_keys(&mut self, keys: &[Key]) -> Result<(), BookError> {
@@ -1208,4 +1229,27 @@ impl SledReader {
     pub fn for_each_game_count(&self, f: &mut dyn FnMut(Key, GameCounts)) -> Result<(), BookError> {
         game_counts_of(&self.games, &self.path, f)
     }
+}
+
+/// The tree of quarantine records: key as in `bans`, value the note (SFEN, a
+/// tab, the reason). Opened when used, so stores of earlier versions need nothing.
+const QUARANTINE: &str = "quarantine";
+
+/// The key of a banned edge: node id (u32 BE) + move (u16 BE).
+fn ban_key(node: NodeId, mv: Move) -> [u8; 6] {
+    let mut key = [0u8; 6];
+    key[..4].copy_from_slice(&node.0.to_be_bytes());
+    key[4..].copy_from_slice(&mv.raw().to_be_bytes());
+    key
+}
+
+fn decode_ban_key(k: &[u8]) -> Result<(NodeId, Move), BookError> {
+    let [a, b, c, d, e, f] = k else {
+        return Err(BookError::Corrupt(format!("ban key of {} bytes", k.len())));
+    };
+    let node = NodeId(u32::from_be_bytes([*a, *b, *c, *d]));
+    let raw = u16::from_be_bytes([*e, *f]);
+    let mv = Move::from_raw(raw)
+        .ok_or_else(|| BookError::Corrupt(format!("banned move code {raw:#06x}")))?;
+    Ok((node, mv))
 }

@@ -85,6 +85,51 @@ impl RunConfig {
     }
 }
 
+/// The most roots a run may have (ARCHITECTURE.md, "Limits on input"): every
+/// root costs the selector and the game openings memory and a search per turn,
+/// and 200,000 roots took gigabytes before anything was thought.
+pub const MAX_ROOTS: usize = 10_000;
+
+/// Checks what a run's roots must be: at most [`MAX_ROOTS`], each a position
+/// whose moves can be thought (its ply below the run's ply limit and
+/// [`stera_rules::MAX_PLY`]: a root at ply 10,000 had every child refused by the
+/// workers, and the run stalled).
+///
+/// # Errors
+/// [`BookError::Invalid`] naming the first bad root; [`BookError::Root`] for a
+/// root that is no position.
+pub fn check_roots(config: &RunConfig) -> Result<Vec<stera_rules::Position>, BookError> {
+    if config.roots.len() > MAX_ROOTS {
+        return Err(BookError::Invalid(format!(
+            "{} roots, more than the limit of {MAX_ROOTS} (MAX_ROOTS)",
+            config.roots.len()
+        )));
+    }
+    let limit = config.ply_limit.min(stera_rules::MAX_PLY - 1);
+    config
+        .roots
+        .iter()
+        .enumerate()
+        .map(|(index, text)| {
+            let pos = stera_rules::Position::from_position_command(text).map_err(|source| {
+                BookError::Root {
+                    index,
+                    text: text.clone(),
+                    source,
+                }
+            })?;
+            if pos.ply() > limit {
+                return Err(BookError::Invalid(format!(
+                    "root {index} (`{}`) is at ply {}, beyond the ply limit {limit}: its moves could never be thought",
+                    stera_rules::excerpt(text),
+                    pos.ply()
+                )));
+            }
+            Ok(pos)
+        })
+        .collect()
+}
+
 /// Persistence for a book. Node ids are dense and given in append order.
 pub trait NodeStore {
     /// Appends `nodes` with ids `len()..len()+nodes.len()` and returns the first id.
@@ -125,6 +170,40 @@ pub trait NodeStore {
     /// # Errors
     /// Storage failure or corrupt data.
     fn bans(&self) -> Result<Vec<(NodeId, Move)>, BookError>;
+
+    /// Records why the (already banned) edge `mv` of `node` was quarantined: its
+    /// position failed to evaluate on several workers. `note` is free text (the
+    /// position's SFEN, a tab, the reason). Stores that keep no notes ignore it.
+    ///
+    /// # Errors
+    /// Storage failure.
+    fn record_quarantine(
+        &mut self,
+        _node: NodeId,
+        _mv: Move,
+        _note: &str,
+    ) -> Result<(), BookError> {
+        Ok(())
+    }
+
+    /// Every quarantined edge with its note.
+    ///
+    /// # Errors
+    /// Storage failure or corrupt data.
+    fn quarantined(&self) -> Result<Vec<(NodeId, Move, String)>, BookError> {
+        Ok(Vec::new())
+    }
+
+    /// Lifts the ban of `mv` of `node` (and its quarantine record); true when
+    /// there was one. The selector bans an edge again when it meets one that
+    /// still cannot be thought.
+    ///
+    /// # Errors
+    /// Storage failure, or a store that cannot lift bans.
+    fn unban(&mut self, node: NodeId, mv: Move) -> Result<bool, BookError> {
+        let _ = (node, mv);
+        Err(BookError::Invalid("this store cannot lift bans".to_owned()))
+    }
 
     /// Adds positions from game records (durable on return).
     ///
@@ -396,6 +475,10 @@ impl<S: NodeStore> NodeStore for DryRun<S> {
         self.bans.push((node, mv));
         Ok(())
     }
+    fn quarantined(&self) -> Result<Vec<(NodeId, Move, String)>, BookError> {
+        self.inner.quarantined()
+    }
+
     fn bans(&self) -> Result<Vec<(NodeId, Move)>, BookError> {
         let mut all = self.inner.bans()?;
         all.extend_from_slice(&self.bans);

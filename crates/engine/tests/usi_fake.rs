@@ -254,3 +254,20 @@ fn a_move_that_repeats_the_position_a_fourth_time_is_a_draw() {
     // Other moves come from the engine (cp 10 for the opponent after the move).
     assert_eq!(value_of(&evaluation, "5b4b"), (-10, 4));
 }
+
+/// Issue 26, point 6: an engine that scores only a move that does not exist and
+/// plays an illegal one had its values accepted (20,021 move values of -50 in a
+/// book). Its evaluation is now an engine failure that names the move.
+#[test]
+fn an_engine_that_reports_illegal_moves_fails_the_evaluation() {
+    let mut engine = UsiEvaluator::new(fake_engine("illegal", &[])).unwrap();
+    let err = engine
+        .evaluate(&Position::startpos(), &depth(2))
+        .unwrap_err();
+    let text = err.to_string();
+    assert!(
+        matches!(&err, EvalError::Engine { .. }) && text.contains("not a legal move"),
+        "{text}"
+    );
+    assert!(text.contains("5a5i") || text.contains("9z9z"), "{text}");
+}

@@ -65,6 +65,11 @@ pub use lines::LineSplitter as LineReader;
 /// is an error naming its line number; the reader never holds more than this of it.
 pub const MAX_LINE_BYTES: usize = 1 << 20;
 
+/// How much of an over-long line the line readers skip to find its end: 64 MiB.
+/// Beyond it the read fails (the input is endless, such as `/dev/zero`, or not a
+/// text file of lines) instead of going on forever.
+pub const MAX_SKIPPED_LINE_BYTES: u64 = 64 << 20;
+
 /// The largest CSA or KIF file read (they are parsed whole): 64 MiB. A KIF file
 /// holds one game of a few kilobytes; a CSA file with more games than this must be
 /// split.

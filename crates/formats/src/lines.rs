@@ -109,9 +109,23 @@ impl<R: BufRead> LineSplitter<R> {
         }
     }
 
-    /// Skips input up to and including the end of the current line.
+    /// Skips input up to and including the end of the current line; a line that
+    /// goes on for more than [`crate::MAX_SKIPPED_LINE_BYTES`] (endless input
+    /// such as `/dev/zero`) is an error rather than a read that never ends.
     fn discard_rest(&mut self) -> io::Result<()> {
+        let mut skipped: u64 = 0;
         loop {
+            if skipped > crate::MAX_SKIPPED_LINE_BYTES {
+                self.discarding = false;
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    format!(
+                        "line {} goes on for more than {} bytes without a line end (MAX_SKIPPED_LINE_BYTES): not a text file of lines",
+                        self.line,
+                        crate::MAX_SKIPPED_LINE_BYTES
+                    ),
+                ));
+            }
             let available = match self.inner.fill_buf() {
                 Ok(bytes) => bytes,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
@@ -131,6 +145,7 @@ impl<R: BufRead> LineSplitter<R> {
                 None => {
                     let n = available.len();
                     self.inner.consume(n);
+                    skipped += n as u64;
                 }
             }
         }

@@ -8,6 +8,7 @@ use stera_rules::{Move, Position, Repetition};
 use super::collect::{MoveScores, position_value};
 use super::config::UsiConfig;
 use super::engine::EngineProcess;
+use super::info::Info;
 use super::score::value_for_parent;
 use super::session::{EngineInfo, SearchOutput, SessionError};
 use crate::{EvalError, Evaluation, Evaluator, Limits};
@@ -208,6 +209,9 @@ fn attempt(
         budget,
     )?;
     stats.count_search(&root);
+    // Lines of the root search that start with a move not legal here are not
+    // used (`MoveScores::record`); those moves are searched as children, whose
+    // answers are checked.
     nodes += root.nodes;
     let mut scores = MoveScores::new(legal.to_vec());
     for info in &root.scored {
@@ -232,7 +236,10 @@ fn attempt(
         stats.count_search(&out);
         stats.child_searches += 1;
         nodes += out.nodes;
-        let (child_value, depth) = match position_value(&out.scored, &out.bestmove, &conversion) {
+        let context = format!("sfen {sfen} moves {mv}");
+        check_bestmove(&child, &out.bestmove, &context)?;
+        let legal_lines = legal_lines(&child, out.scored, &context)?;
+        let (child_value, depth) = match position_value(&legal_lines, &out.bestmove, &conversion) {
             Some(found) => found,
             // Without any score, a resignation still says who wins.
             None if out.bestmove == "resign" => (-MATE, 0),
@@ -252,6 +259,43 @@ fn attempt(
         elapsed: Duration::ZERO,
         engine: engine.identity.clone(),
     })
+}
+
+/// Refuses a search whose `bestmove` is not a legal move of the searched
+/// position (nor `resign` or `win`): an engine that plays illegal moves does not
+/// see the position it was given, and its scores mean nothing.
+fn check_bestmove(position: &Position, bestmove: &str, context: &str) -> Result<(), SessionError> {
+    if matches!(bestmove, "resign" | "win") || is_legal(position, bestmove) {
+        return Ok(());
+    }
+    Err(SessionError::Rejected(format!(
+        "the engine answered `bestmove {bestmove}` to `position {context}`, which is not a legal move there"
+    )))
+}
+
+/// The scored lines of a search whose principal variation starts with a legal
+/// move of `position` (or has none). A line that starts with an illegal move is
+/// an error: its score is of some other position.
+fn legal_lines(
+    position: &Position,
+    scored: Vec<Info>,
+    context: &str,
+) -> Result<Vec<Info>, SessionError> {
+    for info in &scored {
+        if let Some(first) = info.first_pv_move.as_deref()
+            && !matches!(first, "resign" | "win")
+            && !is_legal(position, first)
+        {
+            return Err(SessionError::Rejected(format!(
+                "the engine scored `pv {first}` for `position {context}`, which is not a legal move there"
+            )));
+        }
+    }
+    Ok(scored)
+}
+
+fn is_legal(position: &Position, usi: &str) -> bool {
+    Move::from_usi(usi).is_ok_and(|mv| position.legal_moves().contains(&mv))
 }
 
 impl UsiStats {
