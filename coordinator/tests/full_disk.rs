@@ -44,17 +44,13 @@ fn ureq_get(url: &str) -> Option<String> {
 
 #[test]
 fn a_full_store_disk_holds_jobs_back_and_resumes_when_space_returns() {
-    let Some(disk) = SmallDisk::mount("48m") else {
+    // Above the default reserve (--store-reserve-mb 64) while not filled.
+    let Some(disk) = SmallDisk::mount("128m") else {
         return;
     };
     let db = disk.path.join("book.db");
     let metrics = format!("127.0.0.1:{}", common::free_port());
-    let mut c = Coord::start(
-        &db,
-        "127.0.0.1:0",
-        &["--store-reserve-mb", "16", "--metrics", &metrics],
-        &[],
-    );
+    let mut c = Coord::start(&db, "127.0.0.1:0", &["--metrics", &metrics], &[]);
     let rt = runtime(2);
     let url = c.url();
     let before = rt
@@ -66,8 +62,10 @@ fn a_full_store_disk_holds_jobs_back_and_resumes_when_space_returns() {
         Some(1.0)
     );
 
-    // The disk fills: jobs stop, with a log line and the gauge.
-    let filler = disk.fill_leaving(4 << 20);
+    // The disk fills up (what is left is too little for sled): jobs stop,
+    // with a log line and the gauge, instead of going out and their results
+    // being rejected.
+    let filler = disk.fill_leaving(1 << 20);
     c.wait_log("the store's disk is full", LONG);
     let during = rt
         .block_on(fake_worker(
@@ -115,6 +113,17 @@ fn a_remote_backup_onto_a_full_disk_fails_and_the_coordinator_goes_on() {
     };
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("book.db");
+    {
+        // A store of a few MB: more than the full disk has left.
+        let store = SledStore::open(&db).unwrap();
+        let mut selector = stera_book::Selector::open(store, None).unwrap();
+        let eval = stera_book::synthetic::PseudoEvaluator::new(1);
+        let options = stera_book::synthetic::GrowOptions {
+            batch: 256,
+            ..Default::default()
+        };
+        stera_book::synthetic::grow(&mut selector, &eval, 8000, options, &mut |_| {}).unwrap();
+    }
     let exports = disk.path.join("exports");
     std::fs::create_dir(&exports).unwrap();
     let mut c = Coord::start(
@@ -129,7 +138,7 @@ fn a_remote_backup_onto_a_full_disk_fails_and_the_coordinator_goes_on() {
         .block_on(fake_worker(url.clone(), None, 4, Answer::Good, 20, LONG))
         .unwrap();
     assert_eq!(report.acked.len(), 20);
-    let _filler = disk.fill_leaving(1 << 20);
+    let filler = disk.fill_leaving(64 << 10);
     let copy = exports.join("copy.db");
     let book = exports.join("book.db2016");
     rt.block_on(async {
@@ -144,7 +153,9 @@ fn a_remote_backup_onto_a_full_disk_fails_and_the_coordinator_goes_on() {
         .expect("the backup onto a full disk got no answer");
         let err = answer.unwrap_err();
         assert!(err.message().contains("no space left"), "{}", err.message());
-        // The coordinator still answers: an export (small) is written.
+        // The coordinator is not wedged: with space back, an export is
+        // answered and written.
+        std::fs::remove_file(&filler).unwrap();
         let reply = tokio::time::timeout(
             LONG,
             client.export(ExportRequest {
@@ -169,5 +180,5 @@ fn a_remote_backup_onto_a_full_disk_fails_and_the_coordinator_goes_on() {
     assert_eq!(names, ["book.db2016"], "leftovers of the failed backup");
     c.sigterm();
     assert!(c.wait_exit(LONG).success());
-    assert!(SledStore::open_existing(&db).unwrap().len() >= 25);
+    assert!(SledStore::open_existing(&db).unwrap().len() >= 8025);
 }
