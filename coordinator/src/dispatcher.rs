@@ -266,6 +266,13 @@ impl<S: NodeStore> Dispatcher<S> {
         progress: watch::Sender<Progress>,
     ) -> Result<Self, String> {
         let play = PlayJobs::new(config.play.clone(), &selector.config().roots)?;
+        match selector.store().quarantined() {
+            Ok(q) => registry
+                .counters
+                .quarantined_in_store
+                .store(q.len() as u64, Ordering::Relaxed),
+            Err(e) => tracing::warn!(error = %e, "cannot read the quarantined positions"),
+        }
         if let Ok(games) = selector.store().games_recorded() {
             registry
                 .counters
@@ -863,8 +870,15 @@ impl<S: NodeStore> Dispatcher<S> {
         );
         self.registry
             .record_problem("quarantined", format!("{}: {note}", leaf.sfen()));
-        if let Err(e) = self.think.quarantine(leaf, &note) {
-            tracing::error!(error = %e, "could not persist the quarantine ban");
+        match self.think.quarantine(leaf, &note) {
+            Ok(true) => {
+                self.registry
+                    .counters
+                    .quarantined_in_store
+                    .fetch_add(1, Ordering::Relaxed);
+            }
+            Ok(false) => {}
+            Err(e) => tracing::error!(error = %e, "could not persist the quarantine ban"),
         }
         refused
     }

@@ -100,6 +100,8 @@ pub struct Counters {
     pub quarantined: AtomicU64,
     /// Workers refused because their jobs kept failing.
     pub workers_refused: AtomicU64,
+    /// Quarantined positions recorded in the store (all runs, until lifted).
+    pub quarantined_in_store: AtomicU64,
     /// Results for positions already in the book (acknowledged, not stored again).
     pub duplicates: AtomicU64,
     pub selections: AtomicU64,

@@ -58,6 +58,8 @@ pub const RESULTS_DUPLICATE: &str = "stera_coordinator_results_duplicate_total";
 pub const QUARANTINED: &str = "stera_coordinator_quarantined_positions_total";
 /// Workers refused because their jobs kept failing.
 pub const WORKERS_REFUSED: &str = "stera_coordinator_workers_refused_total";
+/// Quarantined positions recorded in the store (all runs, until lifted).
+pub const BOOK_QUARANTINED: &str = "stera_book_quarantined_positions";
 /// Messages refused for breaking a protocol bound, by `field`.
 pub const PROTOCOL_VIOLATIONS: &str = "stera_coordinator_protocol_violations_total";
 /// Exports run, by `result` (ok, error).
@@ -162,6 +164,10 @@ pub fn describe() {
         QUARANTINED,
         "Positions quarantined after failed evaluations on more than one worker."
     );
+    describe_gauge!(
+        BOOK_QUARANTINED,
+        "Quarantined positions recorded in the store, all runs (book-tools stats lists them, book-tools unban lifts them)."
+    );
     describe_counter!(
         WORKERS_REFUSED,
         "Workers refused (stream closed) because their jobs failed too many times in a row."
@@ -247,6 +253,7 @@ pub fn refresh(registry: &Registry) {
     counter!(RESULTS_DUPLICATE).absolute(load(&c.duplicates));
     counter!(QUARANTINED).absolute(load(&c.quarantined));
     counter!(WORKERS_REFUSED).absolute(load(&c.workers_refused));
+    gauge!(BOOK_QUARANTINED).set(load(&c.quarantined_in_store) as f64);
     for (field, n) in Field::ALL.iter().zip(&c.violations_by) {
         counter!(PROTOCOL_VIOLATIONS, "field" => field.name()).absolute(load(n));
     }

@@ -240,20 +240,22 @@ impl<S: NodeStore> ThinkJobs<S> {
 
     /// Quarantines a leaf whose results keep failing: bans the edge that leads to
     /// it and records the quarantine with `note` (persisted; `book-tools stats`
-    /// lists it, `book-tools unban` lifts it). A root has no such edge.
+    /// lists it, `book-tools unban` lifts it); true when recorded. A root has no
+    /// such edge.
     ///
     /// # Errors
     /// The ban could not be stored.
-    pub fn quarantine(&mut self, leaf: &Leaf, note: &str) -> Result<(), BookError> {
+    pub fn quarantine(&mut self, leaf: &Leaf, note: &str) -> Result<bool, BookError> {
         match leaf.parent {
             Some((parent, mv)) => {
                 self.selector.ban(parent, mv)?;
                 let record = format!("{}\t{note}", leaf.sfen());
                 self.selector
                     .store_mut()
-                    .record_quarantine(parent, mv, &record)
+                    .record_quarantine(parent, mv, &record)?;
+                Ok(true)
             }
-            None => Ok(()),
+            None => Ok(false),
         }
     }
 

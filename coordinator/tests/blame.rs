@@ -104,7 +104,8 @@ fn a_worker_whose_engine_reports_illegal_moves_is_refused_and_nothing_stored() {
 }
 
 /// Opens a Work stream as `worker_id` and gives back, as failed, each of the
-/// first `jobs` jobs it gets; returns when done.
+/// first `jobs` jobs it gets; returns once the coordinator handled the last
+/// give-back (it hands out the next job in the freed slot).
 async fn failing_worker(url: String, worker_id: &str, jobs: usize) {
     let mut client = common::client(url, None).await.unwrap();
     let (tx, rx) = tmpsc::channel::<WorkerMessage>(64);
@@ -115,13 +116,16 @@ async fn failing_worker(url: String, worker_id: &str, jobs: usize) {
         .unwrap()
         .into_inner();
     let mut failed = 0;
-    while failed < jobs {
+    loop {
         let m = tokio::time::timeout(LONG, inbound.message())
             .await
             .expect("a job in time")
             .expect("stream open")
             .expect("a message");
         if let Some(coordinator_message::Msg::Job(job)) = m.msg {
+            if failed == jobs {
+                return;
+            }
             tx.send(WorkerMessage {
                 msg: Some(worker_message::Msg::GiveBack(GiveBack {
                     lease_id: job.lease_id,
@@ -155,10 +159,18 @@ fn quarantine_needs_failures_on_more_than_one_worker() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("book.db");
     store_with_startpos(&db);
+    let metrics = format!("127.0.0.1:{}", common::free_port());
     let mut c = Coord::start(
         &db,
         "127.0.0.1:0",
-        &["--max-failures", "2", "--max-worker-failures", "1000"],
+        &[
+            "--max-failures",
+            "2",
+            "--max-worker-failures",
+            "1000",
+            "--metrics",
+            &metrics,
+        ],
         &[],
     );
     let rt = common::runtime(2);
@@ -184,6 +196,12 @@ fn quarantine_needs_failures_on_more_than_one_worker() {
         );
         std::thread::sleep(Duration::from_millis(50));
     }
+    assert_eq!(metric(&metrics, "stera_book_quarantined_positions"), 1.0);
+    c.sigterm();
+    assert!(c.wait_exit(LONG).success());
+    // A restarted coordinator shows the quarantine it finds in the store.
+    let mut c = Coord::start(&db, "127.0.0.1:0", &["--metrics", &metrics], &[]);
+    assert_eq!(metric(&metrics, "stera_book_quarantined_positions"), 1.0);
     c.sigterm();
     assert!(c.wait_exit(LONG).success());
     let store = stera_book::SledStore::open(&db).unwrap();

@@ -66,6 +66,19 @@ fn a_root_beyond_the_ply_limit_is_refused_at_start() {
     assert!(stderr.contains("ply limit"), "{stderr}");
 }
 
+/// A store whose run has more than MAX_ROOTS roots (200,000 took 9.5 GB before
+/// the coordinator listened) is refused at start.
+#[test]
+fn more_roots_than_the_limit_are_refused_at_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("book.db");
+    let roots = vec!["startpos"; stera_book::MAX_ROOTS + 1];
+    store_with_roots(&db, &roots);
+    let (ok, stderr) = run_coordinator(&db, &[], &[]);
+    assert!(!ok, "{stderr}");
+    assert!(stderr.contains("MAX_ROOTS"), "{stderr}");
+}
+
 /// The root is mated: once it is thought, nothing is left to select. The run
 /// used to idle forever without a word; it now says so and stops.
 #[test]
