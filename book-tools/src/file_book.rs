@@ -13,8 +13,8 @@ use std::path::Path;
 use anyhow::{Context, Result, bail};
 use stera_formats::db2016::{BookEntry, Db2016Reader, FormatError, sort_moves_best_first};
 use stera_formats::ybb::{YbbError, YbbReader};
-use stera_games::BookPolicy;
-use stera_rules::{Move, Position};
+use stera_games::{BookSource, Candidate};
+use stera_rules::Position;
 
 /// True for a `.ybb` path (YaneuraOu's binary book; the extension decides, in
 /// any case).
@@ -99,24 +99,11 @@ impl Iterator for BookFile {
     }
 }
 
-/// How a side picks among a file entry's moves.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum BookMoves {
-    /// The first move (the best value; the export writes it first).
-    Best,
-    /// Softmax of the moves' values at the match's --temperature.
-    Softmax,
-    /// In proportion to `count` (moves with count 0 are never played; an entry
-    /// whose counts are all 0 plays its first move).
-    Count,
-}
-
-/// One book file, by position (the ply does not matter).
+/// One book file, by position (the ply does not matter), as the moves a match
+/// side plays from (see [`stera_games::RuledBook`] for the rules it plays by).
 pub struct FileBook {
     name: String,
-    entries: HashMap<u128, Vec<(Move, i32, u64)>>,
-    moves: BookMoves,
-    temperature: f64,
+    entries: HashMap<u128, Vec<Candidate>>,
 }
 
 impl FileBook {
@@ -127,7 +114,7 @@ impl FileBook {
     ///
     /// # Errors
     /// An unreadable or malformed file, an illegal move, an empty book.
-    pub fn open(path: &Path, moves: BookMoves, temperature: f64) -> Result<Self> {
+    pub fn open(path: &Path) -> Result<Self> {
         let reader = BookFile::open(path, false)
             .with_context(|| format!("cannot open the book file `{}`", path.display()))?;
         let binary = matches!(reader, BookFile::Binary(_));
@@ -151,7 +138,11 @@ impl FileBook {
                         entry.sfen()
                     );
                 }
-                list.push((m.mv, m.value, m.count));
+                list.push(Candidate {
+                    mv: m.mv,
+                    value: m.value,
+                    count: m.count,
+                });
             }
             if !list.is_empty() {
                 entries.insert(position.key().0, list);
@@ -163,92 +154,71 @@ impl FileBook {
         Ok(Self {
             name: path.display().to_string(),
             entries,
-            moves,
-            temperature,
         })
     }
 }
 
-impl BookPolicy for FileBook {
-    fn probabilities(&self, position: &Position) -> Option<Vec<(Move, f64)>> {
+impl BookSource for FileBook {
+    fn candidates(&self, position: &Position) -> Option<Vec<Candidate>> {
         if let Some(list) = self.entries.get(&position.key().0) {
-            return self.choose_among(list);
+            return Some(list.clone());
         }
         // YaneuraOu's `FlippedBook`: a position not in the file is looked up as
         // its colour-flipped twin, whose moves are flipped back.
-        let twin: Vec<(Move, i32, u64)> = self
-            .entries
-            .get(&position.flipped_key().0)?
-            .iter()
-            .map(|&(mv, v, c)| (mv.flipped(), v, c))
-            .collect();
-        self.choose_among(&twin)
+        Some(
+            self.entries
+                .get(&position.flipped_key().0)?
+                .iter()
+                .map(|c| Candidate {
+                    mv: c.mv.flipped(),
+                    ..*c
+                })
+                .collect(),
+        )
+    }
+
+    fn positions(&self) -> usize {
+        self.entries.len()
+    }
+
+    fn has_counts(&self) -> bool {
+        true
     }
 
     fn describe(&self) -> String {
-        let how = match self.moves {
-            BookMoves::Best => "best value".to_owned(),
-            BookMoves::Softmax => format!("softmax T={} of its values", self.temperature),
-            BookMoves::Count => "by count".to_owned(),
-        };
-        format!(
-            "book file {} ({} positions, {how})",
-            self.name,
-            self.entries.len()
-        )
-    }
-}
-
-impl FileBook {
-    fn choose_among(&self, list: &[(Move, i32, u64)]) -> Option<Vec<(Move, f64)>> {
-        let first = vec![(list.first()?.0, 1.0)];
-        match self.moves {
-            BookMoves::Best => Some(first),
-            BookMoves::Softmax => {
-                let values: Vec<i32> = list.iter().map(|m| m.1).collect();
-                let p = stera_games::book::softmax(&values, self.temperature);
-                Some(list.iter().zip(p).map(|(m, p)| (m.0, p)).collect())
-            }
-            BookMoves::Count => {
-                let total: u64 = list.iter().map(|m| m.2).sum();
-                if total == 0 {
-                    return Some(first);
-                }
-                let mut p: Vec<(Move, f64)> = list
-                    .iter()
-                    .filter(|m| m.2 > 0)
-                    .map(|m| (m.0, m.2 as f64 / total as f64))
-                    .collect();
-                p.sort_by(|a, b| b.1.total_cmp(&a.1));
-                Some(p)
-            }
-        }
+        format!("book file {} ({} positions)", self.name, self.entries.len())
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::Arc;
+    use stera_games::{BookPolicy, MoveRule, RuledBook};
+    use stera_rules::Move;
 
-    fn book(text: &str, moves: BookMoves) -> FileBook {
+    fn book(text: &str, rule: MoveRule) -> RuledBook {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("b.db");
         std::fs::write(&path, text).unwrap();
-        FileBook::open(&path, moves, 50.0).unwrap()
+        RuledBook::new(Arc::new(FileBook::open(&path).unwrap()), rule, None)
     }
 
     const TEXT: &str = "#YANEURAOU-DB2016 1.00\nsfen lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL b - 1\n7g7f none 40 3 0\n2g2f none 30 3 3\n5g5f none -10 3 1\n";
 
+    fn shown(p: &[(Move, f64)]) -> Vec<(String, f64)> {
+        p.iter().map(|(m, p)| (m.to_string(), *p)).collect()
+    }
+
     #[test]
     fn count_weights_are_followed_and_zero_counts_never_played() {
-        let b = book(TEXT, BookMoves::Count);
+        let b = book(TEXT, MoveRule::Count);
         let p = b.probabilities(&Position::startpos()).unwrap();
-        let shown: Vec<(String, f64)> = p.iter().map(|(m, p)| (m.to_string(), *p)).collect();
         assert_eq!(
-            shown,
+            shown(&p),
             [("2g2f".to_owned(), 0.75), ("5g5f".to_owned(), 0.25)]
         );
-        let best = book(TEXT, BookMoves::Best);
+        let best = book(TEXT, MoveRule::Best);
         assert_eq!(
             best.choose(&Position::startpos(), 0.99)
                 .unwrap()
@@ -257,6 +227,50 @@ mod tests {
         );
         let after = Position::from_position_command("startpos moves 7g7f").unwrap();
         assert!(b.probabilities(&after).is_none());
+    }
+
+    #[test]
+    fn yaneuraous_rule_admits_moves_near_the_best_above_the_limit() {
+        // Best 40: within 30 cp are 7g7f (40) and 2g2f (30); 5g5f (-10) is not.
+        let b = book(TEXT, MoveRule::yaneuraou_default());
+        let p = b.probabilities(&Position::startpos()).unwrap();
+        assert_eq!(
+            shown(&p),
+            [("7g7f".to_owned(), 0.5), ("2g2f".to_owned(), 0.5)]
+        );
+        // With ConsiderBookMoveCount the counts weigh them (7g7f has count 0).
+        let by_count = book(
+            TEXT,
+            MoveRule::YaneuraOu {
+                eval_diff: 30,
+                black_limit: 0,
+                white_limit: -140,
+                by_count: true,
+            },
+        );
+        let p = by_count.probabilities(&Position::startpos()).unwrap();
+        assert_eq!(shown(&p), [("2g2f".to_owned(), 1.0)]);
+        // Black's limit above every value: no book move at all.
+        let strict = book(
+            TEXT,
+            MoveRule::YaneuraOu {
+                eval_diff: 30,
+                black_limit: 50,
+                white_limit: -140,
+                by_count: false,
+            },
+        );
+        assert!(strict.probabilities(&Position::startpos()).is_none());
+        // A book used up to ply 0 only is never used (the start is ply 1).
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("b.db");
+        std::fs::write(&path, TEXT).unwrap();
+        let early = RuledBook::new(
+            Arc::new(FileBook::open(&path).unwrap()),
+            MoveRule::Best,
+            Some(0),
+        );
+        assert!(early.probabilities(&Position::startpos()).is_none());
     }
 
     #[test]
@@ -277,34 +291,32 @@ mod tests {
         }
         writer.write_entry(&entry).unwrap();
         writer.finish().unwrap();
+        let source = FileBook::open(&binary).unwrap();
+        let c = source.candidates(&Position::startpos()).unwrap();
+        let order: Vec<String> = c.iter().map(|c| c.mv.to_string()).collect();
+        assert_eq!(order, ["7g7f", "2g2f", "5g5f"]);
         // Counts are not in the format: Count plays the first (best) move.
-        for moves in [BookMoves::Best, BookMoves::Count] {
-            let b = FileBook::open(&binary, moves, 50.0).unwrap();
-            let p = b.probabilities(&Position::startpos()).unwrap();
-            assert_eq!(p.len(), 1);
-            assert_eq!(p[0].0.to_string(), "7g7f");
-        }
-        let soft = FileBook::open(&binary, BookMoves::Softmax, 50.0).unwrap();
-        let p = soft.probabilities(&Position::startpos()).unwrap();
-        let shown: Vec<String> = p.iter().map(|(m, _)| m.to_string()).collect();
-        assert_eq!(shown, ["7g7f", "2g2f", "5g5f"]);
+        let p = MoveRule::Count
+            .probabilities(&c, stera_rules::Color::Black)
+            .unwrap();
+        assert_eq!(p.len(), 1);
+        assert_eq!(p[0].0.to_string(), "7g7f");
     }
 
     #[test]
     fn a_position_not_in_the_file_is_found_as_its_flipped_twin() {
         // The start with white to move is the twin of the start: the file's
         // moves come back flipped (7g7f -> 3c3d), with their weights.
-        let b = book(TEXT, BookMoves::Count);
+        let b = book(TEXT, MoveRule::Count);
         let twin =
             Position::from_sfen("lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL w - 1")
                 .unwrap();
         let p = b.probabilities(&twin).unwrap();
-        let shown: Vec<(String, f64)> = p.iter().map(|(m, p)| (m.to_string(), *p)).collect();
         assert_eq!(
-            shown,
+            shown(&p),
             [("8c8d".to_owned(), 0.75), ("5c5d".to_owned(), 0.25)]
         );
-        let best = book(TEXT, BookMoves::Best);
+        let best = book(TEXT, MoveRule::Best);
         assert_eq!(best.choose(&twin, 0.5).unwrap().to_string(), "3c3d");
     }
 
@@ -313,7 +325,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("b.db");
         std::fs::write(&path, TEXT.replace("5g5f", "5g5e")).unwrap();
-        let err = FileBook::open(&path, BookMoves::Count, 50.0).err().unwrap();
+        let err = FileBook::open(&path).err().unwrap();
         assert!(format!("{err:#}").contains("5g5e"), "{err:#}");
     }
 }

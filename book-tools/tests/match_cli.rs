@@ -413,3 +413,165 @@ fn an_exported_book_file_plays_by_its_counts() {
             .into_owned();
     assert!(err.contains("cannot be used with"), "{err}");
 }
+
+/// A synthetic book grown from `startpos` alone (one root, 300 positions: the
+/// start, its 30 children and 269 positions at ply 2).
+fn single_root_book(dir: &Path) -> String {
+    let db = dir.join("one-root");
+    let roots = dir.join("roots.txt");
+    std::fs::write(&roots, "startpos\n").expect("write roots");
+    ok(&["roots", "set", "--db", s(&db), s(&roots)]);
+    ok(&["synth", "--db", s(&db), "--nodes", "300"]);
+    s(&db).to_owned()
+}
+
+#[test]
+fn a_default_match_on_a_single_root_book_plays_independent_games() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db = single_root_book(dir.path());
+    let json_path = dir.path().join("result.json");
+    let games = dir.path().join("games.csa");
+    // Deterministic engines (a node limit) and the defaults otherwise: every
+    // pair gets its own opening from the book.
+    let out = ok(&[
+        "match",
+        "--db",
+        &db,
+        "--games",
+        "20",
+        "--nodes",
+        "200",
+        "--concurrency",
+        "2",
+        "--ply-limit",
+        "80",
+        "--json",
+        s(&json_path),
+        "--out-games",
+        s(&games),
+    ]);
+    let m = summary(&out);
+    assert_eq!(m["games"], "20 of 20", "{out}");
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json_path).expect("json written"))
+            .expect("valid JSON");
+    let distinct = json["distinct_games"].as_u64().expect("distinct_games");
+    assert!(distinct >= 19, "{distinct} distinct of 20: {out}");
+    assert_eq!(json["independent"], true, "{json}");
+    assert_eq!(json["openings"], 10, "{json}");
+    let counts: u64 = json["pentanomial_counts"]
+        .as_array()
+        .expect("counts")
+        .iter()
+        .map(|c| c.as_u64().expect("a count"))
+        .sum();
+    assert_eq!(counts, 10, "{json}");
+    assert_eq!(
+        json["wins"].as_u64().unwrap()
+            + json["draws"].as_u64().unwrap()
+            + json["losses"].as_u64().unwrap(),
+        20
+    );
+    // The text says the same, with an interval over the pairs.
+    assert_eq!(
+        m["distinct games"],
+        format!("{distinct} of 20 ({:.1} %)", 5.0 * distinct as f64),
+        "{out}"
+    );
+    let (score, low, high) = with_interval(&m["score (pentanomial, 10 pairs)"]);
+    assert!(low <= score && score <= high, "{out}");
+    // Every game's opening is a book position at ply 2 from the root (the book
+    // has no deeper one): the games file starts each game two opening moves in.
+    let text = std::fs::read_to_string(&games).expect("games written");
+    assert_eq!(text.matches("\n'opening").count(), 40, "{text}");
+    let exits: u64 = json["coverage"]["exits"]
+        .as_object()
+        .expect("exits")
+        .values()
+        .map(|v| v.as_u64().expect("a count"))
+        .sum();
+    assert_eq!(exits, 20, "{json}");
+}
+
+#[test]
+fn one_opening_for_many_games_is_refused_and_repeated_games_get_no_interval() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db = single_root_book(dir.path());
+    let openings = dir.path().join("openings.txt");
+    std::fs::write(&openings, "startpos\n").expect("write openings");
+    let base = [
+        "match",
+        "--db",
+        &db,
+        "--openings",
+        s(&openings),
+        "--games",
+        "10",
+        "--nodes",
+        "200",
+        "--ply-limit",
+        "60",
+        "--book-moves",
+        "best",
+    ];
+    // Refused before any game, saying what to add.
+    let out = book_tools(&base);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("1 distinct openings, 5 pairs need 5"), "{err}");
+    assert!(err.contains("--repeat-openings"), "{err}");
+    // Allowed to repeat, the deterministic engines replay the same pair: the
+    // counts are printed, the interval is not, and the exit status says so.
+    let mut repeat = base.to_vec();
+    repeat.push("--repeat-openings");
+    let out = book_tools(&repeat);
+    assert!(!out.status.success());
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let err = String::from_utf8_lossy(&out.stderr);
+    let m = summary(&stdout);
+    assert_eq!(m["distinct games"], "2 of 10 (20.0 %)", "{stdout}");
+    assert_eq!(m["distinct pairs"], "1 of 5 (20.0 %)", "{stdout}");
+    assert!(!m.contains_key("elo (pentanomial, 95 %)"), "{stdout}");
+    assert!(
+        err.contains("interval withheld: only 1 of 5 pairs of games are distinct"),
+        "{err}"
+    );
+    // Node jitter makes the engines' games differ (at a budget where the
+    // built-in engine's completed depth depends on it).
+    let nodes = repeat
+        .iter()
+        .position(|a| *a == "--nodes")
+        .expect("--nodes")
+        + 1;
+    repeat[nodes] = "3000";
+    repeat.extend(["--node-jitter", "0.5"]);
+    let out = book_tools(&repeat);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let m = summary(&stdout);
+    let distinct: u64 = m["distinct pairs"]
+        .split(' ')
+        .next()
+        .and_then(|n| n.parse().ok())
+        .expect("a count");
+    assert!(distinct > 1, "{stdout}");
+}
+
+#[test]
+fn a_store_has_no_counts_to_play_by() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db = single_root_book(dir.path());
+    let out = book_tools(&[
+        "match",
+        "--db",
+        &db,
+        "--book-moves",
+        "count",
+        "--games",
+        "2",
+        "--nodes",
+        "100",
+    ]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("has no count weights"), "{err}");
+}

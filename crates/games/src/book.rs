@@ -138,6 +138,265 @@ impl AnalysedBook {
     }
 }
 
+/// One move a book offers in a position: its value (centipawns, from the
+/// mover's point of view, as the export writes it) and its `count` weight.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Candidate {
+    pub mv: Move,
+    pub value: i32,
+    pub count: u64,
+}
+
+/// Where a side's book moves come from: a store's analysis or a book file.
+pub trait BookSource: Send + Sync {
+    /// The moves of `position`, best value first, or `None` out of book (a
+    /// position neither the book nor its colour-flipped twin holds, or one with no
+    /// move).
+    fn candidates(&self, position: &Position) -> Option<Vec<Candidate>>;
+
+    /// Thought positions (entries) in the book.
+    fn positions(&self) -> usize;
+
+    /// True when the `count` field carries weights (a book file); a store's
+    /// analysis has none.
+    fn has_counts(&self) -> bool;
+
+    /// A short description, e.g. `store book.db (1234 positions)`.
+    fn describe(&self) -> String;
+}
+
+impl BookSource for AnalysedBook {
+    fn candidates(&self, position: &Position) -> Option<Vec<Candidate>> {
+        // A node that does not match its position is treated as out of book: a
+        // game must not fail because one book entry is damaged.
+        let lines = self.lines(position).ok().flatten()?;
+        let candidates: Vec<Candidate> = lines
+            .iter()
+            .map(|l| Candidate {
+                mv: l.mv,
+                value: i32::from(l.value),
+                count: 1,
+            })
+            .collect();
+        (!candidates.is_empty()).then_some(candidates)
+    }
+
+    fn positions(&self) -> usize {
+        self.len()
+    }
+
+    fn has_counts(&self) -> bool {
+        false
+    }
+
+    fn describe(&self) -> String {
+        format!("store analysis ({} positions)", self.len())
+    }
+}
+
+/// YaneuraOu's defaults for choosing among book moves (its `BookEvalDiff`,
+/// `BookEvalBlackLimit` and `BookEvalWhiteLimit` options).
+pub const YANEURAOU_EVAL_DIFF: i32 = 30;
+/// See [`YANEURAOU_EVAL_DIFF`].
+pub const YANEURAOU_BLACK_LIMIT: i32 = 0;
+/// See [`YANEURAOU_EVAL_DIFF`].
+pub const YANEURAOU_WHITE_LIMIT: i32 = -140;
+
+/// How a side picks among the [`Candidate`]s of its position.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum MoveRule {
+    /// The best value only (the export's first move; ties: the first).
+    Best,
+    /// YaneuraOu's own rule: the moves whose value is at least
+    /// `max(best - eval_diff, limit of the side to move)` are admitted (none
+    /// admitted: out of book); among them uniformly, or in proportion to `count`
+    /// with `by_count` (its `ConsiderBookMoveCount`; all counts 0: uniformly).
+    YaneuraOu {
+        eval_diff: i32,
+        black_limit: i32,
+        white_limit: i32,
+        by_count: bool,
+    },
+    /// Softmax of the values at `temperature` centipawns:
+    /// `p(a) ∝ exp((v(a) - v_max) / T)`; `T = 0` is [`MoveRule::Best`].
+    Softmax { temperature: f64 },
+    /// In proportion to `count` (moves with count 0 never played; all counts 0:
+    /// the first move).
+    Count,
+}
+
+impl MoveRule {
+    /// YaneuraOu's rule with its default options.
+    #[must_use]
+    pub const fn yaneuraou_default() -> Self {
+        Self::YaneuraOu {
+            eval_diff: YANEURAOU_EVAL_DIFF,
+            black_limit: YANEURAOU_BLACK_LIMIT,
+            white_limit: YANEURAOU_WHITE_LIMIT,
+            by_count: false,
+        }
+    }
+
+    /// The probabilities of `candidates` (best first) for `mover`: positive,
+    /// summing to 1, `None` when the rule admits no move.
+    ///
+    /// ```
+    /// use stera_games::book::{Candidate, MoveRule};
+    /// use stera_rules::Color;
+    /// let c = |usi: &str, value| Candidate { mv: usi.parse().unwrap(), value, count: 1 };
+    /// let moves = [c("2g2f", 40), c("7g7f", 20), c("5g5f", -5)];
+    /// // Within 30 cp of the best and not below Black's limit 0: two moves, 1/2 each.
+    /// let p = MoveRule::yaneuraou_default().probabilities(&moves, Color::Black).unwrap();
+    /// assert_eq!(p.len(), 2);
+    /// assert!((p[0].1 - 0.5).abs() < 1e-12);
+    /// assert_eq!(MoveRule::Best.probabilities(&moves, Color::Black).unwrap().len(), 1);
+    /// ```
+    #[must_use]
+    pub fn probabilities(
+        &self,
+        candidates: &[Candidate],
+        mover: stera_rules::Color,
+    ) -> Option<Vec<(Move, f64)>> {
+        let best = *candidates.iter().max_by(|a, b| {
+            // The first of equal values wins: `max_by` keeps the last maximum.
+            a.value.cmp(&b.value).then(std::cmp::Ordering::Greater)
+        })?;
+        match *self {
+            Self::Best => Some(vec![(best.mv, 1.0)]),
+            Self::Softmax { temperature } => {
+                if !(temperature.is_finite() && temperature > 0.0) {
+                    return Some(vec![(best.mv, 1.0)]);
+                }
+                let weights: Vec<f64> = candidates
+                    .iter()
+                    .map(|c| (f64::from(c.value - best.value) / temperature).exp())
+                    .collect();
+                normalised(candidates, &weights)
+            }
+            Self::Count => {
+                let weights: Vec<f64> = candidates.iter().map(|c| c.count as f64).collect();
+                normalised(candidates, &weights).or(Some(vec![(candidates[0].mv, 1.0)]))
+            }
+            Self::YaneuraOu {
+                eval_diff,
+                black_limit,
+                white_limit,
+                by_count,
+            } => {
+                let limit = match mover {
+                    stera_rules::Color::Black => black_limit,
+                    stera_rules::Color::White => white_limit,
+                };
+                let floor = best.value.saturating_sub(eval_diff.max(0)).max(limit);
+                let admitted: Vec<Candidate> = candidates
+                    .iter()
+                    .copied()
+                    .filter(|c| c.value >= floor)
+                    .collect();
+                if admitted.is_empty() {
+                    return None;
+                }
+                let counted: Vec<f64> = admitted.iter().map(|c| c.count as f64).collect();
+                if by_count && let Some(p) = normalised(&admitted, &counted) {
+                    return Some(p);
+                }
+                normalised(&admitted, &vec![1.0; admitted.len()])
+            }
+        }
+    }
+
+    /// A short description for reports, e.g. `yaneuraou diff 30 limits 0/-140`.
+    #[must_use]
+    pub fn describe(&self) -> String {
+        match *self {
+            Self::Best => "best".to_owned(),
+            Self::Softmax { temperature } => format!("softmax T={temperature}"),
+            Self::Count => "by count".to_owned(),
+            Self::YaneuraOu {
+                eval_diff,
+                black_limit,
+                white_limit,
+                by_count,
+            } => format!(
+                "yaneuraou diff {eval_diff} limits {black_limit}/{white_limit}{}",
+                if by_count { " by count" } else { "" }
+            ),
+        }
+    }
+}
+
+/// `weights` (one per candidate, best first) as probabilities; moves of weight 0
+/// are left out; `None` when no weight is positive.
+fn normalised(candidates: &[Candidate], weights: &[f64]) -> Option<Vec<(Move, f64)>> {
+    let sum: f64 = weights.iter().filter(|w| **w > 0.0).sum();
+    if !(sum > 0.0 && sum.is_finite()) {
+        return None;
+    }
+    Some(
+        candidates
+            .iter()
+            .zip(weights)
+            .filter(|(_, w)| **w > 0.0)
+            .map(|(c, w)| (c.mv, w / sum))
+            .collect(),
+    )
+}
+
+/// A book played by a rule: a [`BookSource`] with a [`MoveRule`], optionally
+/// only up to a game ply (YaneuraOu's `BookMoves`).
+pub struct RuledBook {
+    source: Arc<dyn BookSource>,
+    rule: MoveRule,
+    max_ply: Option<u32>,
+}
+
+impl RuledBook {
+    /// `source` played by `rule`, at every ply up to `max_ply` (the ply of the
+    /// position's next move, 1 for the first; `None`: every ply).
+    #[must_use]
+    pub fn new(source: Arc<dyn BookSource>, rule: MoveRule, max_ply: Option<u32>) -> Self {
+        Self {
+            source,
+            rule,
+            max_ply,
+        }
+    }
+
+    /// The book's moves of a position.
+    #[must_use]
+    pub fn source(&self) -> &dyn BookSource {
+        self.source.as_ref()
+    }
+
+    /// The rule it plays by.
+    #[must_use]
+    pub fn rule(&self) -> MoveRule {
+        self.rule
+    }
+}
+
+impl BookPolicy for RuledBook {
+    fn probabilities(&self, position: &Position) -> Option<Vec<(Move, f64)>> {
+        if self.max_ply.is_some_and(|max| position.ply() > max) {
+            return None;
+        }
+        let candidates = self.source.candidates(position)?;
+        self.rule
+            .probabilities(&candidates, position.side_to_move())
+    }
+
+    fn describe(&self) -> String {
+        let plies = self
+            .max_ply
+            .map_or_else(String::new, |p| format!(", to ply {p}"));
+        format!(
+            "{}, moves by {}{plies}",
+            self.source.describe(),
+            self.rule.describe()
+        )
+    }
+}
+
 /// Softmax of the exported (minimax) values: `p(a) ∝ exp((v(a) - v_max) / T)`.
 #[derive(Debug, Clone)]
 pub struct SoftmaxPolicy {
@@ -189,15 +448,11 @@ pub fn softmax(values: &[i32], temperature: f64) -> Vec<f64> {
 
 impl BookPolicy for SoftmaxPolicy {
     fn probabilities(&self, position: &Position) -> Option<Vec<(Move, f64)>> {
-        // A node that does not match its position is treated as out of book: a
-        // game must not fail because one book entry is damaged.
-        let lines = self.book.lines(position).ok().flatten()?;
-        if lines.is_empty() {
-            return None;
+        let candidates = self.book.candidates(position)?;
+        MoveRule::Softmax {
+            temperature: self.temperature,
         }
-        let values: Vec<i32> = lines.iter().map(|l| i32::from(l.value)).collect();
-        let p = softmax(&values, self.temperature);
-        Some(lines.iter().map(|l| l.mv).zip(p).collect())
+        .probabilities(&candidates, position.side_to_move())
     }
 
     fn describe(&self) -> String {

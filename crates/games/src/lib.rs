@@ -39,7 +39,9 @@ pub mod play;
 pub mod referee;
 pub mod stats;
 
-pub use book::{AnalysedBook, BookPolicy, SoftmaxPolicy};
+pub use book::{
+    AnalysedBook, BookPolicy, BookSource, Candidate, MoveRule, RuledBook, SoftmaxPolicy,
+};
 pub use game::{Game, GameMove, GameResult, MoveSource, Outcome, Termination};
 pub use play::{PlayError, PlayOptions, Side, play_game};
 pub use referee::{

@@ -25,10 +25,50 @@ pub struct PlayOptions {
     pub rules: GameRules,
     /// The engines' budget per move.
     pub limits: Limits,
-    /// Seed of the book draws: the same seed, books and deterministic engines
-    /// give the same game.
+    /// Seed of the book draws (and of the node jitter): the same seed, books
+    /// and deterministic engines give the same game.
     pub seed: u64,
+    /// Node-limit jitter as a fraction (0 to 1): each engine move gets
+    /// `nodes × (1 + jitter × u)` with `u` uniform in [-1, 1], drawn from the
+    /// seed, so that engines deterministic at a node limit do not replay the same
+    /// game. 0 (the default) keeps every move at the limit.
+    pub node_jitter: f64,
 }
+
+impl PlayOptions {
+    /// The limits of one engine move: [`PlayOptions::limits`] with the node
+    /// limit jittered by `uniform` (in [0, 1)) when jitter is on.
+    ///
+    /// ```
+    /// use stera_engine::Limits;
+    /// use stera_games::PlayOptions;
+    /// let options = PlayOptions {
+    ///     limits: Limits { nodes: Some(1000), ..Limits::default() },
+    ///     node_jitter: 0.2,
+    ///     ..PlayOptions::default()
+    /// };
+    /// assert_eq!(options.move_limits(0.0).nodes, Some(800));
+    /// assert_eq!(options.move_limits(0.5).nodes, Some(1000));
+    /// ```
+    #[must_use]
+    pub fn move_limits(&self, uniform: f64) -> Limits {
+        let jitter = self.node_jitter.clamp(0.0, 1.0);
+        match self.limits.nodes {
+            Some(nodes) if jitter > 0.0 => {
+                let factor = 1.0 + jitter * (2.0 * uniform - 1.0);
+                Limits {
+                    nodes: Some(((nodes as f64 * factor).round() as u64).max(1)),
+                    ..self.limits
+                }
+            }
+            _ => self.limits,
+        }
+    }
+}
+
+/// Mixed into the seed of the jitter draws, so that they do not repeat the book
+/// draws.
+const JITTER_STREAM: u64 = 0x6A09_E667_F3BC_C909;
 
 /// Why a game could not be played to its end.
 #[derive(Debug, Error)]
@@ -75,6 +115,7 @@ pub fn play_game<'a>(
         referee.play(GameMove::new(mv, MoveSource::Opening))?;
     }
     let mut rng = StdRng::seed_from_u64(options.seed);
+    let mut jitter = StdRng::seed_from_u64(options.seed ^ JITTER_STREAM);
     while referee.result().is_none() {
         let color = referee.position().side_to_move();
         let side = &mut sides[usize::from(color == Color::White)];
@@ -86,7 +127,10 @@ pub fn play_game<'a>(
         }
         let answer = side
             .player
-            .play(referee.position(), &options.limits)
+            .play(
+                referee.position(),
+                &options.move_limits(jitter.random::<f64>()),
+            )
             .map_err(|source| PlayError::Engine { color, source })?;
         match answer {
             PlayerMove::Move { mv, score } => {

@@ -143,6 +143,127 @@ pub fn pentanomial(p: &Pentanomial) -> Option<Estimate> {
     estimate(&outcomes)
 }
 
+/// The expected score of a side `elo` points stronger (logistic model).
+///
+/// ```
+/// assert!((stera_games::stats::score_from_elo(0.0) - 0.5).abs() < 1e-12);
+/// ```
+#[must_use]
+pub fn score_from_elo(elo: f64) -> f64 {
+    1.0 / (1.0 + 10f64.powf(-elo / 400.0))
+}
+
+/// A sequential probability ratio test over pairs (fishtest's GSPRT on the
+/// pentanomial distribution, logistic Elo): H0 "the Elo difference is `elo0`"
+/// against H1 "it is `elo1`", with error rates `alpha` (accepting H1 when H0
+/// holds) and `beta` (the reverse).
+///
+/// The log-likelihood ratio is the normal approximation
+/// `LLR = N (s1 - s0) (2 m - s0 - s1) / (2 v)` over `N` pairs with mean pair
+/// score `m` and variance `v` (per pair, as a fraction of its two points), `s0`
+/// and `s1` the scores of `elo0` and `elo1`. The test accepts H1 when the LLR
+/// reaches `ln((1 - beta) / alpha)` and H0 when it falls to `ln(beta / (1 - alpha))`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Sprt {
+    pub elo0: f64,
+    pub elo1: f64,
+    pub alpha: f64,
+    pub beta: f64,
+}
+
+/// Where an SPRT stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SprtDecision {
+    /// H1 accepted: the side is at least `elo1` better (within the error rates).
+    AcceptH1,
+    /// H0 accepted: it is not better than `elo0`.
+    AcceptH0,
+    /// Not decided yet.
+    Continue,
+}
+
+impl SprtDecision {
+    /// `H1 accepted`, `H0 accepted` or `undecided`.
+    #[must_use]
+    pub const fn name(self) -> &'static str {
+        match self {
+            Self::AcceptH1 => "H1 accepted",
+            Self::AcceptH0 => "H0 accepted",
+            Self::Continue => "undecided",
+        }
+    }
+}
+
+/// Pseudo-pairs added to every pentanomial cell, so that the first pairs (often
+/// all alike, with a variance near zero) cannot decide the test at once: a
+/// quarter pair per cell weighs like 1.25 pairs of an even match, nothing after a
+/// few hundred pairs. (fishtest adds 1e-3 and relies on its large batches.)
+const PRIOR_PAIRS: f64 = 0.25;
+
+impl Sprt {
+    /// A test of `elo0` against `elo1` at error rates `alpha`, `beta`.
+    ///
+    /// # Errors
+    /// `elo1 <= elo0`, or error rates outside `(0, 0.5)`.
+    pub fn new(elo0: f64, elo1: f64, alpha: f64, beta: f64) -> Result<Self, String> {
+        if !(elo0.is_finite() && elo1.is_finite() && elo1 > elo0) {
+            return Err(format!("SPRT needs elo0 < elo1, not {elo0} and {elo1}"));
+        }
+        for (name, p) in [("alpha", alpha), ("beta", beta)] {
+            if !(p > 0.0 && p < 0.5) {
+                return Err(format!("SPRT {name} must lie in (0, 0.5), not {p}"));
+            }
+        }
+        Ok(Self {
+            elo0,
+            elo1,
+            alpha,
+            beta,
+        })
+    }
+
+    /// `(lower, upper)`: the LLR bounds at which H0 and H1 are accepted.
+    #[must_use]
+    pub fn bounds(&self) -> (f64, f64) {
+        (
+            (self.beta / (1.0 - self.alpha)).ln(),
+            ((1.0 - self.beta) / self.alpha).ln(),
+        )
+    }
+
+    /// The log-likelihood ratio of the pairs counted so far (0 without pairs).
+    #[must_use]
+    pub fn llr(&self, pairs: &Pentanomial) -> f64 {
+        let n = pairs.pairs() as f64;
+        if n == 0.0 {
+            return 0.0;
+        }
+        let total = n + 5.0 * PRIOR_PAIRS;
+        let weight = |k: usize| pairs.counts[k] as f64 + PRIOR_PAIRS;
+        let mean = (0..5).map(|k| weight(k) * k as f64 / 4.0).sum::<f64>() / total;
+        let variance = (0..5)
+            .map(|k| weight(k) * (k as f64 / 4.0 - mean).powi(2))
+            .sum::<f64>()
+            / total;
+        let (s0, s1) = (score_from_elo(self.elo0), score_from_elo(self.elo1));
+        n * (s1 - s0) * (2.0 * mean - s0 - s1) / (2.0 * variance)
+    }
+
+    /// The decision the pairs counted so far give.
+    #[must_use]
+    pub fn decide(&self, pairs: &Pentanomial) -> SprtDecision {
+        let llr = self.llr(pairs);
+        let (lower, upper) = self.bounds();
+        if llr >= upper {
+            SprtDecision::AcceptH1
+        } else if llr <= lower {
+            SprtDecision::AcceptH0
+        } else {
+            SprtDecision::Continue
+        }
+    }
+}
+
 /// The likelihood of superiority: the probability that the side is the
 /// stronger, `Φ((W - L) / √(W + L))` (0.5 without decisive games).
 ///
@@ -252,6 +373,82 @@ mod tests {
         q.add_pair(0.0, 0.0);
         q.add_pair(0.5, 0.5);
         assert_eq!(q.counts, [1, 0, 1, 1, 0]);
+    }
+
+    /// Draws pairs from a pentanomial distribution whose mean score is that of
+    /// `elo` (a fixed draw share; the rest split to reach the mean).
+    fn synthetic_pairs(elo: f64, seed: u64) -> impl FnMut() -> (f64, f64) {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+        let p = score_from_elo(elo);
+        move || {
+            // Each game independently: win with p - 0.15, draw 0.3, loss the rest.
+            let mut game = || {
+                let u: f64 = rng.random();
+                if u < p - 0.15 {
+                    1.0
+                } else if u < p + 0.15 {
+                    0.5
+                } else {
+                    0.0
+                }
+            };
+            (game(), game())
+        }
+    }
+
+    fn run_sprt(sprt: &Sprt, elo: f64, seed: u64, max_pairs: u64) -> (SprtDecision, u64) {
+        let mut pairs = Pentanomial::default();
+        let mut next = synthetic_pairs(elo, seed);
+        while pairs.pairs() < max_pairs {
+            let (a, b) = next();
+            pairs.add_pair(a, b);
+            let decision = sprt.decide(&pairs);
+            if decision != SprtDecision::Continue {
+                return (decision, pairs.pairs());
+            }
+        }
+        (SprtDecision::Continue, pairs.pairs())
+    }
+
+    #[test]
+    fn sprt_accepts_h1_for_a_stronger_side_and_h0_for_a_weaker_one() {
+        let sprt = Sprt::new(0.0, 10.0, 0.05, 0.05).unwrap();
+        let (lower, upper) = sprt.bounds();
+        close(upper, (0.95f64 / 0.05).ln(), 1e-12);
+        close(lower, -upper, 1e-12);
+        // Many seeds: each must decide the right way well before the cap.
+        for seed in 0..20 {
+            let (strong, n) = run_sprt(&sprt, 40.0, seed, 20_000);
+            assert_eq!(strong, SprtDecision::AcceptH1, "seed {seed}, {n} pairs");
+            let (weak, n) = run_sprt(&sprt, -30.0, seed + 100, 20_000);
+            assert_eq!(weak, SprtDecision::AcceptH0, "seed {seed}, {n} pairs");
+        }
+        assert!(Sprt::new(10.0, 0.0, 0.05, 0.05).is_err());
+        assert!(Sprt::new(0.0, 10.0, 0.0, 0.05).is_err());
+    }
+
+    #[test]
+    fn sprt_error_rate_between_the_hypotheses_is_near_alpha() {
+        // At exactly elo0 the test must accept H1 in about alpha of the runs
+        // (the GSPRT is approximate: allow up to twice alpha).
+        let sprt = Sprt::new(0.0, 20.0, 0.05, 0.05).unwrap();
+        let runs = 200;
+        let false_h1 = (0..runs)
+            .filter(|&seed| run_sprt(&sprt, 0.0, 1000 + seed, 50_000).0 == SprtDecision::AcceptH1)
+            .count();
+        assert!(false_h1 <= runs as usize / 10, "{false_h1} of {runs}");
+    }
+
+    #[test]
+    fn llr_of_a_known_pentanomial() {
+        // Independent computation of the formula (Python, same prior).
+        let p = Pentanomial {
+            counts: [10, 20, 40, 25, 15],
+        };
+        let sprt = Sprt::new(0.0, 10.0, 0.05, 0.05).unwrap();
+        close(sprt.llr(&p), 0.513_419_432_5, 1e-8);
+        assert_eq!(sprt.llr(&Pentanomial::default()), 0.0);
     }
 
     #[test]

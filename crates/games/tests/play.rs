@@ -107,6 +107,7 @@ fn a_game_between_builtin_players_with_a_book_on_one_side() {
         },
         limits: nodes(300),
         seed: 3,
+        node_jitter: 0.0,
     };
     let start = Position::startpos();
     let game = play_game(

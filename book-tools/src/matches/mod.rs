@@ -1,0 +1,617 @@
+//! `book-tools match`: one book against another (or against no book) with the
+//! same engine on both sides once the books end.
+//!
+//! A match measures a book only if its games are independent: engines at a node
+//! limit are deterministic, so games from one opening repeat. Hence:
+//! * every pair of games (colours swapped, the same book draws) starts from its
+//!   own opening of a suite ([`suite`]): distinct positions reached through the
+//!   book's moves at the plies asked for (the default), the lines of a file, or
+//!   random balanced plies; an opening is used again only when asked;
+//! * the report ([`report`]) counts distinct games and pairs and withholds the
+//!   interval when repeats exceed a small share;
+//! * results are pentanomial over pairs (Elo with a 95 % interval, LOS) and can
+//!   stop early by SPRT;
+//! * where the book side leaves its book is reported ([`coverage`]).
+//!
+//! Each side plays its book's moves while its position is in its book, by a
+//! [`MoveRule`] (YaneuraOu's own rule by default), and its engine's moves
+//! otherwise. Games run in `--concurrency` threads, each with one engine per
+//! side: local engines, or the workers of a running coordinator
+//! (`--coordinator`, see [`crate::remote_player`]). Finished games are counted
+//! and written as they end, so memory does not grow with the number of games.
+//! The result is from the point of view of the book under test.
+
+mod coverage;
+mod report;
+mod suite;
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, mpsc};
+use std::thread;
+
+use anyhow::{Context, Result, bail};
+use stera_book::{Book, NodeStore, SledStore};
+use stera_engine::Player;
+use stera_engine::choice::{EngineChoice, LimitArgs};
+use stera_games::book::{
+    DEFAULT_TEMPERATURE, YANEURAOU_BLACK_LIMIT, YANEURAOU_EVAL_DIFF, YANEURAOU_WHITE_LIMIT,
+};
+use stera_games::stats::Sprt;
+use stera_games::{
+    Adjudication, AnalysedBook, BookPolicy, BookSource, DEFAULT_PLY_LIMIT, Game, GameRules,
+    MoveRule, PlayOptions, RuledBook, Side, play_game,
+};
+use stera_rules::Color;
+
+use crate::file_book::FileBook;
+use crate::remote_player::{Cluster, RemotePlayer};
+use coverage::Coverage;
+use report::{Report, Settings};
+use suite::{Opening, SuiteSource};
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// The book store under test (its moves are the tera-shock analysis: the
+    /// values an export writes).
+    #[arg(long, value_name = "DIR", required_unless_present = "book")]
+    db: Option<PathBuf>,
+    /// A book file under test instead of a store (DB2016 text, or `.ybb` by its
+    /// extension): an export as an engine would play it.
+    #[arg(long, value_name = "FILE", conflicts_with = "db")]
+    book: Option<PathBuf>,
+    /// The book store it plays against (the same store is allowed); without it
+    /// (and without --against-book), against the engine without a book.
+    #[arg(long, value_name = "DIR")]
+    against: Option<PathBuf>,
+    /// A book file it plays against.
+    #[arg(long, value_name = "FILE", conflicts_with = "against")]
+    against_book: Option<PathBuf>,
+    /// How a side picks among its book's moves: `yaneuraou` (YaneuraOu's own
+    /// rule: uniformly among the moves within --eval-diff of the best and not
+    /// below the side's --eval-limit-*, by count with --by-count; none admitted:
+    /// out of book), `best` (the best value only), `softmax` (of the values at
+    /// --temperature) or `count` (in proportion to the count field; book files
+    /// only).
+    #[arg(long, value_enum, default_value_t = BookMoves::Yaneuraou)]
+    book_moves: BookMoves,
+    /// --book-moves of the --against/--against-book side (default: the same).
+    #[arg(long, value_enum)]
+    against_book_moves: Option<BookMoves>,
+    /// `yaneuraou`: admit moves at most CP below the best (YaneuraOu's
+    /// BookEvalDiff).
+    #[arg(long, value_name = "CP", default_value_t = YANEURAOU_EVAL_DIFF)]
+    eval_diff: i32,
+    /// `yaneuraou`: never admit a Black move valued below CP (BookEvalBlackLimit).
+    #[arg(long, value_name = "CP", default_value_t = YANEURAOU_BLACK_LIMIT, allow_hyphen_values = true)]
+    eval_limit_black: i32,
+    /// `yaneuraou`: never admit a White move valued below CP (BookEvalWhiteLimit).
+    #[arg(long, value_name = "CP", default_value_t = YANEURAOU_WHITE_LIMIT, allow_hyphen_values = true)]
+    eval_limit_white: i32,
+    /// `yaneuraou`: weigh the admitted moves by their count field
+    /// (ConsiderBookMoveCount); off by default, as in YaneuraOu.
+    #[arg(long)]
+    by_count: bool,
+    /// Use the books only for positions up to this game ply (YaneuraOu's
+    /// BookMoves, whose own default is 16). Default: every ply.
+    #[arg(long, value_name = "PLY")]
+    book_max_ply: Option<u32>,
+    /// `softmax`: temperature in centipawns.
+    #[arg(long, value_name = "CP", default_value_t = DEFAULT_TEMPERATURE)]
+    temperature: f64,
+    /// Games to play (pairs of one opening with colours swapped; an odd number
+    /// leaves the last pair incomplete). With --sprt, the most games to play.
+    #[arg(long, default_value_t = 100)]
+    games: usize,
+    /// Openings from a file instead of the book, one per line: `startpos`, an
+    /// SFEN, or a position command with moves (`startpos moves 7g7f 3c3d`); `#`
+    /// starts a comment. Each line is one pair's opening.
+    #[arg(long, value_name = "FILE")]
+    openings: Option<PathBuf>,
+    /// Openings from the book under test (the default): distinct positions
+    /// reached from its roots (a book file: from startpos) through moves into
+    /// positions the book holds, at these plies (`LO-HI` or `N`; moves from the
+    /// start of the root's line, so the children of a `startpos` root are at 1).
+    #[arg(long, value_name = "LO-HI", default_value = "2-8")]
+    suite_plies: suite::PlyRange,
+    /// Openings of N random legal moves from the roots instead, kept when the
+    /// engine scores them within --balanced-cp.
+    #[arg(long, value_name = "N", conflicts_with = "openings")]
+    random_plies: Option<u32>,
+    /// --random-plies: the largest absolute engine score of a kept opening.
+    #[arg(long, value_name = "CP", default_value_t = 150)]
+    balanced_cp: i32,
+    /// Use the openings again, in turn, when there are fewer than pairs (their
+    /// games may then repeat; see --max-repeats).
+    #[arg(long)]
+    repeat_openings: bool,
+    /// Jitter each engine move's node limit by up to this share (0.1 = ±10 %),
+    /// drawn from --seed, so that deterministic engines do not replay the same
+    /// game. Only with --nodes.
+    #[arg(long, value_name = "SHARE", default_value_t = 0.0)]
+    node_jitter: f64,
+    /// The largest share of repeated games for which an interval is printed;
+    /// above it the games are not independent and the match reports counts only
+    /// (and exits with an error).
+    #[arg(long, value_name = "SHARE", default_value_t = 0.05)]
+    max_repeats: f64,
+    /// Stop by a sequential probability ratio test of ELO0 against ELO1 (e.g.
+    /// `0,10`; logistic Elo over pairs, as fishtest), at most --games games.
+    #[arg(long, value_name = "ELO0,ELO1", allow_hyphen_values = true)]
+    sprt: Option<String>,
+    /// --sprt: the false-positive rate (accepting ELO1 when ELO0 holds).
+    #[arg(long, default_value_t = 0.05)]
+    alpha: f64,
+    /// --sprt: the false-negative rate.
+    #[arg(long, default_value_t = 0.05)]
+    beta: f64,
+    /// Games played at the same time (each with its own two engines).
+    #[arg(long, default_value_t = 1)]
+    concurrency: usize,
+    /// Moves after which a game is a draw.
+    #[arg(long, default_value_t = DEFAULT_PLY_LIMIT)]
+    ply_limit: u32,
+    /// Adjudicate a win when both engines' scores are beyond CP (from the same
+    /// side's view) for --adjudicate-plies consecutive moves. Default: never.
+    #[arg(long, value_name = "CP", requires = "adjudicate_plies")]
+    adjudicate_cp: Option<i32>,
+    /// Consecutive moves for --adjudicate-cp (at least 2). Default: never.
+    #[arg(long, value_name = "N", requires = "adjudicate_cp")]
+    adjudicate_plies: Option<u32>,
+    /// Seed of the suite's order, the book move draws and the node jitter (the
+    /// same seed gives the same games with deterministic engines).
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Write the games to this file as CSA, each as it ends.
+    #[arg(long, value_name = "FILE")]
+    out_games: Option<PathBuf>,
+    /// Write the result as JSON to this file as well (`-`: standard output,
+    /// instead of the text summary).
+    #[arg(long, value_name = "FILE")]
+    json: Option<PathBuf>,
+    #[command(flatten)]
+    engine: EngineChoice,
+    #[command(flatten)]
+    limits: LimitArgs,
+    #[command(flatten)]
+    cluster: Cluster,
+}
+
+/// How a side picks its book moves (see [`MoveRule`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum BookMoves {
+    Yaneuraou,
+    Best,
+    Softmax,
+    Count,
+}
+
+impl Args {
+    fn rule(&self, moves: BookMoves) -> MoveRule {
+        match moves {
+            BookMoves::Best => MoveRule::Best,
+            BookMoves::Count => MoveRule::Count,
+            BookMoves::Softmax => MoveRule::Softmax {
+                temperature: self.temperature,
+            },
+            BookMoves::Yaneuraou => MoveRule::YaneuraOu {
+                eval_diff: self.eval_diff,
+                black_limit: self.eval_limit_black,
+                white_limit: self.eval_limit_white,
+                by_count: self.by_count,
+            },
+        }
+    }
+
+    fn check(&self) -> Result<()> {
+        if self.games == 0 {
+            bail!("--games must be at least 1");
+        }
+        if !(self.node_jitter >= 0.0 && self.node_jitter < 1.0) {
+            bail!("--node-jitter must lie in [0, 1), not {}", self.node_jitter);
+        }
+        if self.node_jitter > 0.0 && self.limits.nodes.is_none() {
+            bail!("--node-jitter needs --nodes (it jitters the node limit)");
+        }
+        if !(self.max_repeats >= 0.0 && self.max_repeats <= 1.0) {
+            bail!("--max-repeats must lie in [0, 1], not {}", self.max_repeats);
+        }
+        if !(self.temperature >= 0.0 && self.temperature.is_finite()) {
+            bail!(
+                "--temperature must be a finite number >= 0, not {}",
+                self.temperature
+            );
+        }
+        if self.eval_diff < 0 {
+            bail!("--eval-diff must be at least 0, not {}", self.eval_diff);
+        }
+        Ok(())
+    }
+
+    fn sprt(&self) -> Result<Option<Sprt>> {
+        let Some(text) = &self.sprt else {
+            return Ok(None);
+        };
+        let parse = |s: &str| -> Result<f64> {
+            s.trim()
+                .parse::<f64>()
+                .with_context(|| format!("--sprt {text}: `{s}` is not a number"))
+        };
+        let Some((a, b)) = text.split_once(',') else {
+            bail!("--sprt takes ELO0,ELO1 (e.g. 0,10), not `{text}`");
+        };
+        let sprt = Sprt::new(parse(a)?, parse(b)?, self.alpha, self.beta)
+            .map_err(|e| anyhow::anyhow!("--sprt {text}: {e}"))?;
+        Ok(Some(sprt))
+    }
+}
+
+/// Who plays the engines' moves.
+#[derive(Clone)]
+enum Engines {
+    Local(EngineChoice),
+    Cluster(Cluster),
+}
+
+impl Engines {
+    fn start_player(&self) -> Result<Box<dyn Player>> {
+        match self {
+            Self::Local(choice) => Ok(choice.start_player()?),
+            Self::Cluster(cluster) => Ok(Box::new(RemotePlayer::connect(cluster)?)),
+        }
+    }
+}
+
+/// A finished game with the colour the book under test played.
+pub(crate) struct Finished {
+    pub index: usize,
+    pub game: Game,
+    pub own_color: Color,
+    pub coverage: Coverage,
+}
+
+/// One side's book: its moves and the rule it plays them by.
+struct SideBook {
+    name: String,
+    book: Arc<RuledBook>,
+}
+
+pub fn run(args: &Args) -> Result<()> {
+    args.check()?;
+    let sprt = args.sprt()?;
+    let rules = GameRules {
+        ply_limit: args.ply_limit,
+        adjudication: args
+            .adjudicate_cp
+            .zip(args.adjudicate_plies)
+            .map(|(threshold, plies)| Adjudication { threshold, plies }),
+    };
+    rules.check()?;
+    // Refused before any game is played: no output goes into a store.
+    for (flag, out) in [("--out-games", &args.out_games), ("--json", &args.json)] {
+        let Some(out) = out.as_ref().filter(|p| p.as_path() != Path::new("-")) else {
+            continue;
+        };
+        match &args.db {
+            Some(db) => stera_book::store_path::check_output_path(out, db),
+            None => stera_book::store_path::check_output_path_outside_stores(out),
+        }
+        .with_context(|| format!("bad {flag} `{}`", out.display()))?;
+    }
+    let own_rule = args.rule(args.book_moves);
+    let (own_source, roots, own_name): (Arc<dyn BookSource>, Vec<String>, String) =
+        match (&args.db, &args.book) {
+            (Some(db), _) => {
+                let (book, roots) = load_book(db)?;
+                (book, roots, db.display().to_string())
+            }
+            (None, Some(file)) => (
+                Arc::new(FileBook::open(file)?),
+                vec!["startpos".to_owned()],
+                file.display().to_string(),
+            ),
+            (None, None) => bail!("--db or --book names the book under test"),
+        };
+    check_rule(own_rule, own_source.as_ref(), "--book-moves")?;
+    let own = SideBook {
+        name: own_name,
+        book: Arc::new(RuledBook::new(
+            Arc::clone(&own_source),
+            own_rule,
+            args.book_max_ply,
+        )),
+    };
+    let other_rule = args.rule(args.against_book_moves.unwrap_or(args.book_moves));
+    let other: Option<SideBook> = match (&args.against, &args.against_book) {
+        (Some(path), _) => {
+            let source: Arc<dyn BookSource> =
+                if args.db.as_ref().is_some_and(|db| same_store(path, db)) {
+                    Arc::clone(&own_source)
+                } else {
+                    load_book(path)?.0
+                };
+            Some(SideBook {
+                name: path.display().to_string(),
+                book: Arc::new(RuledBook::new(source, other_rule, args.book_max_ply)),
+            })
+        }
+        (None, Some(file)) => Some(SideBook {
+            name: file.display().to_string(),
+            book: Arc::new(RuledBook::new(
+                Arc::new(FileBook::open(file)?),
+                other_rule,
+                args.book_max_ply,
+            )),
+        }),
+        (None, None) => None,
+    };
+    if let Some(other) = &other {
+        check_rule(
+            other_rule,
+            other.book.source(),
+            "--against-book-moves (or --book-moves)",
+        )?;
+    }
+    let engines = if args.cluster.coordinator.is_some() {
+        Engines::Cluster(args.cluster.clone())
+    } else {
+        Engines::Local(args.engine.clone())
+    };
+    let mut first_player = engines.start_player().context("cannot start the engine")?;
+    let identity = first_player.identity();
+    let pairs = args.games.div_ceil(2);
+    let suite_source = match (&args.openings, args.random_plies) {
+        (Some(file), _) => SuiteSource::File(file.clone()),
+        (None, Some(plies)) => SuiteSource::Random {
+            plies,
+            balanced_cp: args.balanced_cp,
+        },
+        (None, None) => SuiteSource::Book(args.suite_plies),
+    };
+    let options = PlayOptions {
+        rules,
+        limits: args.limits.limits(),
+        seed: args.seed,
+        node_jitter: args.node_jitter,
+    };
+    let openings = suite::build(&mut suite::Request {
+        source: &suite_source,
+        book: own_source.as_ref(),
+        roots: &roots,
+        pairs,
+        repeat: args.repeat_openings,
+        seed: args.seed,
+        player: first_player.as_mut(),
+        limits: &options.limits,
+    })?;
+    drop(first_player);
+    let against = other
+        .as_ref()
+        .map_or_else(|| "no book".to_owned(), |o| o.name.clone());
+    eprintln!(
+        "match: {} ({}) against {against}{}; {} games ({} pairs) from {} openings ({}), {} at a time",
+        own.name,
+        own.book.describe(),
+        other
+            .as_ref()
+            .map_or_else(String::new, |o| format!(" ({})", o.book.describe())),
+        args.games,
+        pairs,
+        openings.len(),
+        suite_source.describe(),
+        args.concurrency.max(1),
+    );
+    eprintln!("engine: {identity}");
+    if let Some(s) = &sprt {
+        let (lower, upper) = s.bounds();
+        eprintln!(
+            "sprt: elo0 {} elo1 {} alpha {} beta {} (llr bounds [{lower:.2}, {upper:.2}])",
+            s.elo0, s.elo1, s.alpha, s.beta
+        );
+    }
+    let settings = Settings {
+        own: own.name.clone(),
+        own_policy: own.book.describe(),
+        against: against.clone(),
+        against_policy: other.as_ref().map(|o| o.book.describe()),
+        engine: identity.clone(),
+        limits: format!("{:?}", options.limits),
+        node_jitter: args.node_jitter,
+        openings: openings.len(),
+        suite: suite_source.describe(),
+        seed: args.seed,
+        max_repeats: args.max_repeats,
+    };
+    let games_out = match &args.out_games {
+        Some(path) => Some(report::GamesFile::create(
+            path, &own.name, &against, &identity,
+        )?),
+        None => None,
+    };
+    let mut report = Report::new(args.games, sprt, settings, games_out);
+    let job = Job {
+        engine: engines,
+        options,
+        openings,
+        own,
+        other,
+        games: args.games,
+    };
+    run_games(&job, args.concurrency.max(1), &mut report)?;
+    report.finish(args.json.as_deref())
+}
+
+/// A rule the book cannot play by is refused before any game.
+fn check_rule(rule: MoveRule, source: &dyn BookSource, flag: &str) -> Result<()> {
+    if matches!(rule, MoveRule::Count) && !source.has_counts() {
+        bail!(
+            "{flag} count: {} has no count weights (a store's analysis has none); export it with --weights and play the file with --book, or choose another rule",
+            source.describe()
+        );
+    }
+    Ok(())
+}
+
+/// Everything the game threads share.
+struct Job {
+    engine: Engines,
+    options: PlayOptions,
+    openings: Vec<Opening>,
+    own: SideBook,
+    other: Option<SideBook>,
+    games: usize,
+}
+
+impl Job {
+    /// Game `index`: its opening, the colour of the book under test, its seed.
+    fn plan(&self, index: usize) -> (&Opening, Color, u64) {
+        let pair = index / 2;
+        let opening = &self.openings[pair % self.openings.len()];
+        let color = if index.is_multiple_of(2) {
+            Color::Black
+        } else {
+            Color::White
+        };
+        // Both games of a pair draw the same numbers.
+        let seed = self
+            .options
+            .seed
+            .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+            .wrapping_add(pair as u64);
+        (opening, color, seed)
+    }
+}
+
+/// Loads a store's book and analyses it; returns it with the store's roots.
+fn load_book(path: &Path) -> Result<(Arc<AnalysedBook>, Vec<String>)> {
+    let (book, roots) = {
+        // Never creates a store; sled admits one opener at a time, so the store
+        // is closed before the next one is opened.
+        let store = SledStore::open_existing(path)
+            .with_context(|| format!("cannot open the book store `{}`", path.display()))?;
+        let book = Book::load(&store)
+            .with_context(|| format!("cannot load the book in `{}`", path.display()))?;
+        let roots = store
+            .config()
+            .with_context(|| format!("cannot read the roots of `{}`", path.display()))?
+            .unwrap_or_default()
+            .roots;
+        (book, roots)
+    };
+    if book.is_empty() {
+        bail!("the book in `{}` is empty", path.display());
+    }
+    let analysed = AnalysedBook::new(book)
+        .with_context(|| format!("cannot analyse the book in `{}`", path.display()))?;
+    Ok((Arc::new(analysed), roots))
+}
+
+/// True when both paths name the same directory.
+fn same_store(a: &Path, b: &Path) -> bool {
+    match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => a == b,
+    }
+}
+
+/// Plays the games of `job` in `threads` threads, giving each to `report` as it
+/// ends; stops early when the report's SPRT decides.
+fn run_games(job: &Job, threads: usize, report: &mut Report) -> Result<()> {
+    let next = AtomicUsize::new(0);
+    let stop = AtomicBool::new(false);
+    let (sender, receiver) = mpsc::channel::<Result<Finished>>();
+    let mut failure = None;
+    thread::scope(|scope| {
+        for t in 0..threads.min(job.games) {
+            let sender = sender.clone();
+            let (next, stop) = (&next, &stop);
+            scope.spawn(move || {
+                if let Err(e) = game_thread(job, next, stop, &sender) {
+                    stop.store(true, Ordering::Relaxed);
+                    let _ = sender.send(Err(e.context(format!("game thread {t}"))));
+                }
+            });
+        }
+        drop(sender);
+        for message in receiver {
+            match message {
+                Ok(game) => {
+                    if let Err(e) = report.add(game) {
+                        stop.store(true, Ordering::Relaxed);
+                        failure.get_or_insert(e);
+                    } else if report.decided() {
+                        // Games in flight still end and count; no new ones start.
+                        stop.store(true, Ordering::Relaxed);
+                    }
+                }
+                Err(e) => {
+                    stop.store(true, Ordering::Relaxed);
+                    failure.get_or_insert(e);
+                }
+            }
+        }
+    });
+    match failure {
+        Some(e) => {
+            report.abandon();
+            Err(e)
+        }
+        None => Ok(()),
+    }
+}
+
+/// One thread: its two engines play games until none are left.
+fn game_thread(
+    job: &Job,
+    next: &AtomicUsize,
+    stop: &AtomicBool,
+    sender: &mpsc::Sender<Result<Finished>>,
+) -> Result<()> {
+    let mut own_engine = job.engine.start_player().context("starting an engine")?;
+    let mut other_engine = job.engine.start_player().context("starting an engine")?;
+    loop {
+        if stop.load(Ordering::Relaxed) {
+            return Ok(());
+        }
+        let index = next.fetch_add(1, Ordering::Relaxed);
+        if index >= job.games {
+            return Ok(());
+        }
+        let (opening, own_color, seed) = job.plan(index);
+        let own_book: &dyn BookPolicy = job.own.book.as_ref();
+        let own = Side {
+            player: own_engine.as_mut(),
+            book: Some(own_book),
+        };
+        let other = Side {
+            player: other_engine.as_mut(),
+            book: job
+                .other
+                .as_ref()
+                .map(|o| o.book.as_ref() as &dyn BookPolicy),
+        };
+        let (black, white) = match own_color {
+            Color::Black => (own, other),
+            Color::White => (other, own),
+        };
+        let options = PlayOptions {
+            seed,
+            ..job.options
+        };
+        let game = play_game(&opening.start, &opening.moves, black, white, &options)
+            .with_context(|| format!("game {}", index + 1))?;
+        let coverage = Coverage::of(&game, own_color, &job.own.book)
+            .with_context(|| format!("game {}", index + 1))?;
+        if sender
+            .send(Ok(Finished {
+                index,
+                game,
+                own_color,
+                coverage,
+            }))
+            .is_err()
+        {
+            return Ok(());
+        }
+    }
+}

@@ -1,0 +1,684 @@
+//! The running and final result of a match: tallies, independence (distinct
+//! games and pairs), pentanomial Elo, SPRT, coverage; as a progress line while
+//! games run, then as text and JSON. Each game is counted and written when it
+//! ends and then dropped: memory stays flat however many games are played (a
+//! hash of 8 bytes per game and per pair is kept to count repeats).
+
+use std::collections::{HashMap, HashSet};
+use std::fs::File;
+use std::hash::{DefaultHasher, Hash, Hasher};
+use std::io::{BufWriter, IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use anyhow::{Context, Result, bail};
+use serde_json::{Value, json};
+use stera_games::stats::{
+    Estimate, Pentanomial, Sprt, SprtDecision, Tally, los, pentanomial, trinomial,
+};
+use stera_games::{Game, MoveSource};
+use stera_rules::Color;
+
+use super::Finished;
+use super::coverage::{CoverageTally, EXIT_NAMES, PLY_NAMES, RANK_NAMES};
+
+/// What was matched, for the reports.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub own: String,
+    pub own_policy: String,
+    pub against: String,
+    pub against_policy: Option<String>,
+    pub engine: String,
+    pub limits: String,
+    pub node_jitter: f64,
+    pub openings: usize,
+    pub suite: String,
+    pub seed: u64,
+    pub max_repeats: f64,
+}
+
+/// The games as CSA, appended as they end.
+pub struct GamesFile {
+    path: PathBuf,
+    out: BufWriter<File>,
+    own: String,
+    other: String,
+    written: u64,
+}
+
+impl GamesFile {
+    /// Creates (or truncates) `path`; the players are named after the engine and
+    /// the books.
+    ///
+    /// # Errors
+    /// The file cannot be created.
+    pub fn create(path: &Path, own: &str, against: &str, engine: &str) -> Result<Self> {
+        let file = File::create(path)
+            .with_context(|| format!("cannot create the games file `{}`", path.display()))?;
+        let other = if against == "no book" {
+            engine.to_owned()
+        } else {
+            format!("{engine} + book {against}")
+        };
+        Ok(Self {
+            path: path.to_path_buf(),
+            out: BufWriter::new(file),
+            own: format!("{engine} + book {own}"),
+            other,
+            written: 0,
+        })
+    }
+
+    fn write(&mut self, finished: &Finished) -> Result<()> {
+        let (black, white) = match finished.own_color {
+            Color::Black => (&self.own, &self.other),
+            Color::White => (&self.other, &self.own),
+        };
+        let text = stera_games::csa::game_to_csa(&finished.game, black, white)
+            .context("cannot write a game as CSA")?;
+        let write = |out: &mut BufWriter<File>| -> std::io::Result<()> {
+            if self.written > 0 {
+                out.write_all(b"/\n")?;
+            }
+            // Games end out of order: the comment names the game and its pair.
+            let (first, rest) = text.split_once('\n').unwrap_or((&text, ""));
+            writeln!(out, "{first}")?;
+            writeln!(
+                out,
+                "'game {} pair {}",
+                finished.index + 1,
+                finished.index / 2 + 1
+            )?;
+            out.write_all(rest.as_bytes())?;
+            out.flush()
+        };
+        write(&mut self.out)
+            .with_context(|| format!("cannot write to the games file `{}`", self.path.display()))?;
+        self.written += 1;
+        Ok(())
+    }
+}
+
+/// A hash of a game's start and moves: equal games, equal hashes.
+fn game_hash(game: &Game) -> u64 {
+    let mut h = DefaultHasher::new();
+    game.start_sfen.hash(&mut h);
+    for m in &game.moves {
+        m.mv.to_string().hash(&mut h);
+    }
+    h.finish()
+}
+
+/// The running result of a match.
+pub struct Report {
+    total: usize,
+    sprt: Option<Sprt>,
+    settings: Settings,
+    games_out: Option<GamesFile>,
+    tally: Tally,
+    pairs: Pentanomial,
+    /// The first finished game of each pair still waiting for the other: its
+    /// points and hash (at most one per game in flight).
+    half_pairs: HashMap<usize, (f64, u64)>,
+    distinct_games: HashSet<u64>,
+    distinct_pairs: HashSet<u64>,
+    /// Pairs whose two games are the same moves (neither book made a
+    /// difference: the colours' results cancel).
+    mirrored_pairs: u64,
+    coverage: CoverageTally,
+    terminations: HashMap<&'static str, u64>,
+    plies: u64,
+    decision: SprtDecision,
+    /// Pairs counted when the SPRT decided.
+    decided_at: Option<u64>,
+    bar: Option<indicatif::ProgressBar>,
+    started: Instant,
+}
+
+impl Report {
+    pub fn new(
+        total: usize,
+        sprt: Option<Sprt>,
+        settings: Settings,
+        games_out: Option<GamesFile>,
+    ) -> Self {
+        let bar = std::io::stderr().is_terminal().then(|| {
+            let bar = indicatif::ProgressBar::new(total as u64);
+            bar.set_style(
+                indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} {msg}")
+                    .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+            );
+            bar
+        });
+        Self {
+            total,
+            sprt,
+            settings,
+            games_out,
+            tally: Tally::default(),
+            pairs: Pentanomial::default(),
+            half_pairs: HashMap::new(),
+            distinct_games: HashSet::new(),
+            distinct_pairs: HashSet::new(),
+            mirrored_pairs: 0,
+            coverage: CoverageTally::default(),
+            terminations: HashMap::new(),
+            plies: 0,
+            decision: SprtDecision::Continue,
+            decided_at: None,
+            bar,
+            started: Instant::now(),
+        }
+    }
+
+    /// Counts a finished game (and writes it), then drops it.
+    ///
+    /// # Errors
+    /// The games file cannot be written.
+    pub fn add(&mut self, finished: Finished) -> Result<()> {
+        if let Some(out) = &mut self.games_out {
+            out.write(&finished)?;
+        }
+        let points = finished.game.result.outcome.points_for(finished.own_color);
+        self.tally.add(points);
+        let hash = game_hash(&finished.game);
+        self.distinct_games.insert(hash);
+        let pair = finished.index / 2;
+        if let Some((first, first_hash)) = self.half_pairs.remove(&pair) {
+            self.pairs.add_pair(first, points);
+            if first_hash == hash {
+                self.mirrored_pairs += 1;
+            }
+            let mut h = DefaultHasher::new();
+            // The pair's games in game order, whichever ended first.
+            if finished.index % 2 == 1 {
+                (first_hash, hash).hash(&mut h);
+            } else {
+                (hash, first_hash).hash(&mut h);
+            }
+            self.distinct_pairs.insert(h.finish());
+        } else {
+            self.half_pairs.insert(pair, (points, hash));
+        }
+        self.coverage.add(&finished.coverage);
+        *self
+            .terminations
+            .entry(finished.game.result.termination.name())
+            .or_insert(0) += 1;
+        self.plies += finished
+            .game
+            .moves
+            .iter()
+            .filter(|m| m.source != MoveSource::Opening)
+            .count() as u64;
+        if let Some(sprt) = &self.sprt
+            && self.decided_at.is_none()
+        {
+            self.decision = sprt.decide(&self.pairs);
+            if self.decision != SprtDecision::Continue {
+                self.decided_at = Some(self.pairs.pairs());
+            }
+        }
+        self.progress(&finished);
+        Ok(())
+    }
+
+    /// True once the SPRT has decided.
+    pub fn decided(&self) -> bool {
+        self.decided_at.is_some()
+    }
+
+    fn games(&self) -> u64 {
+        self.tally.games()
+    }
+
+    /// The share of pairs that repeat an earlier pair: the interval is over
+    /// pairs, so a repeated pair is a sample counted twice. (The two games of
+    /// one pair may be the same moves: that pair is still one sample.)
+    fn repeat_share(&self) -> f64 {
+        let n = self.pairs.pairs();
+        if n == 0 {
+            0.0
+        } else {
+            (n - self.distinct_pairs.len() as u64) as f64 / n as f64
+        }
+    }
+
+    /// True when the pairs are independent enough for an interval.
+    fn independent(&self) -> bool {
+        self.repeat_share() <= self.settings.max_repeats
+    }
+
+    fn progress(&self, finished: &Finished) {
+        let line = self.line();
+        match &self.bar {
+            Some(bar) => {
+                bar.set_message(line);
+                bar.inc(1);
+            }
+            None => {
+                let n = self.games() as usize;
+                let step = (self.total / 50).max(1);
+                if n.is_multiple_of(step) || n == self.total || self.decided() {
+                    eprintln!(
+                        "game {n}/{} ({:.0} s; last: game {} {}, {}): {line}",
+                        self.total,
+                        self.started.elapsed().as_secs_f64(),
+                        finished.index + 1,
+                        if finished.own_color == Color::Black {
+                            "black"
+                        } else {
+                            "white"
+                        },
+                        finished.game.result,
+                    );
+                }
+            }
+        }
+    }
+
+    /// `+W =D -L, P pairs elo E [lo, hi], distinct D/N, llr X`.
+    fn line(&self) -> String {
+        let t = &self.tally;
+        let mut line = format!("+{} ={} -{}", t.wins, t.draws, t.losses);
+        if let Some(e) = pentanomial(&self.pairs) {
+            line.push_str(&format!(
+                ", {} pairs elo {} [{}, {}]",
+                self.pairs.pairs(),
+                elo_text(e.elo),
+                elo_text(e.elo_low),
+                elo_text(e.elo_high)
+            ));
+        }
+        line.push_str(&format!(
+            ", distinct {}/{}",
+            self.distinct_games.len(),
+            self.games()
+        ));
+        if let Some(sprt) = &self.sprt {
+            line.push_str(&format!(", llr {:.2}", sprt.llr(&self.pairs)));
+            if self.decided() {
+                line.push_str(&format!(" ({})", self.decision.name()));
+            }
+        }
+        line
+    }
+
+    /// Ends the progress display after a failure.
+    pub fn abandon(&self) {
+        if let Some(bar) = &self.bar {
+            bar.abandon();
+        }
+    }
+
+    /// Prints the result (text on stdout, unless the JSON goes there) and writes
+    /// the JSON.
+    ///
+    /// # Errors
+    /// The JSON file cannot be written, or the games are not independent enough
+    /// for an interval (the counts are printed first).
+    pub fn finish(self, json_out: Option<&Path>) -> Result<()> {
+        if let Some(bar) = &self.bar {
+            bar.finish();
+        }
+        let json = self.json();
+        match json_out {
+            Some(path) if path == Path::new("-") => {
+                println!("{}", serde_json::to_string_pretty(&json)?);
+            }
+            Some(path) => {
+                self.print_text();
+                let text = serde_json::to_string_pretty(&json)?;
+                std::fs::write(path, text + "\n")
+                    .with_context(|| format!("cannot write `{}`", path.display()))?;
+            }
+            None => self.print_text(),
+        }
+        if !self.independent() {
+            bail!("{}", self.withheld_reason());
+        }
+        Ok(())
+    }
+
+    fn withheld_reason(&self) -> String {
+        format!(
+            "interval withheld: only {} of {} pairs of games are distinct ({:.1} % repeat, above --max-repeats {:.1} %): repeated games are not independent, so an interval over them would be too narrow; play fewer --games, give more openings (--suite-plies, --openings, --random-plies) or add --node-jitter",
+            self.distinct_pairs.len(),
+            self.pairs.pairs(),
+            100.0 * self.repeat_share(),
+            100.0 * self.settings.max_repeats,
+        )
+    }
+
+    fn print_text(&self) {
+        let t = &self.tally;
+        let s = &self.settings;
+        println!("book: {} ({})", s.own, s.own_policy);
+        match &s.against_policy {
+            Some(policy) => println!("against: {} ({policy})", s.against),
+            None => println!("against: {}", s.against),
+        }
+        println!("engine: {} {}", s.engine, s.limits);
+        println!("openings: {} ({})", s.openings, s.suite);
+        println!("games: {} of {}", t.games(), self.total);
+        println!(
+            "distinct games: {} of {} ({:.1} %)",
+            self.distinct_games.len(),
+            t.games(),
+            100.0 * self.distinct_games.len() as f64 / t.games().max(1) as f64
+        );
+        println!(
+            "distinct pairs: {} of {} ({:.1} %)",
+            self.distinct_pairs.len(),
+            self.pairs.pairs(),
+            100.0 * (1.0 - self.repeat_share())
+        );
+        println!(
+            "pairs whose two games are the same moves: {}",
+            self.mirrored_pairs
+        );
+        println!("wins: {}", t.wins);
+        println!("draws: {}", t.draws);
+        println!("losses: {}", t.losses);
+        let c = &self.pairs.counts;
+        println!(
+            "pentanomial (pairs scoring 0, 1/2, 1, 3/2, 2): {} {} {} {} {}",
+            c[0], c[1], c[2], c[3], c[4]
+        );
+        if self.independent() {
+            if let Some(e) = pentanomial(&self.pairs) {
+                print_estimate("pentanomial", &e, self.pairs.pairs(), "pairs");
+            }
+            if let Some(e) = trinomial(t) {
+                print_estimate("trinomial", &e, t.games(), "games");
+            }
+            println!("los: {:.4}", los(t.wins, t.losses));
+            if let Some(sprt) = &self.sprt {
+                let (lower, upper) = sprt.bounds();
+                println!(
+                    "sprt: {} (llr {:.3}, bounds [{lower:.3}, {upper:.3}], elo0 {} elo1 {}{})",
+                    self.decision.name(),
+                    sprt.llr(&self.pairs),
+                    sprt.elo0,
+                    sprt.elo1,
+                    self.decided_at
+                        .map_or_else(String::new, |n| format!(", decided at {n} pairs")),
+                );
+            }
+        } else {
+            println!("{}", self.withheld_reason());
+        }
+        let cov = &self.coverage;
+        println!(
+            "book moves per game: {:.2} (book under test), {:.2} (other side); {} games without a book move",
+            cov.own_mean(),
+            cov.other_mean(),
+            cov.own_none
+        );
+        println!("book exits: {}", named(&EXIT_NAMES, &cov.exits));
+        println!(
+            "reply exits by the reply's rank in the book: {}",
+            named(&RANK_NAMES, &cov.reply_ranks)
+        );
+        println!(
+            "book exits by plies after the opening: {}",
+            named(&PLY_NAMES, &cov.exit_plies)
+        );
+        let mut terminations: Vec<_> = self.terminations.iter().collect();
+        terminations.sort();
+        let terminations: Vec<String> = terminations
+            .iter()
+            .map(|(name, n)| format!("{name} {n}"))
+            .collect();
+        println!("terminations: {}", terminations.join(", "));
+        println!(
+            "mean plies after the opening: {:.1}",
+            self.plies as f64 / t.games().max(1) as f64
+        );
+    }
+
+    fn json(&self) -> Value {
+        let t = &self.tally;
+        let s = &self.settings;
+        let estimate = |e: Option<Estimate>| -> Value {
+            match e {
+                Some(e) if self.independent() => json!({
+                    "score": e.score,
+                    "score_low": e.score_low,
+                    "score_high": e.score_high,
+                    "elo": finite(e.elo),
+                    "elo_low": finite(e.elo_low),
+                    "elo_high": finite(e.elo_high),
+                }),
+                _ => Value::Null,
+            }
+        };
+        let sprt = self.sprt.map(|sprt| {
+            let (lower, upper) = sprt.bounds();
+            json!({
+                "elo0": sprt.elo0,
+                "elo1": sprt.elo1,
+                "alpha": sprt.alpha,
+                "beta": sprt.beta,
+                "llr": sprt.llr(&self.pairs),
+                "lower": lower,
+                "upper": upper,
+                "decision": self.decision.name(),
+                "decided_at_pairs": self.decided_at,
+            })
+        });
+        let cov = &self.coverage;
+        let buckets = |names: &[&str; 5], counts: &[u64; 5]| -> Value {
+            names
+                .iter()
+                .zip(counts)
+                .map(|(n, c)| ((*n).to_owned(), json!(c)))
+                .collect::<serde_json::Map<String, Value>>()
+                .into()
+        };
+        json!({
+            "book": s.own,
+            "book_policy": s.own_policy,
+            "against": s.against,
+            "against_policy": s.against_policy,
+            "engine": s.engine,
+            "limits": s.limits,
+            "node_jitter": s.node_jitter,
+            "suite": s.suite,
+            "openings": s.openings,
+            "seed": s.seed,
+            "games_planned": self.total,
+            "games": t.games(),
+            "pairs": self.pairs.pairs(),
+            "distinct_games": self.distinct_games.len(),
+            "distinct_pairs": self.distinct_pairs.len(),
+            "mirrored_pairs": self.mirrored_pairs,
+            "repeat_share": self.repeat_share(),
+            "independent": self.independent(),
+            "wins": t.wins,
+            "draws": t.draws,
+            "losses": t.losses,
+            "pentanomial_counts": self.pairs.counts,
+            "pentanomial": estimate(pentanomial(&self.pairs)),
+            "trinomial": estimate(trinomial(t)),
+            "los": self.independent().then(|| los(t.wins, t.losses)),
+            "sprt": sprt,
+            "coverage": {
+                "own_book_moves_per_game": cov.own_mean(),
+                "other_book_moves_per_game": cov.other_mean(),
+                "games_without_own_book_move": cov.own_none,
+                "exits": buckets(&EXIT_NAMES, &cov.exits),
+                "reply_exit_ranks": buckets(&RANK_NAMES, &cov.reply_ranks),
+                "exit_plies": buckets(&PLY_NAMES, &cov.exit_plies),
+            },
+            "seconds": self.started.elapsed().as_secs_f64(),
+        })
+    }
+}
+
+/// JSON has no infinity: `null` stands for ±inf.
+fn finite(x: f64) -> Value {
+    if x.is_finite() { json!(x) } else { Value::Null }
+}
+
+fn named(names: &[&str; 5], counts: &[u64; 5]) -> String {
+    names
+        .iter()
+        .zip(counts)
+        .map(|(n, c)| format!("{n} {c}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn print_estimate(kind: &str, e: &Estimate, n: u64, unit: &str) {
+    println!(
+        "score ({kind}, {n} {unit}): {:.4} [{:.4}, {:.4}]",
+        e.score, e.score_low, e.score_high
+    );
+    println!(
+        "elo ({kind}, 95 %): {} [{}, {}]",
+        elo_text(e.elo),
+        elo_text(e.elo_low),
+        elo_text(e.elo_high)
+    );
+}
+
+/// Elo with one decimal and a sign; `inf` where the score is 0 or 1.
+fn elo_text(elo: f64) -> String {
+    if elo.is_infinite() {
+        if elo > 0.0 { "+inf" } else { "-inf" }.to_owned()
+    } else {
+        // `+ 0.0` turns -0.0 (an even score) into 0.0.
+        format!("{:+.1}", elo + 0.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::matches::coverage::{Coverage, Exit};
+    use stera_games::{GameMove, GameResult, Outcome, Termination};
+
+    fn settings() -> Settings {
+        Settings {
+            own: "a".to_owned(),
+            own_policy: "best".to_owned(),
+            against: "no book".to_owned(),
+            against_policy: None,
+            engine: "e".to_owned(),
+            limits: "nodes 1".to_owned(),
+            node_jitter: 0.0,
+            openings: 1,
+            suite: "test".to_owned(),
+            seed: 1,
+            max_repeats: 0.05,
+        }
+    }
+
+    /// Game `index` of a known set: `moves` after the start, won by `winner`.
+    fn finished(index: usize, moves: &[&str], outcome: Outcome) -> Finished {
+        Finished {
+            index,
+            own_color: if index.is_multiple_of(2) {
+                Color::Black
+            } else {
+                Color::White
+            },
+            game: Game {
+                start_sfen: stera_rules::STARTPOS_SFEN.to_owned(),
+                moves: moves
+                    .iter()
+                    .map(|m| GameMove::new(m.parse().unwrap(), MoveSource::Engine))
+                    .collect(),
+                result: GameResult {
+                    outcome,
+                    termination: Termination::Resignation,
+                },
+            },
+            coverage: Coverage {
+                own_book_plies: 0,
+                other_book_plies: 0,
+                exit: Exit::Opening,
+                exit_ply: 0,
+            },
+        }
+    }
+
+    #[test]
+    fn a_known_game_set_gives_its_pentanomial_counts_and_distinct_figures() {
+        use Outcome::{BlackWins, Draw, WhiteWins};
+        let mut r = Report::new(8, None, settings(), None);
+        // Pair 0: own wins as black, loses as white -> 1 point (counts[2]).
+        r.add(finished(0, &["7g7f"], BlackWins)).unwrap();
+        r.add(finished(1, &["2g2f"], BlackWins)).unwrap();
+        // Pair 1 (ends in reverse order): own wins both -> 2 points (counts[4]).
+        r.add(finished(3, &["5g5f"], WhiteWins)).unwrap();
+        r.add(finished(2, &["6g6f"], BlackWins)).unwrap();
+        // Pair 2: draw and loss -> 1/2 point (counts[1]).
+        r.add(finished(4, &["1g1f"], Draw)).unwrap();
+        r.add(finished(5, &["9g9f"], BlackWins)).unwrap();
+        // Pair 3 repeats pair 0's games exactly: 1 point again.
+        r.add(finished(6, &["7g7f"], BlackWins)).unwrap();
+        r.add(finished(7, &["2g2f"], BlackWins)).unwrap();
+        assert_eq!(r.pairs.counts, [0, 1, 2, 0, 1]);
+        assert_eq!(r.distinct_games.len(), 6);
+        assert_eq!(r.distinct_pairs.len(), 3);
+        assert!((r.repeat_share() - 0.25).abs() < 1e-12);
+        // 1 of 4 pairs repeats: above 5 %, the interval is withheld.
+        assert!(!r.independent());
+        let json = r.json();
+        assert_eq!(json["distinct_games"], 6);
+        assert_eq!(json["distinct_pairs"], 3);
+        assert_eq!(json["pentanomial_counts"], json!([0, 1, 2, 0, 1]));
+        assert!(json["pentanomial"].is_null());
+        let err = r.finish(None).unwrap_err();
+        assert!(
+            format!("{err}").contains("only 3 of 4 pairs of games are distinct"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn independent_games_get_an_interval_in_the_json() {
+        use Outcome::{BlackWins, WhiteWins};
+        let mut r = Report::new(
+            4,
+            Some(Sprt::new(0.0, 10.0, 0.05, 0.05).unwrap()),
+            settings(),
+            None,
+        );
+        r.add(finished(0, &["7g7f"], BlackWins)).unwrap();
+        r.add(finished(1, &["2g2f"], WhiteWins)).unwrap();
+        // The second pair's games are the same moves: one sample, independent
+        // of the first pair.
+        r.add(finished(2, &["5g5f"], BlackWins)).unwrap();
+        r.add(finished(3, &["5g5f"], BlackWins)).unwrap();
+        assert!(r.independent());
+        assert_eq!(r.mirrored_pairs, 1);
+        let json = r.json();
+        // Pairs: 2 points and 1 point: mean 0.75 of a game's point.
+        assert_eq!(json["pentanomial_counts"], json!([0, 0, 1, 0, 1]));
+        assert!((json["pentanomial"]["score"].as_f64().unwrap() - 0.75).abs() < 1e-12);
+        assert_eq!(json["sprt"]["decision"], "undecided");
+        assert_eq!(json["wins"], 3);
+        r.finish(None).unwrap();
+    }
+
+    #[test]
+    fn the_games_file_names_each_game_and_separates_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("g.csa");
+        let mut out = GamesFile::create(&path, "db", "no book", "engine").unwrap();
+        out.write(&finished(1, &["7g7f"], Outcome::BlackWins))
+            .unwrap();
+        out.write(&finished(0, &["2g2f"], Outcome::WhiteWins))
+            .unwrap();
+        drop(out);
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.starts_with("V2.2\n'game 2 pair 1\n"), "{text}");
+        assert!(text.contains("\n/\nV2.2\n'game 1 pair 1\n"), "{text}");
+        assert!(text.contains("N+engine\n"), "{text}");
+        assert!(text.contains("N-engine + book db\n"), "{text}");
+    }
+}
