@@ -1,27 +1,32 @@
 #!/usr/bin/env bash
-# The book-quality comparison of BENCHMARKS.md ("Book weights from results"):
-# books grown from startpos with the built-in engine, self-play games through the
-# coordinator, exports with minimax / softmax backup / NineDayFever weights, and
-# matches of each against no book and against each other, all at one node budget.
+# The book-strength measurement of BENCHMARKS.md ("Book strength"): books grown from
+# startpos with the built-in engine at two budgets, then matches against no book and
+# against each other with independent games (one opening per pair, drawn from the
+# book under test at plies PLIES), each row with its distinct-game count.
 #
 #   scripts/book-quality.sh [OUT_DIR]
 #
 # Environment (defaults in brackets): BIN [target/release] holds `coordinator` and
-# `book-tools`; THINK [3000] positions per book; PLAY_GAMES [1000] self-play games
-# counted into the alpha-beta book; GAMES [400] games per match; NODES [10000] nodes
-# per move in games and matches; JOBS [2] games in parallel; SELECT_SOFTMAX [1]
-# also grows a book with `--select softmax` (needs a coordinator that has it).
-# Every step prints its command; the match summaries land in OUT_DIR/*.match.
+# `book-tools`; THINK [10000] positions per book; GROW_NODES_HIGH [0: the built-in
+# engine's default budget, 300,000 nodes a position, about 10x the match's thinking
+# per move] and GROW_NODES_LOW [30000: about the match's] the two books' budgets;
+# GAMES [1000] games per match; NODES [1000] nodes per move in the matches; JOBS [2]
+# games in parallel; PLIES [2-8] plies of the openings; ROWS [all] a space-separated
+# subset of the row names below. Every step prints its command; each match writes
+# OUT_DIR/NAME.json (the result), NAME.match (the text), NAME.csa (the games).
+# A table of every row is printed at the end (python3 reads the JSON).
 set -euo pipefail
 
 OUT=${1:-/tmp/stera-book-quality}
 BIN=${BIN:-target/release}
-THINK=${THINK:-3000}
-PLAY_GAMES=${PLAY_GAMES:-1000}
-GAMES=${GAMES:-400}
-NODES=${NODES:-10000}
+THINK=${THINK:-10000}
+GROW_NODES_HIGH=${GROW_NODES_HIGH:-0}
+GROW_NODES_LOW=${GROW_NODES_LOW:-30000}
+GAMES=${GAMES:-1000}
+NODES=${NODES:-1000}
 JOBS=${JOBS:-2}
-SELECT_SOFTMAX=${SELECT_SOFTMAX:-1}
+PLIES=${PLIES:-2-8}
+ROWS=${ROWS:-all}
 
 mkdir -p "$OUT"
 run() {
@@ -29,49 +34,61 @@ run() {
     "$@"
 }
 
+wanted() {
+    [ "$ROWS" = all ] || [[ " $ROWS " == *" $1 "* ]]
+}
+
 echo startpos > "$OUT/roots.txt"
 
-grow() { # grow NAME [extra coordinator flags...]
-    local name=$1
-    shift
+grow() { # grow NAME NODES
+    local name=$1 nodes=$2
     if [ ! -d "$OUT/$name.db" ]; then
         run "$BIN/book-tools" roots set --db "$OUT/$name.db" "$OUT/roots.txt"
         run "$BIN/coordinator" --db "$OUT/$name.db" --local-workers 2 \
-            --think-limit "$THINK" "$@" 2> "$OUT/$name.grow.log"
+            --think-limit "$THINK" --nodes "$nodes" 2> "$OUT/$name.grow.log"
     fi
 }
 
 match() { # match NAME [book-tools match flags...]
     local name=$1
     shift
-    if [ ! -s "$OUT/$name.match" ]; then
+    wanted "$name" || return 0
+    if [ ! -s "$OUT/$name.json" ]; then
+        # A match whose pairs repeat exits non-zero after printing its counts.
         run "$BIN/book-tools" match --games "$GAMES" --nodes "$NODES" --concurrency "$JOBS" \
-            --openings "$OUT/roots.txt" --out-games "$OUT/$name.csa" "$@" \
-            > "$OUT/$name.match.tmp" 2> "$OUT/$name.match.log"
-        mv "$OUT/$name.match.tmp" "$OUT/$name.match"
+            --suite-plies "$PLIES" --out-games "$OUT/$name.csa" --json "$OUT/$name.json" "$@" \
+            > "$OUT/$name.match" 2> "$OUT/$name.match.log" || true
     fi
     echo "== $name: $*"
     cat "$OUT/$name.match"
 }
 
-grow ab
-if [ ! -s "$OUT/ab.games.txt" ]; then
-    run "$BIN/coordinator" --db "$OUT/ab.db" --local-workers 2 --think-limit 0 \
-        --play-share 1 --games "$PLAY_GAMES" --play-nodes "$NODES" \
-        --games-out "$OUT/ab.games.txt" 2> "$OUT/ab.play.log"
-fi
-run "$BIN/book-tools" export --db "$OUT/ab.db" --out "$OUT/ab-minimax.db2016"
-run "$BIN/book-tools" export --db "$OUT/ab.db" --out "$OUT/ab-ndf.db2016" --weights ndf
-run "$BIN/book-tools" export --db "$OUT/ab.db" --out "$OUT/ab-softmax.db2016" --backup softmax
+grow high "$GROW_NODES_HIGH"
+grow low "$GROW_NODES_LOW"
+for book in high low; do
+    if [ ! -s "$OUT/$book-minimax.db2016" ]; then
+        run "$BIN/book-tools" export --db "$OUT/$book.db" --out "$OUT/$book-minimax.db2016"
+    fi
+done
 
-match ab-vs-none --db "$OUT/ab.db"
-match minimax-vs-none --book "$OUT/ab-minimax.db2016" --book-moves softmax
-match ndf-vs-none --book "$OUT/ab-ndf.db2016" --book-moves count
-match softmax-vs-none --book "$OUT/ab-softmax.db2016" --book-moves count
-match ndf-vs-minimax --book "$OUT/ab-ndf.db2016" --book-moves count \
-    --against-book "$OUT/ab-minimax.db2016" --against-book-moves softmax
-if [ "$SELECT_SOFTMAX" = 1 ]; then
-    grow sm --select softmax --temperature 50
-    match sm-vs-none --db "$OUT/sm.db"
-    match ab-vs-sm --db "$OUT/ab.db" --against "$OUT/sm.db"
-fi
+match high-best --db "$OUT/high.db" --book-moves best
+match high-yaneuraou --db "$OUT/high.db" --book-moves yaneuraou
+match high-softmax10 --db "$OUT/high.db" --book-moves softmax --temperature 10
+match high-file-yaneuraou --book "$OUT/high-minimax.db2016"
+match low-best --db "$OUT/low.db" --book-moves best
+match high-vs-low --db "$OUT/high.db" --against "$OUT/low.db" --book-moves best
+
+python3 - "$OUT" <<'EOF'
+import json, pathlib, sys
+out = pathlib.Path(sys.argv[1])
+print(f"\n{'row':<22} {'games':>5} {'distinct':>8} {'pairs':>5} {'elo (pentanomial, 95 %)':<26} {'los':>6} {'book/game':>9}")
+for path in sorted(out.glob("*.json")):
+    r = json.loads(path.read_text())
+    p = r["pentanomial"]
+    elo = "withheld" if p is None else (
+        f"{p['elo']:+.1f} [{p['elo_low']:+.1f}, {p['elo_high']:+.1f}]"
+        if None not in (p["elo"], p["elo_low"], p["elo_high"]) else "inf")
+    los = "-" if r["los"] is None else f"{r['los']:.3f}"
+    print(f"{path.stem:<22} {r['games']:>5} {r['distinct_games']:>8} {r['pairs']:>5} {elo:<26} {los:>6} "
+          f"{r['coverage']['own_book_moves_per_game']:>9.2f}")
+EOF

@@ -54,7 +54,10 @@ impl BuiltinPlayer {
 
 impl Player for BuiltinPlayer {
     fn new_game(&mut self) -> Result<(), EvalError> {
-        self.tt = TranspositionTable::new(self.config.hash_mb);
+        // Cleared in place: a new 16 MB table per game, freed while small
+        // allocations of the match stayed live, fragmented the heap of a long
+        // match (its RSS grew with the games played).
+        self.tt.clear();
         Ok(())
     }
 

@@ -82,6 +82,13 @@ impl TranspositionTable {
         }
     }
 
+    /// Empties the table in place (the state of a new table of the same size,
+    /// without giving its memory back and asking for it again).
+    pub fn clear(&mut self) {
+        self.buckets.fill(Bucket::default());
+        self.generation = 1;
+    }
+
     fn index(&self, key: ZobristKey) -> usize {
         // Multiply-shift maps the key onto any table size without a power-of-two
         // restriction.
