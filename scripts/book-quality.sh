@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The book-strength measurement of BENCHMARKS.md ("Book strength"): books grown from
-# startpos with the built-in engine at two budgets, then matches against no book and
+# the default roots (startpos and its children) with the built-in engine at two budgets, then matches against no book and
 # against each other with independent games (one opening per pair, drawn from the
 # book under test at plies PLIES), each row with its distinct-game count.
 #
@@ -9,8 +9,9 @@
 # Environment (defaults in brackets): BIN [target/release] holds `coordinator` and
 # `book-tools`; THINK [10000] positions per book; GROW_NODES_HIGH [0: the built-in
 # engine's default budget, 300,000 nodes a position, about 10x the match's thinking
-# per move] and GROW_NODES_LOW [30000: about the match's] the two books' budgets;
-# GAMES [1000] games per match; NODES [1000] nodes per move in the matches; JOBS [2]
+# per move] and GROW_NODES_LOW [30000: about the match's] the books' budgets (`lowsm`: the low
+# budget with softmax selection);
+# GAMES [2000] games per match; NODES [1000] nodes per move in the matches; JOBS [2]
 # games in parallel; PLIES [2-8] plies of the openings; ROWS [all] a space-separated
 # subset of the row names below. Every step prints its command; each match writes
 # OUT_DIR/NAME.json (the result), NAME.match (the text), NAME.csa (the games).
@@ -22,7 +23,7 @@ BIN=${BIN:-target/release}
 THINK=${THINK:-10000}
 GROW_NODES_HIGH=${GROW_NODES_HIGH:-0}
 GROW_NODES_LOW=${GROW_NODES_LOW:-30000}
-GAMES=${GAMES:-1000}
+GAMES=${GAMES:-2000}
 NODES=${NODES:-1000}
 JOBS=${JOBS:-2}
 PLIES=${PLIES:-2-8}
@@ -38,14 +39,13 @@ wanted() {
     [ "$ROWS" = all ] || [[ " $ROWS " == *" $1 "* ]]
 }
 
-echo startpos > "$OUT/roots.txt"
-
-grow() { # grow NAME NODES
+grow() { # grow NAME NODES [coordinator flags...]
     local name=$1 nodes=$2
+    shift 2
     if [ ! -d "$OUT/$name.db" ]; then
-        run "$BIN/book-tools" roots set --db "$OUT/$name.db" "$OUT/roots.txt"
+        # The default roots: startpos and its 30 children.
         run "$BIN/coordinator" --db "$OUT/$name.db" --local-workers 2 \
-            --think-limit "$THINK" --nodes "$nodes" 2> "$OUT/$name.grow.log"
+            --think-limit "$THINK" --nodes "$nodes" "$@" 2> "$OUT/$name.grow.log"
     fi
 }
 
@@ -65,6 +65,9 @@ match() { # match NAME [book-tools match flags...]
 
 grow high "$GROW_NODES_HIGH"
 grow low "$GROW_NODES_LOW"
+# The same compute spread by sampling descents (near-best lines of both sides)
+# instead of the alpha-beta principal variation.
+grow lowsm "$GROW_NODES_LOW" --select softmax --temperature 20
 for book in high low; do
     if [ ! -s "$OUT/$book-minimax.db2016" ]; then
         run "$BIN/book-tools" export --db "$OUT/$book.db" --out "$OUT/$book-minimax.db2016"
@@ -76,6 +79,8 @@ match high-yaneuraou --db "$OUT/high.db" --book-moves yaneuraou
 match high-softmax10 --db "$OUT/high.db" --book-moves softmax --temperature 10
 match high-file-yaneuraou --book "$OUT/high-minimax.db2016"
 match low-best --db "$OUT/low.db" --book-moves best
+match lowsm-best --db "$OUT/lowsm.db" --book-moves best
+match low-vs-lowsm --db "$OUT/low.db" --against "$OUT/lowsm.db" --book-moves best
 match high-vs-low --db "$OUT/high.db" --against "$OUT/low.db" --book-moves best
 
 python3 - "$OUT" <<'EOF'

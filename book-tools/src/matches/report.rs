@@ -117,6 +117,10 @@ pub struct Report {
     settings: Settings,
     games_out: Option<GamesFile>,
     tally: Tally,
+    /// The same split by whether the book under test played a book move in
+    /// the game: where its effect can show, and where it cannot.
+    with_book: Tally,
+    without_book: Tally,
     pairs: Pentanomial,
     /// The first finished game of each pair still waiting for the other: its
     /// points and hash (at most one per game in flight).
@@ -157,6 +161,8 @@ impl Report {
             settings,
             games_out,
             tally: Tally::default(),
+            with_book: Tally::default(),
+            without_book: Tally::default(),
             pairs: Pentanomial::default(),
             half_pairs: HashMap::new(),
             distinct_games: HashSet::new(),
@@ -182,6 +188,11 @@ impl Report {
         }
         let points = finished.game.result.outcome.points_for(finished.own_color);
         self.tally.add(points);
+        if finished.coverage.own_book_plies > 0 {
+            self.with_book.add(points);
+        } else {
+            self.without_book.add(points);
+        }
         let hash = game_hash(&finished.game);
         self.distinct_games.insert(hash);
         let pair = finished.index / 2;
@@ -416,6 +427,19 @@ impl Report {
             cov.other_mean(),
             cov.own_none
         );
+        for (name, t) in [
+            ("with a book move", &self.with_book),
+            ("without a book move", &self.without_book),
+        ] {
+            println!(
+                "games {name} of the book under test: +{} ={} -{}{}",
+                t.wins,
+                t.draws,
+                t.losses,
+                t.score()
+                    .map_or_else(String::new, |s| format!(", score {s:.4}"))
+            );
+        }
         println!("book exits: {}", named(&EXIT_NAMES, &cov.exits));
         println!(
             "reply exits by the reply's rank in the book: {}",
@@ -508,6 +532,16 @@ impl Report {
                 "own_book_moves_per_game": cov.own_mean(),
                 "other_book_moves_per_game": cov.other_mean(),
                 "games_without_own_book_move": cov.own_none,
+                "with_own_book_move": {
+                    "wins": self.with_book.wins,
+                    "draws": self.with_book.draws,
+                    "losses": self.with_book.losses,
+                },
+                "without_own_book_move": {
+                    "wins": self.without_book.wins,
+                    "draws": self.without_book.draws,
+                    "losses": self.without_book.losses,
+                },
                 "exits": buckets(&EXIT_NAMES, &cov.exits),
                 "reply_exit_ranks": buckets(&RANK_NAMES, &cov.reply_ranks),
                 "exit_plies": buckets(&PLY_NAMES, &cov.exit_plies),
