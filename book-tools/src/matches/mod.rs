@@ -67,13 +67,14 @@ pub struct Args {
     /// A book file it plays against.
     #[arg(long, value_name = "FILE", conflicts_with = "against")]
     against_book: Option<PathBuf>,
-    /// How a side picks among its book's moves: `yaneuraou` (YaneuraOu's own
-    /// rule: uniformly among the moves within --eval-diff of the best and not
-    /// below the side's --eval-limit-*, by count with --by-count; none admitted:
-    /// out of book), `best` (the best value only), `softmax` (of the values at
-    /// --temperature) or `count` (in proportion to the count field; book files
-    /// only).
-    #[arg(long, value_enum, default_value_t = BookMoves::Yaneuraou)]
+    /// How a side picks among its book's moves: `best` (the best value only:
+    /// YaneuraOu with BookEvalDiff 0, the setting the README recommends from
+    /// BENCHMARKS "Book strength"), `yaneuraou` (YaneuraOu's rule with its
+    /// default options: uniformly among the moves within --eval-diff of the best
+    /// and not below the side's --eval-limit-*, by count with --by-count; none
+    /// admitted: out of book), `softmax` (of the values at --temperature) or
+    /// `count` (in proportion to the count field; book files only).
+    #[arg(long, value_enum, default_value_t = BookMoves::Best)]
     book_moves: BookMoves,
     /// --book-moves of the --against/--against-book side (default: the same).
     #[arg(long, value_enum)]
