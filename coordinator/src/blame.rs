@@ -7,11 +7,14 @@
 //!   success between) is refused: its stream is closed with a reason, and it may
 //!   not connect again in this run;
 //! * a position is quarantined only when it failed [`Blame::max_position_failures`]
-//!   times **and** on more than one distinct worker.
+//!   times **and** on more than one distinct worker, counting only workers that
+//!   are not refused.
 //!
 //! The worker's check comes first, so a single broken worker is stopped before
-//! any position is banned for its failures. No tokio, no clock: the dispatcher
-//! feeds it.
+//! any position is banned for its failures; and the failures of a refused worker
+//! stop counting, so a broken worker that a supervisor restarts under a new id
+//! (the default id holds the process id) never adds up to a quarantine with its
+//! earlier selves. No tokio, no clock: the dispatcher feeds it.
 
 use std::collections::{HashMap, HashSet};
 
@@ -165,8 +168,9 @@ impl Blame {
         }
         let per_worker = self.positions.entry(key).or_default();
         *per_worker.entry(worker).or_insert(0) += 1;
-        let failures: u32 = per_worker.values().sum();
-        let workers = per_worker.len();
+        let refused = &self.refused;
+        let counted = per_worker.iter().filter(|(w, _)| !refused.contains(*w));
+        let (failures, workers) = counted.fold((0u32, 0usize), |(f, w), (_, n)| (f + n, w + 1));
         if failures >= self.max_position_failures && workers >= 2 {
             self.positions.remove(&key);
             self.quarantined.insert(key);
@@ -195,6 +199,22 @@ mod tests {
         // A reconnected stream of the same worker stays refused.
         b.connect(2, "broken");
         assert!(b.is_refused(b.worker_of(2)));
+    }
+
+    #[test]
+    fn a_refused_worker_restarted_under_a_new_id_quarantines_nothing() {
+        let mut b = Blame::new(2, 3);
+        b.connect(1, "host-100");
+        for _ in 0..3 {
+            assert!(b.failure(1, Some(9), "crash").quarantine.is_none());
+        }
+        assert!(b.is_refused("host-100"));
+        b.connect(2, "host-101");
+        let c = b.failure(2, Some(9), "crash");
+        assert!(c.quarantine.is_none(), "{c:?}");
+        // A second healthy worker that also fails it does quarantine it.
+        b.connect(3, "other");
+        assert!(b.failure(3, Some(9), "crash").quarantine.is_some());
     }
 
     #[test]

@@ -249,6 +249,8 @@ pub struct Dispatcher<S: NodeStore> {
     abandon_maintenance: Arc<std::sync::atomic::AtomicBool>,
     /// Nothing could be selected while nothing was in flight (see [`Progress`]).
     stalled: bool,
+    /// The stream that got the last job (the round robin starts after it).
+    last_served: StreamId,
     /// Selections in a row that found nothing with nothing in flight (a second
     /// one, on a later event, confirms a stall: a selection cut short by stale
     /// bounds finds nothing once and is fine the next time).
@@ -303,6 +305,7 @@ impl<S: NodeStore> Dispatcher<S> {
             abandon_maintenance: Arc::default(),
             stalled: false,
             empty_selections: 0,
+            last_served: 0,
         })
     }
 
@@ -924,6 +927,14 @@ impl<S: NodeStore> Dispatcher<S> {
         if free == 0 {
             return;
         }
+        // Start after the stream served last: a job put back (failed) then goes
+        // to another stream with a free slot rather than to the same one again,
+        // so a position that fails gets a second worker's opinion (blame.rs).
+        let first = wanting
+            .iter()
+            .position(|(s, _)| *s > self.last_served)
+            .unwrap_or(0);
+        wanting.rotate_left(first);
         // A full store takes no results: only searches (nothing stored) go out.
         let tickets = if writable {
             self.plan(free)
@@ -957,6 +968,7 @@ impl<S: NodeStore> Dispatcher<S> {
                     Ticket::Search(search) => SearchJobs::job(id, search, deadline_ms),
                 };
                 self.reply(*stream, Msg::Job(job));
+                self.last_served = *stream;
                 *free -= 1;
                 gave = true;
             }

@@ -239,7 +239,14 @@ fn positions_whose_evaluation_always_fails_are_quarantined() {
     let c = Coord::start(
         &dir.path().join("book.db"),
         "127.0.0.1:0",
-        &["--max-failures", "2", "--max-worker-failures", "1000"],
+        &[
+            "--max-failures",
+            "2",
+            "--max-worker-failures",
+            "1000",
+            "--depth",
+            "2",
+        ],
         &[],
     );
     let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
