@@ -152,7 +152,8 @@ pub struct HistorySample {
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Problem {
     pub unix_ms: u64,
-    /// `rejected`, `expired`, `quarantined`, `export`, `store`, `selection`.
+    /// `rejected`, `expired`, `failed`, `quarantined`, `refused` (a worker), `stalled`
+    /// (nothing left to think), `export`, `store`, `selection`.
     pub kind: &'static str,
     pub message: String,
 }
