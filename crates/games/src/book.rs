@@ -6,15 +6,14 @@
 //! leaves the book when a position is not in it and comes back if the game
 //! transposes into it again.
 //!
-//! What the export gives: the tera-shock export (`book-tools export`) writes
-//! every legal move of a thought position, best first, with its minimax value
-//! (propagated through the book), the depth of its line and `count` 1 for every
-//! move, so it carries no move probabilities yet. Until results-based weights
-//! exist (NineDayFever, issue 13, to be another [`BookPolicy`]), [`SoftmaxPolicy`]
-//! turns the same minimax values into probabilities: `p(a) ∝ exp((v(a) - v_max) / T)`
-//! with `T` in centipawns. `T = 0` plays the export's first move (the analysis'
-//! best line) only; the book-quality notes found that always playing the single
-//! best line hurts, and softmax at `T = 50` did better.
+//! Where book moves come from ([`BookSource`]): a store's tera-shock analysis
+//! ([`AnalysedBook`], the values the export writes, best first) or a book file
+//! (in `book-tools`). How a side picks among them ([`MoveRule`]): the best value
+//! only, YaneuraOu's own rule (moves within an eval margin of the best and above
+//! its side's limit, uniformly or by count), a softmax of the values, or the
+//! `count` field. [`RuledBook`] plays a source by a rule. [`SoftmaxPolicy`] is the
+//! softmax rule over a store's analysis, which the coordinator's play jobs sample
+//! their openings with. BENCHMARKS.md "Book strength" measures the rules.
 
 use std::sync::Arc;
 
@@ -416,34 +415,6 @@ impl SoftmaxPolicy {
         };
         Self { book, temperature }
     }
-}
-
-/// Softmax of `values` at `temperature` (the first value is the one played at
-/// `T = 0`).
-///
-/// ```
-/// let p = stera_games::book::softmax(&[100, 50], 50.0);
-/// // e^0 : e^-1
-/// assert!((p[0] - 1.0 / (1.0 + (-1.0f64).exp())).abs() < 1e-12);
-/// assert_eq!(stera_games::book::softmax(&[10, 10, 0], 0.0), [1.0, 0.0, 0.0]);
-/// ```
-#[must_use]
-pub fn softmax(values: &[i32], temperature: f64) -> Vec<f64> {
-    let Some(&first) = values.first() else {
-        return Vec::new();
-    };
-    if temperature <= 0.0 || !temperature.is_finite() {
-        let mut p = vec![0.0; values.len()];
-        p[0] = 1.0;
-        return p;
-    }
-    let max = values.iter().copied().max().unwrap_or(first);
-    let weights: Vec<f64> = values
-        .iter()
-        .map(|&v| ((f64::from(v) - f64::from(max)) / temperature).exp())
-        .collect();
-    let sum: f64 = weights.iter().sum();
-    weights.into_iter().map(|w| w / sum).collect()
 }
 
 impl BookPolicy for SoftmaxPolicy {

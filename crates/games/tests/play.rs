@@ -6,7 +6,7 @@ use std::sync::Arc;
 use stera_book::{Book, Origin, ThoughtNode};
 use stera_engine::{BuiltinPlayer, Limits};
 use stera_formats::kifu::{KifuFormat, read_kifu_bytes};
-use stera_games::book::{BookPolicy, follow, softmax};
+use stera_games::book::{BookPolicy, follow};
 use stera_games::csa::games_to_csa;
 use stera_games::{
     AnalysedBook, Game, GameMove, GameResult, GameRules, MoveSource, Outcome, PlayOptions, Side,
@@ -84,7 +84,9 @@ fn softmax_policy_follows_the_propagated_values() {
     let line = follow(&greedy, &start, 10, || 0.5);
     assert_eq!(line.len(), 2);
     assert_eq!(line[0], usi("7g7f"));
-    assert_eq!(softmax(&[], 10.0), Vec::<f64>::new());
+    // No candidates: no probabilities, whatever the rule.
+    let rule = stera_games::MoveRule::Softmax { temperature: 10.0 };
+    assert_eq!(rule.probabilities(&[], stera_rules::Color::Black), None);
 }
 
 fn nodes(n: u64) -> Limits {
