@@ -94,7 +94,9 @@ fn the_export_rpc_and_the_final_export_write_ybb_books_equal_to_the_text_ones() 
     assert!(c.wait_exit(LONG).success());
 
     let text = text_book(&out.join("text.db2016"));
-    assert!(text.len() > 40, "{} entries", text.len());
+    // Every acknowledged result is in the book; results sent after the 40th
+    // acknowledgement may or may not have landed before the worker left.
+    assert!(text.len() >= 40, "{} entries", text.len());
     assert_eq!(binary_book(&out.join("by-extension.ybb")), text);
     assert_eq!(binary_book(&out.join("asked-for.bin")), text);
     assert_eq!(binary_book(&final_book), text);
