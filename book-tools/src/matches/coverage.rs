@@ -17,7 +17,7 @@
 
 use anyhow::{Result, bail};
 use stera_games::{Game, MoveSource, RuledBook};
-use stera_rules::{Color, Position};
+use stera_rules::{Color, Move, Position};
 
 /// Why the book side's book ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -69,8 +69,11 @@ impl Coverage {
                     (MoveSource::Book, true) => own_book_plies += 1,
                     (MoveSource::Book, false) => other_book_plies += 1,
                     (MoveSource::Engine, true) if exit.is_none() => {
+                        let previous = i
+                            .checked_sub(1)
+                            .and_then(|p| Some((before_previous.as_ref()?, game.moves[p].mv)));
                         exit = Some((
-                            cause(&pos, before_previous.as_ref(), i, opening, book),
+                            cause(&pos, previous, i, opening, book),
                             (i - opening) as u32,
                         ));
                     }
@@ -93,10 +96,11 @@ impl Coverage {
     }
 }
 
-/// Why the book side had no book move at `pos` (move `index` of the game).
+/// Why the book side had no book move at `pos` (move `index` of the game), given
+/// the position before the previous move and that move.
 fn cause(
     pos: &Position,
-    before: Option<&Position>,
+    previous: Option<(&Position, Move)>,
     index: usize,
     opening: usize,
     book: &RuledBook,
@@ -105,14 +109,11 @@ fn cause(
         // Held, yet no book move: the rule admitted none (or the ply limit).
         return Exit::RuleAdmitsNone;
     }
-    let Some(before) = before.filter(|_| index > opening) else {
+    let Some((before, previous)) = previous.filter(|_| index > opening) else {
         return Exit::Opening;
     };
     match book.source().candidates(before) {
         Some(candidates) => {
-            let Some(previous) = previous_move(before, pos) else {
-                return Exit::Opening;
-            };
             let rank = candidates
                 .iter()
                 .position(|c| c.mv == previous)
@@ -124,15 +125,6 @@ fn cause(
         None if index >= opening + 2 => Exit::OwnLeaf,
         None => Exit::Opening,
     }
-}
-
-/// The move that leads from `before` to `after` (one ply apart).
-fn previous_move(before: &Position, after: &Position) -> Option<stera_rules::Move> {
-    let key = after.key();
-    before
-        .legal_moves()
-        .into_iter()
-        .find(|&mv| before.key_after(mv) == key)
 }
 
 /// Coverage of many games, for the report.

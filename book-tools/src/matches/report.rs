@@ -105,7 +105,7 @@ fn game_hash(game: &Game) -> u64 {
     let mut h = DefaultHasher::new();
     game.start_sfen.hash(&mut h);
     for m in &game.moves {
-        m.mv.to_string().hash(&mut h);
+        m.mv.hash(&mut h);
     }
     h.finish()
 }
