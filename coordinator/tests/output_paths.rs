@@ -142,6 +142,12 @@ fn a_truncated_store_is_reported_not_panicked() {
         };
         stera_book::synthetic::grow(&mut selector, &eval, 40_000, options, &mut |_| {}).unwrap();
     }
+    // sled's threads outlive the drop and hold the lock on its `db` file until
+    // they have written it (sled issues #1234, #1289): wait for that lock, or the
+    // file may be read half written and then written over after the cut.
+    let file = std::fs::File::open(db.join("db")).unwrap();
+    file.lock().unwrap();
+    drop(file);
     let full = std::fs::read(db.join("db")).unwrap();
     std::fs::write(db.join("db"), &full[..full.len() / 2]).unwrap();
     // Run like the games-out cases: one that listens has accepted the store.

@@ -119,6 +119,10 @@ impl SledStore {
     }
 
     fn open_unguarded(path: &Path, create: bool) -> Result<Self, BookError> {
+        // A directory that already holds sled's files is an existing store, even
+        // when the caller may create one: if its marker is gone, its files were
+        // cut short, and starting it afresh would silently drop the book.
+        let existed = path.join("conf").is_file() && path.join("db").is_file();
         if create && !path.join("conf").exists() {
             // sled writes its first files at once, and hangs on a full disk.
             crate::space::ensure_room(path, path, 0)?;
@@ -148,7 +152,7 @@ impl SledStore {
                     String::from_utf8_lossy(FORMAT)
                 )));
             }
-            None if !create => {
+            None if !create || existed => {
                 // sled's files are there (checked by `open_existing`) but not
                 // the marker every book store gets when it is made: a store cut
                 // short (its start is lost), or another program's database.
