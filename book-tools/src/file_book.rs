@@ -177,10 +177,6 @@ impl BookSource for FileBook {
         )
     }
 
-    fn positions(&self) -> usize {
-        self.entries.len()
-    }
-
     fn has_counts(&self) -> bool {
         true
     }

@@ -241,9 +241,6 @@ mod tests {
         fn candidates(&self, position: &Position) -> Option<Vec<Candidate>> {
             self.0.get(&position.key().0).cloned()
         }
-        fn positions(&self) -> usize {
-            self.0.len()
-        }
         fn has_counts(&self) -> bool {
             false
         }

@@ -382,9 +382,6 @@ mod tests {
                     .collect()
             })
         }
-        fn positions(&self) -> usize {
-            self.keys.len()
-        }
         fn has_counts(&self) -> bool {
             false
         }

@@ -153,9 +153,6 @@ pub trait BookSource: Send + Sync {
     /// move).
     fn candidates(&self, position: &Position) -> Option<Vec<Candidate>>;
 
-    /// Thought positions (entries) in the book.
-    fn positions(&self) -> usize;
-
     /// True when the `count` field carries weights (a book file); a store's
     /// analysis has none.
     fn has_counts(&self) -> bool;
@@ -178,10 +175,6 @@ impl BookSource for AnalysedBook {
             })
             .collect();
         (!candidates.is_empty()).then_some(candidates)
-    }
-
-    fn positions(&self) -> usize {
-        self.len()
     }
 
     fn has_counts(&self) -> bool {
@@ -365,12 +358,6 @@ impl RuledBook {
     #[must_use]
     pub fn source(&self) -> &dyn BookSource {
         self.source.as_ref()
-    }
-
-    /// The rule it plays by.
-    #[must_use]
-    pub fn rule(&self) -> MoveRule {
-        self.rule
     }
 }
 
