@@ -54,7 +54,7 @@ enum Command {
     Import(import::Args),
     /// Game records for the kifu bonus: `kifu add`.
     Kifu(kifu::Args),
-    /// The run's root positions: `roots set`.
+    /// The run's root positions: `roots set`, `roots list`.
     Roots(roots::Args),
     /// Book statistics: size, in-book depth, principal variations, growth.
     Stats(stats::Args),

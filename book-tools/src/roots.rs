@@ -1,4 +1,5 @@
-//! `book-tools roots set`: the run's root positions, one per line of a file.
+//! `book-tools roots`: the run's root positions (`set` from a file, `list`) and how
+//! many leaves each takes in its turn.
 
 use std::path::{Path, PathBuf};
 
@@ -27,13 +28,57 @@ enum Command {
         db: PathBuf,
         /// The file of roots.
         file: PathBuf,
+        /// Leaves each root hands out before the next root takes its turn (1 to
+        /// 10,000). Many roots with a small number spread the thinking over all of
+        /// them (e.g. roots where games left the book); few roots with 100 follow each
+        /// root's principal variation longer. Default: keep the store's setting
+        /// (100 in a new store).
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=10_000))]
+        leaves_per_turn: Option<u32>,
+    },
+    /// Print the run's roots, one per line in the form `roots set` reads, and (as
+    /// `#` comments) the settings that go with them. A store without roots of its
+    /// own prints the defaults it would use: `startpos` and its 30 children.
+    List {
+        /// The book store directory.
+        #[arg(long)]
+        db: PathBuf,
     },
 }
 
 pub fn run(args: &Args) -> Result<()> {
     match &args.command {
-        Command::Set { db, file } => set(db, file),
+        Command::Set {
+            db,
+            file,
+            leaves_per_turn,
+        } => set(db, file, *leaves_per_turn),
+        Command::List { db } => list(db),
     }
+}
+
+fn list(db: &Path) -> Result<()> {
+    let store = common::open_existing(db)?;
+    let stored = store
+        .config()
+        .context("cannot read the run configuration")?;
+    let origin = if stored.is_some() {
+        "stored"
+    } else {
+        "defaults: none stored"
+    };
+    let config = stored.unwrap_or_default();
+    println!(
+        "# {} roots ({origin}), {} leaves per turn, kifu bonus {}, ply limit {}",
+        config.roots.len(),
+        config.leaves_per_turn,
+        config.kifu_bonus,
+        config.ply_limit
+    );
+    for r in &config.roots {
+        println!("{r}");
+    }
+    Ok(())
 }
 
 /// How many bad lines are listed (all are counted).
@@ -85,7 +130,7 @@ pub fn parse_roots(path: &Path) -> Result<(Vec<String>, usize)> {
     Ok((roots, duplicates))
 }
 
-fn set(db: &Path, file: &Path) -> Result<()> {
+fn set(db: &Path, file: &Path, leaves_per_turn: Option<u32>) -> Result<()> {
     let (roots, duplicates) = parse_roots(file)?;
     let mut store = common::open_or_create(db)?;
     let mut config = store
@@ -93,6 +138,9 @@ fn set(db: &Path, file: &Path) -> Result<()> {
         .context("cannot read the run configuration")?
         .unwrap_or_default();
     config.roots = roots;
+    if let Some(n) = leaves_per_turn {
+        config.leaves_per_turn = n;
+    }
     stera_book::check_roots(&config).map_err(|e| anyhow::anyhow!("{e}; nothing stored"))?;
     store
         .save_config(&config)
@@ -100,7 +148,11 @@ fn set(db: &Path, file: &Path) -> Result<()> {
     if duplicates > 0 {
         println!("dropped {duplicates} duplicate root(s): the same position as an earlier line");
     }
-    println!("stored {} roots:", config.roots.len());
+    println!(
+        "stored {} roots, {} leaves per turn:",
+        config.roots.len(),
+        config.leaves_per_turn
+    );
     for r in &config.roots {
         println!("  {r}");
     }

@@ -252,7 +252,50 @@ fn roots_kifu_and_stats() {
     )
     .unwrap();
     let set = ok(&["roots", "set", "--db", s(&db), s(&dir.path("roots.txt"))]);
-    assert!(set.contains("stored 3 roots"), "{set}");
+    assert!(set.contains("stored 3 roots, 100 leaves per turn"), "{set}");
+    // `roots list` prints them in the form `roots set` reads, so the output can be
+    // edited and set again; `--leaves-per-turn` persists with them.
+    let list = ok(&["roots", "list", "--db", s(&db)]);
+    assert_eq!(
+        list.lines()
+            .filter(|l| !l.starts_with('#'))
+            .collect::<Vec<_>>(),
+        [
+            "startpos",
+            "startpos moves 7g7f",
+            "sfen 4k4/9/9/9/9/9/9/9/4K4 b G 1"
+        ],
+        "{list}"
+    );
+    std::fs::write(dir.path("listed.txt"), &list).unwrap();
+    let again = ok(&[
+        "roots",
+        "set",
+        "--db",
+        s(&db),
+        "--leaves-per-turn",
+        "7",
+        s(&dir.path("listed.txt")),
+    ]);
+    assert!(
+        again.contains("stored 3 roots, 7 leaves per turn"),
+        "{again}"
+    );
+    let list = ok(&["roots", "list", "--db", s(&db)]);
+    assert!(
+        list.starts_with("# 3 roots (stored), 7 leaves per turn,"),
+        "{list}"
+    );
+    let zero = fails(&[
+        "roots",
+        "set",
+        "--db",
+        s(&db),
+        "--leaves-per-turn",
+        "0",
+        s(&dir.path("listed.txt")),
+    ]);
+    assert!(zero.contains("--leaves-per-turn"), "{zero}");
 
     std::fs::write(
         dir.path("games.usi"),
