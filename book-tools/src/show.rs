@@ -28,7 +28,9 @@ pub struct Args {
     temperature: f64,
 }
 
-/// A text board from an SFEN: white's pieces lowercase, promoted with `+`.
+/// A text board from an SFEN: white's pieces lowercase, promoted with `+`. Every
+/// square, empty or not, is three columns wide and right-aligned under its file
+/// number, so a promoted piece (`+B`) and an empty square (`.`) line up alike.
 pub fn board_diagram(sfen: &str) -> String {
     let mut fields = sfen.split_whitespace();
     let board = fields.next().unwrap_or("");
@@ -41,7 +43,7 @@ pub fn board_diagram(sfen: &str) -> String {
         let mut promoted = false;
         for c in row.chars() {
             if let Some(n) = c.to_digit(10) {
-                cells.extend(std::iter::repeat_n(" . ".to_owned(), n as usize));
+                cells.extend(std::iter::repeat_n("  .".to_owned(), n as usize));
             } else if c == '+' {
                 promoted = true;
             } else {
@@ -339,5 +341,34 @@ fn depth_text(d: u16) -> String {
         "inf".to_owned()
     } else {
         d.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::board_diagram;
+
+    #[test]
+    fn squares_align_under_their_file_numbers() {
+        // After 7g7f 3c3d 8h2b+: a promoted bishop, empty squares and pieces on one row.
+        let diagram =
+            board_diagram("lnsgkgsnl/1r5+B1/pppppp1pp/6p2/9/2P6/PP1PPPPPP/7R1/LNSGKGSNL w B 4");
+        let lines: Vec<&str> = diagram.lines().collect();
+        assert_eq!(lines[1], "  9  8  7  6  5  4  3  2  1");
+        assert_eq!(lines[3], "  .  r  .  .  .  .  . +B  . b", "{diagram}");
+        assert_eq!(lines[6], "  .  .  .  .  .  .  .  .  . e", "{diagram}");
+        // Each of the nine rows: nine cells of three columns, each ending in its piece
+        // or `.` right under the file number (the header's cells end in the digit).
+        for row in &lines[1..11] {
+            let cells: Vec<&str> = (0..9).map(|f| &row[3 * f..3 * f + 3]).collect();
+            assert!(
+                cells
+                    .iter()
+                    .all(|c| !c.ends_with(' ') && c.starts_with(' ')),
+                "{row:?} in\n{diagram}"
+            );
+        }
+        assert_eq!(lines[11], "black hand: B");
+        assert_eq!(lines[12], "white to move");
     }
 }

@@ -277,14 +277,35 @@ fn print_growth(out: &mut dyn Write, extras: &NodeExtras) -> io::Result<()> {
     for &t in &extras.timestamps {
         *per_hour.entry(t / 3600).or_default() += 1;
     }
-    writeln!(out, "growth (nodes per hour, UTC hours since the epoch):")?;
+    writeln!(out, "growth (nodes thought per hour, UTC):")?;
     let hours: Vec<_> = per_hour.iter().collect();
     let skip = hours.len().saturating_sub(48);
     if skip > 0 {
         writeln!(out, "  ({skip} earlier hours not shown)")?;
     }
     for (hour, count) in &hours[skip..] {
-        writeln!(out, "  hour {hour}: {count}")?;
+        writeln!(out, "  {}: {count}", hour_name(**hour))?;
     }
     Ok(())
+}
+
+/// `2026-11-26 09:00` for the hour that starts `hour` hours after the Unix epoch.
+fn hour_name(hour: u32) -> String {
+    let format = time::macros::format_description!("[year]-[month]-[day] [hour]:00");
+    time::OffsetDateTime::from_unix_timestamp(i64::from(hour) * 3600)
+        .ok()
+        .and_then(|t| t.format(&format).ok())
+        .unwrap_or_else(|| format!("hour {hour} since 1970"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::hour_name;
+
+    #[test]
+    fn hours_are_named_by_their_utc_date() {
+        assert_eq!(hour_name(0), "1970-01-01 00:00");
+        // 2026-11-26 09:00 UTC is 1,795,683,600 s after the epoch.
+        assert_eq!(hour_name(1_795_683_600 / 3600), "2026-11-26 09:00");
+    }
 }

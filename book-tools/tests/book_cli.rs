@@ -326,7 +326,10 @@ fn roots_kifu_and_stats() {
     );
     // Two roots at in-book depth 0, the node after 7g7f 3c3d one move below.
     assert!(stats.contains("    0: 2\n    1: 1\n"), "{stats}");
-    assert!(stats.contains("hour "), "{stats}");
+    assert!(
+        stats.contains("growth (nodes thought per hour, UTC):\n  20"),
+        "{stats}"
+    );
 }
 
 /// The coordinator binary built beside this one (`cargo test --workspace`
