@@ -3,7 +3,7 @@
 //!
 //! Totals, workers, history and problems come from the [`Registry`] without
 //! touching the dispatcher. Only the principal variations need the selector, which
-//! the dispatcher thread owns: they are asked for with an [`Event::Status`] and
+//! the dispatcher thread owns: they are asked for with [`DispatcherHandle::status`] and
 //! cached for a few seconds, so any number of open pages costs selection at most one
 //! status request per [`ROOTS_MAX_AGE`].
 
@@ -18,9 +18,9 @@ use axum::http::header;
 use axum::response::{Html, IntoResponse};
 use axum::routing::get;
 use serde::Serialize;
-use tokio::sync::{Mutex, mpsc, oneshot};
+use tokio::sync::Mutex;
 
-use crate::dispatcher::Event;
+use crate::handle::{DispatcherHandle, WeakDispatcherHandle};
 use crate::registry::{HistorySample, Problem, Registry, unix_ms_now};
 
 /// The page, self-contained (no CDN: clusters often have no internet).
@@ -106,7 +106,7 @@ pub struct Dashboard {
     registry: Arc<Registry>,
     // Weak: the dispatcher ends when the last strong sender is gone, and the HTTP
     // server lives as long as the process, so it must not keep the dispatcher alive.
-    events: mpsc::WeakUnboundedSender<Event>,
+    dispatcher: WeakDispatcherHandle,
     started_unix_ms: u64,
     // A tokio mutex held across the dispatcher round trip: concurrent pollers wait
     // for one request instead of each sending their own.
@@ -115,10 +115,10 @@ pub struct Dashboard {
 
 impl Dashboard {
     /// A dashboard over `registry`, asking the dispatcher on `events` for root lines.
-    pub fn new(registry: Arc<Registry>, events: mpsc::UnboundedSender<Event>) -> Self {
+    pub fn new(registry: Arc<Registry>, dispatcher: &DispatcherHandle) -> Self {
         Self {
             registry,
-            events: events.downgrade(),
+            dispatcher: dispatcher.downgrade(),
             started_unix_ms: unix_ms_now(),
             roots: Arc::new(Mutex::new(RootsCache {
                 at: None,
@@ -139,25 +139,22 @@ impl Dashboard {
     async fn roots(&self) -> (Vec<RootJson>, u64) {
         let mut cache = self.roots.lock().await;
         let fresh = cache.at.is_some_and(|t| t.elapsed() < ROOTS_MAX_AGE);
-        if !fresh {
-            let (reply, rx) = oneshot::channel();
-            if let Some(events) = self.events.upgrade()
-                && events.send(Event::Status { reply }).is_ok()
-                && let Ok(Ok(status)) = tokio::time::timeout(ROOTS_WAIT, rx).await
-            {
-                cache.roots = status
-                    .roots
-                    .into_iter()
-                    .map(|r| RootJson {
-                        root: r.root,
-                        pv: r.pv,
-                        value: r.value,
-                    })
-                    .collect();
-                // Before the first selection there are no lines yet; ask again next
-                // time rather than showing "none" for the whole cache period.
-                cache.at = (!cache.roots.is_empty()).then(Instant::now);
-            }
+        if !fresh
+            && let Some(dispatcher) = self.dispatcher.upgrade()
+            && let Ok(Ok(status)) = tokio::time::timeout(ROOTS_WAIT, dispatcher.status()).await
+        {
+            cache.roots = status
+                .roots
+                .into_iter()
+                .map(|r| RootJson {
+                    root: r.root,
+                    pv: r.pv,
+                    value: r.value,
+                })
+                .collect();
+            // Before the first selection there are no lines yet; ask again next
+            // time rather than showing "none" for the whole cache period.
+            cache.at = (!cache.roots.is_empty()).then(Instant::now);
         }
         let age = cache.at.map_or(0, |t| {
             u64::try_from(t.elapsed().as_millis()).unwrap_or(u64::MAX)
@@ -249,6 +246,7 @@ async fn api_status(State(d): State<Dashboard>) -> impl IntoResponse {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::dispatcher::Event;
 
     fn sample(i: u64) -> HistorySample {
         HistorySample {
@@ -275,9 +273,9 @@ mod tests {
     #[tokio::test]
     async fn roots_are_cached_between_requests() {
         let registry = Arc::new(Registry::default());
-        let (events, mut rx) = mpsc::unbounded_channel();
-        // The dashboard holds only a weak sender; this one stands for the service's.
-        let dashboard = Dashboard::new(registry, events.clone());
+        let (events, mut rx) = crate::handle::DispatcherHandle::channel();
+        // The dashboard holds only a weak handle; this one stands for the service's.
+        let dashboard = Dashboard::new(registry, &events);
         // A stand-in dispatcher that counts status requests.
         let answered = Arc::new(std::sync::atomic::AtomicU64::new(0));
         let counter = answered.clone();

@@ -18,9 +18,8 @@ use std::time::{Duration, Instant, SystemTime};
 
 use stera_book::{Leaf, NodeStore, Selector, Thought};
 use stera_proto::v1::{
-    CoordinatorMessage, Drain, ExportReply, ExportRequest, Hello, JobResult, Limits, PlayResult,
-    ResultAck, ResultRejected, RootLine, StatusReply, Welcome, coordinator_message::Msg,
-    job_result,
+    CoordinatorMessage, Drain, ExportRequest, Hello, JobResult, Limits, PlayResult, ResultAck,
+    ResultRejected, RootLine, StatusReply, Welcome, coordinator_message::Msg, job_result,
 };
 use tokio::sync::{mpsc, oneshot, watch};
 use tonic::Status;
@@ -28,7 +27,8 @@ use tonic::Status;
 use crate::blame::Blame;
 pub use crate::leases::StreamId;
 use crate::leases::{Job as LeasedJob, LeaseId, LeaseTable, Verdict, Voided};
-use crate::maintenance::{MaintenanceQueue, Preparers};
+use crate::maintenance::queue::{BackupReplyTx, ExportReplyTx};
+use crate::maintenance::{BackupFn, CompactFn, ExportFn, MaintenanceQueue, Preparers};
 use crate::play::{GameTicket, PlayJobs, PlaySettings};
 use crate::registry::{Registry, RejectReason, RequeueReason, WorkerEntry, unix_ms};
 use crate::search::{SearchAnswer, SearchJobs, SearchTicket};
@@ -126,12 +126,12 @@ pub enum Event {
     },
     Export {
         request: ExportRequest,
-        reply: oneshot::Sender<Result<ExportReply, String>>,
+        reply: ExportReplyTx,
     },
     /// Copy the store to `path` (a new directory).
     Backup {
         path: std::path::PathBuf,
-        reply: oneshot::Sender<Result<stera_proto::v1::BackupReply, String>>,
+        reply: BackupReplyTx,
     },
     /// A client asks for one move of its game (rpc Search).
     Search {
@@ -143,29 +143,6 @@ pub enum Event {
         reason: String,
     },
 }
-
-/// Work prepared on the dispatcher thread that runs on the maintenance thread.
-pub type Job<R> = Box<dyn FnOnce() -> Result<R, String> + Send>;
-
-/// An export's work: runs on the maintenance thread while the dispatcher goes on.
-pub type ExportJob = Job<ExportReply>;
-
-/// Prepares an export of the live book on the dispatcher thread (checks, a
-/// snapshot) and returns the work that writes it (injected so the dispatcher does
-/// not depend on the export code).
-pub type ExportFn<S> =
-    Box<dyn Fn(&Selector<S>, &ExportRequest) -> Result<ExportJob, String> + Send>;
-
-/// Prepares a copy of the store to a new directory (a snapshot on the dispatcher
-/// thread, the copy on the maintenance thread; injected: a backup is a sled matter).
-pub type BackupFn<S> = Box<
-    dyn Fn(&Selector<S>, &std::path::Path) -> Result<Job<stera_proto::v1::BackupReply>, String>
-        + Send,
->;
-
-/// Asked whenever the maintenance thread is idle: returns a compaction of the
-/// store when its policy says one is due (the job returns the chunks it merged).
-pub type CompactFn<S> = Box<dyn FnMut(&Selector<S>) -> Option<Job<usize>> + Send>;
 
 /// Dispatcher settings.
 #[derive(Debug, Clone)]

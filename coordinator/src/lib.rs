@@ -19,7 +19,7 @@
 pub mod blame;
 pub mod dashboard;
 pub mod dispatcher;
-pub mod export;
+pub mod handle;
 pub mod leases;
 pub mod maintenance;
 pub mod play;
@@ -32,6 +32,10 @@ pub mod telemetry;
 pub mod think;
 pub mod validate;
 
+/// Exports keep their path: `stera_coordinator::export` is what the binaries and
+/// tools call.
+pub use maintenance::export;
+
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -41,10 +45,12 @@ use anyhow::{Context, Result, bail};
 use stera_book::{NodeStore, SelectMode, Selector, SledStore, SoftmaxSelect};
 use stera_proto::v1::Limits;
 use stera_proto::v1::coordinator_server::CoordinatorServer;
-use tokio::sync::{mpsc, watch};
+use tokio::sync::watch;
 use tokio_stream::wrappers::TcpListenerStream;
 
-use crate::dispatcher::{DispatchConfig, Dispatcher, Event, ExportFn, Progress};
+use crate::dispatcher::{DispatchConfig, Dispatcher, Event, Progress};
+use crate::handle::DispatcherHandle;
+use crate::maintenance::{ExportFn, backup, compact, schedule};
 use crate::registry::Registry;
 use crate::service::{CoordinatorService, TokenCheck};
 
@@ -353,7 +359,7 @@ pub async fn run(args: CoordinatorArgs, export: Option<ExportFn<SledStore>>) -> 
 
     let registry = Arc::new(Registry::default());
     let (progress_tx, mut progress) = watch::channel(Progress::default());
-    let (events, events_rx) = mpsc::unbounded_channel::<Event>();
+    let (handle, events_rx) = DispatcherHandle::channel();
     let config = dispatch_config(&args, play);
     // Set by a signal during the final export: the dispatcher then does not wait
     // for the maintenance thread (the export writes a temporary file, never the
@@ -367,9 +373,9 @@ pub async fn run(args: CoordinatorArgs, export: Option<ExportFn<SledStore>>) -> 
                     args.store_reserve_mb.saturating_mul(1 << 20),
                     registry.clone(),
                 ))
-                .with_backup(export::store_backup(args.db.clone()))
-                .with_compaction(export::store_compaction(
-                    export::CompactPolicy {
+                .with_backup(backup::store_backup(args.db.clone()))
+                .with_compaction(compact::store_compaction(
+                    compact::CompactPolicy {
                         every: args.compact_every,
                         min_records: args.compact_chunk,
                     },
@@ -383,24 +389,42 @@ pub async fn run(args: CoordinatorArgs, export: Option<ExportFn<SledStore>>) -> 
         .context("cannot start the dispatcher thread")?;
 
     if let Some(addr) = args.metrics {
-        serve_metrics(addr, registry.clone(), events.clone(), args.db.clone()).await?;
+        serve_metrics(addr, registry.clone(), &handle, args.db.clone()).await?;
     }
-    let ticker = start_ticker(events.clone());
+    let ticker = start_ticker(handle.clone());
     let (stop_server, server_stopped) = watch::channel(false);
     let (server, addr) =
-        start_server(&args, tls, &token, &events, &registry, server_stopped).await?;
+        start_server(&args, tls, &token, &handle, &registry, server_stopped).await?;
     let mut children = start_local_workers(&args, addr, token.as_deref())?;
-    let periodic = periodic_export(&args, events.clone());
-    let backups = periodic_backup(&args, events.clone());
-    let status = status_line::spawn(events.clone(), progress.clone(), status_settings(&args));
+    let periodic = args
+        .export
+        .as_ref()
+        .filter(|_| args.export_every_mins > 0)
+        .map(|path| {
+            let every = Duration::from_secs(args.export_every_mins.saturating_mul(60));
+            schedule::periodic_export(handle.clone(), every, export_request(&args, path))
+        });
+    let backups = args
+        .backup_dir
+        .as_ref()
+        .filter(|_| args.backup_every_mins > 0)
+        .map(|dir| {
+            let every = Duration::from_secs(args.backup_every_mins.saturating_mul(60));
+            schedule::periodic_backup(handle.clone(), every, dir.clone(), args.backup_keep)
+        });
+    let status = status_line::spawn(handle.clone(), progress.clone(), status_settings(&args));
 
-    wait_for_the_end(&args, &events, &mut progress, &mut term).await;
+    wait_for_the_end(&args, &handle, &mut progress, &mut term).await;
     status.stop().await;
     let thought = progress.borrow().thought;
     let mut export_result = Ok(());
     if let Some(path) = &args.export {
         tokio::select! {
-            r = final_export(&events, export_request(&args, path)) => export_result = r,
+            r = schedule::final_export(&handle, export_request(&args, path)) => {
+                export_result = r
+                    .map(drop)
+                    .map_err(|e| anyhow::anyhow!("export to {} failed: {e}", path.display()));
+            }
             () = terminated(&mut term) => {
                 tracing::warn!(path = %path.display(), "signal during the final export: export abandoned (the earlier export file, if any, is unchanged; the store is whole)");
                 abandon.store(true, std::sync::atomic::Ordering::Release);
@@ -426,7 +450,7 @@ pub async fn run(args: CoordinatorArgs, export: Option<ExportFn<SledStore>>) -> 
         let _ = child.wait().await;
     }
     ticker.abort();
-    drop(events);
+    drop(handle);
     close_server(server).await;
     // The service held event senders; once it is gone the dispatcher ends.
     let mut selector = tokio::task::spawn_blocking(move || dispatcher_thread.join())
@@ -502,12 +526,12 @@ fn status_settings(args: &CoordinatorArgs) -> status_line::StatusSettings {
 }
 
 /// Ticks the dispatcher (lease expiry) four times a second.
-fn start_ticker(events: mpsc::UnboundedSender<Event>) -> tokio::task::JoinHandle<()> {
+fn start_ticker(dispatcher: DispatcherHandle) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
         let mut tick = tokio::time::interval(Duration::from_millis(250));
         loop {
             tick.tick().await;
-            if events.send(Event::Tick).is_err() {
+            if dispatcher.send(Event::Tick).is_err() {
                 break;
             }
         }
@@ -521,7 +545,7 @@ async fn start_server(
     args: &CoordinatorArgs,
     tls: Option<tonic::transport::ServerTlsConfig>,
     token: &Option<String>,
-    events: &mpsc::UnboundedSender<Event>,
+    dispatcher: &DispatcherHandle,
     registry: &Arc<Registry>,
     mut stopped: watch::Receiver<bool>,
 ) -> Result<(ServerTask, SocketAddr)> {
@@ -531,7 +555,7 @@ async fn start_server(
     let addr = listener.local_addr()?;
     tracing::info!(%addr, "listening");
     let service = CoordinatorServer::with_interceptor(
-        CoordinatorService::new(events.clone(), registry.clone(), stopped.clone())
+        CoordinatorService::new(dispatcher.clone(), registry.clone(), stopped.clone())
             .with_export_paths(args.db.clone(), args.export_dir.clone()),
         TokenCheck::new(token.clone()),
     );
@@ -554,7 +578,7 @@ async fn start_server(
 /// `--drain-secs` for jobs in flight).
 async fn wait_for_the_end(
     args: &CoordinatorArgs,
-    events: &mpsc::UnboundedSender<Event>,
+    dispatcher: &DispatcherHandle,
     progress: &mut watch::Receiver<Progress>,
     term: &mut Option<tokio::signal::unix::Signal>,
 ) {
@@ -567,9 +591,7 @@ async fn wait_for_the_end(
             drain_secs = args.drain_secs,
             "stopping: no new jobs, waiting for jobs in flight"
         );
-        let _ = events.send(Event::Drain {
-            reason: "the coordinator is shutting down".into(),
-        });
+        let _ = dispatcher.drain("the coordinator is shutting down");
         tokio::select! {
             _ = tokio::time::timeout(
                 Duration::from_secs(args.drain_secs),
@@ -584,14 +606,10 @@ async fn wait_for_the_end(
             thought = progress.borrow().thought,
             "stopping: no position can be thought any more"
         );
-        let _ = events.send(Event::Drain {
-            reason: "no position can be thought any more".into(),
-        });
+        let _ = dispatcher.drain("no position can be thought any more");
     } else {
         tracing::info!(thought = progress.borrow().thought, "think limit reached");
-        let _ = events.send(Event::Drain {
-            reason: "the think limit is reached".into(),
-        });
+        let _ = dispatcher.drain("the think limit is reached");
     }
 }
 
@@ -638,26 +656,6 @@ fn export_request(
     }
 }
 
-/// The `--export` at the end of the run.
-async fn final_export(
-    events: &mpsc::UnboundedSender<Event>,
-    request: stera_proto::v1::ExportRequest,
-) -> Result<()> {
-    let (reply, rx) = tokio::sync::oneshot::channel();
-    let path = request.path.clone();
-    events
-        .send(Event::Export { request, reply })
-        .map_err(|_| anyhow::anyhow!("the dispatcher stopped"))?;
-    match rx.await {
-        Ok(Ok(r)) => {
-            tracing::info!(path = %r.path, entries = r.entries, ms = r.elapsed_ms, "book exported");
-            Ok(())
-        }
-        Ok(Err(e)) => bail!("export to {path} failed: {e}"),
-        Err(_) => bail!("the dispatcher stopped before the export"),
-    }
-}
-
 /// Streams end with the stop signal; a connection that still does not close is cut
 /// after a grace period, so shutdown never waits on a peer.
 async fn close_server(mut server: ServerTask) {
@@ -682,7 +680,7 @@ const STORE_SIZE_EVERY: Duration = Duration::from_secs(30);
 async fn serve_metrics(
     addr: SocketAddr,
     registry: Arc<Registry>,
-    events: mpsc::UnboundedSender<Event>,
+    dispatcher: &DispatcherHandle,
     db: PathBuf,
 ) -> Result<()> {
     let handle = stera_worker::telemetry::install_recorder("coordinator", telemetry::BUCKETS)?;
@@ -693,7 +691,7 @@ async fn serve_metrics(
     };
     let router = exposition
         .router()
-        .merge(dashboard::Dashboard::new(registry.clone(), events).router());
+        .merge(dashboard::Dashboard::new(registry.clone(), dispatcher).router());
     stera_worker::telemetry::serve(addr, router).await?;
     tokio::spawn(async move {
         let mut tick = tokio::time::interval(STORE_SIZE_EVERY);
@@ -715,104 +713,6 @@ async fn serve_metrics(
         }
     });
     Ok(())
-}
-
-/// Asks the dispatcher for an export every `--export-every-mins`.
-fn periodic_export(
-    args: &CoordinatorArgs,
-    events: mpsc::UnboundedSender<Event>,
-) -> Option<tokio::task::JoinHandle<()>> {
-    let path = args.export.clone()?;
-    if args.export_every_mins == 0 {
-        return None;
-    }
-    let every = Duration::from_secs(args.export_every_mins.saturating_mul(60));
-    let request = export_request(args, &path);
-    Some(tokio::spawn(async move {
-        let mut tick = tokio::time::interval(every);
-        tick.tick().await;
-        loop {
-            tick.tick().await;
-            let (reply, rx) = tokio::sync::oneshot::channel();
-            let request = request.clone();
-            if events.send(Event::Export { request, reply }).is_err() {
-                return;
-            }
-            match rx.await {
-                Ok(Ok(r)) => {
-                    tracing::info!(path = %r.path, entries = r.entries, ms = r.elapsed_ms, "periodic export written")
-                }
-                Ok(Err(e)) => tracing::error!(error = %e, "periodic export failed"),
-                Err(_) => return,
-            }
-        }
-    }))
-}
-
-/// Asks the dispatcher for a backup into `--backup-dir` every `--backup-every-mins`,
-/// and deletes the oldest complete backups beyond `--backup-keep`.
-fn periodic_backup(
-    args: &CoordinatorArgs,
-    events: mpsc::UnboundedSender<Event>,
-) -> Option<tokio::task::JoinHandle<()>> {
-    let dir = args.backup_dir.clone()?;
-    if args.backup_every_mins == 0 {
-        return None;
-    }
-    let every = Duration::from_secs(args.backup_every_mins.saturating_mul(60));
-    let keep = args.backup_keep.max(1);
-    Some(tokio::spawn(async move {
-        let mut tick = tokio::time::interval(every);
-        tick.tick().await;
-        loop {
-            tick.tick().await;
-            let secs = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.as_secs());
-            let path = dir.join(format!("backup-{secs}.db"));
-            let (reply, rx) = tokio::sync::oneshot::channel();
-            if events.send(Event::Backup { path, reply }).is_err() {
-                return;
-            }
-            match rx.await {
-                Ok(Ok(r)) => {
-                    tracing::info!(path = %r.path, nodes = r.nodes, ms = r.elapsed_ms, "periodic backup written");
-                    prune_backups(&dir, keep);
-                }
-                Ok(Err(e)) => tracing::error!(error = %e, "periodic backup failed"),
-                Err(_) => return,
-            }
-        }
-    }))
-}
-
-/// Deletes complete periodic backups (`backup-N.db`) beyond the newest `keep`.
-fn prune_backups(dir: &std::path::Path, keep: usize) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let mut backups: Vec<(u64, PathBuf)> = entries
-        .filter_map(Result::ok)
-        .filter_map(|e| {
-            let name = e.file_name().into_string().ok()?;
-            let secs = name
-                .strip_prefix("backup-")?
-                .strip_suffix(".db")?
-                .parse()
-                .ok()?;
-            Some((secs, e.path()))
-        })
-        .collect();
-    backups.sort();
-    let excess = backups.len().saturating_sub(keep);
-    for (_, path) in backups.into_iter().take(excess) {
-        match std::fs::remove_dir_all(&path) {
-            Ok(()) => tracing::info!(path = %path.display(), "old backup deleted"),
-            Err(e) => {
-                tracing::warn!(path = %path.display(), error = %e, "cannot delete an old backup")
-            }
-        }
-    }
 }
 
 /// Starts `--local-workers` worker processes: this same executable in worker mode.

@@ -10,20 +10,22 @@ use stera_proto::v1::{
     BackupReply, BackupRequest, CoordinatorMessage, ExportReply, ExportRequest, SearchReply,
     SearchRequest, StatusReply, StatusRequest, WorkerMessage, worker_message::Msg,
 };
-use tokio::sync::{mpsc, oneshot, watch};
+use tokio::sync::{mpsc, watch};
 use tokio_stream::wrappers::UnboundedReceiverStream;
 use tonic::{Request, Response, Status, Streaming};
 
 use stera_proto::limits::{self, Violation};
 
 use crate::dispatcher::{Event, StreamId};
+use crate::handle::{Closed, DispatcherHandle};
+use crate::maintenance::MaintenanceError;
 use crate::registry::Registry;
 
 /// How long a new stream may take to say Hello.
 const HELLO_TIMEOUT: Duration = Duration::from_secs(10);
 
 pub struct CoordinatorService {
-    events: mpsc::UnboundedSender<Event>,
+    dispatcher: DispatcherHandle,
     registry: Arc<Registry>,
     /// Becomes true when the coordinator closes: every stream ends, even one whose
     /// worker never hangs up (else the server's graceful shutdown waits forever).
@@ -36,12 +38,12 @@ pub struct CoordinatorService {
 
 impl CoordinatorService {
     pub fn new(
-        events: mpsc::UnboundedSender<Event>,
+        dispatcher: DispatcherHandle,
         registry: Arc<Registry>,
         closing: watch::Receiver<bool>,
     ) -> Self {
         Self {
-            events,
+            dispatcher,
             registry,
             closing,
             next_stream: AtomicU64::new(1),
@@ -56,12 +58,6 @@ impl CoordinatorService {
         self.store = store;
         self.export_dir = export_dir;
         self
-    }
-
-    fn send(&self, event: Event) -> Result<(), Status> {
-        self.events
-            .send(event)
-            .map_err(|_| Status::unavailable("the coordinator is shutting down"))
     }
 }
 
@@ -141,8 +137,8 @@ impl Coordinator for CoordinatorService {
         let stream = self.next_stream.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = mpsc::unbounded_channel();
         let closer = tx.clone();
-        self.send(Event::Connect { stream, hello, tx })?;
-        let events = self.events.clone();
+        self.dispatcher.send(Event::Connect { stream, hello, tx })?;
+        let dispatcher = self.dispatcher.clone();
         let registry = self.registry.clone();
         let mut closing = self.closing.clone();
         tokio::spawn(async move {
@@ -150,7 +146,7 @@ impl Coordinator for CoordinatorService {
                 let incoming = tokio::select! {
                     m = inbound.message() => m,
                     _ = closing.wait_for(|c| *c) => {
-                        let _ = closer.send(Err(Status::unavailable("the coordinator is shutting down")));
+                        let _ = closer.send(Err(Closed.into()));
                         break;
                     }
                 };
@@ -189,11 +185,11 @@ impl Coordinator for CoordinatorService {
                 let Some(event) = checked.msg.and_then(|m| event_for(stream, m)) else {
                     continue;
                 };
-                if events.send(event).is_err() {
+                if dispatcher.send(event).is_err() {
                     break;
                 }
             }
-            let _ = events.send(Event::Disconnect { stream });
+            let _ = dispatcher.send(Event::Disconnect { stream });
         });
         Ok(Response::new(UnboundedReceiverStream::new(rx)))
     }
@@ -202,11 +198,7 @@ impl Coordinator for CoordinatorService {
         &self,
         _request: Request<StatusRequest>,
     ) -> Result<Response<StatusReply>, Status> {
-        let (reply, rx) = oneshot::channel();
-        self.send(Event::Status { reply })?;
-        rx.await
-            .map(Response::new)
-            .map_err(|_| Status::unavailable("the coordinator is shutting down"))
+        Ok(Response::new(self.dispatcher.status().await?))
     }
 
     async fn export(
@@ -231,12 +223,10 @@ impl Coordinator for CoordinatorService {
             Status::permission_denied(e.to_string())
         })?;
         request.path = resolved.display().to_string();
-        let (reply, rx) = oneshot::channel();
-        self.send(Event::Export { request, reply })?;
-        match rx.await {
-            Ok(Ok(r)) => Ok(Response::new(r)),
-            Ok(Err(e)) => Err(Status::internal(format!("export failed: {e}"))),
-            Err(_) => Err(Status::unavailable("the coordinator is shutting down")),
+        match self.dispatcher.export(request).await {
+            Ok(r) => Ok(Response::new(r)),
+            Err(MaintenanceError::Closed(closed)) => Err(closed.into()),
+            Err(e) => Err(Status::internal(format!("export failed: {e}"))),
         }
     }
 
@@ -255,12 +245,10 @@ impl Coordinator for CoordinatorService {
             &self.store,
         )
         .map_err(|e| Status::permission_denied(e.to_string()))?;
-        let (reply, rx) = oneshot::channel();
-        self.send(Event::Backup { path, reply })?;
-        match rx.await {
-            Ok(Ok(r)) => Ok(Response::new(r)),
-            Ok(Err(e)) => Err(Status::internal(format!("backup failed: {e}"))),
-            Err(_) => Err(Status::unavailable("the coordinator is shutting down")),
+        match self.dispatcher.backup(path).await {
+            Ok(r) => Ok(Response::new(r)),
+            Err(MaintenanceError::Closed(closed)) => Err(closed.into()),
+            Err(e) => Err(Status::internal(format!("backup failed: {e}"))),
         }
     }
 
@@ -279,12 +267,9 @@ impl CoordinatorService {
         if let Err(v) = limits::check_search_request(&request) {
             return Err(refusal(&v));
         }
-        let (answer, rx) = oneshot::channel();
-        self.send(Event::Search { request, answer })?;
         // A client that goes away drops this future and with it the receiver: the
         // dispatcher sees the closed channel and forgets the search.
-        rx.await
-            .map_err(|_| Status::unavailable("the coordinator is shutting down"))?
+        self.dispatcher.search(request).await
     }
 }
 

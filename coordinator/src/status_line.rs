@@ -3,7 +3,7 @@
 //! `--status-every-secs`, as lichess fishnet and the worker do, and a last one when
 //! the run ends.
 //!
-//! The task asks the dispatcher for its status ([`Event::Status`]) on each tick and
+//! The task asks the dispatcher for its status ([`DispatcherHandle::status`]) on each tick and
 //! reads the positions thought in this run from the [`Progress`] watch; the line
 //! itself is a pure function of a [`StatusSnapshot`] ([`line`]).
 
@@ -13,9 +13,10 @@ use std::time::{Duration, Instant};
 
 use stera_proto::v1::StatusReply;
 use stera_rules::value::{MATE, MATE_IN_MAX_PLY};
-use tokio::sync::{mpsc, oneshot, watch};
+use tokio::sync::{oneshot, watch};
 
-use crate::dispatcher::{Event, Progress};
+use crate::dispatcher::Progress;
+use crate::handle::DispatcherHandle;
 
 /// The tracing target of the summary lines.
 pub const TARGET: &str = "stera_coordinator::status";
@@ -285,17 +286,17 @@ impl StatusLine {
 /// summary) or the dispatcher is gone.
 #[must_use]
 pub fn spawn(
-    events: mpsc::UnboundedSender<Event>,
+    dispatcher: DispatcherHandle,
     progress: watch::Receiver<Progress>,
     settings: StatusSettings,
 ) -> StatusLine {
     let (stop, stopped) = oneshot::channel();
-    let task = tokio::spawn(report(events, progress, settings, stopped));
+    let task = tokio::spawn(report(dispatcher, progress, settings, stopped));
     StatusLine { stop, task }
 }
 
 async fn report(
-    events: mpsc::UnboundedSender<Event>,
+    dispatcher: DispatcherHandle,
     mut progress: watch::Receiver<Progress>,
     settings: StatusSettings,
     mut stopped: oneshot::Receiver<()>,
@@ -326,7 +327,7 @@ async fn report(
         // The dispatcher may be busy (an export); a stop must not wait for it.
         let text = tokio::select! {
             _ = &mut stopped => break,
-            t = status_text(&events, &progress, &mut rate, &settings) => t,
+            t = status_text(&dispatcher, &progress, &mut rate, &settings) => t,
         };
         let Some(text) = text else {
             // The dispatcher is gone.
@@ -353,7 +354,7 @@ async fn report(
         // Where the run ended, for the log (bounded: the dispatcher may be busy).
         let last = tokio::time::timeout(
             FINAL_WAIT,
-            status_text(&events, &progress, &mut rate, &settings),
+            status_text(&dispatcher, &progress, &mut rate, &settings),
         )
         .await;
         if let Ok(Some(text)) = last {
@@ -368,14 +369,12 @@ const FINAL_WAIT: Duration = Duration::from_secs(2);
 /// Asks the dispatcher for its status and makes the line (`None`: the dispatcher
 /// is gone).
 async fn status_text(
-    events: &mpsc::UnboundedSender<Event>,
+    dispatcher: &DispatcherHandle,
     progress: &watch::Receiver<Progress>,
     rate: &mut RecentRate,
     settings: &StatusSettings,
 ) -> Option<String> {
-    let (reply, rx) = oneshot::channel();
-    events.send(Event::Status { reply }).ok()?;
-    let reply = rx.await.ok()?;
+    let reply = dispatcher.status().await.ok()?;
     let thought = progress.borrow().thought;
     rate.push(Instant::now(), thought);
     Some(line(&StatusSnapshot::new(

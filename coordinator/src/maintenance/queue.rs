@@ -1,15 +1,5 @@
-//! Work on the whole book that must never stop the cluster: exports, backups and
-//! compactions, one at a time on the maintenance thread, at a lower CPU priority
-//! than the dispatcher.
-//!
-//! The dispatcher prepares each job where it owns the book and the store (checks
-//! and a cheap snapshot: see [`crate::export::book_exporter`] and
-//! [`crate::export::store_backup`]) and hands the work to [`MaintenanceQueue`],
-//! which runs it on a thread of its own. One job at a time, because they do not
-//! mix: a compaction rewrites the node chunks that an export or a backup scans.
-//! Exports and backups wait in arrival order (a periodic export, then the final
-//! one at the end of a run, are both written); a compaction starts only when
-//! nothing else waits.
+//! The maintenance queue: requests in arrival order, one job at a time on a
+//! thread of its own at [`MAINTENANCE_NICE`].
 
 use std::collections::VecDeque;
 use std::path::PathBuf;
@@ -22,38 +12,22 @@ use stera_book::{NodeStore, Selector};
 use stera_proto::v1::{BackupReply, ExportReply, ExportRequest};
 use tokio::sync::oneshot;
 
-use crate::dispatcher::{BackupFn, CompactFn, ExportFn, Job};
+use super::{Job, MaintenanceError, Preparers};
 use crate::registry::Registry;
 
 /// The nice value of the maintenance threads (Linux: per thread). The dispatcher
 /// and the gRPC threads keep 0, so on a busy machine the job takes what they leave.
 pub const MAINTENANCE_NICE: i32 = 10;
 
-type ExportReplyTx = oneshot::Sender<Result<ExportReply, String>>;
-type BackupReplyTx = oneshot::Sender<Result<BackupReply, String>>;
+/// Where an export's answer goes.
+pub type ExportReplyTx = oneshot::Sender<Result<ExportReply, MaintenanceError>>;
+/// Where a backup's answer goes.
+pub type BackupReplyTx = oneshot::Sender<Result<BackupReply, MaintenanceError>>;
 
 /// A request waiting for the maintenance thread.
 enum Request {
     Export(ExportRequest, ExportReplyTx),
     Backup(PathBuf, BackupReplyTx),
-}
-
-/// How the dispatcher prepares each kind of job (injected: the dispatcher is
-/// generic over stores, exports and backups are sled matters).
-pub struct Preparers<S: NodeStore> {
-    pub export: Option<ExportFn<S>>,
-    pub backup: Option<BackupFn<S>>,
-    pub compact: Option<CompactFn<S>>,
-}
-
-impl<S: NodeStore> Default for Preparers<S> {
-    fn default() -> Self {
-        Self {
-            export: None,
-            backup: None,
-            compact: None,
-        }
-    }
 }
 
 /// Requests in arrival order and the job running.
@@ -131,7 +105,7 @@ impl MaintenanceQueue {
                 Request::Export(request, reply) => {
                     let job = match &prepare.export {
                         Some(f) => f(selector, &request),
-                        None => Err("this coordinator has no exporter".to_owned()),
+                        None => Err(MaintenanceError::NoExporter),
                     };
                     match job {
                         Ok(job) => {
@@ -151,7 +125,7 @@ impl MaintenanceQueue {
                 Request::Backup(path, reply) => {
                     let job = match &prepare.backup {
                         Some(f) => f(selector, &path),
-                        None => Err("this coordinator cannot back up its store".to_owned()),
+                        None => Err(MaintenanceError::NoBackup),
                     };
                     match job {
                         Ok(job) => {
@@ -243,7 +217,7 @@ fn finish_export(
     registry: &Registry,
     path: &str,
     started: Instant,
-    result: Result<ExportReply, String>,
+    result: Result<ExportReply, MaintenanceError>,
     reply: ExportReplyTx,
 ) {
     let took = started.elapsed();
@@ -266,7 +240,7 @@ fn finish_export(
 fn finish_backup(
     registry: &Registry,
     path: &std::path::Path,
-    result: Result<BackupReply, String>,
+    result: Result<BackupReply, MaintenanceError>,
     reply: BackupReplyTx,
 ) {
     match &result {

@@ -2,97 +2,26 @@
 //! for months: on request (the Export RPC), periodically, and at the end of a run.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
-use stera_book::NodeStore;
 use stera_book::terashock::{Backup, BookFormat, ExportOptions, NodeExtras, Weights, export_book};
 use stera_book::{Book, Selector, SledReader, SledStore};
-use stera_proto::v1::{
-    BackupReply, ExportBackup, ExportFormat, ExportReply, ExportRequest, ExportWeights,
-};
+use stera_proto::v1::{ExportBackup, ExportFormat, ExportReply, ExportRequest, ExportWeights};
 
-use crate::dispatcher::{ExportFn, ExportJob, Job};
-use crate::registry::Registry;
+use super::{ExportFn, ExportJob, MaintenanceError};
 
-/// The coordinator's backups. On the dispatcher thread: the path check and a
-/// snapshot of the store (its node count and a copy of the small trees, see
-/// [`SledStore::backup_snapshot`]); on the maintenance thread: the copy, while
-/// results keep being stored. `store` is the store's directory, which a backup
-/// must not land in.
-#[must_use]
-pub fn store_backup(store: PathBuf) -> crate::dispatcher::BackupFn<SledStore> {
-    Box::new(move |selector: &Selector<SledStore>, path: &Path| {
-        let start = Instant::now();
-        stera_book::store_path::check_output_path(path, &store).map_err(|e| e.to_string())?;
-        if path.exists() {
-            return Err(format!("backup target `{}` exists already", path.display()));
-        }
-        let snapshot = selector
-            .store()
-            .backup_snapshot()
-            .map_err(|e| e.to_string())?;
-        let path = path.to_owned();
-        let job: Job<BackupReply> = Box::new(move || {
-            let summary = snapshot.write_to(&path).map_err(|e| e.to_string())?;
-            Ok(BackupReply {
-                path: path.display().to_string(),
-                entries: summary.entries,
-                nodes: summary.nodes,
-                elapsed_ms: u32::try_from(start.elapsed().as_millis()).unwrap_or(u32::MAX),
-            })
-        });
-        Ok(job)
-    })
-}
-
-/// When the coordinator compacts its store.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct CompactPolicy {
-    /// A pass is due once this many positions were added since the last one;
-    /// 0 turns compaction off.
-    pub every: u32,
-    /// A pass merges the chunks added since the last one into chunks of at least
-    /// this many positions.
-    pub min_records: u32,
-}
-
-/// The coordinator's compactions: every [`CompactPolicy::every`] new positions,
-/// when the maintenance thread is idle, the small chunks written since the last
-/// pass (one per committed batch of results) are merged on that thread.
-#[must_use]
-pub fn store_compaction(
-    policy: CompactPolicy,
-    registry: Arc<Registry>,
-) -> crate::dispatcher::CompactFn<SledStore> {
-    // Where the next pass starts: every chunk before it is large already.
-    let from = Arc::new(AtomicU32::new(0));
-    let mut due_at: Option<u32> = None;
-    Box::new(move |selector: &Selector<SledStore>| {
-        if policy.every == 0 {
-            return None;
-        }
-        let len = selector.store().len();
-        // The first pass comes at once: chunks left small by an earlier run (or
-        // one without compaction) are merged too.
-        let due = *due_at.get_or_insert(0);
-        if len < due {
-            return None;
-        }
-        due_at = Some(len.saturating_add(policy.every));
-        let compactor = selector.store().compactor();
-        let (from, registry) = (from.clone(), registry.clone());
-        let job: Job<usize> = Box::new(move || {
-            let pass = compactor
-                .compact_from(from.load(Ordering::Relaxed), policy.min_records)
-                .map_err(|e| e.to_string())?;
-            from.store(pass.next_from, Ordering::Relaxed);
-            registry.record_compaction(pass.removed);
-            Ok(pass.removed)
-        });
-        Some(job)
-    })
+/// An export request that names a choice this coordinator does not know (a
+/// client newer than it, or a corrupt message), or a temperature out of range.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ExportRequestError {
+    #[error("unknown export format {0}")]
+    Format(i32),
+    #[error("unknown export backup {0}")]
+    Backup(i32),
+    #[error("unknown export weights {0}")]
+    Weights(i32),
+    #[error("the export temperature must be a positive number, not {0}")]
+    Temperature(f64),
 }
 
 /// The file a request asks for: by its format, or by the path's extension when
@@ -100,14 +29,14 @@ pub fn store_compaction(
 ///
 /// # Errors
 /// An unknown format value.
-pub fn format_of(request: &ExportRequest) -> Result<BookFormat, String> {
+pub fn format_of(request: &ExportRequest) -> Result<BookFormat, ExportRequestError> {
     let ybb = match ExportFormat::try_from(request.format) {
         Ok(ExportFormat::ByExtension) => Path::new(&request.path)
             .extension()
             .is_some_and(|e| e.eq_ignore_ascii_case("ybb")),
         Ok(ExportFormat::Db2016) => false,
         Ok(ExportFormat::Ybb) => true,
-        Err(_) => return Err(format!("unknown export format {}", request.format)),
+        Err(_) => return Err(ExportRequestError::Format(request.format)),
     };
     Ok(if ybb {
         BookFormat::Ybb
@@ -123,18 +52,18 @@ pub const DEFAULT_EXPORT_TEMPERATURE: f64 = 50.0;
 ///
 /// # Errors
 /// An unknown backup or weights value, a negative or non-finite temperature.
-pub fn options_of(request: &ExportRequest) -> Result<ExportOptions, String> {
+pub fn options_of(request: &ExportRequest) -> Result<ExportOptions, ExportRequestError> {
     let backup = match ExportBackup::try_from(request.backup) {
         Ok(ExportBackup::Minimax) => Backup::Minimax,
         Ok(ExportBackup::Softmax) => Backup::Softmax,
-        Err(_) => return Err(format!("unknown export backup {}", request.backup)),
+        Err(_) => return Err(ExportRequestError::Backup(request.backup)),
     };
     let weights = match ExportWeights::try_from(request.weights) {
         Ok(ExportWeights::Default) if backup == Backup::Softmax => Weights::Policy,
         Ok(ExportWeights::Default | ExportWeights::One) => Weights::One,
         Ok(ExportWeights::Policy) => Weights::Policy,
         Ok(ExportWeights::Ndf) => Weights::Ndf,
-        Err(_) => return Err(format!("unknown export weights {}", request.weights)),
+        Err(_) => return Err(ExportRequestError::Weights(request.weights)),
     };
     let temperature = if request.temperature == 0.0 {
         DEFAULT_EXPORT_TEMPERATURE
@@ -142,10 +71,7 @@ pub fn options_of(request: &ExportRequest) -> Result<ExportOptions, String> {
         request.temperature
     };
     if !(temperature.is_finite() && temperature > 0.0) {
-        return Err(format!(
-            "the export temperature must be a positive number, not {}",
-            request.temperature
-        ));
+        return Err(ExportRequestError::Temperature(request.temperature));
     }
     Ok(ExportOptions {
         shrink: request.shrink,
@@ -166,8 +92,7 @@ pub fn options_of(request: &ExportRequest) -> Result<ExportOptions, String> {
 pub fn book_exporter(store: PathBuf) -> ExportFn<SledStore> {
     Box::new(
         move |selector: &Selector<SledStore>, request: &ExportRequest| {
-            stera_book::store_path::check_output_path(Path::new(&request.path), &store)
-                .map_err(|e| e.to_string())?;
+            stera_book::store_path::check_output_path(Path::new(&request.path), &store)?;
             let options = options_of(request)?;
             let format = format_of(request)?;
             let book = selector.book().clone();
@@ -189,15 +114,14 @@ fn export_snapshot(
     request: &ExportRequest,
     format: BookFormat,
     options: &ExportOptions,
-) -> Result<ExportReply, String> {
+) -> Result<ExportReply, MaintenanceError> {
     let start = Instant::now();
     let mut extras =
-        NodeExtras::scan_first(|visit| reader.for_each_node(visit), book.len(), request.raw)
-            .map_err(|e| e.to_string())?;
+        NodeExtras::scan_first(|visit| reader.for_each_node(visit), book.len(), request.raw)?;
     if options.weights == Weights::Ndf {
         extras
             .scan_games(|f| reader.for_each_game_count(f), book)
-            .map_err(|e| format!("cannot read the game results: {e}"))?;
+            .map_err(MaintenanceError::GameResults)?;
     }
     let out = Path::new(&request.path);
     let mut last_log = Instant::now();
@@ -207,8 +131,7 @@ fn export_snapshot(
             tracing::info!(phase, done, total, "exporting");
         }
     };
-    let summary = export_book(book, &extras, out, format, options, &mut progress)
-        .map_err(|e| e.to_string())?;
+    let summary = export_book(book, &extras, out, format, options, &mut progress)?;
     let written = summary.written;
     Ok(ExportReply {
         path: request.path.clone(),
@@ -250,7 +173,7 @@ mod tests {
         assert_eq!(o.weights, Weights::Ndf);
         let err =
             options_of(&request(ExportBackup::Minimax, ExportWeights::One, -1.0)).unwrap_err();
-        assert!(err.contains("temperature"), "{err}");
+        assert!(err.to_string().contains("temperature"), "{err}");
         let unknown = ExportRequest {
             weights: 9,
             ..ExportRequest::default()
@@ -258,6 +181,7 @@ mod tests {
         assert!(
             options_of(&unknown)
                 .unwrap_err()
+                .to_string()
                 .contains("unknown export weights 9")
         );
     }

@@ -1,0 +1,142 @@
+//! The dispatcher's handle: typed requests to the dispatcher thread for the
+//! tasks around it (the gRPC service, the dashboard, the status line, the
+//! maintenance timers, shutdown). Each request that waits for an answer sends
+//! an [`Event`] with a one-shot reply channel; a dispatcher that is gone (the
+//! coordinator shuts down) is one error, [`Closed`], wherever it is met.
+
+use std::path::PathBuf;
+
+use stera_proto::v1::StatusReply;
+use stera_proto::v1::{BackupReply, ExportReply, ExportRequest, SearchReply, SearchRequest};
+use tokio::sync::{mpsc, oneshot};
+
+use crate::dispatcher::Event;
+use crate::maintenance::{MaintenanceError, Requester};
+
+/// The dispatcher is gone: the coordinator is shutting down.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("the coordinator is shutting down")]
+pub struct Closed;
+
+impl From<Closed> for tonic::Status {
+    fn from(closed: Closed) -> Self {
+        tonic::Status::unavailable(closed.to_string())
+    }
+}
+
+/// Sends events and requests to the dispatcher thread. Cheap to clone; the
+/// dispatcher ends once every handle (and every other sender) is dropped.
+#[derive(Debug, Clone)]
+pub struct DispatcherHandle {
+    events: mpsc::UnboundedSender<Event>,
+}
+
+/// A handle that does not keep the dispatcher alive (for servers that outlive it).
+#[derive(Debug, Clone)]
+pub struct WeakDispatcherHandle {
+    events: mpsc::WeakUnboundedSender<Event>,
+}
+
+impl WeakDispatcherHandle {
+    /// The handle, while the dispatcher runs.
+    #[must_use]
+    pub fn upgrade(&self) -> Option<DispatcherHandle> {
+        self.events
+            .upgrade()
+            .map(|events| DispatcherHandle { events })
+    }
+}
+
+impl DispatcherHandle {
+    /// A handle and the receiver that [`crate::dispatcher::Dispatcher::run`] takes.
+    #[must_use]
+    pub fn channel() -> (Self, mpsc::UnboundedReceiver<Event>) {
+        let (events, rx) = mpsc::unbounded_channel();
+        (Self { events }, rx)
+    }
+
+    /// A handle on an existing event channel.
+    #[must_use]
+    pub fn new(events: mpsc::UnboundedSender<Event>) -> Self {
+        Self { events }
+    }
+
+    /// A handle that does not keep the dispatcher alive.
+    #[must_use]
+    pub fn downgrade(&self) -> WeakDispatcherHandle {
+        WeakDispatcherHandle {
+            events: self.events.downgrade(),
+        }
+    }
+
+    /// Sends an event that needs no answer (a worker's message, a tick, a drain).
+    ///
+    /// # Errors
+    /// The dispatcher is gone.
+    pub fn send(&self, event: Event) -> Result<(), Closed> {
+        self.events.send(event).map_err(|_| Closed)
+    }
+
+    /// Stops handing out jobs; leases in flight may still complete.
+    ///
+    /// # Errors
+    /// The dispatcher is gone.
+    pub fn drain(&self, reason: &str) -> Result<(), Closed> {
+        self.send(Event::Drain {
+            reason: reason.to_owned(),
+        })
+    }
+
+    /// The book, the workers and the counters now.
+    ///
+    /// # Errors
+    /// The dispatcher is gone.
+    pub async fn status(&self) -> Result<StatusReply, Closed> {
+        let (reply, rx) = oneshot::channel();
+        self.send(Event::Status { reply })?;
+        rx.await.map_err(|_| Closed)
+    }
+
+    /// Exports the live book as `request` says (once the maintenance thread is free).
+    ///
+    /// # Errors
+    /// The export failed, or the dispatcher is gone.
+    pub async fn export(&self, request: ExportRequest) -> Result<ExportReply, MaintenanceError> {
+        let (reply, rx) = oneshot::channel();
+        self.send(Event::Export { request, reply })?;
+        rx.await.map_err(|_| Closed)?
+    }
+
+    /// Copies the store into the new directory `path`.
+    ///
+    /// # Errors
+    /// The backup failed, or the dispatcher is gone.
+    pub async fn backup(&self, path: PathBuf) -> Result<BackupReply, MaintenanceError> {
+        let (reply, rx) = oneshot::channel();
+        self.send(Event::Backup { path, reply })?;
+        rx.await.map_err(|_| Closed)?
+    }
+
+    /// One move for a client's game, searched by a worker. Dropping the future
+    /// drops the receiver: the dispatcher sees the closed channel and forgets the
+    /// search.
+    ///
+    /// # Errors
+    /// The search failed (the status goes to the client as it is), or the
+    /// dispatcher is gone.
+    pub async fn search(&self, request: SearchRequest) -> Result<SearchReply, tonic::Status> {
+        let (answer, rx) = oneshot::channel();
+        self.send(Event::Search { request, answer })?;
+        rx.await.map_err(|_| Closed)?
+    }
+}
+
+impl Requester for DispatcherHandle {
+    async fn export(&self, request: ExportRequest) -> Result<ExportReply, MaintenanceError> {
+        DispatcherHandle::export(self, request).await
+    }
+
+    async fn backup(&self, path: PathBuf) -> Result<BackupReply, MaintenanceError> {
+        DispatcherHandle::backup(self, path).await
+    }
+}

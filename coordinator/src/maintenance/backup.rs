@@ -1,0 +1,74 @@
+//! Backups of the store: one on request (the Backup RPC) or every
+//! `--backup-every-mins` (see [`super::schedule`]), and the retention of the
+//! periodic ones.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use stera_book::{Selector, SledStore};
+use stera_proto::v1::BackupReply;
+
+use super::{BackupFn, Job, MaintenanceError};
+
+/// The coordinator's backups. On the dispatcher thread: the path check and a
+/// snapshot of the store (its node count and a copy of the small trees, see
+/// [`SledStore::backup_snapshot`]); on the maintenance thread: the copy, while
+/// results keep being stored. `store` is the store's directory, which a backup
+/// must not land in.
+#[must_use]
+pub fn store_backup(store: PathBuf) -> BackupFn<SledStore> {
+    Box::new(move |selector: &Selector<SledStore>, path: &Path| {
+        let start = Instant::now();
+        stera_book::store_path::check_output_path(path, &store)?;
+        if path.exists() {
+            return Err(MaintenanceError::BackupExists(path.to_owned()));
+        }
+        let snapshot = selector.store().backup_snapshot()?;
+        let path = path.to_owned();
+        let job: Job<BackupReply> = Box::new(move || {
+            let summary = snapshot.write_to(&path)?;
+            Ok(BackupReply {
+                path: path.display().to_string(),
+                entries: summary.entries,
+                nodes: summary.nodes,
+                elapsed_ms: u32::try_from(start.elapsed().as_millis()).unwrap_or(u32::MAX),
+            })
+        });
+        Ok(job)
+    })
+}
+
+/// The directory name of a periodic backup taken at `unix_secs`.
+#[must_use]
+pub fn periodic_name(unix_secs: u64) -> String {
+    format!("backup-{unix_secs}.db")
+}
+
+/// Deletes complete periodic backups (`backup-N.db`) beyond the newest `keep`.
+pub fn prune_backups(dir: &Path, keep: usize) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut backups: Vec<(u64, PathBuf)> = entries
+        .filter_map(Result::ok)
+        .filter_map(|e| {
+            let name = e.file_name().into_string().ok()?;
+            let secs = name
+                .strip_prefix("backup-")?
+                .strip_suffix(".db")?
+                .parse()
+                .ok()?;
+            Some((secs, e.path()))
+        })
+        .collect();
+    backups.sort();
+    let excess = backups.len().saturating_sub(keep);
+    for (_, path) in backups.into_iter().take(excess) {
+        match std::fs::remove_dir_all(&path) {
+            Ok(()) => tracing::info!(path = %path.display(), "old backup deleted"),
+            Err(e) => {
+                tracing::warn!(path = %path.display(), error = %e, "cannot delete an old backup")
+            }
+        }
+    }
+}

@@ -1,0 +1,126 @@
+//! Work on the whole book that must never stop the cluster: exports, backups and
+//! compactions, one at a time on the maintenance thread, at a lower CPU priority
+//! than the dispatcher; and the timers that ask for them.
+//!
+//! The dispatcher prepares each job where it owns the book and the store (checks
+//! and a cheap snapshot: the [`Preparers`], see [`export::book_exporter`],
+//! [`backup::store_backup`] and [`compact::store_compaction`]) and hands the work
+//! to [`MaintenanceQueue`], which runs it on a thread of its own. One job at a
+//! time, because they do not mix: a compaction rewrites the node chunks that an
+//! export or a backup scans. Exports and backups wait in arrival order (a
+//! periodic export, then the final one at the end of a run, are both written); a
+//! compaction starts only when nothing else waits.
+//!
+//! This folder owns its job types; the dispatcher imports them, never the other
+//! way round. The timers in [`schedule`] reach the dispatcher through the
+//! [`Requester`] trait, which the dispatcher's handle implements.
+
+pub mod backup;
+pub mod compact;
+pub mod export;
+pub(crate) mod queue;
+pub mod schedule;
+
+use std::future::Future;
+use std::path::{Path, PathBuf};
+
+use stera_book::store_path::OutputPathError;
+use stera_book::terashock::TeraShockError;
+use stera_book::{BookError, NodeStore, Selector};
+use stera_proto::v1::{BackupReply, ExportReply, ExportRequest};
+
+pub use queue::{MAINTENANCE_NICE, MaintenanceQueue};
+
+/// Work prepared on the dispatcher thread that runs on the maintenance thread.
+pub type Job<R> = Box<dyn FnOnce() -> Result<R, MaintenanceError> + Send>;
+
+/// An export's work: runs on the maintenance thread while the dispatcher goes on.
+pub type ExportJob = Job<ExportReply>;
+
+/// Prepares an export of the live book on the dispatcher thread (checks, a
+/// snapshot) and returns the work that writes it (injected so the dispatcher does
+/// not depend on the export code).
+pub type ExportFn<S> =
+    Box<dyn Fn(&Selector<S>, &ExportRequest) -> Result<ExportJob, MaintenanceError> + Send>;
+
+/// Prepares a copy of the store to a new directory (a snapshot on the dispatcher
+/// thread, the copy on the maintenance thread; injected: a backup is a sled matter).
+pub type BackupFn<S> =
+    Box<dyn Fn(&Selector<S>, &Path) -> Result<Job<BackupReply>, MaintenanceError> + Send>;
+
+/// Asked whenever the maintenance thread is idle: returns a compaction of the
+/// store when its policy says one is due (the job returns the chunks it merged).
+pub type CompactFn<S> = Box<dyn FnMut(&Selector<S>) -> Option<Job<usize>> + Send>;
+
+/// How the dispatcher prepares each kind of job (injected: the dispatcher is
+/// generic over stores, exports and backups are sled matters).
+pub struct Preparers<S: NodeStore> {
+    pub export: Option<ExportFn<S>>,
+    pub backup: Option<BackupFn<S>>,
+    pub compact: Option<CompactFn<S>>,
+}
+
+impl<S: NodeStore> Default for Preparers<S> {
+    fn default() -> Self {
+        Self {
+            export: None,
+            backup: None,
+            compact: None,
+        }
+    }
+}
+
+/// Why an export, a backup or a compaction did not happen. The texts are what
+/// the RPC's client and the log show.
+#[derive(Debug, thiserror::Error)]
+pub enum MaintenanceError {
+    /// The dispatcher is gone (shutdown) before it answered.
+    #[error(transparent)]
+    Closed(#[from] crate::handle::Closed),
+    /// The output lies in a store or behind a link into one.
+    #[error(transparent)]
+    OutputPath(#[from] OutputPathError),
+    /// A backup is only ever written into a new directory.
+    #[error("backup target `{}` exists already", .0.display())]
+    BackupExists(PathBuf),
+    /// The export request names an unknown choice.
+    #[error(transparent)]
+    Request(#[from] export::ExportRequestError),
+    #[error("this coordinator has no exporter")]
+    NoExporter,
+    #[error("this coordinator cannot back up its store")]
+    NoBackup,
+    /// Reading or writing the store failed.
+    #[error(transparent)]
+    Store(#[from] BookError),
+    /// The games counters an NDF export needs could not be read.
+    #[error("cannot read the game results: {0}")]
+    GameResults(BookError),
+    /// Writing the book failed.
+    #[error(transparent)]
+    Export(#[from] TeraShockError),
+}
+
+impl MaintenanceError {
+    /// Whether the dispatcher is gone (a timer then stops asking).
+    #[must_use]
+    pub fn is_closed(&self) -> bool {
+        matches!(self, Self::Closed(_))
+    }
+}
+
+/// What the timers of [`schedule`] ask of the dispatcher (implemented by
+/// [`crate::handle::DispatcherHandle`]; a trait so this folder does not import
+/// the dispatcher).
+pub trait Requester: Clone + Send + Sync + 'static {
+    /// Exports the live book as `request` says, once the maintenance thread is free.
+    fn export(
+        &self,
+        request: ExportRequest,
+    ) -> impl Future<Output = Result<ExportReply, MaintenanceError>> + Send;
+    /// Copies the store into the new directory `path`.
+    fn backup(
+        &self,
+        path: PathBuf,
+    ) -> impl Future<Output = Result<BackupReply, MaintenanceError>> + Send;
+}
