@@ -182,7 +182,7 @@ pub struct CoordinatorArgs {
     /// Log format: `text` for people, `json` (one object per line) for log
     /// collectors. Levels come from RUST_LOG (default `info`).
     #[arg(long, value_enum, default_value = "text")]
-    pub log_format: stera_worker::logging::LogFormat,
+    pub log_format: stera_service::logging::LogFormat,
     /// Serve Prometheus metrics (GET /metrics), the status page (GET /) and its
     /// JSON (GET /api/status) on this address, e.g. 0.0.0.0:9100. Off when not given.
     #[arg(long, value_name = "ADDR")]
@@ -322,7 +322,7 @@ async fn terminated(term: &mut Option<tokio::signal::unix::Signal>) {
 /// The store cannot be opened, the address cannot be bound, local workers cannot be
 /// started, or the final export fails.
 pub async fn run(args: CoordinatorArgs, export: Option<ExportFn<SledStore>>) -> Result<()> {
-    let token = stera_worker::read_token(args.token_file.as_deref())?;
+    let token = stera_service::token::read_token(args.token_file.as_deref())?;
     if token.is_none() && !args.listen.ip().is_loopback() {
         tracing::warn!(
             listen = %args.listen,
@@ -517,7 +517,7 @@ fn status_settings(args: &CoordinatorArgs) -> status_line::StatusSettings {
         // cannot be turned off yet): two lines redrawn over each other would be
         // unreadable, so the coordinator then logs summaries.
         tty: std::io::IsTerminal::is_terminal(&std::io::stderr())
-            && args.log_format == stera_worker::logging::LogFormat::Text
+            && args.log_format == stera_service::logging::LogFormat::Text
             && args.local_workers == 0,
         think_limit: args.think_limit,
         play: args.play.play_share > 0.0,
@@ -683,16 +683,16 @@ async fn serve_metrics(
     dispatcher: &DispatcherHandle,
     db: PathBuf,
 ) -> Result<()> {
-    let handle = stera_worker::telemetry::install_recorder("coordinator", telemetry::BUCKETS)?;
+    let handle = stera_service::telemetry::install_recorder("coordinator", telemetry::BUCKETS)?;
     telemetry::describe();
     let exposition = {
         let registry = registry.clone();
-        stera_worker::telemetry::Exposition::new(handle, move || telemetry::refresh(&registry))
+        stera_service::telemetry::Exposition::new(handle, move || telemetry::refresh(&registry))
     };
     let router = exposition
         .router()
         .merge(dashboard::Dashboard::new(registry.clone(), dispatcher).router());
-    stera_worker::telemetry::serve(addr, router).await?;
+    stera_service::telemetry::serve(addr, router).await?;
     tokio::spawn(async move {
         let mut tick = tokio::time::interval(STORE_SIZE_EVERY);
         loop {

@@ -15,7 +15,7 @@ fn main() -> ExitCode {
     }
     let args = CoordinatorArgs::parse_from(argv);
     let arenas = limit_malloc_arenas();
-    stera_worker::logging::init(args.log_format);
+    stera_service::logging::init(args.log_format);
     if let Some(arenas) = arenas {
         tracing::info!(
             arenas,
@@ -23,7 +23,7 @@ fn main() -> ExitCode {
         );
     }
     let exporter = stera_coordinator::export::book_exporter(args.db.clone());
-    stera_worker::block_on_main(stera_coordinator::run(args, Some(exporter)))
+    stera_service::block_on_main(stera_coordinator::run(args, Some(exporter)))
 }
 
 /// Arenas the coordinator lets glibc's malloc use unless `MALLOC_ARENA_MAX` says

@@ -22,9 +22,7 @@ use std::time::Instant;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use stera_book::{Book, BookError, GameCounts, NodeStore};
-use stera_games::{
-    AnalysedBook, GameMove, GameResult, GameRules, MoveSource, Outcome, SoftmaxPolicy,
-};
+use stera_games::{AnalysedBook, GameResult, GameRules, Outcome, SoftmaxPolicy};
 use stera_proto::v1::{Job, Limits, PlayJob, PlayResult, job};
 use stera_rules::{Key, Move, Position};
 
@@ -341,22 +339,9 @@ impl PlayJobs {
         result: &PlayResult,
         book: &Book,
     ) -> Result<CountedGame, String> {
-        let claimed = stera_worker::play::result_from_proto(result)?;
-        let mut moves = Vec::with_capacity(result.moves.len());
-        for (i, m) in result.moves.iter().enumerate() {
-            let mv = Move::from_usi(&m.usi)
-                .map_err(|_| format!("move #{} `{}` is not a USI move", i + 1, m.usi))?;
-            let source = if i < ticket.opening.len() {
-                MoveSource::Opening
-            } else {
-                MoveSource::Engine
-            };
-            moves.push(GameMove {
-                mv,
-                score: m.has_score.then_some(m.score),
-                source,
-            });
-        }
+        let claimed = stera_service::convert::result_from_proto(result)?;
+        let moves =
+            stera_service::convert::game_moves_from_proto(&result.moves, ticket.opening.len())?;
         if moves.len() < ticket.opening.len()
             || moves.iter().zip(&ticket.opening).any(|(m, o)| m.mv != *o)
         {
@@ -527,7 +512,7 @@ impl PlayArgs {
     /// # Errors
     /// Rules that make no sense (a zero ply limit, adjudication over one ply).
     pub fn settings(&self) -> Result<PlaySettings, String> {
-        let rules = stera_worker::play::game_rules(
+        let rules = stera_service::convert::game_rules(
             self.ply_limit,
             self.adjudicate_cp,
             self.adjudicate_plies,

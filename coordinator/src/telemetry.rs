@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use metrics::{Unit, counter, describe_counter, describe_gauge, describe_histogram, gauge};
 use stera_proto::limits::Field;
-use stera_worker::telemetry::Buckets;
+use stera_service::telemetry::Buckets;
 
 use crate::registry::Registry;
 use crate::registry::{RejectReason, RequeueReason};

@@ -428,7 +428,7 @@ fn the_fake_players_game_is_valid_under_the_rules() {
         .iter()
         .map(|m| GameMove::new(m.usi.parse().unwrap(), MoveSource::Opening))
         .collect();
-    let claimed = stera_worker::play::result_from_proto(&p).unwrap();
+    let claimed = stera_service::convert::result_from_proto(&p).unwrap();
     stera_games::verify(&play.start_sfen, &moves, &claimed, &GameRules::default()).unwrap();
 }
 

@@ -8,8 +8,9 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use stera_engine::Limits;
-use stera_proto::v1::{self, Job, JobResult, MoveValue, ThinkJob, job};
+use stera_proto::v1::{Job, JobResult, ThinkJob, job};
 use stera_rules::Position;
+use stera_service::convert::{limits_from_proto, think_result_to_proto};
 use tokio::sync::mpsc;
 
 use crate::play::PlayerPool;
@@ -30,18 +31,6 @@ pub struct JobContext {
     pub pool: Arc<EvaluatorPool>,
     pub players: Arc<PlayerPool>,
     pub stats: Arc<Stats>,
-}
-
-/// The job's limits, or `default` when it carries none.
-fn limits_of(limits: Option<&v1::Limits>, default: Limits) -> Limits {
-    match limits {
-        Some(l) if l.nodes > 0 || l.depth > 0 || l.time_ms > 0 => Limits {
-            nodes: (l.nodes > 0).then_some(l.nodes),
-            depth: (l.depth > 0).then_some(l.depth),
-            time: (l.time_ms > 0).then(|| Duration::from_millis(u64::from(l.time_ms))),
-        },
-        _ => default,
-    }
 }
 
 /// Runs `job` on a blocking thread; its [`Finished`] goes to `done`.
@@ -68,7 +57,7 @@ fn run(job: &Job, ctx: &JobContext) -> Result<JobResult, String> {
     match &job.kind {
         Some(job::Kind::Think(think)) => evaluate(job.lease_id, think, ctx),
         Some(job::Kind::Play(play)) => {
-            let limits = limits_of(play.limits.as_ref(), ctx.default_limits);
+            let limits = limits_from_proto(play.limits.as_ref(), ctx.default_limits);
             // A game keeps the slot's engine thinking from its first move to its
             // last: its time is engine time, as an evaluation's is.
             let result =
@@ -77,7 +66,7 @@ fn run(job: &Job, ctx: &JobContext) -> Result<JobResult, String> {
             Ok(result)
         }
         Some(job::Kind::Search(search)) => {
-            let limits = limits_of(search.limits.as_ref(), ctx.default_limits);
+            let limits = limits_from_proto(search.limits.as_ref(), ctx.default_limits);
             engine_timed(&ctx.stats, || {
                 ctx.players.search(job.lease_id, search, &limits)
             })
@@ -105,7 +94,7 @@ fn add_engine_time(stats: &Stats, elapsed: Duration) {
 
 /// Parses the job's position and evaluates it on a pooled engine.
 fn evaluate(lease_id: u64, job: &ThinkJob, ctx: &JobContext) -> Result<JobResult, String> {
-    let limits = limits_of(job.limits.as_ref(), ctx.default_limits);
+    let limits = limits_from_proto(job.limits.as_ref(), ctx.default_limits);
     let position = Position::from_sfen(&job.sfen)
         .map_err(|e| format!("bad position from the coordinator: {e}"))?;
     let (result, cost) = ctx.pool.evaluate(&position, &limits);
@@ -115,28 +104,13 @@ fn evaluate(lease_id: u64, job: &ThinkJob, ctx: &JobContext) -> Result<JobResult
     stats.evaluated.fetch_add(1, Ordering::Relaxed);
     crate::worker_metrics::record_evaluation(ev.elapsed);
     add_engine_time(stats, ev.elapsed);
-    let moves = ev
-        .moves
-        .iter()
-        .map(|m| MoveValue {
-            usi: m.mv.to_string(),
-            value: m.value,
-            depth: m.depth,
-        })
-        .collect();
-    Ok(JobResult::think(
-        lease_id,
-        job.sfen.clone(),
-        moves,
-        ev.nodes,
-        u32::try_from(ev.elapsed.as_millis()).unwrap_or(u32::MAX),
-        ev.engine,
-    ))
+    Ok(think_result_to_proto(lease_id, job.sfen.clone(), &ev))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use stera_proto::v1;
 
     #[tokio::test]
     async fn a_game_counts_as_engine_time() {

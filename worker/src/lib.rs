@@ -9,12 +9,10 @@
 //! and leave" and the second into "give back and leave now".
 
 mod jobs;
-pub mod logging;
 pub mod play;
 mod pool;
 mod session;
 mod status;
-pub mod telemetry;
 pub mod worker_metrics;
 
 use std::path::PathBuf;
@@ -23,6 +21,10 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 use stera_engine::choice::{EngineChoice, LimitArgs};
+use stera_service::logging::LogFormat;
+use stera_service::signals::{StopSignals, two_stage};
+use stera_service::token::read_token;
+use stera_service::{logging, telemetry};
 use tokio::sync::watch;
 
 pub use pool::EvaluatorPool;
@@ -85,24 +87,17 @@ pub struct WorkerArgs {
     /// Log format: `text` for people, `json` (one object per line) for log
     /// collectors. Levels come from RUST_LOG (default `info`).
     #[arg(long, value_enum, default_value = "text")]
-    pub log_format: logging::LogFormat,
+    pub log_format: LogFormat,
     /// Serve Prometheus metrics at GET /metrics on this address (e.g.
     /// 0.0.0.0:9101). Off when not given.
     #[arg(long, value_name = "ADDR")]
     pub metrics: Option<std::net::SocketAddr>,
 }
 
-/// What the signal task asks of the rest.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Shutdown {
-    Running,
-    /// Finish the jobs in hand, send their results, then leave.
-    Finish,
-    /// Give back the jobs in hand and leave now.
-    Abort,
-}
-
-pub use stera_proto::token::read_token;
+/// What the signal task asks of the rest: [`Shutdown::Finish`] the jobs in hand,
+/// send their results, then leave; or [`Shutdown::Abort`]: give them back and
+/// leave now.
+pub use stera_service::signals::Shutdown;
 
 fn default_worker_id() -> String {
     let host = std::fs::read_to_string("/etc/hostname")
@@ -171,7 +166,7 @@ pub async fn run(args: WorkerArgs) -> Result<()> {
         serve_metrics(addr, stats.clone()).await?;
     }
     let (shutdown_tx, shutdown_rx) = watch::channel(Shutdown::Running);
-    tokio::spawn(signals(shutdown_tx));
+    tokio::spawn(two_stage(StopSignals::register(), shutdown_tx, log_stage));
     let status = tokio::spawn(status::report(
         stats.clone(),
         Duration::from_secs(args.summary_secs.max(1)),
@@ -209,33 +204,13 @@ async fn serve_metrics(addr: std::net::SocketAddr, stats: Arc<Stats>) -> Result<
     Ok(())
 }
 
-/// First Ctrl-C or SIGTERM: finish; second: abort.
-async fn signals(tx: watch::Sender<Shutdown>) {
-    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
-    loop {
-        let got = async {
-            match term.as_mut() {
-                Some(t) => tokio::select! { _ = tokio::signal::ctrl_c() => {}, _ = t.recv() => {} },
-                None => {
-                    let _ = tokio::signal::ctrl_c().await;
-                }
-            }
-        };
-        got.await;
-        let next = if *tx.borrow() == Shutdown::Running {
-            Shutdown::Finish
-        } else {
-            Shutdown::Abort
-        };
-        if next == Shutdown::Finish {
-            tracing::warn!("stopping: finishing the jobs in hand (press Ctrl-C again to abort)");
-        } else {
-            tracing::warn!("aborting: giving back the jobs in hand");
-        }
-        let _ = tx.send(next);
-        if next == Shutdown::Abort {
-            return;
-        }
+/// What the worker says when a signal moves it to `stage` (first Ctrl-C or
+/// SIGTERM: finish; second: abort).
+fn log_stage(stage: Shutdown) {
+    if stage == Shutdown::Finish {
+        tracing::warn!("stopping: finishing the jobs in hand (press Ctrl-C again to abort)");
+    } else {
+        tracing::warn!("aborting: giving back the jobs in hand");
     }
 }
 
@@ -244,33 +219,5 @@ pub fn main_with_args<I: IntoIterator<Item = String>>(args: I) -> std::process::
     use clap::Parser;
     let args = WorkerArgs::parse_from(args);
     logging::init(args.log_format);
-    block_on_main(run(args))
-}
-
-/// Runs a binary's main future on a multi-threaded runtime; errors are printed with
-/// their causes and give a non-zero exit code.
-pub fn block_on_main(
-    main: impl std::future::Future<Output = Result<()>>,
-) -> std::process::ExitCode {
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(r) => r,
-        Err(e) => {
-            eprintln!("error: cannot start the async runtime: {e}");
-            return std::process::ExitCode::FAILURE;
-        }
-    };
-    let outcome = runtime.block_on(main);
-    // A search still running on a blocking thread (a stop that gave its job back)
-    // must not keep the process alive: dropping the runtime would wait for it.
-    runtime.shutdown_timeout(Duration::from_millis(500));
-    match outcome {
-        Ok(()) => std::process::ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("error: {e:#}");
-            std::process::ExitCode::FAILURE
-        }
-    }
+    stera_service::block_on_main(run(args))
 }

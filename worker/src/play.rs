@@ -7,95 +7,10 @@ use std::time::Instant;
 
 use stera_engine::choice::EngineChoice;
 use stera_engine::{Limits, Player, PlayerMove};
-use stera_games::{
-    Adjudication, GameMove, GameResult, GameRules, MoveSource, Outcome, Referee, Termination,
-};
-use stera_proto::v1::{
-    self, JobResult, PlayJob, PlayResult, PlayedMove, SearchJob, SearchResult, job_result,
-};
+use stera_games::{GameMove, MoveSource, Referee};
+use stera_proto::v1::{JobResult, PlayJob, PlayResult, SearchJob, SearchResult, job_result};
 use stera_rules::Position;
-
-/// Game rules from the protocol's (and the coordinator's flags') terms: a ply
-/// limit, and adjudication beyond `adjudicate_cp` centipawns (0: none) for
-/// `adjudicate_plies` moves.
-#[must_use]
-pub fn game_rules(ply_limit: u32, adjudicate_cp: u32, adjudicate_plies: u32) -> GameRules {
-    GameRules {
-        ply_limit,
-        adjudication: (adjudicate_cp > 0).then(|| Adjudication {
-            threshold: i32::try_from(adjudicate_cp).unwrap_or(i32::MAX),
-            plies: adjudicate_plies,
-        }),
-    }
-}
-
-/// The game rules a play job states.
-#[must_use]
-pub fn rules_of(job: &PlayJob) -> GameRules {
-    game_rules(job.ply_limit, job.adjudicate_cp, job.adjudicate_plies)
-}
-
-/// The protocol's name for a termination.
-#[must_use]
-pub fn termination_to_proto(t: Termination) -> v1::Termination {
-    match t {
-        Termination::Mate => v1::Termination::Mate,
-        Termination::Repetition => v1::Termination::Repetition,
-        Termination::PerpetualCheck => v1::Termination::PerpetualCheck,
-        Termination::Declaration => v1::Termination::Declaration,
-        Termination::InvalidDeclaration => v1::Termination::InvalidDeclaration,
-        Termination::Resignation => v1::Termination::Resignation,
-        Termination::PlyLimit => v1::Termination::PlyLimit,
-        Termination::Adjudication => v1::Termination::Adjudication,
-    }
-}
-
-/// The rules' termination for a protocol one (`None` for unspecified).
-#[must_use]
-pub fn termination_from_proto(t: v1::Termination) -> Option<Termination> {
-    Some(match t {
-        v1::Termination::Unspecified => return None,
-        v1::Termination::Mate => Termination::Mate,
-        v1::Termination::Repetition => Termination::Repetition,
-        v1::Termination::PerpetualCheck => Termination::PerpetualCheck,
-        v1::Termination::Declaration => Termination::Declaration,
-        v1::Termination::InvalidDeclaration => Termination::InvalidDeclaration,
-        v1::Termination::Resignation => Termination::Resignation,
-        v1::Termination::PlyLimit => Termination::PlyLimit,
-        v1::Termination::Adjudication => Termination::Adjudication,
-    })
-}
-
-/// The protocol's outcome for a result.
-#[must_use]
-pub fn outcome_to_proto(o: Outcome) -> v1::Outcome {
-    match o {
-        Outcome::BlackWins => v1::Outcome::BlackWins,
-        Outcome::WhiteWins => v1::Outcome::WhiteWins,
-        Outcome::Draw => v1::Outcome::Draw,
-    }
-}
-
-/// The claimed result of a reported game.
-///
-/// # Errors
-/// An unspecified or unknown outcome or termination.
-pub fn result_from_proto(result: &PlayResult) -> Result<GameResult, String> {
-    let outcome = match v1::Outcome::try_from(result.outcome) {
-        Ok(v1::Outcome::BlackWins) => Outcome::BlackWins,
-        Ok(v1::Outcome::WhiteWins) => Outcome::WhiteWins,
-        Ok(v1::Outcome::Draw) => Outcome::Draw,
-        _ => return Err(format!("outcome {} is not a result", result.outcome)),
-    };
-    let termination = v1::Termination::try_from(result.termination)
-        .ok()
-        .and_then(termination_from_proto)
-        .ok_or_else(|| format!("termination {} is not a reason", result.termination))?;
-    Ok(GameResult {
-        outcome,
-        termination,
-    })
-}
+use stera_service::convert::{play_result_to_proto, rules_of};
 
 /// Players kept between games (an engine process is not started per game).
 pub struct PlayerPool {
@@ -244,25 +159,15 @@ pub fn play(job: &PlayJob, player: &mut dyn Player, limits: &Limits) -> Result<P
         step.map_err(|e| e.to_string())?;
     }
     let game = referee.into_game().map_err(|e| e.to_string())?;
-    Ok(PlayResult {
-        moves: game
-            .moves
-            .iter()
-            .map(|m| PlayedMove {
-                usi: m.mv.to_string(),
-                score: m.score.unwrap_or(0),
-                has_score: m.score.is_some(),
-            })
-            .collect(),
-        outcome: outcome_to_proto(game.result.outcome).into(),
-        termination: termination_to_proto(game.result.termination).into(),
-    })
+    Ok(play_result_to_proto(&game))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use stera_engine::PlayerMove;
+    use stera_games::{Outcome, Termination};
+    use stera_service::convert::result_from_proto;
 
     /// Plays the first legal move until the ply limit, then resigns never.
     struct FirstMove;

@@ -11,7 +11,7 @@ use std::time::Duration;
 use metrics::{Unit, counter, describe_counter, describe_gauge, describe_histogram, gauge};
 
 use crate::Stats;
-use crate::telemetry::Buckets;
+use stera_service::telemetry::Buckets;
 
 /// Positions evaluated successfully.
 pub const EVALUATIONS: &str = "stera_worker_evaluations_total";

@@ -3,7 +3,7 @@
 //! with axum on the `--metrics` address.
 //!
 //! Metric values are recorded through the `metrics` macros where things happen;
-//! values that already live in atomics (counters of the worker's [`crate::Stats`],
+//! values that already live in atomics (counters of the worker's `Stats`,
 //! the coordinator's registry) are copied in by a refresh callback just before each
 //! scrape, so a scrape always sees the current state and nothing is counted twice.
 
@@ -65,6 +65,8 @@ pub fn install_recorder(
         BUILD_INFO,
         "Always 1; the labels say which version of which stera component runs."
     );
+    // Every package of the workspace shares one version, so this crate's is the
+    // component's.
     metrics::gauge!(
         BUILD_INFO,
         "version" => env!("CARGO_PKG_VERSION"),

@@ -1,0 +1,30 @@
+//! Service plumbing shared by the two long-running binaries, the coordinator and
+//! the worker, so that neither reaches into the other for it:
+//!
+//! * [`logging`]: `RUST_LOG` filters, `--log-format text|json`.
+//! * [`telemetry`]: the Prometheus recorder, histogram buckets, `stera_build_info`
+//!   and the `/metrics` HTTP server.
+//! * [`runtime`]: the multi-threaded tokio runtime a binary's `main` runs on.
+//! * [`signals`]: Ctrl-C and SIGTERM, in two stages (finish, then abort).
+//! * [`token`]: the bearer token from a file or `STERA_TOKEN`.
+//! * [`convert`]: the protocol's messages to and from the domain types (game
+//!   rules and results, search limits, think results), so that both ends of the
+//!   wire read and write them the same way.
+//!
+//! Tokio lives here on purpose: this is the async edge of the system. The rules,
+//! book and games crates stay free of it.
+
+pub mod convert;
+pub mod logging;
+pub mod runtime;
+pub mod signals;
+pub mod telemetry;
+
+/// The bearer token a worker or tool presents and a coordinator expects (the
+/// protocol crate owns the rules; re-exported so that binaries find all of their
+/// plumbing in one place).
+pub mod token {
+    pub use stera_proto::token::{TokenError, read_token};
+}
+
+pub use runtime::block_on_main;
