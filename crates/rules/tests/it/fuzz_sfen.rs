@@ -17,7 +17,7 @@ thread_local! {
     static PARSED: Cell<usize> = const { Cell::new(0) };
 }
 
-const CORPUS: &str = include_str!("corpus/sfen.txt");
+const CORPUS: &str = include_str!("../corpus/sfen.txt");
 
 fn seeds() -> Vec<&'static str> {
     CORPUS

@@ -8,11 +8,9 @@
 //! reopens the store, checks every acknowledged node and every stored node, and
 //! repeats on the same store so that recovery of a recovered store is tested too.
 
-mod kill_child;
-
 use std::io::Write;
 
-use kill_child::kill_writer;
+use crate::kill_child::kill_writer;
 
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -80,10 +78,16 @@ fn sigkill_never_loses_acknowledged_nodes() {
     let mut rng = StdRng::seed_from_u64(7);
     let mut acked_end = 0u32;
     for round in 0..6 {
-        let acked = kill_writer("writer_child", STORE_ENV, dir.path(), &mut rng, |rest| {
-            let mut it = rest.split(' ').map(|s| s.parse::<u64>().unwrap());
-            it.next().unwrap() + it.next().unwrap()
-        });
+        let acked = kill_writer(
+            "crash_durability::writer_child",
+            STORE_ENV,
+            dir.path(),
+            &mut rng,
+            |rest| {
+                let mut it = rest.split(' ').map(|s| s.parse::<u64>().unwrap());
+                it.next().unwrap() + it.next().unwrap()
+            },
+        );
         acked_end = acked_end.max(u32::try_from(acked).unwrap());
         let store = SledStore::open(dir.path()).unwrap();
         assert!(

@@ -1,6 +1,6 @@
 //! SFEN and position-command parsing, printing and error reporting.
 
-mod common;
+use crate::common;
 
 use stera_rules::{Position, RulesError};
 

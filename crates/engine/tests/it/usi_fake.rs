@@ -1,8 +1,7 @@
 //! The USI evaluator against a scripted engine: missing moves, crashes, hangs,
 //! startup failures. Needs only `sh`.
 
-#[path = "fixtures/engines.rs"]
-mod engines;
+use crate::engines;
 
 use std::time::Duration;
 

@@ -1,8 +1,7 @@
 //! The evaluation file loader: the layout of the seed document, and clear errors
 //! (field and byte offset) for every kind of damaged or foreign file.
 
-#[path = "fixtures/nnue_net.rs"]
-mod net;
+use crate::net;
 
 use std::path::Path;
 

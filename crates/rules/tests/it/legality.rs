@@ -2,7 +2,7 @@
 //! entry point: `Position::from_sfen`, `Position::from_position_command` and
 //! `canonical_sfen`.
 
-mod common;
+use crate::common;
 
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};

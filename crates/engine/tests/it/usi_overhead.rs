@@ -1,13 +1,12 @@
 //! Measures what the USI evaluator costs beyond the engine's own search: run with
 //!
 //! ```text
-//! cargo test --release -p stera-engine --test usi_overhead -- --ignored --nocapture
+//! cargo test --release -p stera-engine --test it -- usi_overhead:: --ignored --nocapture
 //! ```
 //!
 //! Figures are printed, not asserted (wall-clock times depend on the machine).
 
-#[path = "fixtures/engines.rs"]
-mod engines;
+use crate::engines;
 
 use std::time::{Duration, Instant};
 

@@ -1,7 +1,7 @@
 //! Keys: `key_after` agrees with `do_move`, incremental keys agree with a full
 //! recomputation, and keys ignore the ply but see hands and the side to move.
 
-mod common;
+use crate::common;
 
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};

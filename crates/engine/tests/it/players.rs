@@ -2,8 +2,7 @@
 //! engine (history in `position`, resign, win, illegal answers, crashes, hangs)
 //! and against the real engines; both players built from the shared flags.
 
-#[path = "fixtures/engines.rs"]
-mod engines;
+use crate::engines;
 
 use std::time::Duration;
 

@@ -12,7 +12,8 @@ use std::time::Duration;
 use rand::Rng;
 use rand::rngs::StdRng;
 
-/// Runs the ignored test `writer` of this binary with `store_env` set to `dir`,
+/// Runs the ignored test `writer` of this binary (its full path in the test binary,
+/// `module::name`, matched with `--exact`) with `store_env` set to `dir`,
 /// waits for its first `ack` line, lets it go on for 5 to 300 ms (drawn from
 /// `rng`) and kills it. Returns the largest value `ack_end` gave any `ack` line
 /// the writer printed before it died (what the writer has acknowledged).

@@ -4,7 +4,7 @@
 //! Needs `python3` with `cshogi`. Without them the test says so and passes, unless
 //! `STERA_REQUIRE_ORACLE=1` (set by CI), where it fails.
 
-mod common;
+use crate::common;
 
 use std::io::Write;
 use std::process::{Command, Stdio};

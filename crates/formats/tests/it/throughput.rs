@@ -1,5 +1,5 @@
 //! Throughput figures on a large synthetic book (run by hand:
-//! `cargo test -p stera-formats --test throughput -- --ignored --nocapture`; the test
+//! `cargo test -p stera-formats --test it -- throughput:: --ignored --nocapture`; the test
 //! profile is optimised).
 
 use std::time::Instant;

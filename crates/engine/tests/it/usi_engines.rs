@@ -2,8 +2,7 @@
 //! `gpsusi` (no MultiPV: the child-search path). Skipped with a note when an engine
 //! is not installed, failed when `STERA_REQUIRE_ENGINES=1`.
 
-#[path = "fixtures/engines.rs"]
-mod engines;
+use crate::engines;
 
 use std::time::Duration;
 

@@ -1,8 +1,7 @@
 //! The built-in evaluator: completeness on random positions, mates with the right
 //! distance (checked against an independent brute-force mate solver), determinism.
 
-#[path = "fixtures/rng.rs"]
-mod rng;
+use crate::rng;
 
 use rng::Rng;
 use stera_engine::{BuiltinEvaluator, Evaluation, Evaluator, Limits};

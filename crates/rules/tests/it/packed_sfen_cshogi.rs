@@ -6,7 +6,7 @@
 //! Needs `python3` with `cshogi` and `numpy`; without them this test fails
 //! (it never passes silently).
 
-mod common;
+use crate::common;
 
 use std::io::Write;
 use std::process::{Command, Stdio};

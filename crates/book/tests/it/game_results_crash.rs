@@ -7,11 +7,9 @@
 //! after `record_game` returned. After the kill every position must hold exactly
 //! as many wins as there are recorded games (a torn game would break that).
 
-mod kill_child;
-
 use std::io::Write;
 
-use kill_child::kill_writer;
+use crate::kill_child::kill_writer;
 
 use rand::SeedableRng;
 use rand::rngs::StdRng;
@@ -56,9 +54,13 @@ fn sigkill_records_whole_games_only() {
     let mut rng = StdRng::seed_from_u64(11);
     let mut acked = 0u64;
     for round in 0..4 {
-        let end = kill_writer("game_writer_child", STORE_ENV, dir.path(), &mut rng, |id| {
-            id.parse::<u64>().unwrap() + 1
-        });
+        let end = kill_writer(
+            "game_results_crash::game_writer_child",
+            STORE_ENV,
+            dir.path(),
+            &mut rng,
+            |id| id.parse::<u64>().unwrap() + 1,
+        );
         acked = acked.max(end);
         let store = SledStore::open(dir.path()).unwrap();
         let recorded = store.games_recorded().unwrap();

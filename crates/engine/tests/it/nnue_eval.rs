@@ -4,10 +4,8 @@
 //! The reference below reads the SFEN text and the raw file bytes only: it shares
 //! no code with the engine's feature indexing, loader or kernels.
 
-#[path = "fixtures/nnue_net.rs"]
-mod net;
-#[path = "fixtures/rng.rs"]
-mod rng;
+use crate::net;
+use crate::rng;
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};

@@ -4,8 +4,7 @@
 //! comes first, by a material lead of at least two rooks. A draw by repetition, a
 //! loss, or a smaller lead fails the test.
 
-#[path = "fixtures/rng.rs"]
-mod rng;
+use crate::rng;
 
 use rng::Rng;
 use stera_engine::{BuiltinEvaluator, Evaluator, Limits};

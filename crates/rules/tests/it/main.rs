@@ -1,0 +1,18 @@
+//! Integration tests of `stera-rules`.
+//!
+//! One test binary for the crate: each former `tests/<name>.rs` is the module
+//! `<name>` here, so `cargo test --test it -- <name>::` runs one file's tests.
+
+// Tests and their helpers: a failed step is a failed test, reported by the panic.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+mod cshogi_oracle;
+mod fuzz_sfen;
+mod keys;
+mod legality;
+mod packed_sfen_cshogi;
+mod perft;
+mod repetition;
+mod sfen;
