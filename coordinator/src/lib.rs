@@ -736,6 +736,8 @@ fn start_local_workers(
             .arg(args.local_slots.max(1).to_string())
             .arg("--worker-id")
             .arg(format!("local-{i}"))
+            // They end with this coordinator rather than wait for the next one.
+            .arg("--exit-on-drain")
             .kill_on_drop(true);
         if let Some(t) = token {
             cmd.env("STERA_TOKEN", t);

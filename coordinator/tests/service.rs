@@ -354,3 +354,100 @@ fn tls_with_a_self_signed_certificate() {
     assert!(c.wait_exit(LONG).success(), "{:?}", c.log.lock().unwrap());
     assert_eq!(common::book_len(&db), 3);
 }
+
+/// An upgrade or a move stops the coordinator with SIGTERM (a drain). The worker
+/// process does not leave with it: it waits, logging one line for the outage and
+/// none per attempt, works for the next coordinator on the same store and
+/// address, and leaves only on its own signal, with status 0.
+#[test]
+fn worker_outlives_a_drained_coordinator_and_works_for_the_next() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("book.db");
+    let listen = format!("127.0.0.1:{}", common::free_port());
+    let mut c = Coord::start(&db, &listen, &["--nodes", "2000"], &[]);
+    let mut worker = start_worker(
+        &c.url(),
+        &[
+            "--slots",
+            "1",
+            "--worker-id",
+            "phoenix",
+            "--max-backoff-secs",
+            "1",
+        ],
+        &[],
+    );
+    let worker_log = common::collect_stderr(&mut worker);
+    let waiting = |log: &common::Log| {
+        log.lock()
+            .unwrap()
+            .iter()
+            .filter(|l| l.contains("waiting for the coordinator to come back"))
+            .count()
+    };
+    c.wait_log("worker=phoenix", LONG);
+    c.sigterm();
+    assert!(c.wait_exit(LONG).success(), "{:?}", c.log.lock().unwrap());
+    let start = std::time::Instant::now();
+    while waiting(&worker_log) == 0 {
+        assert!(
+            start.elapsed() < LONG,
+            "the worker did not wait: {:?}",
+            worker_log.lock().unwrap()
+        );
+        assert!(
+            worker.try_wait().unwrap().is_none(),
+            "the worker left with the coordinator: {:?}",
+            worker_log.lock().unwrap()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // Several attempts at a backoff of at most 1 s find nothing; one line says so.
+    std::thread::sleep(Duration::from_secs(4));
+    assert!(worker.try_wait().unwrap().is_none(), "the worker left");
+    assert_eq!(waiting(&worker_log), 1, "{:?}", worker_log.lock().unwrap());
+    let warnings: Vec<String> = worker_log
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|l| l.contains("unreachable") || l.contains(" WARN "))
+        .cloned()
+        .collect();
+    assert!(
+        warnings.is_empty(),
+        "a drain is not a failure: {warnings:?}"
+    );
+
+    // The next coordinator gets its positions thought by the same process.
+    let mut c2 = Coord::start(
+        &db,
+        &listen,
+        &["--nodes", "2000", "--think-limit", "3"],
+        &[],
+    );
+    let status = c2.wait_exit(LONG);
+    let log = c2.log.lock().unwrap().clone();
+    assert!(status.success(), "{log:?}");
+    assert!(log.iter().any(|l| l.contains("worker=phoenix")), "{log:?}");
+    assert!(
+        log.iter()
+            .any(|l| l.contains("coordinator stopped") && l.contains("thought=3")),
+        "{log:?}"
+    );
+    assert!(
+        worker_log
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|l| l.contains("connected again")),
+        "{:?}",
+        worker_log.lock().unwrap()
+    );
+
+    // Its own SIGTERM ends it, cleanly, while it waits for a third coordinator.
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(worker.try_wait().unwrap().is_none(), "the worker left");
+    common::signal(&worker, "-TERM");
+    let status = common::wait_child_exit(&mut worker, LONG, "worker", &worker_log);
+    assert!(status.success(), "{:?}", worker_log.lock().unwrap());
+}

@@ -81,9 +81,15 @@ pub struct WorkerArgs {
     /// and the worker exits. A second Ctrl-C or SIGTERM gives back at once.
     #[arg(long, default_value_t = 300)]
     pub stop_timeout_secs: u64,
-    /// Longest pause between reconnection attempts, in seconds.
+    /// Longest pause between reconnection attempts, in seconds. The worker keeps
+    /// trying while the coordinator is down or restarting (after its drain too);
+    /// it leaves only on its own signal, or when refused.
     #[arg(long, default_value_t = 60)]
     pub max_backoff_secs: u64,
+    /// Leave (exit 0) when the coordinator drains instead of waiting for the next
+    /// one. Set by the coordinator for its `--local-workers`, which end with it.
+    #[arg(long)]
+    pub exit_on_drain: bool,
     /// Log format: `text` for people, `json` (one object per line) for log
     /// collectors. Levels come from RUST_LOG (default `info`).
     #[arg(long, value_enum, default_value = "text")]
@@ -111,8 +117,10 @@ fn default_worker_id() -> String {
     format!("{host}-{}", std::process::id())
 }
 
-/// Runs the worker until it is told to stop, the coordinator drains it, or it is
-/// refused. Returns an error (non-zero exit) when refused or when engines fail to start.
+/// Runs the worker until it is told to stop (its own signal) or it is refused. A
+/// coordinator that drains, stops or cannot be reached is waited for: the worker
+/// reconnects with capped, jittered backoff and works for the next coordinator.
+/// Returns an error (non-zero exit) when refused or when engines fail to start.
 ///
 /// # Errors
 /// A refused token or protocol version, an engine that does not start, bad flags.
@@ -180,6 +188,7 @@ pub async fn run(args: WorkerArgs) -> Result<()> {
         slots: slots.saturating_add(args.prefetch),
         max_backoff: Duration::from_secs(args.max_backoff_secs.max(1)),
         stop_timeout: Duration::from_secs(args.stop_timeout_secs),
+        exit_on_drain: args.exit_on_drain,
         jobs: jobs::JobContext {
             default_limits: args.limits.limits(),
             pool,

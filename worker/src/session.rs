@@ -32,6 +32,9 @@ pub struct SessionConfig {
     /// After the first stop request, jobs in hand and their acknowledgements may take
     /// this long; then they are given back and the worker leaves anyway.
     pub stop_timeout: Duration,
+    /// Leave when the coordinator drains (local workers, which their coordinator
+    /// owns) instead of waiting for the next coordinator.
+    pub exit_on_drain: bool,
     pub jobs: JobContext,
     pub stats: Arc<Stats>,
     pub shutdown: watch::Receiver<Shutdown>,
@@ -40,8 +43,11 @@ pub struct SessionConfig {
 /// How a session ended.
 #[derive(Debug, PartialEq, Eq)]
 pub enum SessionEnd {
-    /// Finished on request (Ctrl-C, drain): leave.
+    /// Finished on this worker's own request (Ctrl-C, SIGTERM): leave.
     Done,
+    /// The coordinator drained this stream and the jobs in hand are answered: wait
+    /// for the next coordinator (an upgrade or a move restarts it on the same store).
+    Drained,
     /// The connection was lost or could not be made: try again.
     Lost(String),
 }
@@ -60,6 +66,8 @@ fn give_back(lease_id: u64, reason: impl Into<String>, failed: bool) -> WorkerMe
 /// The coordinator refused the token or the protocol version (no retry helps).
 pub async fn run_forever(mut cfg: SessionConfig) -> Result<()> {
     let mut attempt: u32 = 0;
+    // When the current outage began (None while connected).
+    let mut outage: Option<tokio::time::Instant> = None;
     // Results computed while disconnected go out on the next stream.
     let mut unsent: VecDeque<JobResult> = VecDeque::new();
     loop {
@@ -75,25 +83,47 @@ pub async fn run_forever(mut cfg: SessionConfig) -> Result<()> {
                 return Ok(());
             }
         }
-        match session(&mut cfg, &mut unsent).await? {
-            SessionEnd::Done => return Ok(()),
-            SessionEnd::Lost(why) => {
-                cfg.stats.connected.store(false, Ordering::Relaxed);
-                if *cfg.shutdown.borrow() == Shutdown::Abort {
-                    return Ok(());
-                }
-                attempt = attempt.saturating_add(1);
-                let delay = backoff(attempt, cfg.max_backoff);
-                tracing::warn!(reason = %why, retry_in_ms = delay.as_millis() as u64, "coordinator unreachable");
-                cfg.stats.reconnects.fetch_add(1, Ordering::Relaxed);
-                tokio::select! {
-                    () = tokio::time::sleep(delay) => {}
-                    _ = cfg.shutdown.changed() => {}
-                }
+        let end = session(&mut cfg, &mut unsent).await?;
+        let connected = cfg.stats.connected.swap(false, Ordering::Relaxed);
+        if connected {
+            if let Some(since) = outage.take() {
+                tracing::info!(
+                    attempts = attempt,
+                    down_secs = since.elapsed().as_secs(),
+                    "connected again"
+                );
             }
-        }
-        if cfg.stats.connected.load(Ordering::Relaxed) {
             attempt = 0;
+        }
+        let (why, planned) = match end {
+            SessionEnd::Done => return Ok(()),
+            SessionEnd::Drained if cfg.exit_on_drain => return Ok(()),
+            SessionEnd::Drained => ("the coordinator drained (it stops or restarts)".to_owned(), true),
+            SessionEnd::Lost(why) => (why, false),
+        };
+        if *cfg.shutdown.borrow() == Shutdown::Abort {
+            return Ok(());
+        }
+        attempt = attempt.saturating_add(1);
+        let delay = backoff(attempt, cfg.max_backoff);
+        // One line per outage (at its first attempt): INFO after a drain (an
+        // operator's restart), WARN after a lost connection; the retries of a
+        // coordinator that is down for hours go to DEBUG.
+        if outage.is_none() {
+            outage = Some(tokio::time::Instant::now());
+            let retry_in_ms = delay.as_millis() as u64;
+            if planned {
+                tracing::info!(reason = %why, retry_in_ms, "waiting for the coordinator to come back; reconnecting with backoff");
+            } else {
+                tracing::warn!(reason = %why, retry_in_ms, "coordinator unreachable; reconnecting with backoff until it is back (the worker leaves only on its own signal)");
+            }
+        } else {
+            tracing::debug!(reason = %why, attempt, retry_in_ms = delay.as_millis() as u64, "coordinator still unreachable");
+        }
+        cfg.stats.reconnects.fetch_add(1, Ordering::Relaxed);
+        tokio::select! {
+            () = tokio::time::sleep(delay) => {}
+            _ = cfg.shutdown.changed() => {}
         }
     }
 }
@@ -220,6 +250,10 @@ struct Session<'a> {
     /// Results sent and not yet answered; an answer for anything else is ignored.
     awaiting_ack: HashSet<u64>,
     draining: bool,
+    /// The coordinator asked this stream to drain (as opposed to this worker's own
+    /// stop): the session ends as [`SessionEnd::Drained`] and the worker waits for
+    /// the next coordinator.
+    coordinator_drains: bool,
     /// When a stop request's grace ends (far away until there is one).
     stop_by: tokio::time::Instant,
 }
@@ -253,6 +287,7 @@ async fn session(cfg: &mut SessionConfig, unsent: &mut VecDeque<JobResult>) -> R
         in_hand: HashSet::new(),
         awaiting_ack: HashSet::new(),
         draining,
+        coordinator_drains: false,
         stop_by,
     };
     if let Some(end) = s.resend(unsent).await {
@@ -266,7 +301,12 @@ async fn session(cfg: &mut SessionConfig, unsent: &mut VecDeque<JobResult>) -> R
     let mut heartbeat = tokio::time::interval(heartbeat_every);
     loop {
         if s.draining && s.in_hand.is_empty() && s.awaiting_ack.is_empty() && unsent.is_empty() {
-            return Ok(SessionEnd::Done);
+            let own_stop = *s.cfg.shutdown.borrow() != Shutdown::Running;
+            return Ok(if s.coordinator_drains && !own_stop {
+                SessionEnd::Drained
+            } else {
+                SessionEnd::Done
+            });
         }
         let step = tokio::select! {
             incoming = inbound.message() => match incoming {
@@ -335,8 +375,9 @@ impl Session<'_> {
                 }
             }
             Some(coordinator_message::Msg::Drain(d)) => {
-                tracing::info!(reason = %d.reason, "coordinator drains; finishing the jobs in hand");
+                tracing::info!(reason = %d.reason, "coordinator drains; finishing the jobs in hand, then waiting for it to come back");
                 self.draining = true;
+                self.coordinator_drains = true;
             }
             Some(coordinator_message::Msg::Welcome(_)) | None => {}
         }
