@@ -101,3 +101,83 @@ impl UsiConfig {
         Ok((name.to_owned(), value.trim().to_owned()))
     }
 }
+
+/// Options that change speed, logging or resources but not what a search of given
+/// limits returns; they are left out of the identity so that a book does not look
+/// like it mixes engines when only the hash size changed.
+pub(crate) const NON_VALUE_OPTIONS: &[&str] = &[
+    "Hash",
+    "USI_Hash",
+    "Threads",
+    "Thread",
+    "Ponder",
+    "USI_Ponder",
+    "Debug Log File",
+    "InputLogFile",
+    "ErrorLogFile",
+    "CSAFile",
+    "Verbose",
+    "Move Overhead",
+    "NetworkDelay",
+    "NetworkDelay2",
+    "MinimumThinkingTime",
+    "Minimum Thinking Time",
+    "Slow Mover",
+    "SlowMover",
+];
+
+/// `id name` plus the options and score conversion that change values, e.g.
+/// `Fairy-Stockfish 11.1 LB 64 [UCI_Variant=shogi]`.
+pub(crate) fn identity(engine_name: &str, config: &UsiConfig) -> String {
+    let mut parts: Vec<String> = config
+        .options
+        .iter()
+        .filter(|(name, _)| {
+            !NON_VALUE_OPTIONS
+                .iter()
+                .any(|n| n.eq_ignore_ascii_case(name))
+        })
+        .map(|(name, value)| format!("{name}={value}"))
+        .collect();
+    if !config.scores.is_default() {
+        if let Some(scale) = config.scores.cp_is_win_rate {
+            parts.push(format!("cp-is-win-rate/{scale}"));
+        }
+        parts.push(format!(
+            "win-rate-coefficient={}",
+            config.scores.win_rate_coefficient
+        ));
+    }
+    if parts.is_empty() {
+        engine_name.to_owned()
+    } else {
+        format!("{engine_name} [{}]", parts.join(" "))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn identity_names_value_changing_options_only() {
+        let config = UsiConfig::new("x")
+            .with_option("UCI_Variant", "shogi")
+            .with_option("Hash", "256")
+            .with_option("threads", "4");
+        assert_eq!(
+            identity("Engine 1", &config),
+            "Engine 1 [UCI_Variant=shogi]"
+        );
+        assert_eq!(identity("Engine 1", &UsiConfig::new("x")), "Engine 1");
+        let mut config = UsiConfig::new("x");
+        config.scores = ScoreConversion {
+            cp_is_win_rate: Some(10_000.0),
+            win_rate_coefficient: 600.0,
+        };
+        assert_eq!(
+            identity("E", &config),
+            "E [cp-is-win-rate/10000 win-rate-coefficient=600]"
+        );
+    }
+}

@@ -2,16 +2,19 @@
 //! name, identity and `go` mode; restarted after a crash (at most
 //! [`UsiConfig::max_restarts`] times per request); killed and restarted after a
 //! time-out. [`super::UsiEvaluator`] and [`super::UsiPlayer`] differ only in what
-//! one attempt asks of it.
+//! one attempt asks of it; both send the `go` commands of a [`SearchPlan`].
+
+use std::time::Duration;
 
 use stera_rules::Position;
 
-use super::config::{GoMode, UsiConfig};
-use super::evaluator::{identity, session_error};
-use super::session::{EngineInfo, Session, SessionError};
-use crate::EvalError;
+use super::config::{GoMode, UsiConfig, identity};
+use super::session::{EngineInfo, Session, SessionError, session_error};
+use crate::{EvalError, Limits};
 
-pub(crate) struct EngineProcess {
+/// The engine as a USI front end drives it (the OS process itself is
+/// [`super::process::EngineProcess`], under a [`Session`]).
+pub(crate) struct UsiEngine {
     pub(crate) config: UsiConfig,
     session: Option<Session>,
     /// The engine's `id name` (the program path when it printed none).
@@ -23,7 +26,7 @@ pub(crate) struct EngineProcess {
     pub(crate) restarts: u64,
 }
 
-impl EngineProcess {
+impl UsiEngine {
     /// Starts the engine (handshake, options, `isready`, `usinewgame`).
     pub(crate) fn start(config: UsiConfig) -> Result<Self, EvalError> {
         let label = config.program.display().to_string();
@@ -121,5 +124,107 @@ impl EngineProcess {
                 Err(other) => return Err(session_error(other, &self.name, context)),
             }
         }
+    }
+}
+
+/// The `go` commands for one position.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct SearchPlan {
+    pub(crate) root_go: String,
+    pub(crate) child_go: String,
+    /// The byoyomi of each search; the time-out comes on top of it.
+    pub(crate) byoyomi: Duration,
+}
+
+impl SearchPlan {
+    pub(crate) fn new(
+        limits: &Limits,
+        byoyomi_only: bool,
+        engine: &str,
+    ) -> Result<Self, EvalError> {
+        if limits.nodes.is_none() && limits.depth.is_none() && limits.time.is_none() {
+            return Err(EvalError::UnsupportedLimits(
+                "no depth, nodes or time limit: an external engine would search forever".to_owned(),
+            ));
+        }
+        if limits.depth == Some(0) || limits.nodes == Some(0) {
+            return Err(EvalError::UnsupportedLimits(
+                "depth and nodes must be at least 1".to_owned(),
+            ));
+        }
+        if byoyomi_only && (limits.nodes.is_some() || limits.depth.is_some()) {
+            return Err(EvalError::UnsupportedLimits(format!(
+                "engine `{engine}` takes only time (byoyomi) limits, not depth or nodes"
+            )));
+        }
+        let go = |depth: Option<u32>| {
+            let mut go = "go".to_owned();
+            if let Some(d) = depth {
+                go.push_str(&format!(" depth {d}"));
+            }
+            if let Some(n) = limits.nodes {
+                go.push_str(&format!(" nodes {n}"));
+            }
+            if let Some(t) = limits.time {
+                go.push_str(&format!(
+                    " btime 0 wtime 0 byoyomi {}",
+                    t.as_millis().max(1)
+                ));
+            }
+            go
+        };
+        Ok(Self {
+            root_go: go(limits.depth),
+            // A child is one ply deeper than the root already: one ply less keeps
+            // its value comparable with the moves the root search reported.
+            child_go: go(limits.depth.map(|d| d.saturating_sub(1).max(1))),
+            byoyomi: limits.time.unwrap_or(Duration::ZERO),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn go_commands_follow_the_limits() {
+        let limits = Limits {
+            depth: Some(6),
+            ..Limits::default()
+        };
+        let plan = SearchPlan::new(&limits, false, "e").unwrap();
+        assert_eq!(plan.root_go, "go depth 6");
+        assert_eq!(plan.child_go, "go depth 5");
+        let limits = Limits {
+            nodes: Some(5000),
+            time: Some(Duration::from_millis(150)),
+            ..Limits::default()
+        };
+        let plan = SearchPlan::new(&limits, true, "e");
+        assert!(matches!(plan, Err(EvalError::UnsupportedLimits(_))));
+        let plan = SearchPlan::new(&limits, false, "e").unwrap();
+        assert_eq!(plan.root_go, "go nodes 5000 btime 0 wtime 0 byoyomi 150");
+        assert_eq!(plan.child_go, plan.root_go);
+        let limits = Limits {
+            time: Some(Duration::from_millis(100)),
+            ..Limits::default()
+        };
+        let plan = SearchPlan::new(&limits, true, "e").unwrap();
+        assert_eq!(plan.root_go, "go btime 0 wtime 0 byoyomi 100");
+        assert!(SearchPlan::new(&Limits::default(), false, "e").is_err());
+        let zero = Limits {
+            depth: Some(0),
+            ..Limits::default()
+        };
+        assert!(SearchPlan::new(&zero, false, "e").is_err());
+        let shallow = Limits {
+            depth: Some(1),
+            ..Limits::default()
+        };
+        assert_eq!(
+            SearchPlan::new(&shallow, false, "e").unwrap().child_go,
+            "go depth 1"
+        );
     }
 }

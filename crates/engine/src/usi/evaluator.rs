@@ -7,35 +7,11 @@ use stera_rules::{Move, Position, Repetition};
 
 use super::collect::{MoveScores, position_value};
 use super::config::UsiConfig;
-use super::engine::EngineProcess;
+use super::engine::{SearchPlan, UsiEngine};
 use super::info::Info;
 use super::score::value_for_parent;
 use super::session::{EngineInfo, SearchOutput, SessionError};
 use crate::{EvalError, Evaluation, Evaluator, Limits};
-
-/// Options that change speed, logging or resources but not what a search of given
-/// limits returns; they are left out of the identity so that a book does not look
-/// like it mixes engines when only the hash size changed.
-const NON_VALUE_OPTIONS: &[&str] = &[
-    "Hash",
-    "USI_Hash",
-    "Threads",
-    "Thread",
-    "Ponder",
-    "USI_Ponder",
-    "Debug Log File",
-    "InputLogFile",
-    "ErrorLogFile",
-    "CSAFile",
-    "Verbose",
-    "Move Overhead",
-    "NetworkDelay",
-    "NetworkDelay2",
-    "MinimumThinkingTime",
-    "Minimum Thinking Time",
-    "Slow Mover",
-    "SlowMover",
-];
 
 /// Counters over the life of one evaluator (for measurements and logs).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -55,62 +31,6 @@ pub struct UsiStats {
     pub go_to_bestmove: Duration,
     /// Engine restarts after a crash or a time-out.
     pub restarts: u64,
-}
-
-/// The `go` commands for one position.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct SearchPlan {
-    pub(crate) root_go: String,
-    child_go: String,
-    /// The byoyomi of each search; the time-out comes on top of it.
-    pub(crate) byoyomi: Duration,
-}
-
-impl SearchPlan {
-    pub(crate) fn new(
-        limits: &Limits,
-        byoyomi_only: bool,
-        engine: &str,
-    ) -> Result<Self, EvalError> {
-        if limits.nodes.is_none() && limits.depth.is_none() && limits.time.is_none() {
-            return Err(EvalError::UnsupportedLimits(
-                "no depth, nodes or time limit: an external engine would search forever".to_owned(),
-            ));
-        }
-        if limits.depth == Some(0) || limits.nodes == Some(0) {
-            return Err(EvalError::UnsupportedLimits(
-                "depth and nodes must be at least 1".to_owned(),
-            ));
-        }
-        if byoyomi_only && (limits.nodes.is_some() || limits.depth.is_some()) {
-            return Err(EvalError::UnsupportedLimits(format!(
-                "engine `{engine}` takes only time (byoyomi) limits, not depth or nodes"
-            )));
-        }
-        let go = |depth: Option<u32>| {
-            let mut go = "go".to_owned();
-            if let Some(d) = depth {
-                go.push_str(&format!(" depth {d}"));
-            }
-            if let Some(n) = limits.nodes {
-                go.push_str(&format!(" nodes {n}"));
-            }
-            if let Some(t) = limits.time {
-                go.push_str(&format!(
-                    " btime 0 wtime 0 byoyomi {}",
-                    t.as_millis().max(1)
-                ));
-            }
-            go
-        };
-        Ok(Self {
-            root_go: go(limits.depth),
-            // A child is one ply deeper than the root already: one ply less keeps
-            // its value comparable with the moves the root search reported.
-            child_go: go(limits.depth.map(|d| d.saturating_sub(1).max(1))),
-            byoyomi: limits.time.unwrap_or(Duration::ZERO),
-        })
-    }
 }
 
 /// An [`Evaluator`] backed by an external USI engine process.
@@ -138,7 +58,7 @@ impl SearchPlan {
 /// engine, restarts it for the next position and fails with [`EvalError::Timeout`].
 /// Dropping the evaluator sends `quit` and kills the engine if it does not exit.
 pub struct UsiEvaluator {
-    engine: EngineProcess,
+    engine: UsiEngine,
     /// Counters but restarts, which the engine process keeps.
     stats: UsiStats,
 }
@@ -152,7 +72,7 @@ impl UsiEvaluator {
     /// become ready within [`UsiConfig::startup_timeout`].
     pub fn new(config: UsiConfig) -> Result<Self, EvalError> {
         Ok(Self {
-            engine: EngineProcess::start(config)?,
+            engine: UsiEngine::start(config)?,
             stats: UsiStats::default(),
         })
     }
@@ -181,7 +101,7 @@ impl UsiEvaluator {
 
 /// One try at the whole position; any session error aborts it.
 fn attempt(
-    engine: &mut EngineProcess,
+    engine: &mut UsiEngine,
     stats: &mut UsiStats,
     position: &Position,
     legal: &[Move],
@@ -351,122 +271,9 @@ fn decided_value(child: &Position) -> Option<i32> {
     }
 }
 
-pub(crate) fn session_error(error: SessionError, engine: &str, context: &str) -> EvalError {
-    match error {
-        // `EvalError::Io` would print the OS error twice in an error chain; the
-        // reason alone reads better and names the failing step.
-        SessionError::Spawn(source) => EvalError::Engine {
-            engine: engine.to_owned(),
-            reason: format!("cannot run the program: {source}"),
-        },
-        SessionError::Timeout(after) => EvalError::Timeout {
-            engine: engine.to_owned(),
-            sfen: context.to_owned(),
-            after,
-        },
-        SessionError::Crashed(reason) | SessionError::Rejected(reason) => EvalError::Engine {
-            engine: engine.to_owned(),
-            reason,
-        },
-    }
-}
-
-/// `id name` plus the options and score conversion that change values, e.g.
-/// `Fairy-Stockfish 11.1 LB 64 [UCI_Variant=shogi]`.
-pub(crate) fn identity(engine_name: &str, config: &UsiConfig) -> String {
-    let mut parts: Vec<String> = config
-        .options
-        .iter()
-        .filter(|(name, _)| {
-            !NON_VALUE_OPTIONS
-                .iter()
-                .any(|n| n.eq_ignore_ascii_case(name))
-        })
-        .map(|(name, value)| format!("{name}={value}"))
-        .collect();
-    if !config.scores.is_default() {
-        if let Some(scale) = config.scores.cp_is_win_rate {
-            parts.push(format!("cp-is-win-rate/{scale}"));
-        }
-        parts.push(format!(
-            "win-rate-coefficient={}",
-            config.scores.win_rate_coefficient
-        ));
-    }
-    if parts.is_empty() {
-        engine_name.to_owned()
-    } else {
-        format!("{engine_name} [{}]", parts.join(" "))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::usi::ScoreConversion;
-
-    #[test]
-    fn go_commands_follow_the_limits() {
-        let limits = Limits {
-            depth: Some(6),
-            ..Limits::default()
-        };
-        let plan = SearchPlan::new(&limits, false, "e").unwrap();
-        assert_eq!(plan.root_go, "go depth 6");
-        assert_eq!(plan.child_go, "go depth 5");
-        let limits = Limits {
-            nodes: Some(5000),
-            time: Some(Duration::from_millis(150)),
-            ..Limits::default()
-        };
-        let plan = SearchPlan::new(&limits, true, "e");
-        assert!(matches!(plan, Err(EvalError::UnsupportedLimits(_))));
-        let plan = SearchPlan::new(&limits, false, "e").unwrap();
-        assert_eq!(plan.root_go, "go nodes 5000 btime 0 wtime 0 byoyomi 150");
-        assert_eq!(plan.child_go, plan.root_go);
-        let limits = Limits {
-            time: Some(Duration::from_millis(100)),
-            ..Limits::default()
-        };
-        let plan = SearchPlan::new(&limits, true, "e").unwrap();
-        assert_eq!(plan.root_go, "go btime 0 wtime 0 byoyomi 100");
-        assert!(SearchPlan::new(&Limits::default(), false, "e").is_err());
-        let zero = Limits {
-            depth: Some(0),
-            ..Limits::default()
-        };
-        assert!(SearchPlan::new(&zero, false, "e").is_err());
-        let shallow = Limits {
-            depth: Some(1),
-            ..Limits::default()
-        };
-        assert_eq!(
-            SearchPlan::new(&shallow, false, "e").unwrap().child_go,
-            "go depth 1"
-        );
-    }
-
-    #[test]
-    fn identity_names_value_changing_options_only() {
-        let config = UsiConfig::new("x")
-            .with_option("UCI_Variant", "shogi")
-            .with_option("Hash", "256")
-            .with_option("threads", "4");
-        assert_eq!(
-            identity("Engine 1", &config),
-            "Engine 1 [UCI_Variant=shogi]"
-        );
-        assert_eq!(identity("Engine 1", &UsiConfig::new("x")), "Engine 1");
-        let mut config = UsiConfig::new("x");
-        config.scores = ScoreConversion {
-            cp_is_win_rate: Some(10_000.0),
-            win_rate_coefficient: 600.0,
-        };
-        assert_eq!(
-            identity("E", &config),
-            "E [cp-is-win-rate/10000 win-rate-coefficient=600]"
-        );
-    }
 
     #[test]
     fn decided_children() {

@@ -6,9 +6,8 @@ use stera_rules::Position;
 
 use super::collect::position_value;
 use super::config::UsiConfig;
-use super::engine::EngineProcess;
-use super::evaluator::{SearchPlan, session_error};
-use super::session::{Session, SessionError};
+use super::engine::{SearchPlan, UsiEngine};
+use super::session::{Session, SessionError, session_error};
 use crate::player::{Player, PlayerMove, position_command};
 use crate::{EvalError, Limits};
 
@@ -28,7 +27,7 @@ use crate::{EvalError, Limits};
 /// the engine, which is restarted for the next move, and fails with
 /// [`EvalError::Timeout`].
 pub struct UsiPlayer {
-    engine: EngineProcess,
+    engine: UsiEngine,
 }
 
 impl UsiPlayer {
@@ -38,7 +37,7 @@ impl UsiPlayer {
     /// As [`super::UsiEvaluator::new`].
     pub fn new(config: UsiConfig) -> Result<Self, EvalError> {
         Ok(Self {
-            engine: EngineProcess::start(config)?,
+            engine: UsiEngine::start(config)?,
         })
     }
 
@@ -57,7 +56,7 @@ impl UsiPlayer {
 
 /// One try: `position`, `go`, `bestmove`.
 fn attempt(
-    engine: &mut EngineProcess,
+    engine: &mut UsiEngine,
     position: &Position,
     command: &str,
     plan: &SearchPlan,

@@ -6,6 +6,7 @@ use std::time::{Duration, Instant};
 use super::config::UsiConfig;
 use super::info::Info;
 use super::process::{EngineProcess, ReadError};
+use crate::EvalError;
 
 /// Why a session failed.
 #[derive(Debug)]
@@ -241,6 +242,28 @@ fn read(
         Ok(line) => Ok(line),
         Err(ReadError::Timeout) => Err(SessionError::Timeout(timeout)),
         Err(ReadError::Closed) => Err(SessionError::Crashed(process.death_report())),
+    }
+}
+
+/// The [`EvalError`] for a failed session step: `engine` names the engine,
+/// `context` the request (an SFEN, `usinewgame`, `startup`).
+pub(crate) fn session_error(error: SessionError, engine: &str, context: &str) -> EvalError {
+    match error {
+        // `EvalError::Io` would print the OS error twice in an error chain; the
+        // reason alone reads better and names the failing step.
+        SessionError::Spawn(source) => EvalError::Engine {
+            engine: engine.to_owned(),
+            reason: format!("cannot run the program: {source}"),
+        },
+        SessionError::Timeout(after) => EvalError::Timeout {
+            engine: engine.to_owned(),
+            sfen: context.to_owned(),
+            after,
+        },
+        SessionError::Crashed(reason) | SessionError::Rejected(reason) => EvalError::Engine {
+            engine: engine.to_owned(),
+            reason,
+        },
     }
 }
 
