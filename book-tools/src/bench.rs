@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 use clap::{Args as ClapArgs, Subcommand};
 use stera_book::synthetic::PseudoEvaluator;
-use stera_book::{NodeStore, Selector, SledStore};
+use stera_book::{LiveBook, NodeStore, Selector, SledStore};
 
 #[derive(ClapArgs, Debug)]
 pub struct Args {
@@ -102,8 +102,9 @@ fn select(args: &SelectArgs) -> Result<()> {
         }
         None => None,
     };
-    let mut selector = Selector::open(store, config)
+    let mut live = LiveBook::open(store, config)
         .with_context(|| format!("loading book {}", args.db.display()))?;
+    let mut selector = Selector::new();
     if let Some(temperature) = args.softmax {
         selector
             .set_select_mode(stera_book::SelectMode::Softmax(stera_book::SoftmaxSelect {
@@ -118,14 +119,14 @@ fn select(args: &SelectArgs) -> Result<()> {
         "reopen_s={reopen_s:.2} (sled open {open_s:.2}s, index rebuild {:.2}s) nodes={} moves={} \
          book_tables_mb={} rss_mb={}",
         reopen_s - open_s,
-        selector.book().len(),
-        selector.book().value_count(),
-        selector.book().memory_bytes() >> 20,
+        live.book().len(),
+        live.book().value_count(),
+        live.book().memory_bytes() >> 20,
         rss_mb()
     );
     let eval = PseudoEvaluator::new(args.seed);
     let fill = Instant::now();
-    let mut queue: VecDeque<_> = selector.select(args.in_flight)?.into();
+    let mut queue: VecDeque<_> = selector.select(&mut live, args.in_flight)?.into();
     eprintln!(
         "filled {} in flight in {:.2}s",
         queue.len(),
@@ -144,7 +145,7 @@ fn select(args: &SelectArgs) -> Result<()> {
     let mut moves = Vec::new();
     for i in 0..args.count {
         let t = Instant::now();
-        let leaves = selector.select(1)?;
+        let leaves = selector.select(&mut live, 1)?;
         latencies.push(t.elapsed());
         if leaves.is_empty() {
             bail!("no selectable leaf after {i} selections");
@@ -166,7 +167,7 @@ fn select(args: &SelectArgs) -> Result<()> {
                 };
                 items.push((leaf, thought));
             }
-            selector.complete_batch(items)?;
+            live.complete_batch(items)?;
         }
         bar.inc(1);
         if !tty && last_log.elapsed() >= Duration::from_secs(10) {
@@ -186,8 +187,8 @@ fn select(args: &SelectArgs) -> Result<()> {
         args.count as f64 / select_s.max(1e-9),
         visited as f64 / args.count.max(1) as f64,
         percentile(&sorted, 1.0),
-        selector.in_flight(),
-        selector.store().size_on_disk()? >> 20
+        live.in_flight(),
+        live.store().size_on_disk()? >> 20
     );
     println!(
         "select p50_ms={:.3} p99_ms={:.3} per_s={:.0} rss_mb={} nodes={}",
@@ -195,7 +196,7 @@ fn select(args: &SelectArgs) -> Result<()> {
         percentile(&sorted, 0.99),
         args.count as f64 / wall.max(1e-9),
         rss_mb(),
-        selector.book().len()
+        live.book().len()
     );
     Ok(())
 }

@@ -7,7 +7,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
-use stera_book::{DryRun, SelectMode, Selector, SoftmaxSelect};
+use stera_book::{DryRun, LiveBook, SelectMode, Selector, SoftmaxSelect};
 
 use crate::common;
 
@@ -59,8 +59,9 @@ pub fn run(args: &Args) -> Result<()> {
             )
         })?;
     let store = DryRun::new(common::open_existing(&args.db)?);
-    let mut selector = Selector::open(store, None)
+    let mut live = LiveBook::open(store, None)
         .with_context(|| format!("cannot load the book in {}", args.db.display()))?;
+    let mut selector = Selector::new();
     if let Some(temperature) = args.softmax_temperature {
         anyhow::ensure!(
             temperature.is_finite() && temperature > 0.0,
@@ -73,9 +74,9 @@ pub fn run(args: &Args) -> Result<()> {
             }))
             .map_err(|e| anyhow::anyhow!("{e}"))?;
     }
-    let roots = selector.config().roots.clone();
+    let roots = live.config().roots.clone();
     let leaves = selector
-        .select(count)
+        .select(&mut live, count)
         .context("selection over the book failed")?;
     let mut text = String::new();
     for leaf in &leaves {

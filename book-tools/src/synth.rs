@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 use clap::Args as ClapArgs;
 use stera_book::synthetic::{GrowOptions, GrowProgress, PseudoEvaluator, grow};
-use stera_book::{NodeStore, RunConfig, Selector, SledStore};
+use stera_book::{LiveBook, NodeStore, RunConfig, Selector, SledStore};
 
 #[derive(ClapArgs, Debug)]
 pub struct Args {
@@ -46,8 +46,9 @@ pub fn run(args: &Args) -> Result<()> {
         leaves_per_turn: args.leaves_per_turn,
         ..store.config()?.unwrap_or_default()
     };
-    let mut selector = Selector::open(store, Some(config))
+    let mut live = LiveBook::open(store, Some(config))
         .with_context(|| format!("loading book {}", args.db.display()))?;
+    let mut selector = Selector::new();
     eprintln!(
         "opened {} with {existing} nodes in {:.1}s",
         args.db.display(),
@@ -84,6 +85,7 @@ pub fn run(args: &Args) -> Result<()> {
         }
     };
     let reached = grow(
+        &mut live,
         &mut selector,
         &eval,
         args.nodes,
@@ -103,11 +105,11 @@ pub fn run(args: &Args) -> Result<()> {
         "synth: {reached} nodes ({added} added in {secs:.1}s, {:.0} nodes/s), {} moves stored, \
          {:.1} book nodes visited per selection, {} bans, book tables {} MB, disk {} MB, rss {} MB",
         added as f64 / secs.max(1e-9),
-        selector.book().value_count(),
+        live.book().value_count(),
         stats.nodes_visited as f64 / stats.leaves.max(1) as f64,
         stats.bans,
-        selector.book().memory_bytes() >> 20,
-        selector.store().size_on_disk()? >> 20,
+        live.book().memory_bytes() >> 20,
+        live.store().size_on_disk()? >> 20,
         crate::bench::rss_mb()
     );
     if reached < args.nodes {

@@ -5,7 +5,7 @@ mod common;
 
 use common::{fails, ok, s};
 
-use stera_book::{NodeStore, Selector, SledStore};
+use stera_book::{LiveBook, NodeStore, Selector, SledStore};
 use stera_rules::Position;
 
 fn store_state(db: &std::path::Path) -> (u32, usize, usize) {
@@ -59,11 +59,11 @@ fn next_lists_what_the_selector_hands_out_and_changes_nothing() {
     // They are what a coordinator's selector picks first on this store, none of
     // them is thought yet, and all differ.
     let store = SledStore::open_existing(&db).unwrap();
-    let mut selector = Selector::open(store, None).unwrap();
+    let mut live = LiveBook::open(store, None).unwrap();
+    let mut selector = Selector::new();
     let book_keys: std::collections::HashSet<_> = {
         let mut keys = std::collections::HashSet::new();
-        selector
-            .store()
+        live.store()
             .for_each_node(&mut |_, node| {
                 keys.insert(node.key);
                 Ok(())
@@ -72,7 +72,7 @@ fn next_lists_what_the_selector_hands_out_and_changes_nothing() {
         keys
     };
     let picked: Vec<String> = selector
-        .select(8)
+        .select(&mut live, 8)
         .unwrap()
         .iter()
         .map(stera_book::Leaf::sfen)

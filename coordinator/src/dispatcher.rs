@@ -16,7 +16,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant, SystemTime};
 
-use stera_book::{Leaf, NodeStore, Selector, Thought};
+use stera_book::{Leaf, LiveBook, NodeStore, Selector, Thought};
 use stera_proto::v1::{
     CoordinatorMessage, Drain, ExportRequest, Hello, JobResult, Limits, PlayResult, ResultAck,
     ResultRejected, RootLine, StatusReply, Welcome, coordinator_message::Msg, job_result,
@@ -204,7 +204,10 @@ struct Accepted {
 const EARLIEST_LEASE: LeaseId = 1_577_836_800_000 << 16;
 
 pub struct Dispatcher<S: NodeStore> {
-    think: ThinkJobs<S>,
+    /// The book every kind reads and writes: selection reads it, think results
+    /// and games are stored into it.
+    live: LiveBook<S>,
+    think: ThinkJobs,
     play: PlayJobs,
     search: SearchJobs,
     leases: LeaseTable<Ticket>,
@@ -238,21 +241,22 @@ impl<S: NodeStore> Dispatcher<S> {
     /// # Errors
     /// A root of the book that is not a position, or game rules that make no sense.
     pub fn new(
-        selector: Selector<S>,
+        live: LiveBook<S>,
+        selector: Selector,
         config: DispatchConfig,
         export: Option<ExportFn<S>>,
         registry: Arc<Registry>,
         progress: watch::Sender<Progress>,
     ) -> Result<Self, String> {
-        let play = PlayJobs::new(config.play.clone(), &selector.config().roots)?;
-        match selector.store().quarantined() {
+        let play = PlayJobs::new(config.play.clone(), &live.config().roots)?;
+        match live.store().quarantined() {
             Ok(q) => registry
                 .counters
                 .quarantined_in_store
                 .store(q.len() as u64, Ordering::Relaxed),
             Err(e) => tracing::warn!(error = %e, "cannot read the quarantined positions"),
         }
-        if let Ok(games) = selector.store().games_recorded() {
+        if let Ok(games) = live.store().games_recorded() {
             registry
                 .counters
                 .games_stored
@@ -262,6 +266,7 @@ impl<S: NodeStore> Dispatcher<S> {
         // of this coordinator never meets a new lease with the same id.
         let first_lease = unix_ms(SystemTime::now()) << 16;
         Ok(Self {
+            live,
             think: ThinkJobs::new(selector, config.limits, config.think_limit),
             play,
             search: SearchJobs::new(config.limits),
@@ -318,7 +323,7 @@ impl<S: NodeStore> Dispatcher<S> {
     }
 
     /// Runs until every sender of `events` is gone. Call on a dedicated thread.
-    pub fn run(mut self, mut events: mpsc::UnboundedReceiver<Event>) -> Selector<S> {
+    pub fn run(mut self, mut events: mpsc::UnboundedReceiver<Event>) -> LiveBook<S> {
         let mut pending: Vec<(StreamId, JobResult)> = Vec::new();
         while let Some(first) = events.blocking_recv() {
             self.handle(first, &mut pending);
@@ -333,19 +338,19 @@ impl<S: NodeStore> Dispatcher<S> {
                 self.commit(std::mem::take(&mut pending));
             }
             self.maintenance
-                .poll(self.think.selector(), &mut self.prepare, &self.registry);
+                .poll(&self.live, &mut self.prepare, &self.registry);
             self.fill_credits();
             self.publish_progress();
         }
         // A backup or export under way is finished, not cut off, and nothing
-        // holds the store when the selector is handed back; unless shutdown was
+        // holds the store when the live book is handed back; unless shutdown was
         // told to abandon it (the caller flushes the store then).
         if self.abandon_maintenance.load(Ordering::Acquire) {
             tracing::warn!("the job on the maintenance thread is abandoned");
         } else {
             self.maintenance.join();
         }
-        self.think.into_selector()
+        self.live
     }
 
     fn handle(&mut self, event: Event, pending: &mut Vec<(StreamId, JobResult)>) {
@@ -502,7 +507,7 @@ impl<S: NodeStore> Dispatcher<S> {
     /// A lease ended without a result that counts: its job goes back to its kind.
     fn put_back(&mut self, ticket: &Ticket) {
         match ticket {
-            Ticket::Think(leaf) => self.think.put_back(leaf),
+            Ticket::Think(leaf) => ThinkJobs::put_back(&mut self.live, leaf),
             Ticket::Play(_) => self.play.put_back(Instant::now()),
             Ticket::Search(search) => self.search.put_back(search, false, ""),
         }
@@ -673,11 +678,11 @@ impl<S: NodeStore> Dispatcher<S> {
                     continue;
                 }
             };
-            match self.think.check(&leaf, &result, now) {
+            match ThinkJobs::check(&self.live, &leaf, &result, now) {
                 Checked::Duplicate => {
                     // Another worker's result for the same position is already in.
                     if held {
-                        self.think.put_back(&leaf);
+                        ThinkJobs::put_back(&mut self.live, &leaf);
                     }
                     self.registry
                         .counters
@@ -703,7 +708,7 @@ impl<S: NodeStore> Dispatcher<S> {
                     // A voided leaf was put back when it was voided and may be
                     // in flight again under a new lease, whose mark must stay.
                     if held {
-                        self.think.put_back(&leaf);
+                        ThinkJobs::put_back(&mut self.live, &leaf);
                     }
                 }
             }
@@ -726,7 +731,7 @@ impl<S: NodeStore> Dispatcher<S> {
         acks: &mut Vec<(StreamId, LeaseId)>,
     ) -> Option<Accepted> {
         let leaf = if id >= EARLIEST_LEASE {
-            ThinkJobs::<S>::leaf_by_position(result)
+            ThinkJobs::leaf_by_position(result)
         } else {
             None
         };
@@ -743,7 +748,7 @@ impl<S: NodeStore> Dispatcher<S> {
             }
             Some(Ok(leaf)) => leaf,
         };
-        match self.think.check(&leaf, result, now) {
+        match ThinkJobs::check(&self.live, &leaf, result, now) {
             Checked::Duplicate => {
                 tracing::debug!(lease = id, sfen = %leaf.sfen(), "result of an unknown lease for a position already thought");
                 self.registry
@@ -787,7 +792,7 @@ impl<S: NodeStore> Dispatcher<S> {
             .into_iter()
             .map(|a| (a.leaf, a.thought, a.held))
             .collect();
-        match self.think.store(items) {
+        match self.think.store(&mut self.live, items) {
             Ok(stored) => {
                 for key in keys {
                     self.blame.stored(key);
@@ -850,7 +855,7 @@ impl<S: NodeStore> Dispatcher<S> {
         );
         self.registry
             .record_problem("quarantined", format!("{}: {note}", leaf.sfen()));
-        match self.think.quarantine(leaf, &note) {
+        match ThinkJobs::quarantine(&mut self.live, leaf, &note) {
             Ok(true) => {
                 self.registry
                     .counters
@@ -898,7 +903,7 @@ impl<S: NodeStore> Dispatcher<S> {
         }
         // Read even without free slots, so that a full disk is told at once.
         let writable = self.space.as_mut().is_none_or(StoreSpace::writable);
-        self.play.refresh(self.think.selector().book());
+        self.play.refresh(self.live.book());
         let mut wanting = self.leases.free_slots();
         let free: usize = wanting.iter().map(|(_, n)| n).sum();
         if free == 0 {
@@ -1024,7 +1029,7 @@ impl<S: NodeStore> Dispatcher<S> {
     /// Up to `n` leaves from the selector (timed for the metrics).
     fn select(&mut self, n: usize) -> Vec<Leaf> {
         let started = Instant::now();
-        let leaves = match self.think.select(n) {
+        let leaves = match self.think.select(&mut self.live, n) {
             Ok(l) => l,
             Err(e) => {
                 tracing::error!(error = %e, "selection failed");
@@ -1053,7 +1058,7 @@ impl<S: NodeStore> Dispatcher<S> {
         if held {
             self.play.put_back(Instant::now());
         }
-        let checked = self.play.check(game, result, self.think.selector().book());
+        let checked = self.play.check(game, result, self.live.book());
         let counted = match checked {
             Ok(c) => c,
             Err(reason) => {
@@ -1062,7 +1067,7 @@ impl<S: NodeStore> Dispatcher<S> {
                 return None;
             }
         };
-        match self.play.count(self.think.store_mut(), id, &counted) {
+        match self.play.count(self.live.store_mut(), id, &counted) {
             Ok(new) => {
                 self.leases.complete(id);
                 if new {
@@ -1094,7 +1099,7 @@ impl<S: NodeStore> Dispatcher<S> {
                 w.in_flight = u32::try_from(held).unwrap_or(u32::MAX);
             }
         }
-        let book = self.think.selector().book();
+        let book = self.live.book();
         let in_flight = self.leases.len();
         self.registry.set_book(
             book.len() as u64,
@@ -1128,10 +1133,11 @@ impl<S: NodeStore> Dispatcher<S> {
     }
 
     fn status(&self) -> StatusReply {
-        let selector = self.think.selector();
-        let book = selector.book();
-        let roots: Vec<RootLine> = selector
-            .root_lines()
+        let book = self.live.book();
+        let roots: Vec<RootLine> = self
+            .think
+            .selector()
+            .root_lines(&self.live)
             .into_iter()
             .map(|(root, pv, value)| RootLine {
                 root,

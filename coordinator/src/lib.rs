@@ -42,7 +42,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
-use stera_book::{NodeStore, SelectMode, Selector, SledStore, SoftmaxSelect};
+use stera_book::{LiveBook, NodeStore, SelectMode, Selector, SledStore, SoftmaxSelect};
 use stera_proto::v1::Limits;
 use stera_proto::v1::coordinator_server::CoordinatorServer;
 use tokio::sync::watch;
@@ -351,7 +351,8 @@ pub async fn run(args: CoordinatorArgs, export: Option<ExportFn<SledStore>>) -> 
     // Registered before the server listens: a SIGTERM that comes right after
     // "listening" must drain the coordinator, not kill it with the default action.
     let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
-    let mut selector = open_selector(&args.db).await?;
+    let live = open_live_book(&args.db).await?;
+    let mut selector = Selector::new();
     selector
         .set_select_mode(select)
         .map_err(|e| anyhow::anyhow!("bad selection flags: {e}"))?;
@@ -365,24 +366,31 @@ pub async fn run(args: CoordinatorArgs, export: Option<ExportFn<SledStore>>) -> 
     // for the maintenance thread (the export writes a temporary file, never the
     // store, so cutting it off leaves the store whole).
     let abandon = Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let dispatcher = Dispatcher::new(selector, config, export, registry.clone(), progress_tx)
-        .map(|d| {
-            d.abandon_maintenance_on(abandon.clone())
-                .with_store_space(store_space::StoreSpace::new(
-                    args.db.clone(),
-                    args.store_reserve_mb.saturating_mul(1 << 20),
-                    registry.clone(),
-                ))
-                .with_backup(backup::store_backup(args.db.clone()))
-                .with_compaction(compact::store_compaction(
-                    compact::CompactPolicy {
-                        every: args.compact_every,
-                        min_records: args.compact_chunk,
-                    },
-                    registry.clone(),
-                ))
-        })
-        .map_err(|e| anyhow::anyhow!("cannot start: {e}"))?;
+    let dispatcher = Dispatcher::new(
+        live,
+        selector,
+        config,
+        export,
+        registry.clone(),
+        progress_tx,
+    )
+    .map(|d| {
+        d.abandon_maintenance_on(abandon.clone())
+            .with_store_space(store_space::StoreSpace::new(
+                args.db.clone(),
+                args.store_reserve_mb.saturating_mul(1 << 20),
+                registry.clone(),
+            ))
+            .with_backup(backup::store_backup(args.db.clone()))
+            .with_compaction(compact::store_compaction(
+                compact::CompactPolicy {
+                    every: args.compact_every,
+                    min_records: args.compact_chunk,
+                },
+                registry.clone(),
+            ))
+    })
+    .map_err(|e| anyhow::anyhow!("cannot start: {e}"))?;
     let dispatcher_thread = std::thread::Builder::new()
         .name("dispatcher".into())
         .spawn(move || dispatcher.run(events_rx))
@@ -453,27 +461,23 @@ pub async fn run(args: CoordinatorArgs, export: Option<ExportFn<SledStore>>) -> 
     drop(handle);
     close_server(server).await;
     // The service held event senders; once it is gone the dispatcher ends.
-    let mut selector = tokio::task::spawn_blocking(move || dispatcher_thread.join())
+    let mut live = tokio::task::spawn_blocking(move || dispatcher_thread.join())
         .await?
         .map_err(|_| anyhow::anyhow!("the dispatcher thread panicked"))?;
     // Durable before the process ends, even if an abandoned export thread still
-    // holds the store (then sled would not flush when the selector is dropped).
-    if let Err(e) = selector.store_mut().flush() {
+    // holds the store (then sled would not flush when the live book is dropped).
+    if let Err(e) = live.store_mut().flush() {
         tracing::error!(error = %e, "cannot flush the store at shutdown");
     }
     export_result?;
-    tracing::info!(
-        nodes = selector.book().len(),
-        thought,
-        "coordinator stopped"
-    );
+    tracing::info!(nodes = live.book().len(), thought, "coordinator stopped");
     Ok(())
 }
 
 /// Opens the store and loads the book (on a blocking thread: it reads every node).
-async fn open_selector(db: &std::path::Path) -> Result<Selector<SledStore>> {
+async fn open_live_book(db: &std::path::Path) -> Result<LiveBook<SledStore>> {
     let db = db.to_path_buf();
-    let selector = tokio::task::spawn_blocking(move || -> Result<Selector<SledStore>> {
+    let live = tokio::task::spawn_blocking(move || -> Result<LiveBook<SledStore>> {
         let store = SledStore::open(&db)
             .with_context(|| format!("cannot open the book store {}", db.display()))?;
         if !store.twins_merged().context("cannot read the store's twin marker")? {
@@ -484,11 +488,11 @@ async fn open_selector(db: &std::path::Path) -> Result<Selector<SledStore>> {
                 "the store may hold both colour-flipped twins of a position (made before twins became one node, or imported with --keep-twins); stop the coordinator and run `book-tools migrate --db STORE --out NEW` to merge them"
             );
         }
-        Selector::open(store, None).context("cannot load the book")
+        LiveBook::open(store, None).context("cannot load the book")
     })
     .await??;
-    tracing::info!(nodes = selector.book().len(), "book loaded");
-    Ok(selector)
+    tracing::info!(nodes = live.book().len(), "book loaded");
+    Ok(live)
 }
 
 fn dispatch_config(args: &CoordinatorArgs, play: play::PlaySettings) -> DispatchConfig {

@@ -3,7 +3,7 @@
 //! stored in the book. Everything about leases (who holds it, until when, what a
 //! repeated result means) is in [`crate::leases`]; this module never sees a stream.
 
-use stera_book::{BookError, Leaf, NodeId, NodeStore, Selector, Thought};
+use stera_book::{BookError, Leaf, LiveBook, NodeId, NodeStore, Selector, Thought};
 use stera_proto::v1::{Job, JobResult, Limits};
 use stera_rules::{Key, Move, Position};
 
@@ -70,18 +70,19 @@ impl ParkedLeaf {
     }
 }
 
-/// The think jobs of a run: the selector that picks leaves, the limits sent with
-/// each, and how many positions this run has thought.
-pub struct ThinkJobs<S: NodeStore> {
-    selector: Selector<S>,
+/// The think jobs of a run: the selector that picks leaves (from the live book
+/// its owner lends to each call), the limits sent with each, and how many
+/// positions this run has thought.
+pub struct ThinkJobs {
+    selector: Selector,
     limits: Limits,
     think_limit: Option<u64>,
     thought: u64,
 }
 
-impl<S: NodeStore> ThinkJobs<S> {
+impl ThinkJobs {
     #[must_use]
-    pub fn new(selector: Selector<S>, limits: Limits, think_limit: Option<u64>) -> Self {
+    pub fn new(selector: Selector, limits: Limits, think_limit: Option<u64>) -> Self {
         Self {
             selector,
             limits,
@@ -90,15 +91,10 @@ impl<S: NodeStore> ThinkJobs<S> {
         }
     }
 
-    /// The selector (for exports and status).
+    /// The selector (for status).
     #[must_use]
-    pub fn selector(&self) -> &Selector<S> {
+    pub fn selector(&self) -> &Selector {
         &self.selector
-    }
-
-    /// The book's store (game results are stored beside the positions).
-    pub fn store_mut(&mut self) -> &mut S {
-        self.selector.store_mut()
     }
 
     /// Positions thought (stored) in this run.
@@ -140,8 +136,12 @@ impl<S: NodeStore> ThinkJobs<S> {
     ///
     /// # Errors
     /// Storage failure while the selection bans an edge.
-    pub fn select(&mut self, n: usize) -> Result<Vec<Leaf>, BookError> {
-        self.selector.select(n)
+    pub fn select<S: NodeStore>(
+        &mut self,
+        live: &mut LiveBook<S>,
+        n: usize,
+    ) -> Result<Vec<Leaf>, BookError> {
+        self.selector.select(live, n)
     }
 
     /// The job message for a leaf under lease `lease_id`.
@@ -151,8 +151,8 @@ impl<S: NodeStore> ThinkJobs<S> {
     }
 
     /// Puts a leaf back for selection (its lease ended without a stored result).
-    pub fn put_back(&mut self, leaf: &Leaf) {
-        if let Err(e) = self.selector.abandon(leaf) {
+    pub fn put_back<S: NodeStore>(live: &mut LiveBook<S>, leaf: &Leaf) {
+        if let Err(e) = live.abandon(leaf) {
             tracing::debug!(error = %e, "abandon");
         }
     }
@@ -167,7 +167,7 @@ impl<S: NodeStore> ThinkJobs<S> {
     /// Such a leaf was not selected by this run and may not be in flight: never put
     /// it back or count failures against it (the position may be in flight under
     /// a live lease, whose in-flight mark must stay). Storing it is fine, see
-    /// [`stera_book::Selector::complete_batch`].
+    /// [`stera_book::LiveBook::complete_batch`].
     ///
     /// # Errors
     /// The named position is not an SFEN.
@@ -187,8 +187,13 @@ impl<S: NodeStore> ThinkJobs<S> {
 
     /// What `result` says about `leaf`.
     #[must_use]
-    pub fn check(&self, leaf: &Leaf, result: &JobResult, now_unix: u32) -> Checked {
-        if self.selector.book().contains(leaf.key) {
+    pub fn check<S: NodeStore>(
+        live: &LiveBook<S>,
+        leaf: &Leaf,
+        result: &JobResult,
+        now_unix: u32,
+    ) -> Checked {
+        if live.book().contains(leaf.key) {
             return Checked::Duplicate;
         }
         if let Some(reason) = names_another_position(leaf, result.think_sfen()) {
@@ -214,8 +219,12 @@ impl<S: NodeStore> ThinkJobs<S> {
     /// The store write failed: nothing of the batch is in the book, and the
     /// leaves that were in flight are released, so that they are selected again
     /// (their leases ended with the result; nothing else would release them).
-    pub fn store(&mut self, batch: Vec<(Leaf, Thought, bool)>) -> Result<usize, BookError> {
-        let before = self.selector.book().len();
+    pub fn store<S: NodeStore>(
+        &mut self,
+        live: &mut LiveBook<S>,
+        batch: Vec<(Leaf, Thought, bool)>,
+    ) -> Result<usize, BookError> {
+        let before = live.book().len();
         let held: Vec<Key> = batch
             .iter()
             .filter(|(_, _, held)| *held)
@@ -225,15 +234,15 @@ impl<S: NodeStore> ThinkJobs<S> {
             .into_iter()
             .map(|(leaf, thought, _)| (leaf, thought))
             .collect();
-        if let Err(e) = self.selector.complete_batch(items) {
+        if let Err(e) = live.complete_batch(items) {
             for key in held {
                 // Not in flight any more only if another lease's result for the
                 // same position was stored meanwhile: nothing to release then.
-                let _ = self.selector.abandon_key(key);
+                let _ = live.abandon_key(key);
             }
             return Err(e);
         }
-        let added = self.selector.book().len().saturating_sub(before);
+        let added = live.book().len().saturating_sub(before);
         self.thought += added as u64;
         Ok(added)
     }
@@ -245,24 +254,20 @@ impl<S: NodeStore> ThinkJobs<S> {
     ///
     /// # Errors
     /// The ban could not be stored.
-    pub fn quarantine(&mut self, leaf: &Leaf, note: &str) -> Result<bool, BookError> {
+    pub fn quarantine<S: NodeStore>(
+        live: &mut LiveBook<S>,
+        leaf: &Leaf,
+        note: &str,
+    ) -> Result<bool, BookError> {
         match leaf.parent {
             Some((parent, mv)) => {
-                self.selector.ban(parent, mv)?;
+                live.ban(parent, mv)?;
                 let record = format!("{}\t{note}", leaf.sfen());
-                self.selector
-                    .store_mut()
-                    .record_quarantine(parent, mv, &record)?;
+                live.store_mut().record_quarantine(parent, mv, &record)?;
                 Ok(true)
             }
             None => Ok(false),
         }
-    }
-
-    /// Gives back the selector (for a final export and flush).
-    #[must_use]
-    pub fn into_selector(self) -> Selector<S> {
-        self.selector
     }
 }
 
@@ -305,10 +310,13 @@ mod tests {
             })
             .unwrap();
         // A store that refuses every write.
-        let selector = Selector::open(DryRun::new(store), None).unwrap();
-        let mut jobs = ThinkJobs::new(selector, Limits::default(), None);
-        let leaf = jobs.select(1).unwrap().pop().expect("the root");
-        assert!(jobs.select(1).unwrap().is_empty(), "the root is in flight");
+        let mut live = LiveBook::open(DryRun::new(store), None).unwrap();
+        let mut jobs = ThinkJobs::new(Selector::new(), Limits::default(), None);
+        let leaf = jobs.select(&mut live, 1).unwrap().pop().expect("the root");
+        assert!(
+            jobs.select(&mut live, 1).unwrap().is_empty(),
+            "the root is in flight"
+        );
         let thought = Thought {
             values: vec![0; leaf.position.legal_move_count()],
             depths: None,
@@ -316,8 +324,8 @@ mod tests {
             timestamp: 0,
         };
         let key = leaf.key;
-        assert!(jobs.store(vec![(leaf, thought, true)]).is_err());
-        let again = jobs.select(1).unwrap().pop().expect("released");
+        assert!(jobs.store(&mut live, vec![(leaf, thought, true)]).is_err());
+        let again = jobs.select(&mut live, 1).unwrap().pop().expect("released");
         assert_eq!(again.key, key);
         assert_eq!(jobs.thought(), 0);
     }

@@ -147,8 +147,8 @@ fn store_with_startpos(db: &std::path::Path) {
         roots: vec!["startpos".to_owned()],
         ..stera_book::RunConfig::default()
     };
-    let mut selector = stera_book::Selector::open(store, Some(config)).unwrap();
-    selector.store_mut().flush().unwrap();
+    let mut live = stera_book::LiveBook::open(store, Some(config)).unwrap();
+    live.store_mut().flush().unwrap();
 }
 
 /// Failures of one worker never quarantine a position, however many; the same

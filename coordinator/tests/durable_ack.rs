@@ -13,7 +13,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use stera_book::{
-    BookError, GameCounts, MemoryStore, NodeId, NodeStore, RunConfig, Selector, ThoughtNode,
+    BookError, GameCounts, LiveBook, MemoryStore, NodeId, NodeStore, RunConfig, Selector,
+    ThoughtNode,
 };
 use stera_coordinator::dispatcher::{DispatchConfig, Dispatcher, Event, Progress};
 use stera_coordinator::registry::Registry;
@@ -150,7 +151,7 @@ fn copies_of_a_result_are_never_acknowledged_before_the_store_write() {
         inner: MemoryStore::default(),
         fail: fail.clone(),
     };
-    let selector = Selector::open(store, Some(RunConfig::default())).unwrap();
+    let live = LiveBook::open(store, Some(RunConfig::default())).unwrap();
     let config = DispatchConfig {
         lease: Duration::from_secs(600),
         heartbeat: Duration::from_secs(10),
@@ -173,7 +174,8 @@ fn copies_of_a_result_are_never_acknowledged_before_the_store_write() {
     let release_rx = Mutex::new(release_rx);
     let gate = hold.clone();
     let dispatcher = Dispatcher::new(
-        selector,
+        live,
+        Selector::new(),
         config,
         None,
         Arc::new(Registry::default()),
@@ -229,6 +231,6 @@ fn copies_of_a_result_are_never_acknowledged_before_the_store_write() {
         }
     }
     drop(events);
-    let selector = thread.join().unwrap();
-    assert_eq!(selector.book().len(), 0);
+    let live = thread.join().unwrap();
+    assert_eq!(live.book().len(), 0);
 }

@@ -11,7 +11,7 @@ use std::time::Duration;
 use common::{Answer, Coord, runtime};
 use stera_book::synthetic::{GrowOptions, PseudoEvaluator, grow};
 use stera_book::terashock::{NodeExtras, export_db2016};
-use stera_book::{NodeStore, RunConfig, Selector, SledStore};
+use stera_book::{LiveBook, NodeStore, RunConfig, Selector, SledStore};
 use stera_proto::v1::{ExportRequest, WorkerMessage, coordinator_message, worker_message};
 use tokio::sync::mpsc as tmpsc;
 use tokio_stream::wrappers::ReceiverStream;
@@ -21,8 +21,10 @@ const BOOK_NODES: usize = 40_000;
 
 fn grow_store(db: &std::path::Path) {
     let store = SledStore::open(db).unwrap();
-    let mut selector = Selector::open(store, Some(RunConfig::default())).unwrap();
+    let mut live = LiveBook::open(store, Some(RunConfig::default())).unwrap();
+    let mut selector = Selector::new();
     grow(
+        &mut live,
         &mut selector,
         &PseudoEvaluator::new(7),
         BOOK_NODES,

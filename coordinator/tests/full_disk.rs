@@ -116,13 +116,15 @@ fn a_remote_backup_onto_a_full_disk_fails_and_the_coordinator_goes_on() {
     {
         // A store of a few MB: more than the full disk has left.
         let store = SledStore::open(&db).unwrap();
-        let mut selector = stera_book::Selector::open(store, None).unwrap();
+        let mut live = stera_book::LiveBook::open(store, None).unwrap();
+        let mut selector = stera_book::Selector::new();
         let eval = stera_book::synthetic::PseudoEvaluator::new(1);
         let options = stera_book::synthetic::GrowOptions {
             batch: 256,
             ..Default::default()
         };
-        stera_book::synthetic::grow(&mut selector, &eval, 8000, options, &mut |_| {}).unwrap();
+        stera_book::synthetic::grow(&mut live, &mut selector, &eval, 8000, options, &mut |_| {})
+            .unwrap();
     }
     let exports = disk.path.join("exports");
     std::fs::create_dir(&exports).unwrap();

@@ -8,7 +8,7 @@ mod common;
 use std::process::{Command, Stdio};
 
 use common::{Answer, Coord, EXE, LONG, fake_worker, hello};
-use stera_book::{RunConfig, Selector, SledStore};
+use stera_book::{LiveBook, RunConfig, SledStore};
 use stera_proto::v1::WorkerMessage;
 use tokio::sync::mpsc as tmpsc;
 use tokio_stream::wrappers::ReceiverStream;
@@ -20,7 +20,7 @@ fn store_with_roots(db: &std::path::Path, roots: &[&str]) {
         roots: roots.iter().map(|r| (*r).to_owned()).collect(),
         ..RunConfig::default()
     };
-    let mut selector = match Selector::open(store, Some(config.clone())) {
+    let mut live = match LiveBook::open(store, Some(config.clone())) {
         Ok(s) => s,
         Err(_) => {
             // Roots the selector refuses are written as they are, as an older
@@ -31,7 +31,7 @@ fn store_with_roots(db: &std::path::Path, roots: &[&str]) {
             return;
         }
     };
-    stera_book::NodeStore::flush(selector.store_mut()).unwrap();
+    stera_book::NodeStore::flush(live.store_mut()).unwrap();
 }
 
 /// Runs the coordinator to its end; returns (success, stderr).

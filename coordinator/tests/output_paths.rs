@@ -132,7 +132,8 @@ fn a_truncated_store_is_reported_not_panicked() {
     let db = dir.path().join("book.db");
     {
         let store = SledStore::open(&db).unwrap();
-        let mut selector = stera_book::Selector::open(store, None).unwrap();
+        let mut live = stera_book::LiveBook::open(store, None).unwrap();
+        let mut selector = stera_book::Selector::new();
         let eval = stera_book::synthetic::PseudoEvaluator::new(1);
         // Big enough for several sled segments: a small store's cut file is
         // read back as a shorter store (sled's recovery of a torn write).
@@ -140,7 +141,15 @@ fn a_truncated_store_is_reported_not_panicked() {
             batch: 64,
             ..Default::default()
         };
-        stera_book::synthetic::grow(&mut selector, &eval, 40_000, options, &mut |_| {}).unwrap();
+        stera_book::synthetic::grow(
+            &mut live,
+            &mut selector,
+            &eval,
+            40_000,
+            options,
+            &mut |_| {},
+        )
+        .unwrap();
     }
     // sled's threads outlive the drop and hold the lock on its `db` file until
     // they have written it (sled issues #1234, #1289): wait for that lock, or the

@@ -8,7 +8,7 @@ mod common;
 use std::path::Path;
 
 use common::{Answer, Coord, LONG, result_for};
-use stera_book::{Origin, RunConfig, Selector, SledStore};
+use stera_book::{LiveBook, Origin, RunConfig, SledStore};
 use stera_proto::v1::{
     CoordinatorMessage, Job, JobResult, WorkerMessage, coordinator_message, job_result,
     worker_message,
@@ -125,7 +125,7 @@ fn new_store(db: &Path) {
         ..RunConfig::default()
     };
     let store = SledStore::open(db).expect("create store");
-    drop(Selector::open(store, Some(config)).expect("configure store"));
+    drop(LiveBook::open(store, Some(config)).expect("configure store"));
 }
 
 /// Run 1: the root is thought (acknowledged), then `n` child jobs are taken and the
@@ -178,8 +178,8 @@ fn node_of(db: &Path, sfen: &str) -> Option<(Origin, Vec<i16>)> {
             other => break other.expect("reopen store"),
         }
     };
-    let selector = Selector::open(store, None).unwrap();
-    let book = selector.book();
+    let live = LiveBook::open(store, None).unwrap();
+    let book = live.book();
     let id = book.get(Position::from_sfen(sfen).unwrap().key())?;
     Some((book.origin(id), book.values(id).to_vec()))
 }

@@ -47,13 +47,15 @@ const EXPORT_NODES: usize = 100_000;
 #[test]
 fn a_signal_during_the_final_export_abandons_it_and_the_store_stays_whole() {
     use stera_book::synthetic::{GrowOptions, PseudoEvaluator, grow};
-    use stera_book::{RunConfig, Selector, SledStore};
+    use stera_book::{LiveBook, RunConfig, Selector, SledStore};
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("book.db");
     {
         let store = SledStore::open(&db).unwrap();
-        let mut selector = Selector::open(store, Some(RunConfig::default())).unwrap();
+        let mut live = LiveBook::open(store, Some(RunConfig::default())).unwrap();
+        let mut selector = Selector::new();
         grow(
+            &mut live,
             &mut selector,
             &PseudoEvaluator::new(3),
             EXPORT_NODES,

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use stera_book::{Selector, SledStore};
+use stera_book::{LiveBook, SledStore};
 use stera_proto::v1::BackupReply;
 
 use super::{BackupFn, Job, MaintenanceError};
@@ -17,13 +17,13 @@ use super::{BackupFn, Job, MaintenanceError};
 /// must not land in.
 #[must_use]
 pub fn store_backup(store: PathBuf) -> BackupFn<SledStore> {
-    Box::new(move |selector: &Selector<SledStore>, path: &Path| {
+    Box::new(move |live: &LiveBook<SledStore>, path: &Path| {
         let start = Instant::now();
         stera_book::store_path::check_output_path(path, &store)?;
         if path.exists() {
             return Err(MaintenanceError::BackupExists(path.to_owned()));
         }
-        let snapshot = selector.store().backup_snapshot()?;
+        let snapshot = live.store().backup_snapshot()?;
         let path = path.to_owned();
         let job: Job<BackupReply> = Box::new(move || {
             let summary = snapshot.write_to(&path)?;

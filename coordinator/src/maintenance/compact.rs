@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use stera_book::{NodeStore, Selector, SledStore};
+use stera_book::{LiveBook, NodeStore, SledStore};
 
 use super::{CompactFn, Job};
 use crate::registry::Registry;
@@ -28,11 +28,11 @@ pub fn store_compaction(policy: CompactPolicy, registry: Arc<Registry>) -> Compa
     // Where the next pass starts: every chunk before it is large already.
     let from = Arc::new(AtomicU32::new(0));
     let mut due_at: Option<u32> = None;
-    Box::new(move |selector: &Selector<SledStore>| {
+    Box::new(move |live: &LiveBook<SledStore>| {
         if policy.every == 0 {
             return None;
         }
-        let len = selector.store().len();
+        let len = live.store().len();
         // The first pass comes at once: chunks left small by an earlier run (or
         // one without compaction) are merged too.
         let due = *due_at.get_or_insert(0);
@@ -40,7 +40,7 @@ pub fn store_compaction(policy: CompactPolicy, registry: Arc<Registry>) -> Compa
             return None;
         }
         due_at = Some(len.saturating_add(policy.every));
-        let compactor = selector.store().compactor();
+        let compactor = live.store().compactor();
         let (from, registry) = (from.clone(), registry.clone());
         let job: Job<usize> = Box::new(move || {
             let pass = compactor.compact_from(from.load(Ordering::Relaxed), policy.min_records)?;

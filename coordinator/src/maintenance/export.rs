@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use stera_book::terashock::{Backup, BookFormat, ExportOptions, NodeExtras, Weights, export_book};
-use stera_book::{Book, Selector, SledReader, SledStore};
+use stera_book::{Book, LiveBook, SledReader, SledStore};
 use stera_proto::v1::{ExportBackup, ExportFormat, ExportReply, ExportRequest, ExportWeights};
 
 use super::{ExportFn, ExportJob, MaintenanceError};
@@ -90,19 +90,17 @@ pub fn options_of(request: &ExportRequest) -> Result<ExportOptions, ExportReques
 /// it or inside another store.
 #[must_use]
 pub fn book_exporter(store: PathBuf) -> ExportFn<SledStore> {
-    Box::new(
-        move |selector: &Selector<SledStore>, request: &ExportRequest| {
-            stera_book::store_path::check_output_path(Path::new(&request.path), &store)?;
-            let options = options_of(request)?;
-            let format = format_of(request)?;
-            let book = selector.book().clone();
-            let reader = selector.store().reader();
-            let request = request.clone();
-            let job: ExportJob =
-                Box::new(move || export_snapshot(&book, &reader, &request, format, &options));
-            Ok(job)
-        },
-    )
+    Box::new(move |live: &LiveBook<SledStore>, request: &ExportRequest| {
+        stera_book::store_path::check_output_path(Path::new(&request.path), &store)?;
+        let options = options_of(request)?;
+        let format = format_of(request)?;
+        let book = live.book().clone();
+        let reader = live.store().reader();
+        let request = request.clone();
+        let job: ExportJob =
+            Box::new(move || export_snapshot(&book, &reader, &request, format, &options));
+        Ok(job)
+    })
 }
 
 /// Exports a snapshot of `book` whose extras and game counters are read from

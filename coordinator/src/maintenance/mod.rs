@@ -26,7 +26,7 @@ use std::path::{Path, PathBuf};
 
 use stera_book::store_path::OutputPathError;
 use stera_book::terashock::TeraShockError;
-use stera_book::{BookError, NodeStore, Selector};
+use stera_book::{BookError, LiveBook, NodeStore};
 use stera_proto::v1::{BackupReply, ExportReply, ExportRequest};
 
 pub use queue::{MAINTENANCE_NICE, MaintenanceQueue};
@@ -41,16 +41,16 @@ pub type ExportJob = Job<ExportReply>;
 /// snapshot) and returns the work that writes it (injected so the dispatcher does
 /// not depend on the export code).
 pub type ExportFn<S> =
-    Box<dyn Fn(&Selector<S>, &ExportRequest) -> Result<ExportJob, MaintenanceError> + Send>;
+    Box<dyn Fn(&LiveBook<S>, &ExportRequest) -> Result<ExportJob, MaintenanceError> + Send>;
 
 /// Prepares a copy of the store to a new directory (a snapshot on the dispatcher
 /// thread, the copy on the maintenance thread; injected: a backup is a sled matter).
 pub type BackupFn<S> =
-    Box<dyn Fn(&Selector<S>, &Path) -> Result<Job<BackupReply>, MaintenanceError> + Send>;
+    Box<dyn Fn(&LiveBook<S>, &Path) -> Result<Job<BackupReply>, MaintenanceError> + Send>;
 
 /// Asked whenever the maintenance thread is idle: returns a compaction of the
 /// store when its policy says one is due (the job returns the chunks it merged).
-pub type CompactFn<S> = Box<dyn FnMut(&Selector<S>) -> Option<Job<usize>> + Send>;
+pub type CompactFn<S> = Box<dyn FnMut(&LiveBook<S>) -> Option<Job<usize>> + Send>;
 
 /// How the dispatcher prepares each kind of job (injected: the dispatcher is
 /// generic over stores, exports and backups are sled matters).

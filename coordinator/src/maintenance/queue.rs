@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
 use std::time::Instant;
 
-use stera_book::{NodeStore, Selector};
+use stera_book::{LiveBook, NodeStore};
 use stera_proto::v1::{BackupReply, ExportReply, ExportRequest};
 use tokio::sync::oneshot;
 
@@ -87,14 +87,14 @@ impl MaintenanceQueue {
     /// the preparers take their snapshots there, the work runs elsewhere.
     pub fn poll<S: NodeStore>(
         &mut self,
-        selector: &Selector<S>,
+        live: &LiveBook<S>,
         prepare: &mut Preparers<S>,
         registry: &Arc<Registry>,
     ) {
         while !self.busy() {
             let Some(request) = self.waiting.pop_front() else {
                 if let Some(compact) = prepare.compact.as_mut()
-                    && let Some(job) = compact(selector)
+                    && let Some(job) = compact(live)
                 {
                     self.spawn("compact", false, compact_task(job));
                 }
@@ -104,7 +104,7 @@ impl MaintenanceQueue {
             match request {
                 Request::Export(request, reply) => {
                     let job = match &prepare.export {
-                        Some(f) => f(selector, &request),
+                        Some(f) => f(live, &request),
                         None => Err(MaintenanceError::NoExporter),
                     };
                     match job {
@@ -124,7 +124,7 @@ impl MaintenanceQueue {
                 }
                 Request::Backup(path, reply) => {
                     let job = match &prepare.backup {
-                        Some(f) => f(selector, &path),
+                        Some(f) => f(live, &path),
                         None => Err(MaintenanceError::NoBackup),
                     };
                     match job {

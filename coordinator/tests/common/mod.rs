@@ -366,20 +366,16 @@ pub async fn client(url: String, token: Option<&str>) -> Result<Client, tonic::S
 /// Keys of every thought position in a (closed) store.
 pub fn book_len(db: &Path) -> usize {
     let store = stera_book::SledStore::open(db).expect("reopen store");
-    let selector = stera_book::Selector::open(store, None).expect("load book");
-    selector.book().len()
+    let live = stera_book::LiveBook::open(store, None).expect("load book");
+    live.book().len()
 }
 
 pub fn book_contains_all(db: &Path, sfens: &[String]) -> Vec<String> {
     let store = stera_book::SledStore::open(db).expect("reopen store");
-    let selector = stera_book::Selector::open(store, None).expect("load book");
+    let live = stera_book::LiveBook::open(store, None).expect("load book");
     sfens
         .iter()
-        .filter(|s| {
-            !selector
-                .book()
-                .contains(Position::from_sfen(s).unwrap().key())
-        })
+        .filter(|s| !live.book().contains(Position::from_sfen(s).unwrap().key()))
         .cloned()
         .collect()
 }

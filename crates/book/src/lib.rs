@@ -9,20 +9,25 @@
 //!   played through a position, from its side to move's view.
 //! * [`Book`]: the in-memory index (key -> node, values), a few dozen bytes per
 //!   node plus 2 bytes per move.
-//! * [`Selector`]: alpha-beta over the book from the roots, handing out leaves
-//!   while earlier ones are in flight (`select` / `complete` / `abandon`), or
-//!   by MC Softmax sampling ([`SelectMode::Softmax`]).
+//! * [`LiveBook`]: what a run grows: the store, the book, the roots, the leaves
+//!   in flight, bans and kifu (`complete` / `abandon` / `ban`).
+//! * [`Selector`]: search state only; alpha-beta over a borrowed [`LiveBook`]
+//!   from the roots, handing out leaves while earlier ones are in flight
+//!   (`select`), or by MC Softmax sampling ([`SelectMode::Softmax`]).
 //! * [`synthetic`]: a deterministic pseudo-evaluator and a fast book grower for
 //!   benchmarks.
 
+mod bitset;
 mod book;
 mod columns;
 mod error;
+mod live_book;
 mod node;
 mod results;
 mod selector;
 mod sled_guard;
 mod sled_store;
+mod softmax;
 pub mod space;
 mod store;
 pub mod store_path;
@@ -32,12 +37,12 @@ pub mod twins;
 
 pub use book::Book;
 pub use error::BookError;
+pub use live_book::LiveBook;
 pub use node::{NodeId, Origin, Thought, ThoughtNode};
 pub use results::{GameCounts, GameCountsDecodeError};
-pub use selector::{
-    DEFAULT_SELECT_SEED, Leaf, SelectMode, SelectStats, Selector, SoftmaxSelect, softmax_policy,
-};
+pub use selector::{DEFAULT_SELECT_SEED, Leaf, SelectMode, SelectStats, Selector, SoftmaxSelect};
 pub use sled_store::{
     BackupSnapshot, BackupSummary, CompactSummary, Compactor, SledReader, SledStore,
 };
+pub use softmax::softmax_policy;
 pub use store::{DryRun, MAX_ROOTS, MemoryStore, NodeStore, RunConfig, check_roots};

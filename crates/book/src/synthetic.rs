@@ -13,7 +13,7 @@
 
 use stera_rules::{Move, Position};
 
-use crate::{BookError, NodeStore, Selector, Thought};
+use crate::{BookError, LiveBook, NodeStore, Selector, Thought};
 
 /// Piece values (centipawns) by SFEN letter, promoted pieces separately.
 fn piece_value(c: u8, promoted: bool) -> i32 {
@@ -202,7 +202,7 @@ impl Default for GrowOptions {
     }
 }
 
-/// Grows the book behind `selector` to `target` nodes: select a batch of leaves
+/// Grows `live` with `selector` to `target` nodes: select a batch of leaves
 /// (the real selector, leaves handed out while earlier ones are still in flight,
 /// optionally with their near siblings), think them with `eval`, complete the
 /// batch with one durable write. Returns the final node count (less than `target`
@@ -211,22 +211,23 @@ impl Default for GrowOptions {
 /// # Errors
 /// Storage failures.
 pub fn grow<S: NodeStore>(
-    selector: &mut Selector<S>,
+    live: &mut LiveBook<S>,
+    selector: &mut Selector,
     eval: &PseudoEvaluator,
     target: usize,
     options: GrowOptions,
     progress: &mut dyn FnMut(GrowProgress),
 ) -> Result<usize, BookError> {
     let mut moves = Vec::new();
-    while selector.book().len() < target {
-        let want = options.batch.min(target - selector.book().len()).max(1);
+    while live.book().len() < target {
+        let want = options.batch.min(target - live.book().len()).max(1);
         let mut leaves = Vec::with_capacity(want);
         while leaves.len() < want {
-            let Some(leaf) = selector.select(1)?.pop() else {
+            let Some(leaf) = selector.select(live, 1)?.pop() else {
                 break;
             };
             let room = (want - leaves.len() - 1).min(options.siblings);
-            let siblings = selector.select_siblings(&leaf, room, options.sibling_margin);
+            let siblings = selector.select_siblings(live, &leaf, room, options.sibling_margin);
             leaves.push(leaf);
             leaves.extend(siblings);
         }
@@ -247,13 +248,13 @@ pub fn grow<S: NodeStore>(
                 },
             ));
         }
-        selector.complete_batch(items)?;
+        live.complete_batch(items)?;
         progress(GrowProgress {
-            nodes: selector.book().len(),
+            nodes: live.book().len(),
             selections: selector.stats().leaves,
         });
     }
-    Ok(selector.book().len())
+    Ok(live.book().len())
 }
 
 #[cfg(test)]
@@ -291,8 +292,10 @@ mod tests {
             leaves_per_turn: 16,
             ..RunConfig::default()
         };
-        let mut selector = Selector::open(MemoryStore::new(), Some(config)).unwrap();
+        let mut live = LiveBook::open(MemoryStore::new(), Some(config)).unwrap();
+        let mut selector = Selector::new();
         let n = grow(
+            &mut live,
             &mut selector,
             &PseudoEvaluator::new(1),
             300,
@@ -305,13 +308,13 @@ mod tests {
         )
         .unwrap();
         assert_eq!(n, 300);
-        assert_eq!(selector.in_flight(), 0);
+        assert_eq!(live.in_flight(), 0);
         // Every node's position has as many values as legal moves.
         for i in 0..300u32 {
             let id = crate::NodeId(i);
-            let pos = selector.book().position_of(id).unwrap();
-            assert_eq!(pos.key(), selector.book().key(id));
-            assert_eq!(pos.legal_move_count(), selector.book().values(id).len());
+            let pos = live.book().position_of(id).unwrap();
+            assert_eq!(pos.key(), live.book().key(id));
+            assert_eq!(pos.legal_move_count(), live.book().values(id).len());
         }
     }
 }

@@ -59,6 +59,7 @@ mod softmax;
 mod solve;
 mod walk;
 
+pub use crate::softmax::softmax_policy;
 pub use error::TeraShockError;
 pub use export::{
     Backup, BookFormat, COUNT_SCALE, ExportOptions, ExportSummary, MoveLine, WRITTEN_DEPTH_MAX,
@@ -68,7 +69,7 @@ pub use export::{
 pub use extras::NodeExtras;
 pub use graph::{BookGraph, Edge, NodeVisitor};
 pub use ndf::{NdfWeights, WinRate, best_probabilities, cap_to_prior};
-pub use softmax::{SoftmaxValues, softmax_mean, softmax_policy};
+pub use softmax::{SoftmaxValues, softmax_mean};
 pub use solve::{
     DEPTH_INFINITE, DEPTH_PERPETUAL_CHECK, Solution, SolveStats, compare_lines, deeper, solve,
 };

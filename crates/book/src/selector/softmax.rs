@@ -8,7 +8,7 @@
 //!
 //! * a leaf move (child not thought): its stored value, plus the kifu bonus when
 //!   the child or its colour-flipped twin is a kifu position (same rule and clamp
-//!   as the alpha-beta search, [`Selector::leaf_value`]);
+//!   as the alpha-beta search);
 //! * a move into a thought child: minus the child's value from the selector's own
 //!   alpha-beta search with a full window (exact, not a bound), which is the
 //!   minimax value of the child over the book with in-flight children and banned
@@ -46,8 +46,10 @@ use rand::{Rng, SeedableRng};
 use stera_rules::value::INFINITE;
 use stera_rules::{Move, Position};
 
-use super::{EdgeKind, Leaf, Reach, RootStart, Selector, moves_on_real_board};
-use crate::{BookError, NodeId, NodeStore};
+use super::alpha_beta::from_node_relative;
+use super::{EdgeKind, Leaf, Selector, moves_on_real_board};
+use crate::live_book::{Reach, RootStart};
+use crate::{BookError, LiveBook, NodeId, NodeStore};
 
 /// Default seed of the softmax sampling (runs are reproducible unless told
 /// otherwise).
@@ -114,24 +116,7 @@ fn sample_index(qs: impl Iterator<Item = i32> + Clone, temperature: f64, u: f64)
     last
 }
 
-/// The softmax policy π over values `qs` (each from the mover's view, centipawns)
-/// at temperature `temperature`: what softmax selection samples from at a node.
-/// Exposed so tests and tools compute π the same way; the maximum is subtracted
-/// first, so mate scores do not overflow.
-#[must_use]
-pub fn softmax_policy(qs: &[i32], temperature: f64) -> Vec<f64> {
-    let Some(&max) = qs.iter().max() else {
-        return Vec::new();
-    };
-    let w: Vec<f64> = qs
-        .iter()
-        .map(|&q| (f64::from(q - max) / temperature).exp())
-        .collect();
-    let total: f64 = w.iter().sum();
-    w.into_iter().map(|x| x / total).collect()
-}
-
-impl<S: NodeStore> Selector<S> {
+impl Selector {
     /// Chooses how [`Selector::select`] picks leaves. Setting softmax mode (again)
     /// reseeds its RNG from [`SoftmaxSelect::seed`].
     ///
@@ -166,13 +151,17 @@ impl<S: NodeStore> Selector<S> {
 
     /// One sample from root `root`: `None` when the descent meets a node with no
     /// selectable move (at the root: nothing to select from this root now).
-    pub(super) fn sample_from_root(&mut self, root: usize) -> Result<Option<Leaf>, BookError> {
-        if root >= self.roots.len() {
+    pub(super) fn sample_from_root<S: NodeStore>(
+        &mut self,
+        live: &mut LiveBook<S>,
+        root: usize,
+    ) -> Result<Option<Leaf>, BookError> {
+        if root >= live.roots().len() {
             return Ok(None);
         }
         let mut candidates: Vec<Candidate> = Vec::new();
         'sample: loop {
-            let (mut node, mut pos, root_twin) = match self.root_start(root) {
+            let (mut node, mut pos, root_twin) = match live.root_start(root) {
                 RootStart::Node { id, pos, twin } => (id, pos, twin),
                 RootStart::Leaf(leaf) => return Ok(Some(leaf)),
                 RootStart::InFlight => return Ok(None),
@@ -187,16 +176,13 @@ impl<S: NodeStore> Selector<S> {
             loop {
                 self.stats.nodes_visited += 1;
                 let ply = path.len();
-                let line = self.softmax_candidates(&mut pos, node, ply, &mut candidates);
+                let line = self.softmax_candidates(live, &mut pos, node, ply, &mut candidates);
                 if let Some(mut line) = line {
                     if root_twin {
                         // Found on the twin's board: played on the root's.
                         line.0.iter_mut().for_each(|mv| *mv = mv.flipped());
                     }
-                    if self.root_lines.len() < self.roots.len() {
-                        self.root_lines.resize(self.roots.len(), None);
-                    }
-                    self.root_lines[root] = Some(line);
+                    self.set_root_line(live.roots().len(), root, line);
                 }
                 if candidates.is_empty() {
                     return Ok(None);
@@ -242,7 +228,7 @@ impl<S: NodeStore> Selector<S> {
                     // The ban changed the values above it: no cached bound from
                     // before it may cut the next searches.
                     _ => {
-                        self.ban(node, chosen.mv)?;
+                        self.ban(live, node, chosen.mv)?;
                         self.new_generation();
                         continue 'sample;
                     }
@@ -255,8 +241,9 @@ impl<S: NodeStore> Selector<S> {
     /// line's history, `ply` its distance from the root) with their values q, into
     /// `out`. At the root (`ply` 0) also returns the root's minimax line and value
     /// among those moves (what [`Selector::root_lines`] reports).
-    fn softmax_candidates(
+    fn softmax_candidates<S: NodeStore>(
         &mut self,
+        live: &LiveBook<S>,
         pos: &mut Position,
         node: NodeId,
         ply: usize,
@@ -264,18 +251,18 @@ impl<S: NodeStore> Selector<S> {
     ) -> Option<(Vec<Move>, i32)> {
         out.clear();
         let moves = pos.legal_moves();
-        if self.book.values(node).len() != moves.len() {
+        if live.book().values(node).len() != moves.len() {
             // Cannot happen for nodes that passed `complete`; skip rather than misread.
             return None;
         }
         let mut best_line: Option<(Vec<Move>, i32)> = None;
         for (i, &mv) in moves.iter().enumerate() {
-            if self.skipped_by_ban(node, mv) {
+            if live.skipped_by_ban(node, mv) {
                 continue;
             }
             let child_key = pos.key_after(mv);
-            // As in the alpha-beta search (see `Selector::reach`).
-            let (thought, twin) = match self.reach(pos, mv, child_key) {
+            // As in the alpha-beta search (see `LiveBook::reach`).
+            let (thought, twin) = match live.reach(pos, mv, child_key) {
                 Reach::InFlight => continue,
                 Reach::Leaf => (None, false),
                 Reach::Thought(child, twin) => (Some(child), twin),
@@ -283,7 +270,8 @@ impl<S: NodeStore> Selector<S> {
             let candidate = match thought {
                 None => {
                     // The alpha-beta search's leaf value, kifu bonus included.
-                    let v = self.leaf_value(pos, node, i, mv, child_key, ply);
+                    let v = live
+                        .leaf_value(pos, node, i, mv, child_key, |v| from_node_relative(v, ply));
                     Candidate {
                         mv,
                         q: v,
@@ -294,7 +282,7 @@ impl<S: NodeStore> Selector<S> {
                 }
                 Some(child) => {
                     let scored = self.score_thought_child(
-                        pos, mv, child, twin, -INFINITE, INFINITE, ply, true, 0,
+                        live, pos, mv, child, twin, -INFINITE, INFINITE, ply, true, 0,
                     );
                     let Some((q, kind)) = scored else { continue };
                     Candidate {
@@ -327,6 +315,7 @@ impl<S: NodeStore> Selector<S> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::softmax_policy;
 
     #[test]
     fn sampling_follows_the_cumulative_weights() {

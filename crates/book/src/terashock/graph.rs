@@ -1,6 +1,7 @@
 //! The book as a graph: for every node, its edges to thought children and the
 //! best of its leaf moves.
 
+use crate::bitset::BitSet;
 use stera_rules::{Move, Position};
 
 use super::{Progress, TeraShockError, walk_positions};
@@ -47,7 +48,7 @@ pub struct BookGraph {
     leaf_best_value: Vec<i16>,
     leaf_best_index: Vec<u16>,
     leaf_best_move: Vec<u16>,
-    in_check: Vec<u64>,
+    in_check: BitSet,
     leaf_edges: u64,
 }
 
@@ -91,7 +92,7 @@ impl BookGraph {
             leaf_best_value: vec![0; n],
             leaf_best_index: vec![NO_MOVE; n],
             leaf_best_move: vec![0; n],
-            in_check: vec![0; n.div_ceil(64)],
+            in_check: BitSet::with_len(n),
             // Most nodes have one thought child or two; the vectors grow if needed.
             edge_child: Vec::with_capacity(n * 2),
             edge_move: Vec::with_capacity(n * 2),
@@ -123,7 +124,7 @@ impl BookGraph {
         self.edge_start[i] = first;
         self.move_count[i] = u16::try_from(moves.len()).unwrap_or(u16::MAX);
         if pos.in_check() {
-            self.in_check[i / 64] |= 1 << (i % 64);
+            self.in_check.insert(i);
         }
         let mut best: Option<(i16, u16, u16)> = None;
         let mut edges = 0u16;
@@ -193,8 +194,7 @@ impl BookGraph {
     /// True if the side to move of a node is in check.
     #[must_use]
     pub fn in_check(&self, id: NodeId) -> bool {
-        let i = id.index();
-        self.in_check[i / 64] >> (i % 64) & 1 != 0
+        self.in_check.contains(id.index())
     }
 
     /// The edges of a node to thought children, in canonical move order.
@@ -244,7 +244,7 @@ impl BookGraph {
     /// Bytes held by the graph's tables.
     #[must_use]
     pub fn memory_bytes(&self) -> usize {
-        self.len() * (4 + 2 + 2 + 2 + 2 + 2) + self.in_check.len() * 8 + self.edge_count() * 8
+        self.len() * (4 + 2 + 2 + 2 + 2 + 2) + self.in_check.memory_bytes() + self.edge_count() * 8
     }
 }
 

@@ -11,6 +11,7 @@
 //! they are, so the export equals the minimax export. Depths are not backed up:
 //! a move's depth stays its best line's (the minimax one).
 
+use crate::bitset::BitSet;
 use std::collections::VecDeque;
 
 use super::{BookGraph, Solution};
@@ -57,28 +58,6 @@ pub fn softmax_mean(q: &[f64], t: f64) -> f64 {
         den += w;
     }
     num / den
-}
-
-/// The softmax policy of `q` at temperature `t`; `t <= 0` shares 1 among the best.
-///
-/// ```
-/// use stera_book::terashock::softmax_policy;
-/// assert_eq!(softmax_policy(&[10.0, 10.0, 0.0], 0.0), [0.5, 0.5, 0.0]);
-/// let p = softmax_policy(&[0.0, 0.0], 50.0);
-/// assert_eq!(p, [0.5, 0.5]);
-/// ```
-#[must_use]
-pub fn softmax_policy(q: &[f64], t: f64) -> Vec<f64> {
-    let Some(max) = q.iter().copied().reduce(f64::max) else {
-        return Vec::new();
-    };
-    let weights: Vec<f64> = if t <= 0.0 {
-        q.iter().map(|&v| f64::from(u8::from(v == max))).collect()
-    } else {
-        q.iter().map(|&v| ((v - max) / t).exp()).collect()
-    };
-    let sum: f64 = weights.iter().sum();
-    weights.into_iter().map(|w| w / sum).collect()
 }
 
 impl SoftmaxValues {
@@ -158,7 +137,7 @@ pub(crate) struct ChildrenFirst {
     pub acyclic: Vec<u32>,
     /// Nodes on or above a cycle.
     pub cyclic: Vec<u32>,
-    cyclic_bits: Vec<u64>,
+    cyclic_bits: BitSet,
     parent_start: Vec<u32>,
     parents: Vec<u32>,
 }
@@ -189,7 +168,7 @@ impl ChildrenFirst {
         let mut order = Self {
             acyclic: Vec::with_capacity(n),
             cyclic: Vec::new(),
-            cyclic_bits: vec![0; n.div_ceil(64)],
+            cyclic_bits: BitSet::with_len(n),
             parent_start,
             parents,
         };
@@ -209,7 +188,7 @@ impl ChildrenFirst {
         for (i, &left) in pending.iter().enumerate() {
             if left > 0 {
                 order.cyclic.push(i as u32);
-                order.cyclic_bits[i / 64] |= 1 << (i % 64);
+                order.cyclic_bits.insert(i);
             }
         }
         order
@@ -222,7 +201,7 @@ impl ChildrenFirst {
 
     /// Whether node `i` is on or above a cycle.
     pub fn is_cyclic(&self, i: usize) -> bool {
-        self.cyclic_bits[i / 64] & (1 << (i % 64)) != 0
+        self.cyclic_bits.contains(i)
     }
 }
 

@@ -34,6 +34,7 @@
 //!    value, so an engine never prefers going round a perpetual check to another
 //!    move of the same value. They change no value.
 
+use crate::bitset::BitSet;
 use std::collections::VecDeque;
 
 use petgraph::algo::kosaraju_scc;
@@ -84,7 +85,7 @@ pub struct Solution {
     depth: Vec<u16>,
     best_index: Vec<u16>,
     best_move: Vec<u16>,
-    check_loop: Bits,
+    check_loop: BitSet,
     stats: SolveStats,
 }
 
@@ -193,7 +194,7 @@ impl Solution {
     /// those without such a position two plies further.
     #[must_use]
     pub fn in_check_loop(&self, id: NodeId) -> bool {
-        self.check_loop.get(id.index())
+        self.check_loop.contains(id.index())
     }
 
     /// What the analysis did.
@@ -261,26 +262,6 @@ impl Solution {
     }
 }
 
-/// Bit set over node ids.
-#[derive(Debug, Clone, Default)]
-struct Bits(Vec<u64>);
-
-impl Bits {
-    fn new(n: usize) -> Self {
-        Self(vec![0; n.div_ceil(64)])
-    }
-    fn get(&self, i: usize) -> bool {
-        self.0[i / 64] >> (i % 64) & 1 != 0
-    }
-    fn set(&mut self, i: usize, on: bool) {
-        if on {
-            self.0[i / 64] |= 1 << (i % 64);
-        } else {
-            self.0[i / 64] &= !(1 << (i % 64));
-        }
-    }
-}
-
 /// Parents of every node (CSR, one entry per edge), in increasing parent id order.
 struct Parents {
     start: Vec<u32>,
@@ -311,7 +292,7 @@ pub fn solve(g: &BookGraph) -> Solution {
     let mut remaining: Vec<u16> = (0..n)
         .map(|i| u16::try_from(g.edge_range(node(i)).len()).unwrap_or(u16::MAX))
         .collect();
-    let mut resolved = Bits::new(n);
+    let mut resolved = BitSet::with_len(n);
     let mut queue: Vec<u32> = (0..n)
         .filter(|&i| remaining[i] == 0)
         .map(|i| node(i).0)
@@ -335,10 +316,10 @@ pub fn solve(g: &BookGraph) -> Solution {
     drop(remaining);
 
     // Values, the rest: fixed point from the draw.
-    let cyclic: Vec<usize> = (0..n).filter(|&i| !resolved.get(i)).collect();
+    let cyclic: Vec<usize> = (0..n).filter(|&i| !resolved.contains(i)).collect();
     s.stats.cyclic = cyclic.len();
     let budget = 1_000 + 200 * cyclic.len() as u64;
-    let mut in_queue = Bits::new(n);
+    let mut in_queue = BitSet::with_len(n);
     let mut work: VecDeque<u32> = VecDeque::with_capacity(cyclic.len());
     for &i in &cyclic {
         work.push_back(node(i).0);
@@ -371,7 +352,7 @@ pub fn solve(g: &BookGraph) -> Solution {
                 s.value[i] = if checker { -MATE_I16 } else { MATE_I16 };
                 for &x in std::iter::once(&node(i).0).chain(parents.of(i)) {
                     let x = x as usize;
-                    if !resolved.get(x) && !in_queue.get(x) {
+                    if !resolved.contains(x) && !in_queue.contains(x) {
                         in_queue.set(x, true);
                         work.push_back(node(x).0);
                     }
@@ -427,8 +408,8 @@ fn relax(
     g: &BookGraph,
     s: &mut Solution,
     parents: &Parents,
-    resolved: &Bits,
-    in_queue: &mut Bits,
+    resolved: &BitSet,
+    in_queue: &mut BitSet,
     work: &mut VecDeque<u32>,
     budget: u64,
 ) {
@@ -444,7 +425,7 @@ fn relax(
             s.value[i] = v;
             for &p in parents.of(i) {
                 let p = p as usize;
-                if !resolved.get(p) && !in_queue.get(p) {
+                if !resolved.contains(p) && !in_queue.contains(p) {
                     in_queue.set(p, true);
                     work.push_back(node(p).0);
                 }
@@ -543,9 +524,9 @@ fn push_bucket(buckets: &mut Vec<Vec<u32>>, depth: u16, i: usize) {
 }
 
 /// The positions in check on check loops (see [`Solution::in_check_loop`]).
-fn check_loops(g: &BookGraph) -> Bits {
+fn check_loops(g: &BookGraph) -> BitSet {
     let n = g.len();
-    let mut on = Bits::new(n);
+    let mut on = BitSet::with_len(n);
     let mut alive: Vec<u32> = (0..n)
         .filter(|&i| g.in_check(node(i)))
         .map(|i| node(i).0)
@@ -559,7 +540,7 @@ fn check_loops(g: &BookGraph) -> Bits {
         let mut k = 0;
         while k < alive.len() {
             let i = alive[k] as usize;
-            let keeps = children(i).any(|c| children(c).any(|cc| on.get(cc)));
+            let keeps = children(i).any(|c| children(c).any(|cc| on.contains(cc)));
             if keeps {
                 k += 1;
             } else {

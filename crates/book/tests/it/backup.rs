@@ -3,7 +3,7 @@
 //! backup leaves only a `.partial` directory.
 
 use stera_book::synthetic::{GrowOptions, PseudoEvaluator, grow};
-use stera_book::{GameCounts, NodeStore, Selector, SledStore};
+use stera_book::{GameCounts, LiveBook, NodeStore, Selector, SledStore};
 use stera_rules::Key;
 
 /// Everything a store holds, comparable: nodes, game counters, games, roots.
@@ -34,8 +34,10 @@ fn contents(store: &SledStore) -> Contents {
 fn a_backup_is_a_complete_store_and_never_overwrites() {
     let dir = tempfile::tempdir().unwrap();
     let store = SledStore::open(&dir.path().join("book.db")).unwrap();
-    let mut selector = Selector::open(store, None).unwrap();
+    let mut live = LiveBook::open(store, None).unwrap();
+    let mut selector = Selector::new();
     grow(
+        &mut live,
         &mut selector,
         &PseudoEvaluator::new(3),
         300,
@@ -43,7 +45,7 @@ fn a_backup_is_a_complete_store_and_never_overwrites() {
         &mut |_| {},
     )
     .unwrap();
-    let store = selector.store_mut();
+    let store = live.store_mut();
     let keys: Vec<Key> = {
         let mut k = Vec::new();
         store
@@ -87,12 +89,13 @@ fn a_backup_is_a_complete_store_and_never_overwrites() {
     assert_eq!(contents(&copy), before);
     assert_eq!(copy.game_counts(keys[0]).unwrap(), GameCounts::WIN);
     // The copy loads as a book and selects like the original.
-    let mut selector = Selector::open(copy, None).unwrap();
-    assert_eq!(selector.book().len(), keys.len());
-    assert!(!selector.select(1).unwrap().is_empty());
+    let mut live = LiveBook::open(copy, None).unwrap();
+    let mut selector = Selector::new();
+    assert_eq!(live.book().len(), keys.len());
+    assert!(!selector.select(&mut live, 1).unwrap().is_empty());
 
     // Never over an existing directory.
-    let err = selector.store().backup_to(&out).unwrap_err();
+    let err = live.store().backup_to(&out).unwrap_err();
     assert!(err.to_string().contains("exists already"), "{err}");
 }
 
@@ -103,17 +106,25 @@ fn a_backup_is_a_complete_store_and_never_overwrites() {
 fn a_backup_snapshot_holds_its_moment_and_nothing_written_after() {
     let dir = tempfile::tempdir().unwrap();
     let store = SledStore::open(&dir.path().join("book.db")).unwrap();
-    let mut selector = Selector::open(store, None).unwrap();
+    let mut live = LiveBook::open(store, None).unwrap();
+    let mut selector = Selector::new();
     let evaluator = PseudoEvaluator::new(5);
     let small = GrowOptions {
         batch: 7,
         ..GrowOptions::default()
     };
-    grow(&mut selector, &evaluator, 200, small, &mut |_| {}).unwrap();
+    grow(
+        &mut live,
+        &mut selector,
+        &evaluator,
+        200,
+        small,
+        &mut |_| {},
+    )
+    .unwrap();
     let first_key = {
         let mut k = None;
-        selector
-            .store()
+        live.store()
             .for_each_node(&mut |_, node| {
                 k.get_or_insert(node.key);
                 Ok(())
@@ -122,20 +133,26 @@ fn a_backup_snapshot_holds_its_moment_and_nothing_written_after() {
         k.unwrap()
     };
     assert!(
-        selector
-            .store_mut()
+        live.store_mut()
             .record_game(1, &[(first_key, GameCounts::WIN)])
             .unwrap()
     );
-    let snapshot = selector.store().backup_snapshot().unwrap();
-    let before = contents(selector.store());
+    let snapshot = live.store().backup_snapshot().unwrap();
+    let before = contents(live.store());
     assert_eq!(snapshot.node_count() as usize, before.0.len());
 
     // The owner goes on writing: more nodes, another game on the same position.
-    grow(&mut selector, &evaluator, 320, small, &mut |_| {}).unwrap();
+    grow(
+        &mut live,
+        &mut selector,
+        &evaluator,
+        320,
+        small,
+        &mut |_| {},
+    )
+    .unwrap();
     assert!(
-        selector
-            .store_mut()
+        live.store_mut()
             .record_game(2, &[(first_key, GameCounts::LOSS)])
             .unwrap()
     );
@@ -147,5 +164,5 @@ fn a_backup_snapshot_holds_its_moment_and_nothing_written_after() {
     let copy = SledStore::open_existing(&out).unwrap();
     assert_eq!(contents(&copy), before);
     assert_eq!(copy.game_counts(first_key).unwrap(), GameCounts::WIN);
-    assert_eq!(selector.store().len(), 320);
+    assert_eq!(live.store().len(), 320);
 }

@@ -3,7 +3,9 @@
 //! hands out a position whose twin is thought nor two twins at once, and a line
 //! through a twin ends on a leaf of the twin's board.
 
-use stera_book::{MemoryStore, NodeId, NodeStore, Origin, RunConfig, Selector, ThoughtNode};
+use stera_book::{
+    LiveBook, MemoryStore, NodeId, NodeStore, Origin, RunConfig, Selector, ThoughtNode,
+};
 use stera_rules::{Move, Position};
 
 fn node(pos: &Position, origin: Origin, value: impl Fn(usize, Move) -> i16) -> ThoughtNode {
@@ -72,26 +74,33 @@ fn twin_book() -> (MemoryStore, Position, Move) {
     (store, twin, twin_best)
 }
 
-fn open(store: MemoryStore) -> Selector<MemoryStore> {
+fn open(store: MemoryStore) -> (LiveBook<MemoryStore>, Selector) {
     open_at(store, "startpos")
 }
 
-/// A selector over `store` with the one root `root`.
-fn open_at(store: MemoryStore, root: &str) -> Selector<MemoryStore> {
+/// The live book `store` with the one root `root`, and a selector.
+fn open_at(store: MemoryStore, root: &str) -> (LiveBook<MemoryStore>, Selector) {
     let config = RunConfig {
         roots: vec![root.into()],
         kifu_bonus: 100,
         ply_limit: 512,
         leaves_per_turn: 1,
     };
-    Selector::open(store, Some(config)).unwrap()
+    (
+        LiveBook::open(store, Some(config)).unwrap(),
+        Selector::new(),
+    )
 }
 
 #[test]
 fn the_best_line_through_a_twin_ends_on_a_leaf_of_the_twins_board() {
     let (store, twin, twin_best) = twin_book();
-    let mut selector = open(store);
-    let leaf = selector.select(1).unwrap().pop().expect("a leaf");
+    let (mut live, mut selector) = open(store);
+    let leaf = selector
+        .select(&mut live, 1)
+        .unwrap()
+        .pop()
+        .expect("a leaf");
     let mut expected = twin.clone();
     expected.do_move(twin_best);
     assert_eq!(leaf.key, expected.key(), "leaf {}", leaf.sfen());
@@ -107,26 +116,26 @@ fn the_best_line_through_a_twin_ends_on_a_leaf_of_the_twins_board() {
     }
     assert_eq!(twin_key_of(&real), leaf.key.0);
     // The reported principal variation is legal from the root too.
-    let (_, pv, _) = selector.root_lines().pop().unwrap();
+    let (_, pv, _) = selector.root_lines(&live).pop().unwrap();
     assert_eq!(pv, leaf.path);
 }
 
 #[test]
 fn no_leaf_is_a_thought_twin_and_no_two_leaves_in_flight_are_twins() {
     let (store, _, _) = twin_book();
-    let mut selector = open(store);
+    let (mut live, mut selector) = open(store);
     let child = Position::from_position_command("startpos moves 7g7f 3c3d").unwrap();
     let mut keys = std::collections::HashSet::new();
     let mut twins = std::collections::HashSet::new();
     // Every leaf of this small book, one at a time, all kept in flight.
     let mut handed = 0;
-    while let Some(leaf) = selector.select(1).unwrap().pop() {
+    while let Some(leaf) = selector.select(&mut live, 1).unwrap().pop() {
         handed += 1;
         assert_ne!(leaf.key, child.key(), "the child whose twin is thought");
-        assert!(!selector.book().contains(leaf.key));
+        assert!(!live.book().contains(leaf.key));
         let twin = twin_key_of(&leaf.position);
         assert!(
-            !selector.book().contains(stera_rules::Key(twin)),
+            !live.book().contains(stera_rules::Key(twin)),
             "{} has a thought twin",
             leaf.sfen()
         );
@@ -149,7 +158,7 @@ fn no_leaf_is_a_thought_twin_and_no_two_leaves_in_flight_are_twins() {
 fn the_softmax_descent_goes_through_twins_too_and_never_hands_out_a_thought_twin() {
     use stera_book::{SelectMode, SoftmaxSelect};
     let (store, twin, _) = twin_book();
-    let mut selector = open(store);
+    let (mut live, mut selector) = open(store);
     selector
         .set_select_mode(SelectMode::Softmax(SoftmaxSelect {
             temperature: 50.0,
@@ -164,13 +173,13 @@ fn the_softmax_descent_goes_through_twins_too_and_never_hands_out_a_thought_twin
         .collect();
     let (mut into_twin, mut handed) = (0u32, 0u32);
     for _ in 0..300 {
-        let Some(leaf) = selector.select(1).unwrap().pop() else {
+        let Some(leaf) = selector.select(&mut live, 1).unwrap().pop() else {
             break;
         };
         handed += 1;
         assert_ne!(leaf.key, child.key(), "the child whose twin is thought");
         let twin_key = stera_rules::Key(twin_key_of(&leaf.position));
-        assert!(!selector.book().contains(twin_key), "{}", leaf.sfen());
+        assert!(!live.book().contains(twin_key), "{}", leaf.sfen());
         // The path is legal from the root and leads to the leaf or its twin.
         let mut real = Position::startpos();
         for mv in &leaf.path {
@@ -183,7 +192,7 @@ fn the_softmax_descent_goes_through_twins_too_and_never_hands_out_a_thought_twin
             assert_eq!(leaf.parent.map(|p| p.0), Some(NodeId(2)));
         }
         // Given back: the descent samples again from the same book.
-        selector.abandon(&leaf).unwrap();
+        live.abandon(&leaf).unwrap();
     }
     assert_eq!(handed, 300);
     // A descent ends in the twin when it samples 7g7f at the start (worth 100
@@ -226,10 +235,20 @@ fn a_leaf_whose_twin_is_a_kifu_position_gets_the_kifu_bonus() {
         open(store)
     };
     let twin = stera_rules::Key(twin_key_of(&after));
-    let leaf = book(&[twin]).select(1).unwrap().pop().expect("a leaf");
+    let (mut live, mut selector) = book(&[twin]);
+    let leaf = selector
+        .select(&mut live, 1)
+        .unwrap()
+        .pop()
+        .expect("a leaf");
     assert_eq!(leaf.key, after.key(), "leaf {}", leaf.sfen());
     // Without the kifu position the first -10 move is the best leaf.
-    let leaf = book(&[]).select(1).unwrap().pop().expect("a leaf");
+    let (mut live, mut selector) = book(&[]);
+    let leaf = selector
+        .select(&mut live, 1)
+        .unwrap()
+        .pop()
+        .expect("a leaf");
     assert_ne!(leaf.key, after.key());
 }
 
@@ -255,7 +274,7 @@ fn a_root_thought_only_as_its_twin_is_searched_as_the_twin_and_never_handed_out(
         open_at(store, "startpos moves 7g7f")
     };
     for softmax in [false, true] {
-        let mut selector = book();
+        let (mut live, mut selector) = book();
         if softmax {
             selector
                 .set_select_mode(SelectMode::Softmax(SoftmaxSelect {
@@ -265,7 +284,7 @@ fn a_root_thought_only_as_its_twin_is_searched_as_the_twin_and_never_handed_out(
                 .unwrap();
         }
         let mut handed = 0;
-        while let Some(leaf) = selector.select(1).unwrap().pop() {
+        while let Some(leaf) = selector.select(&mut live, 1).unwrap().pop() {
             handed += 1;
             assert_ne!(leaf.key, root.key(), "the root whose twin is thought");
             assert_eq!(leaf.parent.map(|p| p.0), Some(NodeId(0)));
@@ -279,7 +298,7 @@ fn a_root_thought_only_as_its_twin_is_searched_as_the_twin_and_never_handed_out(
             if handed == 1 && !softmax {
                 // The best leaf first: the twin's best move, flipped on the root.
                 assert_eq!(leaf.path[0], twin_best.flipped());
-                let (_, pv, _) = selector.root_lines().pop().unwrap();
+                let (_, pv, _) = selector.root_lines(&live).pop().unwrap();
                 assert_eq!(pv, leaf.path);
             }
             assert!(handed <= twin.legal_move_count(), "a leaf handed out twice");
@@ -291,15 +310,19 @@ fn a_root_thought_only_as_its_twin_is_searched_as_the_twin_and_never_handed_out(
 #[test]
 fn siblings_of_a_leaf_through_a_twin_have_paths_played_on_the_roots_board() {
     let (store, twin, _) = twin_book();
-    let mut selector = open(store);
-    let leaf = selector.select(1).unwrap().pop().expect("a leaf");
+    let (mut live, mut selector) = open(store);
+    let leaf = selector
+        .select(&mut live, 1)
+        .unwrap()
+        .pop()
+        .expect("a leaf");
     assert_eq!(
         leaf.parent.map(|p| p.0),
         Some(NodeId(2)),
         "through the twin"
     );
     // The twin's other moves are worth -200 against the best leaf's 100.
-    let siblings = selector.select_siblings(&leaf, 5, 1000);
+    let siblings = selector.select_siblings(&mut live, &leaf, 5, 1000);
     assert_eq!(siblings.len(), 5);
     for s in &siblings {
         let mut real = Position::startpos();

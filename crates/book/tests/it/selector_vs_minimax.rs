@@ -17,7 +17,7 @@ use std::collections::{HashMap, HashSet};
 
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
-use stera_book::{MemoryStore, NodeStore, Origin, RunConfig, Selector, ThoughtNode};
+use stera_book::{LiveBook, MemoryStore, NodeStore, Origin, RunConfig, Selector, ThoughtNode};
 use stera_rules::value::{MATE, MATE_IN_MAX_PLY};
 use stera_rules::{Key, Move, Position, Repetition};
 
@@ -211,15 +211,14 @@ fn run_case(seed: u64, cyclic: bool, use_cache: bool, tolerate: bool) -> usize {
         ply_limit: 512,
         leaves_per_turn: 1,
     };
-    let mut selector = Selector::open(store, Some(config)).unwrap();
+    let mut live = LiveBook::open(store, Some(config)).unwrap();
+    let mut selector = Selector::new();
     selector.set_cache_enabled(use_cache);
     // Kifu positions: some unthought children of thought nodes.
     let mut kifu = HashSet::new();
     for node in book.nodes.iter().take(20) {
         if let Origin::Child { .. } = node.origin
-            && let Ok(pos) = selector
-                .book()
-                .position_of(selector.book().get(node.key).unwrap())
+            && let Ok(pos) = live.book().position_of(live.book().get(node.key).unwrap())
         {
             for mv in pos.legal_moves().iter().take(3) {
                 kifu.insert(pos.key_after(*mv).0);
@@ -227,27 +226,25 @@ fn run_case(seed: u64, cyclic: bool, use_cache: bool, tolerate: bool) -> usize {
         }
     }
     let kifu_keys: Vec<Key> = kifu.iter().map(|k| Key(*k)).collect();
-    selector.add_kifu_keys(&kifu_keys).unwrap();
+    live.add_kifu_keys(&kifu_keys).unwrap();
     // A few random bans on thought nodes.
     for _ in 0..5 {
         let node = &book.nodes[rng.random_range(0..book.nodes.len())];
-        let id = selector.book().get(node.key).unwrap();
-        let pos = selector.book().position_of(id).unwrap();
+        let id = live.book().get(node.key).unwrap();
+        let pos = live.book().position_of(id).unwrap();
         let moves = pos.legal_moves();
-        selector
-            .ban(id, moves[rng.random_range(0..moves.len())])
+        live.ban(id, moves[rng.random_range(0..moves.len())])
             .unwrap();
     }
     let root = Position::startpos();
     let mut in_flight = HashSet::new();
     let mut disagreements = 0;
     for _ in 0..SELECTIONS {
-        let leaves = selector.select(1).unwrap();
+        let leaves = selector.select(&mut live, 1).unwrap();
         let banned = |key: Key, mv: Move| {
-            selector
-                .book()
+            live.book()
                 .get(key)
-                .is_some_and(|id| selector.is_banned(id, mv))
+                .is_some_and(|id| live.is_banned(id, mv))
         };
         let naive = Naive {
             book: &book,

@@ -5,7 +5,7 @@
 
 use stera_book::synthetic::{GrowOptions, PseudoEvaluator, grow};
 use stera_book::{
-    Leaf, MemoryStore, NodeId, RunConfig, SelectMode, Selector, SoftmaxSelect, Thought,
+    Leaf, LiveBook, MemoryStore, NodeId, RunConfig, SelectMode, Selector, SoftmaxSelect, Thought,
 };
 use stera_rules::{Move, Position};
 
@@ -29,7 +29,7 @@ fn softmax(seed: u64) -> SelectMode {
 
 /// Thinks `position` (reached from root 0 by `path`) with `values`.
 fn think(
-    selector: &mut Selector<MemoryStore>,
+    live: &mut LiveBook<MemoryStore>,
     parent: Option<(NodeId, Move)>,
     path: Vec<Move>,
     position: Position,
@@ -42,14 +42,15 @@ fn think(
         key: position.key(),
         position,
     };
-    selector.complete(&leaf, thought(values)).unwrap()
+    live.complete(&leaf, thought(values)).unwrap()
 }
 
 /// The hand-made book: startpos thought; its first three moves lead to thought
 /// children whose moves are all leaf edges; the fourth move leads to a kifu
 /// position. Returns the selector, the root's moves and the child nodes.
 struct Fixture {
-    selector: Selector<MemoryStore>,
+    live: LiveBook<MemoryStore>,
+    selector: Selector,
     moves: Vec<Move>,
     /// Stored root values (index = move index).
     root_values: Vec<i16>,
@@ -65,7 +66,8 @@ fn fixture(seed: u64) -> Fixture {
         ply_limit: 512,
         leaves_per_turn: 1000,
     };
-    let mut selector = Selector::open(MemoryStore::new(), Some(config)).unwrap();
+    let mut live = LiveBook::open(MemoryStore::new(), Some(config)).unwrap();
+    let mut selector = Selector::new();
     let start = Position::startpos();
     let moves = start.legal_moves();
     // Leaf moves -60..=60; the thought children's stored values are 500, which
@@ -78,13 +80,7 @@ fn fixture(seed: u64) -> Fixture {
     }
     let kifu_move = 3;
     root_values[kifu_move] = -60; // +100 kifu bonus: q = 40
-    let root = think(
-        &mut selector,
-        None,
-        vec![],
-        start.clone(),
-        root_values.clone(),
-    );
+    let root = think(&mut live, None, vec![], start.clone(), root_values.clone());
     let mut children = Vec::new();
     for (c, &mv) in moves.iter().enumerate().take(3) {
         let mut pos = start.clone();
@@ -102,20 +98,15 @@ fn fixture(seed: u64) -> Fixture {
                 }
             })
             .collect();
-        think(
-            &mut selector,
-            Some((root, mv)),
-            vec![mv],
-            pos,
-            values.clone(),
-        );
+        think(&mut live, Some((root, mv)), vec![mv], pos, values.clone());
         children.push((c, values));
     }
     let mut kifu_pos = start.clone();
     kifu_pos.do_move(moves[kifu_move]);
-    selector.add_kifu_keys(&[kifu_pos.key()]).unwrap();
+    live.add_kifu_keys(&[kifu_pos.key()]).unwrap();
     selector.set_select_mode(softmax(seed)).unwrap();
     Fixture {
+        live,
         selector,
         moves,
         root_values,
@@ -144,6 +135,7 @@ const CHI2_29_0999: f64 = 58.301;
 #[test]
 fn first_move_frequencies_match_the_softmax_policy() {
     let Fixture {
+        mut live,
         mut selector,
         moves,
         root_values,
@@ -174,7 +166,7 @@ fn first_move_frequencies_match_the_softmax_policy() {
     c1_pos.do_move(moves[*c1]);
     let c1_moves = c1_pos.legal_moves();
     for _ in 0..samples {
-        let leaves = selector.select(1).unwrap();
+        let leaves = selector.select(&mut live, 1).unwrap();
         assert_eq!(leaves.len(), 1);
         let leaf = &leaves[0];
         let first = moves.iter().position(|m| *m == leaf.path[0]).unwrap();
@@ -186,9 +178,9 @@ fn first_move_frequencies_match_the_softmax_policy() {
             assert_eq!(leaf.path.len(), 1, "a leaf move ends the descent");
         }
         // Released before the next selection: the book and in-flight set stay put.
-        selector.abandon(leaf).unwrap();
+        live.abandon(leaf).unwrap();
     }
-    assert_eq!(selector.in_flight(), 0);
+    assert_eq!(live.in_flight(), 0);
     let stat = chi_square(&counts, &pi);
     eprintln!("root chi-square {stat:.2} (df 29)");
     // The test has power: π with the thought children's *stored* values (500)
@@ -239,7 +231,7 @@ fn same_seed_same_leaves_and_distinct_leaves_per_call() {
         let mut f = fixture(seed);
         let mut out = Vec::new();
         for _ in 0..20 {
-            let leaves = f.selector.select(5).unwrap();
+            let leaves = f.selector.select(&mut f.live, 5).unwrap();
             assert_eq!(leaves.len(), 5);
             let mut keys: Vec<u128> = leaves.iter().map(|l| l.key.0).collect();
             keys.sort_unstable();
@@ -247,7 +239,7 @@ fn same_seed_same_leaves_and_distinct_leaves_per_call() {
             assert_eq!(keys.len(), 5, "a leaf came twice in one call");
             for leaf in &leaves {
                 out.push(leaf.path.clone());
-                f.selector.abandon(leaf).unwrap();
+                f.live.abandon(leaf).unwrap();
             }
         }
         out
@@ -265,8 +257,10 @@ fn never_hands_out_an_in_flight_or_banned_edge() {
         ply_limit: 512,
         leaves_per_turn: 3,
     };
-    let mut selector = Selector::open(MemoryStore::new(), Some(config)).unwrap();
+    let mut live = LiveBook::open(MemoryStore::new(), Some(config)).unwrap();
+    let mut selector = Selector::new();
     grow(
+        &mut live,
         &mut selector,
         &PseudoEvaluator::new(11),
         400,
@@ -277,9 +271,9 @@ fn never_hands_out_an_in_flight_or_banned_edge() {
         &mut |_| {},
     )
     .unwrap();
-    assert_eq!(selector.in_flight(), 0);
+    assert_eq!(live.in_flight(), 0);
     // In flight: the alpha-beta selector's next 40 leaves (the most attractive).
-    let held = selector.select(40).unwrap();
+    let held = selector.select(&mut live, 40).unwrap();
     assert_eq!(held.len(), 40);
     let held_keys: std::collections::HashSet<u128> = held.iter().map(|l| l.key.0).collect();
     // Banned: every other move of the first 60 thought nodes, and each root's best
@@ -287,41 +281,41 @@ fn never_hands_out_an_in_flight_or_banned_edge() {
     let mut bans = std::collections::HashSet::new();
     for i in 0..60u32 {
         let id = NodeId(i);
-        let pos = selector.book().position_of(id).unwrap();
+        let pos = live.book().position_of(id).unwrap();
         for (j, mv) in pos.legal_moves().into_iter().enumerate() {
             if (j + i as usize).is_multiple_of(2) {
-                selector.ban(id, mv).unwrap();
+                live.ban(id, mv).unwrap();
                 bans.insert((id, mv));
             }
         }
     }
-    for root in &selector.config().roots.clone() {
+    for root in &live.config().roots.clone() {
         let pos = Position::from_position_command(root).unwrap();
-        let id = selector.book().get(pos.key()).unwrap();
-        let values = selector.book().values(id);
+        let id = live.book().get(pos.key()).unwrap();
+        let values = live.book().values(id);
         let best = (0..values.len()).max_by_key(|&i| values[i]).unwrap();
         let mv = pos.legal_moves()[best];
-        selector.ban(id, mv).unwrap();
+        live.ban(id, mv).unwrap();
         bans.insert((id, mv));
     }
     selector.set_select_mode(softmax(3)).unwrap();
     let mut handed = 0;
     for round in 0..60 {
-        let leaves = selector.select(6).unwrap();
+        let leaves = selector.select(&mut live, 6).unwrap();
         assert_eq!(leaves.len(), 6, "round {round}");
         let mut keys = std::collections::HashSet::new();
         for leaf in &leaves {
             assert!(keys.insert(leaf.key.0), "same leaf twice in one call");
             assert!(!held_keys.contains(&leaf.key.0), "an in-flight leaf");
-            assert!(!selector.book().contains(leaf.key), "a thought position");
+            assert!(!live.book().contains(leaf.key), "a thought position");
             assert_eq!(leaf.position.key(), leaf.key);
             // Walk the line: no banned pair, no in-flight position on the way.
-            let root = &selector.config().roots[leaf.root];
+            let root = &live.config().roots[leaf.root];
             let mut pos = Position::from_position_command(root).unwrap();
             for mv in &leaf.path {
-                let node = selector.book().get(pos.key()).expect("inner nodes thought");
+                let node = live.book().get(pos.key()).expect("inner nodes thought");
                 assert!(!bans.contains(&(node, *mv)), "banned edge {mv} at {node}");
-                assert!(!selector.is_banned(node, *mv));
+                assert!(!live.is_banned(node, *mv));
                 pos = {
                     let mut p = pos.clone();
                     p.do_move(*mv);
@@ -335,15 +329,15 @@ fn never_hands_out_an_in_flight_or_banned_edge() {
             assert!(!bans.contains(&(parent, mv)));
         }
         handed += leaves.len();
-        assert_eq!(selector.in_flight(), held.len() + handed);
+        assert_eq!(live.in_flight(), held.len() + handed);
         // Put half of them back, keep the rest in flight (they must not return).
         for leaf in leaves.iter().step_by(2) {
-            selector.abandon(leaf).unwrap();
+            live.abandon(leaf).unwrap();
             handed -= 1;
         }
     }
     // Both roots took turns.
-    assert_eq!(selector.root_lines().len(), 2);
+    assert_eq!(selector.root_lines(&live).len(), 2);
 }
 
 #[test]
@@ -356,12 +350,13 @@ fn a_sampled_edge_with_nothing_to_think_is_banned() {
         ply_limit: 1,
         leaves_per_turn: 100,
     };
-    let mut selector = Selector::open(MemoryStore::new(), Some(config)).unwrap();
+    let mut live = LiveBook::open(MemoryStore::new(), Some(config)).unwrap();
+    let mut selector = Selector::new();
     let start = Position::startpos();
     let moves = start.legal_moves();
     // Leaf moves -2000: the draw (q = 0) into the thought child is sampled first.
     let root = think(
-        &mut selector,
+        &mut live,
         None,
         vec![],
         start.clone(),
@@ -371,17 +366,17 @@ fn a_sampled_edge_with_nothing_to_think_is_banned() {
     child.do_move(moves[0]);
     let n = child.legal_move_count();
     think(
-        &mut selector,
+        &mut live,
         Some((root, moves[0])),
         vec![moves[0]],
         child,
         vec![0; n],
     );
     selector.set_select_mode(softmax(1)).unwrap();
-    let leaves = selector.select(1).unwrap();
+    let leaves = selector.select(&mut live, 1).unwrap();
     assert_eq!(leaves.len(), 1);
     assert_ne!(leaves[0].path[0], moves[0]);
-    assert!(selector.is_banned(root, moves[0]));
+    assert!(live.is_banned(root, moves[0]));
     assert_eq!(selector.stats().bans, 1);
 }
 
@@ -399,7 +394,7 @@ fn bad_temperatures_are_refused_and_modes_switch() {
     f.selector.set_select_mode(SelectMode::AlphaBeta).unwrap();
     assert_eq!(f.selector.select_mode(), SelectMode::AlphaBeta);
     // Alpha-beta again: the PV leaf, a leaf move of the best value (60).
-    let leaf = f.selector.select(1).unwrap().pop().unwrap();
+    let leaf = f.selector.select(&mut f.live, 1).unwrap().pop().unwrap();
     let first = f.moves.iter().position(|m| *m == leaf.path[0]).unwrap();
     assert_eq!((leaf.path.len(), f.root_values[first]), (1, 60));
 }

@@ -2,7 +2,7 @@
 //! terminal positions lead to persistent bans.
 
 use stera_book::synthetic::{GrowOptions, PseudoEvaluator, grow};
-use stera_book::{BookError, NodeStore, RunConfig, Selector, SledStore, Thought};
+use stera_book::{BookError, LiveBook, NodeStore, RunConfig, Selector, SledStore, Thought};
 use stera_rules::{Key, Position};
 
 fn thought(values: Vec<i16>) -> Thought {
@@ -25,8 +25,10 @@ fn nodes_bans_kifu_and_config_survive_reopen() {
     };
     let (keys, values, banned) = {
         let store = SledStore::open(dir.path()).unwrap();
-        let mut selector = Selector::open(store, Some(config.clone())).unwrap();
+        let mut live = LiveBook::open(store, Some(config.clone())).unwrap();
+        let mut selector = Selector::new();
         grow(
+            &mut live,
             &mut selector,
             &PseudoEvaluator::new(5),
             500,
@@ -38,17 +40,17 @@ fn nodes_bans_kifu_and_config_survive_reopen() {
         )
         .unwrap();
         let id = stera_book::NodeId(3);
-        let pos = selector.book().position_of(id).unwrap();
+        let pos = live.book().position_of(id).unwrap();
         let mv = pos.legal_moves()[1];
-        selector.ban(id, mv).unwrap();
-        selector.add_kifu_keys(&[Key(99), Key(100)]).unwrap();
+        live.ban(id, mv).unwrap();
+        live.add_kifu_keys(&[Key(99), Key(100)]).unwrap();
         // Leaves in flight at shutdown are simply not there after reopening.
-        assert_eq!(selector.select(10).unwrap().len(), 10);
+        assert_eq!(selector.select(&mut live, 10).unwrap().len(), 10);
         let keys: Vec<Key> = (0..500)
-            .map(|i| selector.book().key(stera_book::NodeId(i)))
+            .map(|i| live.book().key(stera_book::NodeId(i)))
             .collect();
         let values: Vec<Vec<i16>> = (0..500)
-            .map(|i| selector.book().values(stera_book::NodeId(i)).to_vec())
+            .map(|i| live.book().values(stera_book::NodeId(i)).to_vec())
             .collect();
         (keys, values, (id, mv))
     };
@@ -59,15 +61,15 @@ fn nodes_bans_kifu_and_config_survive_reopen() {
         store.evaluators().unwrap(),
         vec![PseudoEvaluator::new(5).identity()]
     );
-    let selector = Selector::open(store, None).unwrap();
-    assert_eq!(selector.config(), &config);
-    assert!(selector.is_banned(banned.0, banned.1));
-    assert_eq!(selector.in_flight(), 0);
+    let live = LiveBook::open(store, None).unwrap();
+    assert_eq!(live.config(), &config);
+    assert!(live.is_banned(banned.0, banned.1));
+    assert_eq!(live.in_flight(), 0);
     for (i, key) in keys.iter().enumerate() {
-        let id = selector.book().get(*key).unwrap();
+        let id = live.book().get(*key).unwrap();
         assert_eq!(id.index(), i);
-        assert_eq!(selector.book().values(id), values[i].as_slice());
-        let pos = selector.book().position_of(id).unwrap();
+        assert_eq!(live.book().values(id), values[i].as_slice());
+        let pos = live.book().position_of(id).unwrap();
         assert_eq!(pos.key(), *key);
     }
 }
@@ -89,31 +91,32 @@ fn a_mating_move_ends_the_pv_on_a_terminal_node_and_gets_banned() {
     values[mate] = 31_999;
     let mate_id = {
         let store = SledStore::open(dir.path()).unwrap();
-        let mut selector = Selector::open(store, Some(config)).unwrap();
-        let leaf = selector.select(1).unwrap().remove(0);
+        let mut live = LiveBook::open(store, Some(config)).unwrap();
+        let mut selector = Selector::new();
+        let leaf = selector.select(&mut live, 1).unwrap().remove(0);
         assert!(leaf.path.is_empty(), "the unthought root comes first");
-        let root_id = selector.complete(&leaf, thought(values.clone())).unwrap();
+        let root_id = live.complete(&leaf, thought(values.clone())).unwrap();
         // The PV is the mating drop: its child is the leaf.
-        let leaf = selector.select(1).unwrap().remove(0);
+        let leaf = selector.select(&mut live, 1).unwrap().remove(0);
         assert_eq!(leaf.path[0].to_string(), "G*5b");
         assert!(leaf.position.has_no_legal_move());
         // Wrong value count is refused and changes nothing.
         assert!(matches!(
-            selector.complete(&leaf, thought(vec![1])),
+            live.complete(&leaf, thought(vec![1])),
             Err(BookError::Invalid(_))
         ));
-        selector.complete(&leaf, thought(Vec::new())).unwrap();
+        live.complete(&leaf, thought(Vec::new())).unwrap();
         // Now the PV ends on a thought node without moves: banned, and another
         // move is selected.
-        let next = selector.select(1).unwrap().remove(0);
+        let next = selector.select(&mut live, 1).unwrap().remove(0);
         assert_ne!(next.path[0].to_string(), "G*5b");
-        assert!(selector.is_banned(root_id, moves[mate]));
+        assert!(live.is_banned(root_id, moves[mate]));
         assert_eq!(selector.stats().bans, 1);
         (root_id, moves[mate])
     };
-    let selector = Selector::open(SledStore::open(dir.path()).unwrap(), None).unwrap();
-    assert!(selector.is_banned(mate_id.0, mate_id.1));
-    assert_eq!(selector.book().len(), 2);
+    let live = LiveBook::open(SledStore::open(dir.path()).unwrap(), None).unwrap();
+    assert!(live.is_banned(mate_id.0, mate_id.1));
+    assert_eq!(live.book().len(), 2);
 }
 
 #[test]
@@ -123,22 +126,18 @@ fn abandoned_leaves_come_back_and_unknown_ones_are_refused() {
         leaves_per_turn: 1,
         ..RunConfig::default()
     };
-    let mut selector = Selector::open(stera_book::MemoryStore::new(), Some(config)).unwrap();
+    let mut live = LiveBook::open(stera_book::MemoryStore::new(), Some(config)).unwrap();
+    let mut selector = Selector::new();
     let eval = PseudoEvaluator::new(2);
-    let root = selector.select(1).unwrap().remove(0);
-    selector
-        .complete(&root, eval.thought(&root.position))
-        .unwrap();
-    let a = selector.select(1).unwrap().remove(0);
-    let b = selector.select(1).unwrap().remove(0);
+    let root = selector.select(&mut live, 1).unwrap().remove(0);
+    live.complete(&root, eval.thought(&root.position)).unwrap();
+    let a = selector.select(&mut live, 1).unwrap().remove(0);
+    let b = selector.select(&mut live, 1).unwrap().remove(0);
     assert_ne!(a.key, b.key);
-    selector.abandon(&a).unwrap();
-    assert!(matches!(
-        selector.abandon(&a),
-        Err(BookError::NotInFlight(_))
-    ));
+    live.abandon(&a).unwrap();
+    assert!(matches!(live.abandon(&a), Err(BookError::NotInFlight(_))));
     // With `b` still in flight, the best leaf is `a` again.
-    let again = selector.select(1).unwrap().remove(0);
+    let again = selector.select(&mut live, 1).unwrap().remove(0);
     assert_eq!(again.key, a.key);
 }
 
@@ -152,9 +151,11 @@ fn compaction_merges_small_batches_without_losing_nodes() {
             roots: vec!["startpos".into()],
             ..RunConfig::default()
         };
-        let mut selector = Selector::open(store, Some(config)).unwrap();
+        let mut live = LiveBook::open(store, Some(config)).unwrap();
+        let mut selector = Selector::new();
         // Batches of 3: about 100 small chunks, as a live coordinator writes them.
         grow(
+            &mut live,
             &mut selector,
             &PseudoEvaluator::new(9),
             300,
@@ -165,15 +166,14 @@ fn compaction_merges_small_batches_without_losing_nodes() {
             &mut |_| {},
         )
         .unwrap();
-        let chunks = selector.store().chunk_count();
+        let chunks = live.store().chunk_count();
         assert!(chunks > 90, "{chunks} chunks");
-        let removed = selector.store_mut().compact(64).unwrap();
-        let left = selector.store().chunk_count();
+        let removed = live.store_mut().compact(64).unwrap();
+        let left = live.store().chunk_count();
         // 300 records in groups of at least 64: at most 5 chunks remain.
         assert!(left <= 5, "{left} chunks left");
         assert_eq!(removed, chunks - left);
-        selector
-            .store()
+        live.store()
             .for_each_node(&mut |id, node| {
                 before.push((id, node));
                 Ok(())
@@ -203,8 +203,9 @@ fn compaction_beside_appends_loses_nothing() {
         roots: vec!["startpos".into()],
         ..RunConfig::default()
     };
-    let mut selector = Selector::open(store, Some(config)).unwrap();
-    let compactor = selector.store().compactor();
+    let mut live = LiveBook::open(store, Some(config)).unwrap();
+    let mut selector = Selector::new();
+    let compactor = live.store().compactor();
     let done = std::sync::atomic::AtomicBool::new(false);
     let passes = std::thread::scope(|s| {
         let merging = s.spawn(|| {
@@ -220,6 +221,7 @@ fn compaction_beside_appends_loses_nothing() {
             (removed, passes)
         });
         grow(
+            &mut live,
             &mut selector,
             &PseudoEvaluator::new(11),
             600,
@@ -235,20 +237,19 @@ fn compaction_beside_appends_loses_nothing() {
     });
     let (removed, count) = passes;
     assert!(count > 0);
-    let chunks = selector.store().chunk_count();
+    let chunks = live.store().chunk_count();
     // 600 nodes in batches of 2 are about 300 chunks; what the passes merged is gone.
     assert!(removed > 0, "no chunk merged in {count} passes");
-    let mut live = Vec::new();
-    selector
-        .store()
+    let mut current = Vec::new();
+    live.store()
         .for_each_node(&mut |id, node| {
-            live.push((id, node));
+            current.push((id, node));
             Ok(())
         })
         .unwrap();
-    assert_eq!(live.len(), 600);
+    assert_eq!(current.len(), 600);
     // The compactor shares the database: both must be gone before it reopens.
-    drop((selector, compactor));
+    drop((live, compactor));
     let store = SledStore::open(dir.path()).unwrap();
     assert_eq!(store.len(), 600);
     assert_eq!(store.chunk_count(), chunks);
@@ -259,5 +260,5 @@ fn compaction_beside_appends_loses_nothing() {
             Ok(())
         })
         .unwrap();
-    assert_eq!(reopened, live);
+    assert_eq!(reopened, current);
 }
