@@ -16,6 +16,15 @@
 # subset of the row names below. Every step prints its command; each match writes
 # OUT_DIR/NAME.json (the result), NAME.match (the text), NAME.csa (the games).
 # A table of every row is printed at the end (python3 reads the JSON).
+#
+# Then growth aimed at where games go, against PV growth at equal compute
+# (`low-exits`, `low-pv-more`): a training match of TRAIN_GAMES [1000] games on
+# `low` (another seed), the positions where its games left the book
+# (`scripts/match-positions.py exits`) added as roots with 5 leaves per turn, and
+# GROW_MORE [5000] more positions grown from them; `low-pv-more` grows `low` by
+# PV selection with the CPU time of both (the training match and the growth);
+# both are matched on the openings of `low-best`. Last, the evaluator's noise on
+# 200 positions of each book (`scripts/evaluator-noise.py`). Needs cshogi.
 set -euo pipefail
 
 OUT=${1:-/tmp/stera-book-quality}
@@ -82,6 +91,63 @@ match low-best --db "$OUT/low.db" --book-moves best
 match lowsm-best --db "$OUT/lowsm.db" --book-moves best
 match low-vs-lowsm --db "$OUT/low.db" --against "$OUT/lowsm.db" --book-moves best
 match high-vs-low --db "$OUT/high.db" --against "$OUT/low.db" --book-moves best
+
+# Growth aimed at where games go, at equal compute.
+TRAIN_GAMES=${TRAIN_GAMES:-1000}
+GROW_MORE=${GROW_MORE:-5000}
+SCRIPTS=$(dirname "$0")
+cputime() { # cputime NAME COMMAND...: runs it, keeps its user+system CPU seconds in NAME.cpu
+    local name=$1
+    shift
+    echo "+ $*" >&2
+    /usr/bin/time -f "%U %S" -o "$OUT/$name.time" "$@"
+    awk '{ print $1 + $2 }' "$OUT/$name.time" > "$OUT/$name.cpu"
+}
+if { wanted low-exits || wanted low-pv-more; } && [ ! -d "$OUT/low-exits.db" ]; then
+    cp -r "$OUT/low.db" "$OUT/low-train.db"
+    cputime train "$BIN/book-tools" match --db "$OUT/low-train.db" --games "$TRAIN_GAMES" \
+        --nodes "$NODES" --concurrency "$JOBS" --suite-plies "$PLIES" --seed 2 --book-moves best \
+        --out-games "$OUT/train.csa" > "$OUT/train.match" 2> "$OUT/train.log" || true
+    python3 "$SCRIPTS/match-positions.py" exits "$OUT/train.csa" > "$OUT/exits.txt"
+    cp -r "$OUT/low.db" "$OUT/low-exits.tmp"
+    { "$BIN/book-tools" roots list --db "$OUT/low-exits.tmp" | grep -v '^#'; cat "$OUT/exits.txt"; } > "$OUT/exits-roots.txt"
+    run "$BIN/book-tools" roots set --db "$OUT/low-exits.tmp" --leaves-per-turn 5 "$OUT/exits-roots.txt" | head -n 1
+    cputime grow-exits "$BIN/coordinator" --db "$OUT/low-exits.tmp" --local-workers 2 \
+        --think-limit "$GROW_MORE" --nodes "$GROW_NODES_LOW" 2> "$OUT/low-exits.grow.log"
+    mv "$OUT/low-exits.tmp" "$OUT/low-exits.db"
+fi
+if wanted low-pv-more && [ ! -d "$OUT/low-pv-more.db" ]; then
+    more=$(python3 -c "import sys; t, g = (float(open(f).read()) for f in sys.argv[1:]); print(round($GROW_MORE * (t + g) / g))" "$OUT/train.cpu" "$OUT/grow-exits.cpu")
+    echo "low-pv-more: $more positions, the CPU time of the training match and the aimed growth" >&2
+    cp -r "$OUT/low.db" "$OUT/low-pv-more.tmp"
+    cputime grow-pv-more "$BIN/coordinator" --db "$OUT/low-pv-more.tmp" --local-workers 2 \
+        --think-limit "$more" --nodes "$GROW_NODES_LOW" 2> "$OUT/low-pv-more.grow.log"
+    mv "$OUT/low-pv-more.tmp" "$OUT/low-pv-more.db"
+fi
+fixed() { # fixed NAME DB: a match of DB on the openings of low-best
+    local name=$1 db=$2
+    wanted "$name" || return 0
+    [ -s "$OUT/low-openings.txt" ] || python3 "$SCRIPTS/match-positions.py" openings "$OUT/low-best.csa" > "$OUT/low-openings.txt"
+    if [ ! -s "$OUT/$name.json" ]; then
+        run "$BIN/book-tools" match --db "$db" --openings "$OUT/low-openings.txt" --games "$GAMES" \
+            --nodes "$NODES" --concurrency "$JOBS" --book-moves best --out-games "$OUT/$name.csa" \
+            --json "$OUT/$name.json" > "$OUT/$name.match" 2> "$OUT/$name.match.log" || true
+    fi
+    echo "== $name: $db on the openings of low-best"
+    cat "$OUT/$name.match"
+}
+fixed low-exits "$OUT/low-exits.db"
+fixed low-pv-more "$OUT/low-pv-more.db"
+
+if wanted noise; then
+    for book in high low; do
+        budget=$([ "$book" = high ] && echo 300000 || echo "$GROW_NODES_LOW")
+        echo "== evaluator noise, $book (budget $budget nodes)"
+        [ -s "$OUT/noise-$book.txt" ] || python3 "$SCRIPTS/evaluator-noise.py" "$OUT/$book-minimax.db2016" \
+            "$BIN/book-tools" 200 "$budget" > "$OUT/noise-$book.txt"
+        cat "$OUT/noise-$book.txt"
+    done
+fi
 
 python3 - "$OUT" <<'EOF'
 import json, pathlib, sys
