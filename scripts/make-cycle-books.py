@@ -35,7 +35,7 @@ Each book prints its entries, its moves into entries and its moves into the twin
 of a position that is not an entry.
 
 Regenerate the fixtures (inputs and YaneuraOu's outputs) with
-scripts/peta-shock-fixtures.sh; the test is book-tools/tests/peta_shock_fixtures.rs.
+scripts/peta-shock-fixtures.sh; the test is book-tools/tests/it/peta_shock_fixtures.rs.
 """
 import argparse
 import os

@@ -2,7 +2,7 @@
 # Regenerates the peta_shock parity fixtures: the small raw books of
 # scripts/make-cycle-books.py and YaneuraOu's `makebook peta_shock` of each, in
 # book-tools/tests/fixtures/peta_shock/ (NAME.raw.db, NAME.peta.db). The test
-# book-tools/tests/peta_shock_fixtures.rs compares our export with them; CI cannot
+# book-tools/tests/it/peta_shock_fixtures.rs compares our export with them; CI cannot
 # build YaneuraOu, so its outputs are committed.
 #
 # usage: scripts/peta-shock-fixtures.sh YANEURAOU_SOURCE_DIR [--compare]

@@ -1,0 +1,87 @@
+//! Running the built `book-tools` binary from the integration tests.
+
+use std::path::{Path, PathBuf};
+
+use std::process::{Command, Output};
+use stera_rules::{Position, STARTPOS_SFEN};
+pub use stera_testkit::disk::SmallDisk;
+
+/// Runs `book-tools ARGS` and returns what it did.
+pub fn book_tools(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_book-tools"))
+        .args(args)
+        .output()
+        .expect("run book-tools")
+}
+
+/// Runs a command that must succeed; returns its standard output.
+pub fn ok(args: &[&str]) -> String {
+    let out = book_tools(args);
+    assert!(
+        out.status.success(),
+        "book-tools {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Runs a command that must fail; returns its standard error.
+pub fn fails(args: &[&str]) -> String {
+    let out = book_tools(args);
+    assert!(!out.status.success(), "book-tools {args:?} should fail");
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// A path as a command-line argument.
+pub fn s(p: &Path) -> &str {
+    p.to_str().expect("UTF-8 path")
+}
+
+/// A complete raw DB2016 book: every position along `lines` (from the start
+/// position) with every legal move valued by `value(position, move index)`.
+pub fn raw_book(lines: &[&[&str]], value: impl Fn(&Position, usize) -> i32) -> String {
+    let mut entries: std::collections::BTreeMap<String, String> = Default::default();
+    for line in lines {
+        let mut pos = Position::from_sfen(STARTPOS_SFEN).unwrap();
+        let mut add = |pos: &Position| {
+            let mut text = String::new();
+            for (i, mv) in pos.legal_moves().into_iter().enumerate() {
+                text.push_str(&format!("{mv} none {} 0 1\n", value(pos, i)));
+            }
+            entries
+                .entry(pos.to_sfen_without_ply())
+                .or_insert(format!("sfen {}\n{text}", pos.to_sfen()));
+        };
+        add(&pos);
+        for usi in *line {
+            let mv = pos.parse_move(usi).unwrap();
+            pos.do_move(mv);
+            add(&pos);
+        }
+    }
+    let mut out = "#YANEURAOU-DB2016 1.00\n".to_owned();
+    for e in entries.values() {
+        out.push_str(e);
+    }
+    out
+}
+
+/// A temporary directory for one test.
+pub struct Dir(tempfile::TempDir);
+
+impl Dir {
+    pub fn new() -> Self {
+        Self(tempfile::tempdir().unwrap())
+    }
+    pub fn path(&self, name: &str) -> PathBuf {
+        self.0.path().join(name)
+    }
+    pub fn names(&self) -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(self.0.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    }
+}

@@ -1,0 +1,197 @@
+//! Test harness: real coordinator processes on loopback; the lightweight in-process
+//! workers that answer jobs instantly (or wrongly, on purpose) are the test kit's.
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex, mpsc};
+use std::time::{Duration, Instant};
+
+use stera_rules::Position;
+pub use stera_testkit::disk::SmallDisk;
+pub use stera_testkit::fake_worker::{Answer, client, fake_worker, hello, result_for, status};
+pub use stera_testkit::free_port;
+
+/// How long a test waits for something that should take seconds.
+pub const LONG: Duration = Duration::from_secs(120);
+
+/// A runtime for the in-process fake workers and clients of a test.
+pub fn runtime(worker_threads: usize) -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(worker_threads)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+pub const EXE: &str = env!("CARGO_BIN_EXE_coordinator");
+
+/// A coordinator child process with its log lines collected.
+pub struct Coord {
+    pub child: Child,
+    pub addr: String,
+    pub log: Arc<Mutex<Vec<String>>>,
+}
+
+impl Coord {
+    /// Starts `coordinator --db DB --listen LISTEN ARGS...` and waits until it listens.
+    pub fn start(db: &Path, listen: &str, args: &[&str], envs: &[(&str, &str)]) -> Self {
+        let mut cmd = Command::new(EXE);
+        cmd.arg("--db")
+            .arg(db)
+            .arg("--listen")
+            .arg(listen)
+            .args(args);
+        cmd.env("RUST_LOG", "info").env_remove("STERA_TOKEN");
+        for (k, v) in envs {
+            cmd.env(k, v);
+        }
+        let mut child = cmd
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start coordinator");
+        let stderr = child.stderr.take().expect("stderr");
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let (addr_tx, addr_rx) = mpsc::channel();
+        let log2 = log.clone();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                if line.contains("listening")
+                    && let Some(a) = line.split("addr=").nth(1)
+                {
+                    let _ = addr_tx.send(a.trim().to_owned());
+                }
+                log2.lock().unwrap().push(line);
+            }
+        });
+        let addr = addr_rx
+            .recv_timeout(Duration::from_secs(60))
+            .unwrap_or_else(|_| {
+                panic!(
+                    "coordinator did not start listening: {:?}",
+                    log.lock().unwrap()
+                )
+            });
+        Self { child, addr, log }
+    }
+
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// Waits until a log line contains `needle`.
+    pub fn wait_log(&self, needle: &str, timeout: Duration) -> String {
+        let start = Instant::now();
+        loop {
+            if let Some(l) = self.log.lock().unwrap().iter().find(|l| l.contains(needle)) {
+                return l.clone();
+            }
+            assert!(
+                start.elapsed() < timeout,
+                "no log line with `{needle}` in {timeout:?}: {:?}",
+                self.log.lock().unwrap()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    pub fn kill9(&mut self) {
+        signal(&self.child, "-9");
+        let _ = self.child.wait();
+    }
+
+    pub fn sigterm(&mut self) {
+        signal(&self.child, "-TERM");
+    }
+
+    pub fn wait_exit(&mut self, timeout: Duration) -> std::process::ExitStatus {
+        wait_child_exit(&mut self.child, timeout, "coordinator", &self.log)
+    }
+}
+
+/// Lines a process writes, collected by a thread as they come.
+pub type Log = Arc<Mutex<Vec<String>>>;
+
+/// Sends `kill SIGNAL` (e.g. `-TERM`) to a child process.
+pub fn signal(child: &Child, signal: &str) {
+    let _ = Command::new("kill")
+        .arg(signal)
+        .arg(child.id().to_string())
+        .status();
+}
+
+/// Collects a piped stderr's lines.
+pub fn collect_stderr(child: &mut Child) -> Log {
+    let stderr = child.stderr.take().expect("stderr piped");
+    let lines = Arc::new(Mutex::new(Vec::new()));
+    let sink = lines.clone();
+    std::thread::spawn(move || {
+        for l in BufReader::new(stderr).lines().map_while(Result::ok) {
+            sink.lock().unwrap().push(l);
+        }
+    });
+    lines
+}
+
+/// Waits for a child to exit; fails the test with its log after `timeout`.
+pub fn wait_child_exit(
+    child: &mut Child,
+    timeout: Duration,
+    what: &str,
+    log: &Log,
+) -> std::process::ExitStatus {
+    let start = Instant::now();
+    loop {
+        if let Some(s) = child.try_wait().expect("wait") {
+            return s;
+        }
+        assert!(
+            start.elapsed() < timeout,
+            "{what} did not exit in {timeout:?}: {:?}",
+            log.lock().unwrap()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+impl Drop for Coord {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A real worker process: the coordinator executable in worker mode.
+pub fn start_worker(url: &str, extra: &[&str], envs: &[(&str, &str)]) -> Child {
+    let mut cmd = Command::new(EXE);
+    cmd.arg("__worker")
+        .arg("--coordinator")
+        .arg(url)
+        .args(extra)
+        .env_remove("STERA_TOKEN");
+    for (k, v) in envs {
+        cmd.env(k, v);
+    }
+    cmd.stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start worker")
+}
+
+/// Keys of every thought position in a (closed) store.
+pub fn book_len(db: &Path) -> usize {
+    let store = stera_book::SledStore::open(db).expect("reopen store");
+    let live = stera_book::LiveBook::open(store, None).expect("load book");
+    live.book().len()
+}
+
+pub fn book_contains_all(db: &Path, sfens: &[String]) -> Vec<String> {
+    let store = stera_book::SledStore::open(db).expect("reopen store");
+    let live = stera_book::LiveBook::open(store, None).expect("load book");
+    sfens
+        .iter()
+        .filter(|s| !live.book().contains(Position::from_sfen(s).unwrap().key()))
+        .cloned()
+        .collect()
+}

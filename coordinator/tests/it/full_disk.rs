@@ -1,0 +1,186 @@
+//! Issue 26, point 3, on a real small file system (a tmpfs this test mounts;
+//! skipped with a message where it cannot):
+//! - a coordinator whose own store's disk filled kept handing out jobs and
+//!   rejected every result; it now holds jobs back while the disk is full, says
+//!   so (log, `stera_coordinator_store_writable`), and resumes when space is
+//!   freed; SIGTERM stops it.
+//! - `remote backup` onto a full disk never answered and wedged the
+//!   coordinator (later exports unanswered, SIGTERM ignored); it now fails at
+//!   once, leaves nothing behind, and the coordinator goes on.
+
+use crate::common;
+
+use std::time::Duration;
+
+use crate::common::{Answer, Coord, LONG, SmallDisk, fake_worker, runtime};
+use stera_book::{NodeStore, SledStore};
+use stera_proto::v1::{BackupRequest, ExportRequest};
+
+/// The value of a gauge on the coordinator's `/metrics`.
+fn gauge(metrics: &str, name: &str) -> Option<f64> {
+    let url = format!("http://{metrics}/metrics");
+    let body = ureq_get(&url)?;
+    body.lines()
+        .find(|l| l.starts_with(name) && !l.starts_with('#'))
+        .and_then(|l| l.split_whitespace().last())
+        .and_then(|v| v.parse().ok())
+}
+
+/// A plain HTTP GET over a TCP stream (the metrics endpoint speaks HTTP/1.1).
+fn ureq_get(url: &str) -> Option<String> {
+    use std::io::{Read, Write};
+    let rest = url.strip_prefix("http://")?;
+    let (host, path) = rest.split_once('/')?;
+    let mut stream = std::net::TcpStream::connect(host).ok()?;
+    write!(
+        stream,
+        "GET /{path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n"
+    )
+    .ok()?;
+    let mut body = String::new();
+    stream.read_to_string(&mut body).ok()?;
+    Some(body)
+}
+
+#[test]
+fn a_full_store_disk_holds_jobs_back_and_resumes_when_space_returns() {
+    // Above the default reserve (--store-reserve-mb 64) while not filled.
+    let Some(disk) = SmallDisk::mount("128m") else {
+        return;
+    };
+    let db = disk.path.join("book.db");
+    let metrics = format!("127.0.0.1:{}", common::free_port());
+    let mut c = Coord::start(&db, "127.0.0.1:0", &["--metrics", &metrics], &[]);
+    let rt = runtime(2);
+    let url = c.url();
+    let before = rt
+        .block_on(fake_worker(url.clone(), None, 4, Answer::Good, 20, LONG))
+        .unwrap();
+    assert_eq!(before.acked.len(), 20, "{:?}", before.rejected);
+    assert_eq!(
+        gauge(&metrics, "stera_coordinator_store_writable"),
+        Some(1.0)
+    );
+
+    // The disk fills up (what is left is too little for sled): jobs stop,
+    // with a log line and the gauge, instead of going out and their results
+    // being rejected.
+    let filler = disk.fill_leaving(1 << 20);
+    c.wait_log("the store's disk is full", LONG);
+    let during = rt
+        .block_on(fake_worker(
+            url.clone(),
+            None,
+            4,
+            Answer::Good,
+            1,
+            Duration::from_secs(3),
+        ))
+        .unwrap();
+    assert!(
+        during.jobs.is_empty() && during.rejected.is_empty(),
+        "jobs handed out on a full disk: {:?} rejected {:?}",
+        during.jobs,
+        during.rejected
+    );
+    assert_eq!(
+        gauge(&metrics, "stera_coordinator_store_writable"),
+        Some(0.0)
+    );
+
+    // Space returns: jobs again, stored and acknowledged.
+    std::fs::remove_file(filler).unwrap();
+    c.wait_log("has space again", LONG);
+    let after = rt
+        .block_on(fake_worker(url, None, 4, Answer::Good, 20, LONG))
+        .unwrap();
+    assert_eq!(after.acked.len(), 20, "{:?}", after.rejected);
+    assert_eq!(
+        gauge(&metrics, "stera_coordinator_store_writable"),
+        Some(1.0)
+    );
+
+    c.sigterm();
+    assert!(c.wait_exit(LONG).success());
+    let store = SledStore::open_existing(&db).unwrap();
+    assert!(store.len() >= 40, "{}", store.len());
+}
+
+#[test]
+fn a_remote_backup_onto_a_full_disk_fails_and_the_coordinator_goes_on() {
+    let Some(disk) = SmallDisk::mount("16m") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("book.db");
+    {
+        // A store of a few MB: more than the full disk has left.
+        let store = SledStore::open(&db).unwrap();
+        let mut live = stera_book::LiveBook::open(store, None).unwrap();
+        let mut selector = stera_book::Selector::new();
+        let eval = stera_book::synthetic::PseudoEvaluator::new(1);
+        let options = stera_book::synthetic::GrowOptions {
+            batch: 256,
+            ..Default::default()
+        };
+        stera_book::synthetic::grow(&mut live, &mut selector, &eval, 8000, options, &mut |_| {})
+            .unwrap();
+    }
+    let exports = disk.path.join("exports");
+    std::fs::create_dir(&exports).unwrap();
+    let mut c = Coord::start(
+        &db,
+        "127.0.0.1:0",
+        &["--export-dir", exports.to_str().unwrap()],
+        &[],
+    );
+    let rt = runtime(2);
+    let url = c.url();
+    let report = rt
+        .block_on(fake_worker(url.clone(), None, 4, Answer::Good, 20, LONG))
+        .unwrap();
+    assert_eq!(report.acked.len(), 20);
+    let filler = disk.fill_leaving(64 << 10);
+    let copy = exports.join("copy.db");
+    let book = exports.join("book.db2016");
+    rt.block_on(async {
+        let mut client = common::client(url.clone(), None).await.unwrap();
+        let answer = tokio::time::timeout(
+            LONG,
+            client.backup(BackupRequest {
+                path: copy.display().to_string(),
+            }),
+        )
+        .await
+        .expect("the backup onto a full disk got no answer");
+        let err = answer.unwrap_err();
+        assert!(err.message().contains("no space left"), "{}", err.message());
+        // The coordinator is not wedged: with space back, an export is
+        // answered and written.
+        std::fs::remove_file(&filler).unwrap();
+        let reply = tokio::time::timeout(
+            LONG,
+            client.export(ExportRequest {
+                path: book.display().to_string(),
+                ..ExportRequest::default()
+            }),
+        )
+        .await
+        .expect("an export after the failed backup got no answer")
+        .expect("export");
+        assert!(reply.into_inner().entries > 0);
+    });
+    let report = rt
+        .block_on(fake_worker(url, None, 4, Answer::Good, 5, LONG))
+        .unwrap();
+    assert_eq!(report.acked.len(), 5);
+    let mut names: Vec<String> = std::fs::read_dir(&exports)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["book.db2016"], "leftovers of the failed backup");
+    c.sigterm();
+    assert!(c.wait_exit(LONG).success());
+    assert!(SledStore::open_existing(&db).unwrap().len() >= 8025);
+}

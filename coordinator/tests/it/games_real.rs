@@ -1,0 +1,510 @@
+//! Games against real processes: a real coordinator with a real Fairy-Stockfish
+//! worker, and a coordinator killed with SIGKILL while games are being counted.
+
+use crate::common;
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use crate::common::{Coord, LONG, runtime};
+use stera_book::{Book, GameCounts, NodeStore, SledStore};
+use stera_proto::v1::{
+    JobResult, PlayJob, PlayResult, PlayedMove, WorkerMessage, coordinator_message, job,
+    job_result, worker_message,
+};
+use stera_rules::{Color, Key, Move, Position};
+use tokio::sync::mpsc as tmpsc;
+use tokio_stream::wrappers::ReceiverStream;
+
+/// A whole game: where it starts, its moves and who won (`None`: a draw).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct Game {
+    start: String,
+    moves: Vec<Move>,
+    winner: Option<Color>,
+}
+
+/// The complete lines of a `--games-out` file (a line cut short by a kill is left
+/// out): `sfen START moves M1 M2 ...<TAB>RESULT`.
+fn read_games(path: &Path) -> Vec<Game> {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let complete = text.rfind('\n').map_or("", |end| &text[..end]);
+    complete
+        .lines()
+        .map(|line| {
+            let (game, result) = line.split_once('\t').expect("game<TAB>result");
+            let rest = game.strip_prefix("sfen ").expect("starts with sfen");
+            let (start, moves) = rest.split_once(" moves").expect("has moves");
+            let winner = if result.starts_with("black wins") {
+                Some(Color::Black)
+            } else if result.starts_with("white wins") {
+                Some(Color::White)
+            } else {
+                assert!(result.starts_with("draw"), "result `{result}`");
+                None
+            };
+            Game {
+                start: start.trim().to_owned(),
+                moves: moves
+                    .split_whitespace()
+                    .map(|m| m.parse().expect("a USI move"))
+                    .collect(),
+                winner,
+            }
+        })
+        .collect()
+}
+
+/// The counters a replay of `games` gives for the positions of `book`, without the
+/// coordinator's code: each distinct book position a game passed through gets the
+/// game's result once, from its side to move's view.
+fn replay_counts<'a>(
+    book: &Book,
+    games: impl IntoIterator<Item = &'a Game>,
+) -> HashMap<u128, GameCounts> {
+    let mut counts: HashMap<u128, GameCounts> = HashMap::new();
+    for g in games {
+        let mut pos = Position::from_sfen(&g.start).expect("start SFEN");
+        let mut seen = HashSet::new();
+        let mut visit = |pos: &Position| {
+            // A position the book holds as its colour-flipped twin counts for
+            // the twin (found here through the flipped SFEN text).
+            let twin = || Position::from_sfen(&pos.flipped().to_sfen()).unwrap().key();
+            let key = if book.contains(pos.key()) {
+                pos.key()
+            } else {
+                twin()
+            };
+            if book.contains(key) && seen.insert(key.0) {
+                let c = counts.entry(key.0).or_default();
+                match g.winner {
+                    None => c.draws += 1,
+                    Some(w) if w == pos.side_to_move() => c.wins += 1,
+                    Some(_) => c.losses += 1,
+                }
+            }
+        };
+        visit(&pos);
+        for mv in &g.moves {
+            pos.do_move(*mv);
+            visit(&pos);
+        }
+    }
+    counts
+}
+
+/// The store's non-zero counters by position.
+fn stored_counts(store: &SledStore) -> HashMap<u128, GameCounts> {
+    let mut stored = HashMap::new();
+    store
+        .for_each_game_count(&mut |key: Key, c: GameCounts| {
+            stored.insert(key.0, c);
+        })
+        .expect("read the game counters");
+    stored.retain(|_, c| c.games() > 0);
+    stored
+}
+
+/// Opens a store a process just left (with a short retry for its lock).
+fn reopen(db: &Path) -> SledStore {
+    let start = Instant::now();
+    loop {
+        match SledStore::open_existing(db) {
+            Ok(s) => return s,
+            Err(e) => {
+                assert!(
+                    start.elapsed() < Duration::from_secs(30),
+                    "cannot reopen the store: {e}"
+                );
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        }
+    }
+}
+
+/// Where an engine is: on PATH or in Debian's games directory (not on root's PATH).
+fn find_engine(name: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .chain([PathBuf::from("/usr/games")])
+        .map(|dir| dir.join(name))
+        .find(|p| p.is_file())
+}
+
+/// A real coordinator grows a small book and plays games on it with a real worker
+/// process running Fairy-Stockfish; the kept games, replayed here with the rules
+/// core alone, give exactly the store's per-position counters.
+#[test]
+fn games_with_fairy_stockfish_workers_are_counted() {
+    let engine = find_engine("fairy-stockfish").unwrap_or_else(|| {
+        panic!(
+            "fairy-stockfish is not installed (neither on PATH nor in /usr/games): \
+             install it with scripts/install-deps.sh (Debian package `fairy-stockfish`)"
+        )
+    });
+    let engine_cmd = engine.display().to_string();
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db = dir.path().join("book.db");
+    let games_out = dir.path().join("games.txt");
+    let out_arg = games_out.display().to_string();
+    const TARGET: u64 = 4;
+    let target = TARGET.to_string();
+    let mut c = Coord::start(
+        &db,
+        "127.0.0.1:0",
+        &[
+            "--think-limit",
+            "20",
+            "--depth",
+            "1",
+            "--play-share",
+            "0.5",
+            "--games",
+            &target,
+            "--play-depth",
+            "1",
+            "--ply-limit",
+            "80",
+            "--games-out",
+            &out_arg,
+        ],
+        &[],
+    );
+    let mut worker = common::start_worker(
+        &c.url(),
+        &[
+            "--slots",
+            "2",
+            "--worker-id",
+            "fairy",
+            "--engine",
+            "usi",
+            "--engine-cmd",
+            &engine_cmd,
+            "--engine-option",
+            "UCI_Variant=shogi",
+        ],
+        &[("RUST_LOG", "info")],
+    );
+    let worker_log = common::collect_stderr(&mut worker);
+    let start = Instant::now();
+    let status = loop {
+        if let Some(s) = c.child.try_wait().expect("wait for the coordinator") {
+            break s;
+        }
+        if let Some(s) = worker.try_wait().expect("wait for the worker") {
+            panic!(
+                "the Fairy-Stockfish worker exited first ({s}): {:?}\ncoordinator: {:?}",
+                worker_log.lock().unwrap(),
+                c.log.lock().unwrap()
+            );
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(600),
+            "the run did not end: worker {:?}\ncoordinator: {:?}",
+            worker_log.lock().unwrap(),
+            c.log.lock().unwrap()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let _ = worker.kill();
+    let _ = worker.wait();
+    assert!(
+        status.success(),
+        "coordinator: {status}: {:?}\nworker: {:?}",
+        c.log.lock().unwrap(),
+        worker_log.lock().unwrap()
+    );
+    // The games came from Fairy-Stockfish, not from some other engine.
+    let hello = c.wait_log("worker=fairy", LONG);
+    assert!(
+        hello.to_lowercase().contains("engine=fairy-stockfish")
+            && hello.contains("UCI_Variant=shogi"),
+        "the worker's engine: {hello}"
+    );
+    drop(c);
+
+    let games = read_games(&games_out);
+    eprintln!(
+        "kept games (plies, winner): {:?}",
+        games
+            .iter()
+            .map(|g| (g.moves.len(), g.winner))
+            .collect::<Vec<_>>()
+    );
+    let store = reopen(&db);
+    let recorded = store.games_recorded().expect("games recorded");
+    assert!(
+        games.len() as u64 >= TARGET,
+        "{} games kept, target {TARGET}",
+        games.len()
+    );
+    assert_eq!(recorded, games.len() as u64, "store vs kept games");
+    let book = Book::load(&store).expect("load the book");
+    assert!(book.len() >= 20, "book of {}", book.len());
+    let expected = replay_counts(&book, &games);
+    assert!(!expected.is_empty(), "the games passed through the book");
+    assert_eq!(
+        stored_counts(&store),
+        expected,
+        "store vs independent replay"
+    );
+    // The engine played on past the book: no kept game is all book moves.
+    assert!(
+        games.iter().any(|g| {
+            let mut pos = Position::from_sfen(&g.start).expect("start");
+            g.moves.iter().any(|mv| {
+                let in_book = book.contains(pos.key());
+                pos.do_move(*mv);
+                !in_book
+            })
+        }),
+        "no game left the book"
+    );
+}
+
+/// What the in-process player sent and heard.
+#[derive(Debug, Default)]
+struct Played {
+    /// Each game sent, by lease id (recorded before it is sent).
+    sent: HashMap<u64, Game>,
+    /// Lease ids the coordinator acknowledged, in order.
+    acked: Vec<u64>,
+    rejected: Vec<(u64, String)>,
+}
+
+/// The play job's opening, then the side to move resigns: a valid game.
+fn resigning_game(lease_id: u64, play: &PlayJob) -> (Game, JobResult) {
+    let mut pos = Position::from_sfen(&play.start_sfen).expect("start SFEN");
+    let mut moves = Vec::new();
+    for m in &play.opening {
+        let mv = pos.parse_move(m).expect("opening move");
+        pos.do_move(mv);
+        moves.push(mv);
+    }
+    let (winner, outcome) = match pos.side_to_move() {
+        Color::Black => (Color::White, stera_proto::v1::Outcome::WhiteWins),
+        Color::White => (Color::Black, stera_proto::v1::Outcome::BlackWins),
+    };
+    let result = JobResult {
+        lease_id,
+        engine: "resigner".into(),
+        kind: Some(job_result::Kind::Play(PlayResult {
+            moves: play
+                .opening
+                .iter()
+                .map(|m| PlayedMove {
+                    usi: m.clone(),
+                    ..PlayedMove::default()
+                })
+                .collect(),
+            outcome: outcome.into(),
+            termination: stera_proto::v1::Termination::Resignation.into(),
+        })),
+        ..JobResult::default()
+    };
+    let game = Game {
+        start: play.start_sfen.clone(),
+        moves,
+        winner: Some(winner),
+    };
+    (game, result)
+}
+
+/// A player holding `slots` play jobs that answers each at once with a resigning
+/// game, without waiting for acknowledgements, until the stream ends.
+async fn resigning_player(url: String, slots: u32, played: Arc<Mutex<Played>>) {
+    let mut client = common::client(url, None).await.expect("connect");
+    let (tx, rx) = tmpsc::channel::<WorkerMessage>(256);
+    tx.send(common::hello("resigner", "fake", slots))
+        .await
+        .expect("hello");
+    let mut inbound = client
+        .work(ReceiverStream::new(rx))
+        .await
+        .expect("work stream")
+        .into_inner();
+    loop {
+        let msg = match tokio::time::timeout(LONG, inbound.message()).await {
+            Ok(Ok(Some(m))) => m,
+            // The coordinator killed (or silent for too long): the run is over.
+            _ => break,
+        };
+        match msg.msg {
+            Some(coordinator_message::Msg::Job(j)) => {
+                let Some(job::Kind::Play(play)) = j.kind else {
+                    panic!("a think job with --think-limit 0");
+                };
+                let (game, result) = resigning_game(j.lease_id, &play);
+                played.lock().unwrap().sent.insert(j.lease_id, game);
+                let sent = tx
+                    .send(WorkerMessage {
+                        msg: Some(worker_message::Msg::Result(result)),
+                    })
+                    .await;
+                if sent.is_err() {
+                    break;
+                }
+            }
+            Some(coordinator_message::Msg::Ack(a)) => played.lock().unwrap().acked.push(a.lease_id),
+            Some(coordinator_message::Msg::Rejected(r)) => {
+                played.lock().unwrap().rejected.push((r.lease_id, r.reason));
+            }
+            _ => {}
+        }
+    }
+}
+
+/// SIGKILL of the coordinator while games stream in: every game it acknowledged,
+/// and every game line it kept, is in the store; the store holds nothing but
+/// games that were sent, and its counters are exactly the replay of the games it
+/// holds; a coordinator restarted on the store finds the same counts.
+#[test]
+fn sigkill_during_play_loses_no_acknowledged_game() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db = dir.path().join("book.db");
+    let games_out = dir.path().join("games.txt");
+    let out_arg = games_out.display().to_string();
+    let rt = runtime(2);
+
+    // A small book first (in-process thinkers answer at once), so that openings
+    // pass through book positions and games have counters to add to.
+    const THOUGHTS: usize = 30;
+    let mut c = Coord::start(
+        &db,
+        "127.0.0.1:0",
+        &["--think-limit", &THOUGHTS.to_string()],
+        &[],
+    );
+    let report = rt
+        .block_on(common::fake_worker(
+            c.url(),
+            None,
+            4,
+            common::Answer::Good,
+            THOUGHTS,
+            LONG,
+        ))
+        .expect("thinker");
+    assert_eq!(report.acked.len(), THOUGHTS, "{report:?}");
+    assert!(c.wait_exit(LONG).success(), "{:?}", c.log.lock().unwrap());
+    drop(c);
+
+    // Only games, a target far away; a player pipelining resigning games.
+    const SLOTS: u32 = 8;
+    let mut c = Coord::start(
+        &db,
+        "127.0.0.1:0",
+        &[
+            "--think-limit",
+            "0",
+            "--play-share",
+            "1",
+            "--games",
+            "100000",
+            "--games-out",
+            &out_arg,
+        ],
+        &[],
+    );
+    let played = Arc::new(Mutex::new(Played::default()));
+    let player = rt.spawn(resigning_player(c.url(), SLOTS, played.clone()));
+    let start = Instant::now();
+    while played.lock().unwrap().acked.len() < 20 {
+        assert!(
+            !player.is_finished() && start.elapsed() < LONG,
+            "no games acknowledged: {:?}\n{:?}",
+            played.lock().unwrap(),
+            c.log.lock().unwrap()
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    c.kill9();
+    rt.block_on(async { tokio::time::timeout(LONG, player).await })
+        .expect("the player ends when the coordinator dies")
+        .expect("the player did not panic");
+    drop(c);
+    let played = std::mem::take(&mut *played.lock().unwrap());
+    assert!(played.rejected.is_empty(), "{:?}", played.rejected);
+    let acked: HashSet<u64> = played.acked.iter().copied().collect();
+    assert_eq!(acked.len(), played.acked.len(), "an ack repeated");
+    let kept = read_games(&games_out);
+    eprintln!(
+        "sent {}, acknowledged {}, lines kept {}",
+        played.sent.len(),
+        acked.len(),
+        kept.len()
+    );
+
+    // The store as the killed coordinator left it.
+    let store = reopen(&db);
+    let recorded = store.games_recorded().expect("games recorded");
+    let stored = stored_counts(&store);
+    let book = Book::load(&store).expect("load the book");
+    assert_eq!(book.len(), THOUGHTS, "no thinking in the games run");
+    drop(store);
+    assert!(
+        recorded >= acked.len() as u64 && recorded >= kept.len() as u64,
+        "recorded {recorded}, acknowledged {}, kept lines {}",
+        acked.len(),
+        kept.len()
+    );
+
+    // A coordinator restarted on the store opens it and leaves the counts alone
+    // (no play, nothing to think: it ends at once).
+    let mut c = Coord::start(&db, "127.0.0.1:0", &["--think-limit", "0"], &[]);
+    assert!(c.wait_exit(LONG).success(), "{:?}", c.log.lock().unwrap());
+    drop(c);
+    let mut store = reopen(&db);
+    assert_eq!(store.games_recorded().expect("games recorded"), recorded);
+    assert_eq!(stored_counts(&store), stored, "counts after a restart");
+
+    // Which sent games the store holds: recording a held id again is refused as
+    // a repeat (this probe writes the ids it does not find, with no counters).
+    let mut held = Vec::new();
+    let mut missing_acked = Vec::new();
+    let mut ids: Vec<u64> = played.sent.keys().copied().collect();
+    ids.sort_unstable();
+    for id in ids {
+        let new = store.record_game(id, &[]).expect("probe a game id");
+        if new {
+            if acked.contains(&id) {
+                missing_acked.push(id);
+            }
+        } else {
+            held.push(&played.sent[&id]);
+        }
+    }
+    eprintln!(
+        "store holds {} games: {} acknowledged, {} sent but not acknowledged",
+        held.len(),
+        acked.len(),
+        held.len().saturating_sub(acked.len())
+    );
+    assert!(
+        missing_acked.is_empty(),
+        "acknowledged games missing from the store: {missing_acked:?}"
+    );
+    assert_eq!(
+        held.len() as u64,
+        recorded,
+        "the store holds games that were never sent"
+    );
+    let expected = replay_counts(&book, held.iter().copied());
+    assert!(!expected.is_empty(), "the games passed through the book");
+    assert_eq!(stored, expected, "store vs replay of the games it holds");
+    // Every kept line is one of the held games (as a multiset).
+    let mut pool: HashMap<&Game, usize> = HashMap::new();
+    for g in &held {
+        *pool.entry(g).or_default() += 1;
+    }
+    for g in &kept {
+        let n = pool
+            .get_mut(g)
+            .filter(|n| **n > 0)
+            .unwrap_or_else(|| panic!("a kept line the store does not hold: {g:?}"));
+        *n -= 1;
+    }
+}

@@ -1,0 +1,34 @@
+//! Integration tests of the coordinator: real coordinator processes on loopback,
+//! fake and real workers.
+//!
+//! One test binary for the crate: each former `tests/<name>.rs` is the module
+//! `<name>` here, so `cargo test --test it -- <name>::` runs one file's tests.
+
+// Tests and their helpers: a failed step is a failed test, reported by the panic.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+mod web;
+
+mod backup;
+mod blame;
+mod clean_shutdown;
+mod compaction;
+mod dashboard;
+mod durable_ack;
+mod export_live;
+mod export_ybb;
+mod full_disk;
+mod games;
+mod games_real;
+mod hostile;
+mod input_limits;
+mod metrics;
+mod output_paths;
+mod prometheus_queries;
+mod restart_leases;
+mod search;
+mod second_signal;
+mod service;
+mod status_line;
+mod validate_fuzz;

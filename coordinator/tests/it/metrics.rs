@@ -1,0 +1,373 @@
+//! Metrics, status JSON and logs of real coordinator and worker processes on
+//! loopback: the numbers a person or Prometheus sees must be the numbers of what
+//! happened.
+
+use crate::common;
+use crate::web;
+
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use crate::common::{Answer, Coord, LONG, fake_worker, free_port, start_worker};
+
+fn rt() -> tokio::runtime::Runtime {
+    common::runtime(2)
+}
+
+/// Every sample line `name{...} value` of a metric family, as (labels, value).
+fn family(text: &str, name: &str) -> Vec<(String, f64)> {
+    text.lines()
+        .filter(|l| !l.starts_with('#'))
+        .filter_map(|l| {
+            let (series, value) = l.rsplit_once(' ')?;
+            let labels = match series.split_once('{') {
+                Some((n, rest)) if n == name => rest.trim_end_matches('}').to_owned(),
+                None if series == name => String::new(),
+                _ => return None,
+            };
+            Some((labels, value.parse().ok()?))
+        })
+        .collect()
+}
+
+fn value(text: &str, series: &str) -> f64 {
+    web::sample(text, series).unwrap_or_else(|| panic!("no sample `{series}` in:\n{text}"))
+}
+
+/// Good and bad results: counters, gauges, histograms and the status JSON agree
+/// with what the fake workers were told; no label names a worker.
+#[test]
+fn coordinator_metrics_count_what_happened() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("book.db");
+    let http = format!("127.0.0.1:{}", free_port());
+    let c = Coord::start(
+        &db,
+        "127.0.0.1:0",
+        &["--metrics", &http, "--max-failures", "100"],
+        &[],
+    );
+    let rt = rt();
+    let good = rt
+        .block_on(fake_worker(c.url(), None, 2, Answer::Good, 20, LONG))
+        .unwrap();
+    assert_eq!(good.acked.len(), 20);
+    let bad = rt
+        .block_on(fake_worker(c.url(), None, 1, Answer::MissingMove, 3, LONG))
+        .unwrap();
+    assert_eq!(bad.rejected.len(), 3);
+    // Both fake workers have gone: wait until the coordinator has seen that.
+    let status = web::wait_status(&http, LONG, "no workers", |s| {
+        s["workers_connected"] == 0 && s["in_flight"] == 0
+    });
+
+    let m = web::get_ok(&http, "/metrics", LONG);
+    assert!(
+        m.header("content-type")
+            .is_some_and(|t| t.starts_with("text/plain")),
+        "{:?}",
+        m.headers
+    );
+    let text = &m.body;
+    let version = env!("CARGO_PKG_VERSION");
+    let info = family(text, "stera_build_info");
+    assert_eq!(info.len(), 1, "{info:?}");
+    assert_eq!(info[0].1, 1.0);
+    assert!(info[0].0.contains("component=\"coordinator\""), "{info:?}");
+    assert!(
+        info[0].0.contains(&format!("version=\"{version}\"")),
+        "{info:?}"
+    );
+    // The fake worker may have sent one more result before it hung up.
+    let thought = value(text, "stera_coordinator_thought_positions_total");
+    assert!((20.0..=22.0).contains(&thought), "{thought}");
+    assert_eq!(value(text, "stera_book_nodes"), thought);
+    assert_eq!(
+        value(text, "stera_book_leaf_edges"),
+        status["leaf_edges"].as_f64().unwrap()
+    );
+    assert!(value(text, "stera_book_leaf_edges") > 20.0);
+    assert_eq!(
+        value(
+            text,
+            "stera_coordinator_results_rejected_total{reason=\"invalid\"}"
+        ),
+        3.0
+    );
+    assert_eq!(
+        value(
+            text,
+            "stera_coordinator_results_rejected_total{reason=\"unknown_lease\"}"
+        ),
+        0.0
+    );
+    assert_eq!(value(text, "stera_coordinator_leases_in_flight"), 0.0);
+    assert_eq!(value(text, "stera_coordinator_workers_connected"), 0.0);
+    // The scrape itself runs in a task of the runtime, so at least that one is alive.
+    assert!(value(text, "stera_coordinator_tokio_tasks") >= 1.0);
+    // Every selection is in the histogram, and its count equals the counter.
+    let selections = value(text, "stera_coordinator_selections_total");
+    assert!(selections >= 1.0);
+    assert_eq!(
+        value(text, "stera_coordinator_selection_duration_seconds_count"),
+        selections
+    );
+    assert_eq!(
+        value(
+            text,
+            "stera_coordinator_selection_duration_seconds_bucket{le=\"+Inf\"}"
+        ),
+        selections
+    );
+    assert!(value(text, "stera_coordinator_selected_leaves_total") >= thought + 3.0);
+    assert!(text.contains("# TYPE stera_coordinator_selection_duration_seconds histogram"));
+    assert!(text.contains("# HELP stera_book_nodes "));
+    // Low cardinality: the workers' names never appear as label values.
+    assert!(!text.contains("fake"), "{text}");
+
+    // The status JSON tells the same story.
+    assert_eq!(status["nodes"].as_f64(), Some(thought));
+    assert_eq!(status["thought"].as_f64(), Some(thought));
+    assert_eq!(status["rejected"], 3);
+    let problems = status["problems"].as_array().unwrap();
+    assert_eq!(problems.len(), 3, "{problems:?}");
+    assert!(problems.iter().all(|p| p["kind"] == "rejected"));
+    // (The lines from the roots exist only once a search got past the roots; the
+    // browser test waits for them.)
+}
+
+/// The Export RPC shows up as an export counter and duration; a failing export as
+/// an error and a problem on the page.
+#[test]
+fn exports_are_counted_by_result() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("book.db");
+    let http = format!("127.0.0.1:{}", free_port());
+    // Remote exports may write only inside --export-dir.
+    let exports = dir.path().to_str().unwrap();
+    let c = Coord::start(
+        &db,
+        "127.0.0.1:0",
+        &["--metrics", &http, "--export-dir", exports],
+        &[],
+    );
+    let rt = rt();
+    rt.block_on(fake_worker(c.url(), None, 1, Answer::Good, 5, LONG))
+        .unwrap();
+    let out = dir.path().join("book.db.txt");
+    let bad = dir.path().join("no-such-dir").join("book.db");
+    rt.block_on(async {
+        let mut client = common::client(c.url(), None).await.unwrap();
+        let request = |p: &std::path::Path| stera_proto::v1::ExportRequest {
+            path: p.display().to_string(),
+            shrink: false,
+            raw: false,
+            ..Default::default()
+        };
+        client.export(request(&out)).await.unwrap();
+        assert!(client.export(request(&bad)).await.is_err());
+    });
+    let text = web::get_ok(&http, "/metrics", LONG).body;
+    assert_eq!(
+        value(
+            text.as_str(),
+            "stera_coordinator_exports_total{result=\"ok\"}"
+        ),
+        1.0
+    );
+    assert_eq!(
+        value(
+            text.as_str(),
+            "stera_coordinator_exports_total{result=\"error\"}"
+        ),
+        1.0
+    );
+    assert_eq!(
+        value(
+            text.as_str(),
+            "stera_coordinator_export_duration_seconds_count"
+        ),
+        2.0
+    );
+    assert!(
+        value(
+            text.as_str(),
+            "stera_coordinator_last_export_success_timestamp_seconds"
+        ) > 1.0e9
+    );
+    let status = web::api_status(&http);
+    assert_eq!(status["exports_ok"], 1);
+    assert_eq!(status["exports_failed"], 1);
+    let problems = status["problems"].as_array().unwrap();
+    assert!(
+        problems.iter().any(
+            |p| p["kind"] == "export" && p["message"].as_str().unwrap().contains("no-such-dir")
+        ),
+        "{problems:?}"
+    );
+}
+
+/// A real worker process with --metrics counts its evaluations and acknowledged
+/// results, and says it is connected.
+#[test]
+fn worker_metrics_count_evaluations() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("book.db");
+    // No think limit: the worker must still be there when it is scraped.
+    let c = Coord::start(&db, "127.0.0.1:0", &["--nodes", "300"], &[]);
+    let http = format!("127.0.0.1:{}", free_port());
+    let mut w = start_worker(
+        &c.url(),
+        &[
+            "--slots",
+            "1",
+            "--metrics",
+            &http,
+            "--worker-id",
+            "w-metrics",
+        ],
+        &[],
+    );
+    // Scrape while it works: it is connected and has evaluated something.
+    let start = std::time::Instant::now();
+    let text = loop {
+        let text = web::get_ok(&http, "/metrics", LONG).body;
+        if web::sample(&text, "stera_worker_results_total{result=\"acked\"}").unwrap_or(0.0) >= 3.0
+        {
+            break text;
+        }
+        assert!(start.elapsed() < LONG, "no progress: {text}");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let _ = w.kill();
+    let _ = w.wait();
+    assert_eq!(value(&text, "stera_worker_connected"), 1.0);
+    assert_eq!(value(&text, "stera_worker_slots"), 1.0);
+    let evaluated = value(&text, "stera_worker_evaluations_total");
+    assert!(evaluated >= 3.0, "{text}");
+    // One scrape copies the counter, then renders the histogram: an evaluation
+    // that ends in between is in one and not yet in the other (one slot: at most one).
+    let timed = value(&text, "stera_worker_evaluation_duration_seconds_count");
+    assert!((timed - evaluated).abs() <= 1.0, "{timed} vs {evaluated}");
+    assert_eq!(value(&text, "stera_worker_evaluation_errors_total"), 0.0);
+    assert_eq!(value(&text, "stera_worker_engine_restarts_total"), 0.0);
+    assert_eq!(
+        value(&text, "stera_worker_results_total{result=\"rejected\"}"),
+        0.0
+    );
+    let info = family(&text, "stera_build_info");
+    assert_eq!(info.len(), 1, "{info:?}");
+    assert!(info[0].0.contains("component=\"worker\""), "{info:?}");
+    assert!(!text.contains("w-metrics"), "{text}");
+}
+
+/// The metrics server must not keep a stopping coordinator alive: SIGTERM ends it
+/// after a page was served (the page's status request reaches the dispatcher).
+#[test]
+fn coordinator_with_metrics_stops_on_sigterm() {
+    let dir = tempfile::tempdir().unwrap();
+    let http = format!("127.0.0.1:{}", free_port());
+    let mut c = Coord::start(
+        &dir.path().join("book.db"),
+        "127.0.0.1:0",
+        &["--metrics", &http, "--drain-secs", "1"],
+        &[],
+    );
+    web::api_status(&http);
+    c.sigterm();
+    let status = c.wait_exit(Duration::from_secs(30));
+    assert!(status.success(), "{:?}", c.log.lock().unwrap());
+    c.wait_log("coordinator stopped", Duration::from_secs(5));
+}
+
+/// `--metrics` on an address already in use is a clear start-up error.
+#[test]
+fn metrics_address_in_use_fails_at_start() {
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = taken.local_addr().unwrap().to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new(common::EXE)
+        .arg("--db")
+        .arg(dir.path().join("book.db"))
+        .args(["--listen", "127.0.0.1:0", "--metrics", &addr])
+        .env_remove("STERA_TOKEN")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("cannot listen for metrics") && err.contains(&addr),
+        "{err}"
+    );
+}
+
+/// Starts `args` and returns its first stderr lines once one says `needle`.
+fn first_lines_until(mut cmd: Command, needle: &str) -> Vec<String> {
+    let mut child = cmd
+        .stderr(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let mut lines = Vec::new();
+    for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+        let done = line.contains(needle);
+        lines.push(line);
+        if done || lines.len() > 200 {
+            break;
+        }
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    lines
+}
+
+/// `--log-format json` gives one JSON object per line from both binaries, and
+/// RUST_LOG filters by level.
+#[test]
+fn json_logs_from_coordinator_and_worker() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cmd = Command::new(common::EXE);
+    cmd.arg("--db")
+        .arg(dir.path().join("book.db"))
+        .args(["--listen", "127.0.0.1:0", "--log-format", "json"])
+        .env("RUST_LOG", "info")
+        .env_remove("STERA_TOKEN");
+    let lines = first_lines_until(cmd, "listening");
+    assert!(lines.len() >= 2, "{lines:?}");
+    for line in &lines {
+        let v: serde_json::Value =
+            serde_json::from_str(line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"));
+        assert!(v["level"].is_string() && v["fields"].is_object(), "{v}");
+    }
+    let listening: serde_json::Value = serde_json::from_str(lines.last().unwrap()).unwrap();
+    assert_eq!(listening["fields"]["message"], "listening");
+    assert!(
+        listening["fields"]["addr"]
+            .as_str()
+            .unwrap()
+            .starts_with("127.0.0.1:")
+    );
+
+    // A worker with nothing to connect to logs its retries as JSON warnings; with
+    // RUST_LOG=warn its info lines are filtered out.
+    let port = free_port();
+    let mut cmd = Command::new(common::EXE);
+    cmd.args(["__worker", "--coordinator"])
+        .arg(format!("http://127.0.0.1:{port}"))
+        .args(["--slots", "1", "--log-format", "json"])
+        .env("RUST_LOG", "warn")
+        .env_remove("STERA_TOKEN");
+    let lines = first_lines_until(cmd, "unreachable");
+    let last: serde_json::Value = serde_json::from_str(lines.last().unwrap())
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {lines:?}"));
+    assert_eq!(last["fields"]["message"], "coordinator unreachable");
+    for line in &lines {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        assert_ne!(
+            v["level"], "INFO",
+            "RUST_LOG=warn let an info line through: {line}"
+        );
+    }
+}

@@ -1,0 +1,365 @@
+//! No lost work across restarts (issue 14, item 4): a think result for a lease of
+//! an earlier run of the coordinator (killed before the result arrived) is checked
+//! against the position it names and stored when that position is still unthought.
+//! Real coordinator processes on one sled store.
+
+use crate::common;
+
+use std::path::Path;
+
+use crate::common::{Answer, Coord, LONG, result_for};
+use stera_book::{LiveBook, Origin, RunConfig, SledStore};
+use stera_proto::v1::{
+    CoordinatorMessage, Job, JobResult, WorkerMessage, coordinator_message, job_result,
+    worker_message,
+};
+use stera_rules::Position;
+use tokio::sync::mpsc as tmpsc;
+use tokio_stream::wrappers::ReceiverStream;
+
+/// What the coordinator said about one result.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Answered {
+    Ack(u64),
+    Rejected(u64, String),
+}
+
+/// One Work stream, driven by hand.
+struct Session {
+    tx: tmpsc::Sender<WorkerMessage>,
+    inbound: tonic::Streaming<CoordinatorMessage>,
+    /// Jobs received while waiting for answers.
+    jobs: Vec<Job>,
+}
+
+impl Session {
+    async fn open(url: String, worker_id: &str, slots: u32) -> Self {
+        let mut client = common::client(url, None).await.expect("connect");
+        let (tx, rx) = tmpsc::channel::<WorkerMessage>(256);
+        tx.send(common::hello(worker_id, "fake", slots))
+            .await
+            .unwrap();
+        let inbound = client
+            .work(ReceiverStream::new(rx))
+            .await
+            .expect("work stream")
+            .into_inner();
+        Self {
+            tx,
+            inbound,
+            jobs: Vec::new(),
+        }
+    }
+
+    async fn next(&mut self) -> coordinator_message::Msg {
+        loop {
+            let msg = tokio::time::timeout(LONG, self.inbound.message())
+                .await
+                .expect("the coordinator answers in time")
+                .expect("stream intact")
+                .expect("stream open");
+            if let Some(m) = msg.msg {
+                return m;
+            }
+        }
+    }
+
+    /// Waits until `n` jobs were received in all (answers meanwhile are a bug).
+    async fn jobs(&mut self, n: usize) -> Vec<Job> {
+        while self.jobs.len() < n {
+            match self.next().await {
+                coordinator_message::Msg::Job(j) => self.jobs.push(j),
+                coordinator_message::Msg::Welcome(_) | coordinator_message::Msg::Drain(_) => {}
+                other => panic!("unexpected message while waiting for jobs: {other:?}"),
+            }
+        }
+        self.jobs[..n].to_vec()
+    }
+
+    async fn send(&self, result: JobResult) {
+        self.tx
+            .send(WorkerMessage {
+                msg: Some(worker_message::Msg::Result(result)),
+            })
+            .await
+            .unwrap();
+    }
+
+    /// The next answer to a result (jobs are collected on the way).
+    async fn answer(&mut self) -> Answered {
+        loop {
+            match self.next().await {
+                coordinator_message::Msg::Ack(a) => return Answered::Ack(a.lease_id),
+                coordinator_message::Msg::Rejected(r) => {
+                    return Answered::Rejected(r.lease_id, r.reason);
+                }
+                coordinator_message::Msg::Job(j) => self.jobs.push(j),
+                coordinator_message::Msg::Welcome(_) | coordinator_message::Msg::Drain(_) => {}
+            }
+        }
+    }
+
+    /// Sends `results` and returns their answers, in order.
+    async fn exchange(&mut self, results: Vec<JobResult>) -> Vec<Answered> {
+        let n = results.len();
+        for r in results {
+            self.send(r).await;
+        }
+        let mut out = Vec::with_capacity(n);
+        for _ in 0..n {
+            out.push(self.answer().await);
+        }
+        out
+    }
+}
+
+fn rt() -> tokio::runtime::Runtime {
+    common::runtime(2)
+}
+
+/// A store whose only root is the start position, so that after the first result
+/// the jobs are its children (leaves with a parent in the book).
+fn new_store(db: &Path) {
+    let config = RunConfig {
+        roots: vec!["startpos".into()],
+        ..RunConfig::default()
+    };
+    let store = SledStore::open(db).expect("create store");
+    drop(LiveBook::open(store, Some(config)).expect("configure store"));
+}
+
+/// Run 1: the root is thought (acknowledged), then `n` child jobs are taken and the
+/// coordinator is killed (SIGKILL) before any is answered. Returns those jobs.
+fn run_one_then_kill(db: &Path, n: usize) -> Vec<Job> {
+    new_store(db);
+    let mut c = Coord::start(db, "127.0.0.1:0", &[], &[]);
+    let jobs = rt().block_on(async {
+        let mut s = Session::open(c.url(), "before", u32::try_from(n).unwrap()).await;
+        let root = s.jobs(1).await.remove(0);
+        assert_eq!(Position::from_sfen(root.think_sfen()).unwrap().ply(), 1);
+        let answers = s
+            .exchange(vec![result_for(
+                root.lease_id,
+                root.think_sfen(),
+                Answer::Good,
+            )])
+            .await;
+        assert_eq!(answers, vec![Answered::Ack(root.lease_id)]);
+        let jobs = s.jobs(n + 1).await[1..].to_vec();
+        for j in &jobs {
+            assert_eq!(Position::from_sfen(j.think_sfen()).unwrap().ply(), 2);
+        }
+        jobs
+    });
+    c.kill9();
+    assert_eq!(common::book_len(db), 1, "only the root is thought");
+    jobs
+}
+
+/// The values `result_for` sends for `sfen`, in canonical move order.
+fn good_values(sfen: &str) -> Vec<i16> {
+    let pos = Position::from_sfen(sfen).unwrap();
+    pos.legal_moves()
+        .iter()
+        .map(|m| i16::try_from(m.raw() % 97).unwrap() - 48)
+        .collect()
+}
+
+/// A closed store's node of `sfen`: its origin and values.
+fn node_of(db: &Path, sfen: &str) -> Option<(Origin, Vec<i16>)> {
+    // sled lets go of its file lock when its flusher thread ends, a moment after the
+    // previous handle of this process was dropped: wait for that, not longer.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let store = loop {
+        match SledStore::open(db) {
+            Err(stera_book::BookError::InUse { .. }) if std::time::Instant::now() < deadline => {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            other => break other.expect("reopen store"),
+        }
+    };
+    let live = LiveBook::open(store, None).unwrap();
+    let book = live.book();
+    let id = book.get(Position::from_sfen(sfen).unwrap().key())?;
+    Some((book.origin(id), book.values(id).to_vec()))
+}
+
+fn stop(c: &mut Coord) {
+    c.sigterm();
+    assert!(c.wait_exit(LONG).success(), "{:?}", c.log.lock().unwrap());
+}
+
+/// Results finished for the leases of a killed coordinator are acknowledged by the
+/// next run on the same store and stored once; sent again, acknowledged again and
+/// still stored once.
+#[test]
+fn results_of_a_killed_run_are_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("book.db");
+    let old = run_one_then_kill(&db, 4);
+    let sfens: Vec<String> = old.iter().map(|j| j.think_sfen().to_owned()).collect();
+
+    let mut c = Coord::start(&db, "127.0.0.1:0", &[], &[]);
+    rt().block_on(async {
+        // A new stream of the restarted worker; it is handed jobs of its own,
+        // possibly the same positions: they stay unanswered.
+        let mut s = Session::open(c.url(), "after", 1).await;
+        let results: Vec<JobResult> = old
+            .iter()
+            .map(|j| result_for(j.lease_id, j.think_sfen(), Answer::Good))
+            .collect();
+        let want: Vec<Answered> = old.iter().map(|j| Answered::Ack(j.lease_id)).collect();
+        assert_eq!(s.exchange(results.clone()).await, want);
+        let status = common::status(&c.url(), None).await;
+        assert_eq!(status.nodes, 5, "the root and the four old results");
+        // Again: acknowledged, nothing stored twice.
+        assert_eq!(s.exchange(results).await, want);
+        let status = common::status(&c.url(), None).await;
+        assert_eq!(status.nodes, 5);
+    });
+    c.wait_log("result of an earlier lease accepted by position", LONG);
+    let accepted = c
+        .log
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|l| l.contains("result of an earlier lease accepted by position"))
+        .count();
+    assert_eq!(accepted, 4, "logged once per stored result");
+    stop(&mut c);
+
+    // Reopened: each position once, with the values sent, its SFEN as origin.
+    assert_eq!(common::book_len(&db), 5);
+    assert!(common::book_contains_all(&db, &sfens).is_empty());
+    for sfen in &sfens {
+        let (origin, values) = node_of(&db, sfen).expect("stored");
+        let pos = Position::from_sfen(sfen).unwrap();
+        assert_eq!(origin, Origin::Sfen(pos.to_sfen_without_ply()));
+        assert_eq!(values, good_values(sfen));
+    }
+
+    // A third run knows none of these leases: the results are duplicates by
+    // position now, acknowledged and not stored again.
+    let mut c = Coord::start(&db, "127.0.0.1:0", &[], &[]);
+    rt().block_on(async {
+        let mut s = Session::open(c.url(), "later", 1).await;
+        let results: Vec<JobResult> = old
+            .iter()
+            .map(|j| result_for(j.lease_id, j.think_sfen(), Answer::Good))
+            .collect();
+        let want: Vec<Answered> = old.iter().map(|j| Answered::Ack(j.lease_id)).collect();
+        assert_eq!(s.exchange(results).await, want);
+        assert_eq!(common::status(&c.url(), None).await.nodes, 5);
+    });
+    stop(&mut c);
+    assert_eq!(common::book_len(&db), 5);
+}
+
+/// An old lease's result that is wrong for its position is rejected with the
+/// reason and nothing is stored; so is one naming no position (a worker before
+/// `ThinkResult.sfen`) or something that is not a position.
+#[test]
+fn wrong_results_of_a_killed_run_are_rejected() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("book.db");
+    let old = run_one_then_kill(&db, 4);
+
+    let mut c = Coord::start(&db, "127.0.0.1:0", &[], &[]);
+    rt().block_on(async {
+        let mut s = Session::open(c.url(), "after", 1).await;
+        let missing = result_for(old[0].lease_id, old[0].think_sfen(), Answer::MissingMove);
+        let illegal = result_for(old[1].lease_id, old[1].think_sfen(), Answer::IllegalMove);
+        let mut no_sfen = result_for(old[2].lease_id, old[2].think_sfen(), Answer::Good);
+        let mut not_a_position = no_sfen.clone();
+        if let Some(job_result::Kind::Think(t)) = &mut no_sfen.kind {
+            t.sfen.clear();
+        }
+        not_a_position.lease_id = old[3].lease_id;
+        if let Some(job_result::Kind::Think(t)) = &mut not_a_position.kind {
+            t.sfen = "9/9/9 b - 1".into();
+        }
+        let answers = s
+            .exchange(vec![missing, illegal, no_sfen, not_a_position])
+            .await;
+        let reasons: Vec<(u64, String)> = answers
+            .into_iter()
+            .map(|a| match a {
+                Answered::Rejected(id, reason) => (id, reason),
+                Answered::Ack(id) => panic!("a wrong result for lease {id} was acknowledged"),
+            })
+            .collect();
+        let ids: Vec<u64> = reasons.iter().map(|(id, _)| *id).collect();
+        assert_eq!(ids, old.iter().map(|j| j.lease_id).collect::<Vec<_>>());
+        assert!(reasons[0].1.contains("missing"), "{}", reasons[0].1);
+        assert!(reasons[1].1.contains("not legal"), "{}", reasons[1].1);
+        assert!(reasons[2].1.contains("unknown"), "{}", reasons[2].1);
+        assert!(reasons[3].1.contains("not an SFEN"), "{}", reasons[3].1);
+        assert_eq!(common::status(&c.url(), None).await.nodes, 1);
+    });
+    assert!(
+        !c.log
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|l| l.contains("accepted by position")),
+        "{:?}",
+        c.log.lock().unwrap()
+    );
+    stop(&mut c);
+    assert_eq!(common::book_len(&db), 1, "nothing stored");
+}
+
+/// An old lease's result for a position the new run has thought meanwhile is
+/// acknowledged as a duplicate; the stored node stays as it was.
+#[test]
+fn old_result_for_a_thought_position_is_a_duplicate() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("book.db");
+    let old = run_one_then_kill(&db, 1).remove(0);
+    let sfen = old.think_sfen().to_owned();
+
+    let mut c = Coord::start(&db, "127.0.0.1:0", &[], &[]);
+    rt().block_on(async {
+        // The new run hands the same position out again (selection is
+        // deterministic); a live lease's result stores it.
+        let mut s = Session::open(c.url(), "after", 1).await;
+        let mut thought = false;
+        for n in 1..=40 {
+            let job = s.jobs(n).await.pop().unwrap();
+            let r = result_for(job.lease_id, job.think_sfen(), Answer::Good);
+            assert_eq!(s.exchange(vec![r]).await, vec![Answered::Ack(job.lease_id)]);
+            if job.think_sfen() == sfen {
+                thought = true;
+                break;
+            }
+        }
+        assert!(thought, "the new run never handed out `{sfen}`");
+        let nodes = common::status(&c.url(), None).await.nodes;
+        // The old result, with other values.
+        let mut late = result_for(old.lease_id, &sfen, Answer::Good);
+        if let Some(job_result::Kind::Think(t)) = &mut late.kind {
+            for m in &mut t.moves {
+                m.value += 1;
+            }
+        }
+        assert_eq!(
+            s.exchange(vec![late]).await,
+            vec![Answered::Ack(old.lease_id)]
+        );
+        assert_eq!(common::status(&c.url(), None).await.nodes, nodes);
+    });
+    assert!(
+        !c.log
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|l| l.contains("accepted by position")),
+    );
+    stop(&mut c);
+    let (origin, values) = node_of(&db, &sfen).expect("stored");
+    assert!(
+        matches!(origin, Origin::Child { .. }),
+        "stored by its live lease, with its parent: {origin:?}"
+    );
+    assert_eq!(values, good_values(&sfen), "the stored node is unchanged");
+}
