@@ -13,6 +13,7 @@ export PATH="$PATH:/usr/games"
 export CARGO_INCREMENTAL=0
 
 cargo fmt --all -- --check
+python3 scripts/check-layers.py
 cargo clippy --workspace --all-targets --locked -- -D warnings
 cargo test --workspace --locked --no-fail-fast
 scripts/validate-deploy.sh
