@@ -216,8 +216,9 @@ async fn serve_metrics(addr: std::net::SocketAddr, stats: Arc<Stats>) -> Result<
 /// What the worker says when a signal moves it to `stage` (first Ctrl-C or
 /// SIGTERM: finish; second: abort).
 fn log_stage(stage: Shutdown) {
+    // A requested stop is normal operation (INFO); aborting gives work back (WARN).
     if stage == Shutdown::Finish {
-        tracing::warn!("stopping: finishing the jobs in hand (press Ctrl-C again to abort)");
+        tracing::info!("stopping: finishing the jobs in hand (press Ctrl-C again to abort)");
     } else {
         tracing::warn!("aborting: giving back the jobs in hand");
     }
