@@ -33,7 +33,6 @@ pub fn run(args: &Args) -> Result<()> {
         pos.perft(args.depth)
     };
     let secs = start.elapsed().as_secs_f64();
-    #[allow(clippy::cast_precision_loss)]
     let rate = if secs > 0.0 { nodes as f64 / secs } else { 0.0 };
     println!("time {secs:.3} s, {rate:.0} nodes/s");
     println!("nodes {nodes}");

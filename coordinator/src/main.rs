@@ -33,7 +33,7 @@ fn main() -> ExitCode {
 /// own, and the coordinator's positions (a few KB of history each) are made on
 /// the dispatcher thread and freed on tokio's threads and vice versa. Spread over
 /// many arenas the freed blocks fragment and RSS creeps up by the hour without a
-/// single leaked allocation. Measured with the soak (`examples/soak.rs`, 1.1M-node
+/// single leaked allocation. Measured with the soak (`crates/bench-tools`, 1.1M-node
 /// book, 200 workers, same seed): from minute 2 to 15 RSS grew 8.9 MB with the
 /// default arenas and 3.8 MB with one arena, the latter what the book's growth
 /// explains (BENCHMARKS.md, "Soak"). The coordinator's allocation rate is far
@@ -51,7 +51,9 @@ fn limit_malloc_arenas() -> Option<i32> {
             return None;
         }
         // SAFETY: mallopt only sets a malloc tunable; it is called before this
-        // process starts any thread.
+        // process starts any thread. The coordinator's one `unsafe`: glibc has no
+        // safe wrapper for this tunable.
+        #[allow(unsafe_code)]
         let ok = unsafe { libc::mallopt(libc::M_ARENA_MAX, MALLOC_ARENAS) };
         (ok == 1).then_some(MALLOC_ARENAS)
     }

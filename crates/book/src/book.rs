@@ -30,13 +30,10 @@ const NO_PARENT: u32 = u32::MAX;
 #[inline]
 fn hash_of(key: u128) -> u64 {
     // Zobrist keys are uniformly random: their low bits are a good hash already.
-    #[allow(clippy::cast_possible_truncation)]
-    let low = key as u64;
-    low
+    key as u64
 }
 
 #[inline]
-#[allow(clippy::cast_possible_truncation)]
 fn fragment_of(key: u128) -> u32 {
     (key >> 64) as u32
 }

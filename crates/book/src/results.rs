@@ -82,7 +82,6 @@ impl GameCounts {
             return None;
         }
         // u64 -> f64 is exact below 2^53; three u32 sums stay far below.
-        #[allow(clippy::cast_precision_loss)]
         let (points, games) = (
             f64::from(self.wins) + f64::from(self.draws) / 2.0,
             games as f64,

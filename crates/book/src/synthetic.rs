@@ -107,7 +107,6 @@ impl PseudoEvaluator {
     }
 
     fn noise(&self, key: u128) -> i32 {
-        #[allow(clippy::cast_possible_truncation)]
         let mut z = (key as u64) ^ ((key >> 64) as u64) ^ self.seed;
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
         z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);

@@ -38,7 +38,6 @@ pub const fn is_mate(v: i32) -> bool {
 
 /// Clamps to the book range `-MATE..=MATE` and converts to `i16`.
 #[must_use]
-#[allow(clippy::cast_possible_truncation)]
 pub const fn clamp_to_i16(v: i32) -> i16 {
     let c = if v > MATE {
         MATE

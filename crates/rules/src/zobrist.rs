@@ -26,7 +26,6 @@ impl Key {
 
     /// The low 64 bits (for tables indexed by a 64-bit hash).
     #[must_use]
-    #[allow(clippy::cast_possible_truncation)]
     pub const fn low64(self) -> u64 {
         self.0 as u64
     }

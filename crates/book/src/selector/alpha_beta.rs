@@ -164,7 +164,7 @@ impl Selector {
 
     /// Alpha-beta (fail-soft PVS) at thought node `node`; `pos` is its position,
     /// `ply` the distance from the root. `None` when every move is skipped.
-    #[allow(clippy::too_many_lines, clippy::too_many_arguments)]
+    #[allow(clippy::too_many_arguments)]
     fn search<S: NodeStore>(
         &mut self,
         live: &LiveBook<S>,

@@ -171,7 +171,6 @@ fn flagged(slot: u128) -> bool {
 }
 
 /// The node id of a slot.
-#[allow(clippy::cast_possible_truncation)]
 pub(crate) fn slot_id(slot: u128) -> u32 {
     slot as u32
 }

@@ -26,9 +26,7 @@ fn node_for(id: u32) -> ThoughtNode {
     let values = (0..n)
         .map(|i| {
             h = h.rotate_left(7).wrapping_add(i as u64);
-            #[allow(clippy::cast_possible_truncation)]
-            let v = (h % 2001) as i16 - 1000;
-            v
+            (h % 2001) as i16 - 1000
         })
         .collect();
     ThoughtNode {

@@ -474,7 +474,6 @@ impl<'t> Searcher<'t> {
     }
 
     /// Alpha-beta with a window `(alpha, beta)` at `ply` plies from the root.
-    #[allow(clippy::too_many_lines)]
     fn search(
         &mut self,
         depth: i32,

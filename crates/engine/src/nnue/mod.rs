@@ -25,6 +25,10 @@ pub mod accumulator;
 pub mod features;
 pub mod file;
 pub mod network;
+// The AVX2 kernels of the evaluation need `unsafe` (target-feature functions and
+// intrinsics, called only after the CPU was checked): the one place the engine
+// allows it.
+#[allow(unsafe_code)]
 pub mod simd;
 pub mod transformer;
 

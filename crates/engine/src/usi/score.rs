@@ -63,7 +63,6 @@ impl ScoreConversion {
     pub fn to_value(&self, raw: RawScore) -> i32 {
         match raw {
             RawScore::Centipawns(cp) => match self.cp_is_win_rate {
-                #[allow(clippy::cast_precision_loss)]
                 Some(scale) if scale > 0.0 => {
                     win_rate_to_value(cp as f64 / scale, self.win_rate_coefficient)
                 }
@@ -126,9 +125,7 @@ pub fn win_rate_to_value(p: f64, coefficient: f64) -> i32 {
     let cp = -coefficient * (1.0 / p - 1.0).ln();
     let clamp = f64::from(WIN_RATE_CLAMP);
     // Clamped to ±29 900 first, so the cast cannot overflow.
-    #[allow(clippy::cast_possible_truncation)]
-    let value = cp.clamp(-clamp, clamp).round() as i32;
-    value
+    cp.clamp(-clamp, clamp).round() as i32
 }
 
 /// The value of the move that leads to a position, given that position's value for
