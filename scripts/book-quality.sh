@@ -23,7 +23,9 @@
 # (`scripts/match-positions.py exits`) added as roots with 5 leaves per turn, and
 # GROW_MORE [5000] more positions grown from them; `low-pv-more` grows `low` by
 # PV selection with the CPU time of both (the training match and the growth);
-# both are matched on the openings of `low-best`. Last, the evaluator's noise on
+# both are matched on the openings of `low-best`. Then weights from PLAY_GAMES
+# [4000] self-play games (`low-ndf`, `low-backup`, `ndf-vs-minimax`), on the same
+# openings. Last, the evaluator's noise on
 # 200 positions of each book (`scripts/evaluator-noise.py`). Needs cshogi.
 set -euo pipefail
 
@@ -124,20 +126,38 @@ if wanted low-pv-more && [ ! -d "$OUT/low-pv-more.db" ]; then
         --think-limit "$more" --nodes "$GROW_NODES_LOW" 2> "$OUT/low-pv-more.grow.log"
     mv "$OUT/low-pv-more.tmp" "$OUT/low-pv-more.db"
 fi
-fixed() { # fixed NAME DB: a match of DB on the openings of low-best
-    local name=$1 db=$2
+fixed() { # fixed NAME [match flags...]: a match on the openings of low-best
+    local name=$1
+    shift
     wanted "$name" || return 0
     [ -s "$OUT/low-openings.txt" ] || python3 "$SCRIPTS/match-positions.py" openings "$OUT/low-best.csa" > "$OUT/low-openings.txt"
     if [ ! -s "$OUT/$name.json" ]; then
-        run "$BIN/book-tools" match --db "$db" --openings "$OUT/low-openings.txt" --games "$GAMES" \
-            --nodes "$NODES" --concurrency "$JOBS" --book-moves best --out-games "$OUT/$name.csa" \
-            --json "$OUT/$name.json" > "$OUT/$name.match" 2> "$OUT/$name.match.log" || true
+        run "$BIN/book-tools" match --openings "$OUT/low-openings.txt" --games "$GAMES" \
+            --nodes "$NODES" --concurrency "$JOBS" --out-games "$OUT/$name.csa" \
+            --json "$OUT/$name.json" "$@" > "$OUT/$name.match" 2> "$OUT/$name.match.log" || true
     fi
-    echo "== $name: $db on the openings of low-best"
+    echo "== $name: $* on the openings of low-best"
     cat "$OUT/$name.match"
 }
-fixed low-exits "$OUT/low-exits.db"
-fixed low-pv-more "$OUT/low-pv-more.db"
+fixed low-exits --db "$OUT/low-exits.db" --book-moves best
+fixed low-pv-more --db "$OUT/low-pv-more.db" --book-moves best
+
+# Weights from games: PLAY_GAMES [4000] self-play games on a copy of `low`, then its
+# minimax, NineDayFever and softmax-backup exports as book files.
+PLAY_GAMES=${PLAY_GAMES:-4000}
+if { wanted low-ndf || wanted low-backup || wanted ndf-vs-minimax; } && [ ! -s "$OUT/low-played-ndf.db2016" ]; then
+    rm -rf "$OUT/low-played.db"
+    cp -r "$OUT/low.db" "$OUT/low-played.db"
+    run "$BIN/coordinator" --db "$OUT/low-played.db" --local-workers 2 --think-limit 0 --play-share 1 \
+        --games "$PLAY_GAMES" --play-nodes "$NODES" 2> "$OUT/low-played.play.log"
+    run "$BIN/book-tools" export --db "$OUT/low-played.db" --out "$OUT/low-played-minimax.db2016"
+    run "$BIN/book-tools" export --db "$OUT/low-played.db" --out "$OUT/low-played-backup.db2016" --backup softmax
+    run "$BIN/book-tools" export --db "$OUT/low-played.db" --out "$OUT/low-played-ndf.db2016" --weights ndf
+fi
+fixed low-ndf --book "$OUT/low-played-ndf.db2016" --book-moves count
+fixed low-backup --book "$OUT/low-played-backup.db2016" --book-moves count
+fixed ndf-vs-minimax --book "$OUT/low-played-ndf.db2016" --book-moves count \
+    --against-book "$OUT/low-played-minimax.db2016" --against-book-moves best
 
 if wanted noise; then
     for book in high low; do
