@@ -252,4 +252,17 @@ mod tests {
         b.failure(2, Some(8), "x");
         assert!(b.failure(2, Some(8), "x").quarantine.is_none());
     }
+
+    /// Moved from the lease table with the failure counts per position: a
+    /// position reaches its limit once, then is not counted again.
+    #[test]
+    fn failures_quarantine_once() {
+        let mut b = Blame::new(3, 100);
+        b.connect(1, "a");
+        b.connect(2, "b");
+        assert!(b.failure(1, Some(7), "x").quarantine.is_none());
+        assert!(b.failure(2, Some(7), "x").quarantine.is_none());
+        assert!(b.failure(1, Some(7), "x").quarantine.is_some());
+        assert!(b.failure(2, Some(7), "x").quarantine.is_none());
+    }
 }

@@ -1,17 +1,78 @@
-//! The dispatcher's handle: typed requests to the dispatcher thread for the
-//! tasks around it (the gRPC service, the dashboard, the status line, the
-//! maintenance timers, shutdown). Each request that waits for an answer sends
-//! an [`Event`] with a one-shot reply channel; a dispatcher that is gone (the
+//! The dispatcher's handle and the [`Event`]s it sends: typed requests to the
+//! dispatcher thread for the tasks around it (the gRPC service, the dashboard,
+//! the status line, the maintenance timers, shutdown). Each request that waits
+//! for an answer sends an event with a one-shot reply channel; a dispatcher that is gone (the
 //! coordinator shuts down) is one error, [`Closed`], wherever it is met.
 
 use std::path::PathBuf;
 
-use stera_proto::v1::StatusReply;
-use stera_proto::v1::{BackupReply, ExportReply, ExportRequest, SearchReply, SearchRequest};
+use stera_proto::v1::{
+    BackupReply, CoordinatorMessage, ExportReply, ExportRequest, Hello, JobResult, SearchReply,
+    SearchRequest, StatusReply,
+};
 use tokio::sync::{mpsc, oneshot};
+use tonic::Status;
 
-use crate::dispatcher::Event;
+use crate::leases::StreamId;
+use crate::maintenance::queue::{BackupReplyTx, ExportReplyTx};
 use crate::maintenance::{MaintenanceError, Requester};
+use crate::search::SearchAnswer;
+
+/// Messages to a worker's stream.
+pub type StreamTx = mpsc::UnboundedSender<Result<CoordinatorMessage, Status>>;
+
+/// What the dispatcher reacts to.
+pub enum Event {
+    Connect {
+        stream: StreamId,
+        hello: Hello,
+        tx: StreamTx,
+    },
+    Disconnect {
+        stream: StreamId,
+    },
+    Result {
+        stream: StreamId,
+        result: JobResult,
+    },
+    Heartbeat {
+        stream: StreamId,
+    },
+    GiveBack {
+        stream: StreamId,
+        lease_id: u64,
+        reason: String,
+        /// The evaluation failed (counts toward quarantine), rather than the
+        /// worker stopping.
+        failed: bool,
+    },
+    Credit {
+        stream: StreamId,
+        slots: u32,
+    },
+    Tick,
+    Status {
+        reply: oneshot::Sender<StatusReply>,
+    },
+    Export {
+        request: ExportRequest,
+        reply: ExportReplyTx,
+    },
+    /// Copy the store to `path` (a new directory).
+    Backup {
+        path: std::path::PathBuf,
+        reply: BackupReplyTx,
+    },
+    /// A client asks for one move of its game (rpc Search).
+    Search {
+        request: SearchRequest,
+        answer: SearchAnswer,
+    },
+    /// Stop handing out jobs (shutdown); leases in flight may still complete.
+    Drain {
+        reason: String,
+    },
+}
 
 /// The dispatcher is gone: the coordinator is shutting down.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]

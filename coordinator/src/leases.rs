@@ -1,5 +1,5 @@
 //! The lease table: who holds which job, until when, and what a result for a lease
-//! id means. It knows nothing of what a job is (a think job's leaf, later a game):
+//! id means. It knows nothing of what a job is (a think job's leaf, a game, a search):
 //! the payload `J` is opaque, and the job kinds beside it decide what to hand out
 //! and what a result does to the book.
 //!
@@ -126,7 +126,8 @@ impl<V> Remembered<V> {
 }
 
 /// The leases of every stream, their deadlines, and the memories that make results
-/// idempotent; plus failure counts per position for quarantine.
+/// idempotent. Failures are counted elsewhere ([`crate::blame`]): the table knows
+/// nothing of jobs.
 pub struct LeaseTable<J: Job> {
     lease_time: Duration,
     leases: HashMap<LeaseId, Lease<J>>,
@@ -135,7 +136,6 @@ pub struct LeaseTable<J: Job> {
     streams: HashMap<StreamId, Stream>,
     voided: Remembered<J::Memo>,
     done: Remembered<()>,
-    failures: HashMap<u128, u32>,
     next_id: LeaseId,
 }
 
@@ -157,7 +157,6 @@ impl<J: Job> LeaseTable<J> {
             streams: HashMap::new(),
             voided: Remembered::new(),
             done: Remembered::new(),
-            failures: HashMap::new(),
             next_id: first_id.max(1),
         }
     }
@@ -228,6 +227,16 @@ impl<J: Job> LeaseTable<J> {
         }
         out.sort_unstable_by_key(|v| v.id);
         Some(out)
+    }
+
+    /// Streams with free slots and how many, in stream order from the first
+    /// after `last` (round robin: the stream served last comes last).
+    #[must_use]
+    pub fn free_slots_after(&self, last: StreamId) -> Vec<(StreamId, usize)> {
+        let mut free = self.free_slots();
+        let first = free.iter().position(|(s, _)| *s > last).unwrap_or(0);
+        free.rotate_left(first);
+        free
     }
 
     /// Streams with free slots and how many, in stream order.
@@ -324,14 +333,6 @@ impl<J: Job> LeaseTable<J> {
     pub fn complete(&mut self, id: LeaseId) {
         self.voided.remove(id);
         self.done.insert(id, ());
-    }
-
-    /// Counts a failure against the position with `key`; true exactly when the
-    /// count reaches `max` (quarantine once).
-    pub fn count_failure(&mut self, key: u128, max: u32) -> bool {
-        let n = self.failures.entry(key).or_insert(0);
-        *n += 1;
-        *n == max
     }
 
     /// Removes a lease from the table and its stream.
@@ -480,14 +481,5 @@ mod tests {
         assert!(t.is_empty());
         assert_eq!(t.resolve(1, first), Verdict::Unknown);
         assert!(t.done.map.len() <= REMEMBERED_LEASES);
-    }
-
-    #[test]
-    fn failures_quarantine_once() {
-        let mut t: LeaseTable<()> = LeaseTable::new(MIN);
-        assert!(!t.count_failure(7, 3));
-        assert!(!t.count_failure(7, 3));
-        assert!(t.count_failure(7, 3));
-        assert!(!t.count_failure(7, 3));
     }
 }

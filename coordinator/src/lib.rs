@@ -20,9 +20,12 @@ pub mod blame;
 pub mod dashboard;
 pub mod dispatcher;
 pub mod handle;
+pub(crate) mod kinds;
 pub mod leases;
 pub mod maintenance;
+pub(crate) mod observe;
 pub mod play;
+pub(crate) mod progress;
 pub mod registry;
 pub mod search;
 pub mod service;
@@ -31,6 +34,7 @@ pub mod store_space;
 pub mod telemetry;
 pub mod think;
 pub mod validate;
+pub(crate) mod workers;
 
 /// Exports keep their path: `stera_coordinator::export` is what the binaries and
 /// tools call.

@@ -27,6 +27,7 @@ use stera_proto::v1::{Job, Limits, PlayJob, PlayResult, job};
 use stera_rules::{Key, Move, Position};
 
 use crate::leases::LeaseId;
+use crate::registry::Registry;
 
 /// The operator's settings for games.
 #[derive(Debug, Clone)]
@@ -429,9 +430,51 @@ impl PlayJobs {
         Ok(new)
     }
 
-    /// A rejected game (counted for status and metrics).
-    pub fn rejected(&mut self) {
-        self.tally.rejected += 1;
+    /// A reported game under its lease: the lease ends (a voided one was put
+    /// back when it was voided; a late game still counts), and the game is
+    /// checked against its ticket and the rules.
+    ///
+    /// # Errors
+    /// What is wrong with the game (counted as rejected).
+    pub(crate) fn receive(
+        &mut self,
+        ticket: &GameTicket,
+        result: &PlayResult,
+        book: &Book,
+        held: bool,
+    ) -> Result<CountedGame, String> {
+        if held {
+            self.put_back(Instant::now());
+        }
+        self.check(ticket, result, book).inspect_err(|_| {
+            self.tally.rejected += 1;
+        })
+    }
+
+    /// Counts a received game into the book (one durable store write; see
+    /// [`Self::count`]) and tells it.
+    ///
+    /// # Errors
+    /// The store write failed: the reason for the worker.
+    pub(crate) fn commit<S: NodeStore>(
+        &mut self,
+        store: &mut S,
+        lease: LeaseId,
+        game: &CountedGame,
+        registry: &Registry,
+    ) -> Result<(), String> {
+        match self.count(store, lease, game) {
+            Ok(new) => {
+                if new {
+                    crate::observe::game_counted(registry, lease, game);
+                }
+                Ok(())
+            }
+            Err(e) => {
+                crate::observe::game_store_failed(&e);
+                Err(format!("the coordinator could not store the game: {e}"))
+            }
+        }
     }
 
     fn write_out(&self, line: &str) {

@@ -148,13 +148,64 @@ pub struct HistorySample {
     pub workers: u64,
 }
 
+/// What kind of problem an entry of the dashboard's list is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProblemKind {
+    /// A result was rejected.
+    Rejected,
+    /// A worker broke a protocol bound.
+    Protocol,
+    /// A lease expired.
+    Expired,
+    /// A worker gave a job back because it failed there.
+    Failed,
+    /// A position was quarantined.
+    Quarantined,
+    /// A worker was refused.
+    Refused,
+    /// Nothing is left to think.
+    Stalled,
+    /// An export failed.
+    Export,
+    /// A backup failed.
+    Backup,
+    /// The store's disk is full.
+    StoreFull,
+    /// A selection failed.
+    Selection,
+}
+
+impl ProblemKind {
+    /// The name the page and `/api/status` show.
+    #[must_use]
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::Rejected => "rejected",
+            Self::Protocol => "protocol",
+            Self::Expired => "expired",
+            Self::Failed => "failed",
+            Self::Quarantined => "quarantined",
+            Self::Refused => "refused",
+            Self::Stalled => "stalled",
+            Self::Export => "export",
+            Self::Backup => "backup",
+            Self::StoreFull => "store full",
+            Self::Selection => "selection",
+        }
+    }
+}
+
+impl serde::Serialize for ProblemKind {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.label())
+    }
+}
+
 /// Something that went wrong, for the dashboard's "recent problems" list.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Problem {
     pub unix_ms: u64,
-    /// `rejected`, `expired`, `failed`, `quarantined`, `refused` (a worker), `stalled`
-    /// (nothing left to think), `export`, `store`, `selection`.
-    pub kind: &'static str,
+    pub kind: ProblemKind,
     pub message: String,
 }
 
@@ -206,14 +257,17 @@ impl Registry {
         if let Some(i) = RejectReason::ALL.iter().position(|r| *r == reason) {
             self.counters.rejected_by[i].fetch_add(1, Ordering::Relaxed);
         }
-        self.record_problem("rejected", format!("{}: {message}", reason.label()));
+        self.record_problem(
+            ProblemKind::Rejected,
+            format!("{}: {message}", reason.label()),
+        );
     }
 
     /// Counts a message refused for breaking a protocol bound; the stream that sent
     /// it is closed. `who` identifies the stream or peer for the dashboard.
     pub fn record_violation(&self, violation: &stera_proto::limits::Violation, who: &str) {
         self.counters.violations_by[violation.field.index()].fetch_add(1, Ordering::Relaxed);
-        self.record_problem("protocol", format!("{who}: {violation}"));
+        self.record_problem(ProblemKind::Protocol, format!("{who}: {violation}"));
     }
 
     /// Counts `n` leases put back for selection.
@@ -237,7 +291,7 @@ impl Registry {
             }
             Err(e) => {
                 self.counters.exports_failed.fetch_add(1, Ordering::Relaxed);
-                self.record_problem("export", e.clone());
+                self.record_problem(ProblemKind::Export, e.clone());
             }
         }
     }
@@ -251,7 +305,7 @@ impl Registry {
     }
 
     /// Keeps `message` in the recent-problems list (oldest dropped first).
-    pub fn record_problem(&self, kind: &'static str, message: String) {
+    pub fn record_problem(&self, kind: ProblemKind, message: String) {
         if let Ok(mut p) = self.problems.lock() {
             p.push_back(Problem {
                 unix_ms: unix_ms_now(),

@@ -96,7 +96,8 @@ impl StoreSpace {
                 error.map_or_else(String::new, |e| format!(" ({e})"))
             );
             tracing::error!(%store, free, reserve = self.reserve, "{message}");
-            self.registry.record_problem("store full", message);
+            self.registry
+                .record_problem(crate::registry::ProblemKind::StoreFull, message);
         }
     }
 }

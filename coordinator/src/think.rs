@@ -3,11 +3,14 @@
 //! stored in the book. Everything about leases (who holds it, until when, what a
 //! repeated result means) is in [`crate::leases`]; this module never sees a stream.
 
+use std::collections::HashMap;
+
 use stera_book::{BookError, Leaf, LiveBook, NodeId, NodeStore, Selector, Thought};
 use stera_proto::v1::{Job, JobResult, Limits};
 use stera_rules::{Key, Move, Position};
 
-use crate::leases::LeaseId;
+use crate::leases::{LeaseId, StreamId};
+use crate::registry::{Registry, RejectReason};
 use crate::validate::thought_from_result;
 
 /// What a result says about its leaf.
@@ -68,6 +71,92 @@ impl ParkedLeaf {
             position,
         })
     }
+}
+
+/// Lease ids start from a coordinator's clock (`unix_ms << 16`, from 2020 on): an
+/// unknown id below this was never handed out by any run (a made-up or corrupt id),
+/// so its result stays rejected even when it names a position. A think result for
+/// an unknown id at or above it (a lease of an earlier run, before a restart, or
+/// one forgotten) is checked against the position it names (`ThinkResult.sfen`)
+/// and stored if that position is not in the book yet: finished work survives a
+/// restart.
+pub(crate) const EARLIEST_LEASE: LeaseId = 1_577_836_800_000 << 16;
+
+/// A result accepted into this batch, waiting for the store write.
+pub(crate) struct Accepted {
+    pub(crate) stream: StreamId,
+    pub(crate) id: LeaseId,
+    leaf: Leaf,
+    thought: Thought,
+    /// Accepted by its position, its lease unknown (see [`EARLIEST_LEASE`]).
+    by_position: bool,
+    /// Its leaf is in flight under the lease (not voided, not by position):
+    /// released for selection again if the store write fails.
+    held: bool,
+}
+
+/// What a think result comes to.
+pub(crate) enum Intake {
+    /// Valid: to be stored with its batch.
+    Accepted(Accepted),
+    /// Its position is in the book already: acknowledged, not stored again.
+    Duplicate,
+    /// Not usable, and counted as a failure of the worker and the position:
+    /// the caller rejects it, counts the failure, then puts the leaf back when
+    /// `held` (a voided leaf was put back when it was voided and may be in
+    /// flight again under a new lease, whose mark must stay).
+    Failed {
+        leaf: Leaf,
+        reason: String,
+        held: bool,
+    },
+    /// Rejected without counting a failure (a result by position).
+    Refused(RejectReason, String),
+}
+
+/// The think results of a batch of results, stored in one store write.
+#[derive(Default)]
+pub(crate) struct ThinkBatch {
+    accepted: Vec<Accepted>,
+    /// Lease id -> the stream whose result for it was accepted in this batch.
+    in_batch: HashMap<LeaseId, StreamId>,
+    /// Second copies of results accepted in this batch: acknowledged only if
+    /// the first copy is stored.
+    copies: Vec<(StreamId, LeaseId)>,
+}
+
+impl ThinkBatch {
+    /// Takes an accepted result.
+    pub(crate) fn push(&mut self, accepted: Accepted) {
+        self.in_batch.insert(accepted.id, accepted.stream);
+        self.accepted.push(accepted);
+    }
+
+    /// A result for lease `id` whose result is already in this batch: a copy of
+    /// the same stream is kept (answered as the first copy will be) and true is
+    /// returned; false when another stream's result holds the lease. `None`:
+    /// the lease is not in this batch.
+    pub(crate) fn repeated(&mut self, stream: StreamId, id: LeaseId) -> Option<bool> {
+        let first = *self.in_batch.get(&id)?;
+        if first == stream {
+            self.copies.push((stream, id));
+        }
+        Some(first == stream)
+    }
+}
+
+/// What the store write of a [`ThinkBatch`] comes to.
+pub(crate) struct StoredBatch {
+    /// The leases stored (completed, then acknowledged after `acks`).
+    pub(crate) stored: Vec<(StreamId, LeaseId)>,
+    /// Second copies of stored results, acknowledged before them.
+    pub(crate) acks: Vec<(StreamId, LeaseId)>,
+    /// The results to reject, with the reason.
+    pub(crate) rejects: Vec<(StreamId, LeaseId, String)>,
+    /// The positions stored (their failures are forgotten).
+    pub(crate) keys: Vec<u128>,
+    /// Why the write failed, if it did (nothing of the batch is in the book).
+    pub(crate) error: Option<BookError>,
 }
 
 /// The think jobs of a run: the selector that picks leaves (from the live book
@@ -208,6 +297,189 @@ impl ThinkJobs {
             Ok(thought) => Checked::Valid(thought),
             Err(reason) => Checked::Invalid(reason),
         }
+    }
+
+    /// Takes the result of `stream` for `leaf` under its lease `id` (`held`: the
+    /// lease was live, so the leaf is in flight under it).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn intake<S: NodeStore>(
+        live: &mut LiveBook<S>,
+        stream: StreamId,
+        id: LeaseId,
+        leaf: Leaf,
+        result: &JobResult,
+        now_unix: u32,
+        held: bool,
+    ) -> Intake {
+        match Self::check(live, &leaf, result, now_unix) {
+            Checked::Duplicate => {
+                // Another worker's result for the same position is already in.
+                if held {
+                    Self::put_back(live, &leaf);
+                }
+                Intake::Duplicate
+            }
+            Checked::Valid(thought) => Intake::Accepted(Accepted {
+                stream,
+                id,
+                leaf,
+                thought,
+                by_position: false,
+                held,
+            }),
+            Checked::Invalid(reason) => Intake::Failed { leaf, reason, held },
+        }
+    }
+
+    /// A think result for a lease this run does not know: checked against the
+    /// position it names, as a leased one is against its leaf. The leaf was not
+    /// selected by this run, so nothing is put back and no failure is counted
+    /// against it: its position may be in flight under a live lease, and that
+    /// lease's in-flight mark must stay.
+    pub(crate) fn intake_by_position<S: NodeStore>(
+        live: &LiveBook<S>,
+        stream: StreamId,
+        id: LeaseId,
+        result: &JobResult,
+        now_unix: u32,
+    ) -> Intake {
+        let leaf = if id >= EARLIEST_LEASE {
+            Self::leaf_by_position(result)
+        } else {
+            None
+        };
+        let leaf = match leaf {
+            None => {
+                let why = format!("unknown or expired lease {id}");
+                return Intake::Refused(RejectReason::UnknownLease, why);
+            }
+            Some(Err(reason)) => {
+                let why = format!("unknown lease {id}: {reason}");
+                return Intake::Refused(RejectReason::Invalid, why);
+            }
+            Some(Ok(leaf)) => leaf,
+        };
+        match Self::check(live, &leaf, result, now_unix) {
+            Checked::Duplicate => {
+                tracing::debug!(lease = id, sfen = %leaf.sfen(), "result of an unknown lease for a position already thought");
+                Intake::Duplicate
+            }
+            Checked::Valid(thought) => Intake::Accepted(Accepted {
+                stream,
+                id,
+                leaf,
+                thought,
+                by_position: true,
+                held: false,
+            }),
+            Checked::Invalid(reason) => {
+                let why = format!("unknown lease {id}, checked by its position: {reason}");
+                Intake::Refused(RejectReason::Invalid, why)
+            }
+        }
+    }
+
+    /// Writes the accepted results of `batch` in one durable store write and
+    /// tells it. When the write fails nothing of the batch is in the book: its
+    /// results are rejected (their leaves were released for selection again),
+    /// and so are the second copies of them.
+    pub(crate) fn store_batch<S: NodeStore>(
+        &mut self,
+        live: &mut LiveBook<S>,
+        batch: ThinkBatch,
+        registry: &Registry,
+    ) -> StoredBatch {
+        let ThinkBatch {
+            accepted, copies, ..
+        } = batch;
+        let (stored, keys, error) = self.store_accepted(live, accepted, registry);
+        let mut out = StoredBatch {
+            stored: Vec::new(),
+            acks: Vec::new(),
+            rejects: Vec::new(),
+            keys,
+            error: None,
+        };
+        match error {
+            None => out.stored = stored,
+            Some(e) => {
+                let why = format!("the coordinator could not store the result: {e}");
+                out.rejects = stored
+                    .into_iter()
+                    .map(|(s, id)| (s, id, why.clone()))
+                    .collect();
+                out.error = Some(e);
+            }
+        }
+        // A second copy of a result in this batch is answered as its first copy
+        // was: acknowledged only once the first is durable.
+        for (stream, id) in copies {
+            if out.stored.contains(&(stream, id)) {
+                out.acks.push((stream, id));
+            } else {
+                let why = format!("lease {id}: the coordinator could not store the result");
+                out.rejects.push((stream, id, why));
+            }
+        }
+        out
+    }
+
+    /// Stores `accepted`: their leases, the keys stored, and the error of a
+    /// failed write (then no key is stored).
+    fn store_accepted<S: NodeStore>(
+        &mut self,
+        live: &mut LiveBook<S>,
+        accepted: Vec<Accepted>,
+        registry: &Registry,
+    ) -> (Vec<(StreamId, LeaseId)>, Vec<u128>, Option<BookError>) {
+        let acks: Vec<(StreamId, LeaseId)> = accepted.iter().map(|a| (a.stream, a.id)).collect();
+        if accepted.is_empty() {
+            return (acks, Vec::new(), None);
+        }
+        let by_position: Vec<(LeaseId, String)> = accepted
+            .iter()
+            .filter(|a| a.by_position)
+            .map(|a| (a.id, a.leaf.sfen()))
+            .collect();
+        let keys: Vec<u128> = accepted.iter().map(|a| a.leaf.key.0).collect();
+        let items: Vec<(Leaf, Thought, bool)> = accepted
+            .into_iter()
+            .map(|a| (a.leaf, a.thought, a.held))
+            .collect();
+        match self.store(live, items) {
+            Ok(added) => {
+                crate::observe::stored(registry, added, &by_position);
+                (acks, keys, None)
+            }
+            Err(error) => {
+                crate::observe::store_failed(&error);
+                (acks, Vec::new(), Some(error))
+            }
+        }
+    }
+
+    /// Quarantines a leaf that failed on several workers (see [`Self::quarantine`])
+    /// and tells it.
+    pub(crate) fn quarantine_failed<S: NodeStore>(
+        live: &mut LiveBook<S>,
+        leaf: &Leaf,
+        failed: &crate::blame::PositionFailures,
+        reason: &str,
+        registry: &Registry,
+    ) {
+        let note = format!(
+            "{} failed evaluations on {} workers (last: {reason})",
+            failed.failures, failed.workers
+        );
+        let recorded = Self::quarantine(live, leaf, &note);
+        crate::observe::quarantined(
+            registry,
+            &leaf.sfen(),
+            failed.failures,
+            failed.workers,
+            &note,
+            recorded,
+        );
     }
 
     /// Stores a batch durably (one store write); all or nothing. Returns the nodes

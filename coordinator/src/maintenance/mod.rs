@@ -23,11 +23,15 @@ pub mod schedule;
 
 use std::future::Future;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use stera_book::store_path::OutputPathError;
 use stera_book::terashock::TeraShockError;
 use stera_book::{BookError, LiveBook, NodeStore};
 use stera_proto::v1::{BackupReply, ExportReply, ExportRequest};
+
+use crate::registry::Registry;
 
 pub use queue::{MAINTENANCE_NICE, MaintenanceQueue};
 
@@ -66,6 +70,47 @@ impl<S: NodeStore> Default for Preparers<S> {
             export: None,
             backup: None,
             compact: None,
+        }
+    }
+}
+
+/// The maintenance of a dispatcher: its queue, how it prepares each job, and
+/// whether shutdown waits for the job running.
+pub struct Maintenance<S: NodeStore> {
+    pub queue: MaintenanceQueue,
+    pub prepare: Preparers<S>,
+    /// Set at shutdown when the job on the maintenance thread is to be cut off
+    /// rather than waited for (a second signal during a long final export).
+    pub abandon: Arc<AtomicBool>,
+}
+
+impl<S: NodeStore> Maintenance<S> {
+    /// Exports prepared by `export`; no backup or compaction until they are set.
+    #[must_use]
+    pub fn new(export: Option<ExportFn<S>>) -> Self {
+        Self {
+            queue: MaintenanceQueue::default(),
+            prepare: Preparers {
+                export,
+                ..Preparers::default()
+            },
+            abandon: Arc::default(),
+        }
+    }
+
+    /// Starts the next job if none runs (see [`MaintenanceQueue::poll`]).
+    pub fn poll(&mut self, live: &LiveBook<S>, registry: &Arc<Registry>) {
+        self.queue.poll(live, &mut self.prepare, registry);
+    }
+
+    /// At the end of a run: a backup or export under way is finished, not cut
+    /// off, so nothing holds the store when the live book is handed back; unless
+    /// shutdown was told to abandon it (the caller flushes the store then).
+    pub fn finish(&mut self) {
+        if self.abandon.load(Ordering::Acquire) {
+            tracing::warn!("the job on the maintenance thread is abandoned");
+        } else {
+            self.queue.join();
         }
     }
 }

@@ -250,7 +250,7 @@ fn finish_backup(
         Err(e) => {
             tracing::error!(path = %path.display(), error = %e, "backup failed");
             registry.record_problem(
-                "backup",
+                crate::registry::ProblemKind::Backup,
                 format!("backup to {} failed: {e}", path.display()),
             );
         }
