@@ -36,7 +36,7 @@ pub(crate) struct Args {
     #[arg(long)]
     pub(crate) keep_copy: bool,
     /// The coordinator executable. Default: `coordinator` in the target directory
-    /// this example was built in.
+    /// this tool was built in.
     #[arg(long)]
     pub(crate) coordinator: Option<PathBuf>,
     /// Slots of each simulated worker, uniform in LO-HI.
