@@ -205,8 +205,9 @@ pub struct CoordinatorArgs {
     pub select_seed: u64,
     /// Progress for a person: on a terminal (text logs), a status line redrawn
     /// every second; otherwise a summary log line (target
-    /// `stera_coordinator::status`) every this many seconds. 0: neither.
-    #[arg(long, value_name = "N", default_value_t = 10)]
+    /// `stera_coordinator::status`) every this many seconds (a log collector
+    /// needs no more; the metrics have the rest). 0: neither.
+    #[arg(long, value_name = "N", default_value_t = 60)]
     pub status_every_secs: u64,
     #[command(flatten)]
     pub play: play::PlayArgs,
@@ -746,6 +747,15 @@ fn start_local_workers(
             .arg(format!("local-{i}"))
             // They end with this coordinator rather than wait for the next one.
             .arg("--exit-on-drain")
+            // They share this terminal: one status line, this process's; their
+            // log lines in this process's format.
+            .arg("--status-every-secs")
+            .arg("0")
+            .arg("--log-format")
+            .arg(match args.log_format {
+                stera_service::logging::LogFormat::Text => "text",
+                stera_service::logging::LogFormat::Json => "json",
+            })
             .kill_on_drop(true);
         if let Some(t) = token {
             cmd.env("STERA_TOKEN", t);

@@ -8,7 +8,6 @@
 //! itself is a pure function of a [`StatusSnapshot`] ([`line`]).
 
 use std::collections::VecDeque;
-use std::io::Write;
 use std::time::{Duration, Instant};
 
 use stera_proto::v1::StatusReply;
@@ -335,20 +334,15 @@ async fn report(
         };
         if settings.tty {
             let text = columns.map_or_else(|| text.clone(), |c| fit(&text, c));
-            let mut err = std::io::stderr().lock();
-            // The cursor goes back to the start: a log line written meanwhile
-            // then covers the status instead of being glued after it.
-            let _ = write!(err, "\r\x1b[2K{text}\r");
-            let _ = err.flush();
+            // Log records erase it and draw it again below them (one lock for both).
+            stera_service::terminal::draw(&text);
             drawn = true;
         } else {
             tracing::info!(target: TARGET, "{text}");
         }
     }
     if drawn {
-        let mut err = std::io::stderr().lock();
-        let _ = write!(err, "\r\x1b[2K");
-        let _ = err.flush();
+        stera_service::terminal::clear();
     }
     if !settings.tty {
         // Where the run ended, for the log (bounded: the dispatcher may be busy).

@@ -73,9 +73,12 @@ pub struct WorkerArgs {
     /// (for shogi GUIs and tools).
     #[arg(long)]
     pub usi: bool,
-    /// Seconds between summary log lines when stderr is not a terminal.
-    #[arg(long, default_value_t = 120)]
-    pub summary_secs: u64,
+    /// Progress for a person: on a terminal (text logs), a status line redrawn
+    /// every second; otherwise a summary log line every this many seconds. 0:
+    /// neither (the coordinator's local workers, whose terminal shows the
+    /// coordinator's line). The same flag as the coordinator's.
+    #[arg(long, value_name = "N", default_value_t = 120, alias = "summary-secs")]
+    pub status_every_secs: u64,
     /// After the first Ctrl-C or SIGTERM, the jobs in hand and their
     /// acknowledgements may take this many seconds; what is left then is given back
     /// and the worker exits. A second Ctrl-C or SIGTERM gives back at once.
@@ -177,7 +180,11 @@ pub async fn run(args: WorkerArgs) -> Result<()> {
     tokio::spawn(two_stage(StopSignals::register(), shutdown_tx, log_stage));
     let status = tokio::spawn(status::report(
         stats.clone(),
-        Duration::from_secs(args.summary_secs.max(1)),
+        status::Settings {
+            every: Duration::from_secs(args.status_every_secs),
+            tty: std::io::IsTerminal::is_terminal(&std::io::stderr())
+                && args.log_format == logging::LogFormat::Text,
+        },
         shutdown_rx.clone(),
     ));
     let result = session::run_forever(session::SessionConfig {

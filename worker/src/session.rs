@@ -98,7 +98,10 @@ pub async fn run_forever(mut cfg: SessionConfig) -> Result<()> {
         let (why, planned) = match end {
             SessionEnd::Done => return Ok(()),
             SessionEnd::Drained if cfg.exit_on_drain => return Ok(()),
-            SessionEnd::Drained => ("the coordinator drained (it stops or restarts)".to_owned(), true),
+            SessionEnd::Drained => (
+                "the coordinator drained (it stops or restarts)".to_owned(),
+                true,
+            ),
             SessionEnd::Lost(why) => (why, false),
         };
         if *cfg.shutdown.borrow() == Shutdown::Abort {

@@ -1,7 +1,6 @@
 //! What the worker has done, and how it tells a person: a one-line status on a
 //! terminal, a summary line every couple of minutes otherwise.
 
-use std::io::{IsTerminal, Write};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -103,36 +102,40 @@ impl Stats {
     }
 }
 
+/// How the worker reports its progress (`--status-every-secs`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Settings {
+    /// Seconds between summary lines when not drawing on a terminal; zero turns
+    /// the status off altogether (terminal line included).
+    pub every: Duration,
+    /// Draw a live line on a terminal (stderr is one, and logs are text).
+    pub tty: bool,
+}
+
 /// Reports until the task is aborted.
-pub async fn report(
-    stats: Arc<Stats>,
-    summary_every: Duration,
-    _shutdown: watch::Receiver<Shutdown>,
-) {
-    let tty = std::io::stderr().is_terminal();
-    let every = if tty {
+pub async fn report(stats: Arc<Stats>, settings: Settings, _shutdown: watch::Receiver<Shutdown>) {
+    if settings.every.is_zero() {
+        return;
+    }
+    let every = if settings.tty {
         Duration::from_secs(1)
     } else {
-        summary_every
+        settings.every
     };
     let mut tick = tokio::time::interval(every);
     tick.tick().await;
     loop {
         tick.tick().await;
-        if tty {
-            let mut err = std::io::stderr().lock();
-            let _ = write!(err, "\r{:<110}", stats.line());
-            let _ = err.flush();
+        if settings.tty {
+            stera_service::terminal::draw(&stats.line());
         } else {
             tracing::info!(status = %stats.line(), "summary");
         }
     }
 }
 
-/// The last word before exit.
+/// The last word before exit (the status line, if one was drawn, makes way).
 pub fn final_line(stats: &Stats) {
-    if std::io::stderr().is_terminal() {
-        eprintln!();
-    }
+    stera_service::terminal::clear();
     tracing::info!(status = %stats.line(), "worker stopped");
 }

@@ -108,3 +108,103 @@ fn summaries_repeat_while_the_run_waits() {
     coord.sigterm();
     assert!(coord.wait_exit(LONG).success());
 }
+
+/// What a terminal shows after `bytes`: `\r` returns to the line's start, `ESC[2K`
+/// erases the line, other escape sequences (colours) draw nothing, `\n` ends a line,
+/// and text overwrites what is under the cursor.
+fn screen(bytes: &[u8]) -> Vec<String> {
+    let text = String::from_utf8_lossy(bytes);
+    let mut lines = Vec::new();
+    let mut line: Vec<char> = Vec::new();
+    let mut cursor = 0;
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\r' => cursor = 0,
+            '\n' => {
+                lines.push(line.iter().collect::<String>());
+                line.clear();
+                cursor = 0;
+            }
+            '\x1b' => {
+                let mut sequence = String::new();
+                if chars.peek() == Some(&'[') {
+                    chars.next();
+                    while let Some(&n) = chars.peek() {
+                        chars.next();
+                        sequence.push(n);
+                        if n.is_ascii_alphabetic() {
+                            break;
+                        }
+                    }
+                }
+                if sequence == "2K" {
+                    line.clear();
+                }
+            }
+            c => {
+                if cursor < line.len() {
+                    line[cursor] = c;
+                } else {
+                    line.resize(cursor, ' ');
+                    line.push(c);
+                }
+                cursor += 1;
+            }
+        }
+    }
+    lines.push(line.iter().collect());
+    lines
+}
+
+/// On a terminal with local workers (issue 28: the workers and the coordinator
+/// redrew one line in turn, and log records were glued onto the status line): the
+/// coordinator draws the only status line, and every log record, its own and its
+/// workers', stands on a line of its own. Run on a pseudo-terminal by `script`
+/// (util-linux, in every Debian).
+#[test]
+fn on_a_terminal_records_and_the_status_line_never_share_a_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("book");
+    let command = format!(
+        "{} --db {} --listen 127.0.0.1:0 --local-workers 2 --think-limit 300 --nodes 3000",
+        crate::common::EXE,
+        db.display()
+    );
+    let out = std::process::Command::new("script")
+        .args(["-qfec", &command, "/dev/null"])
+        .env_remove("RUST_LOG")
+        .output()
+        .expect("run `script` (util-linux)");
+    let shown = screen(&out.stdout);
+    assert!(out.status.success(), "{shown:#?}");
+    assert!(
+        shown.iter().any(|l| l.contains("coordinator stopped")),
+        "{shown:#?}"
+    );
+    // The worker's own status line ("connected | jobs ...") never shows: the
+    // coordinator's terminal has one status line, the coordinator's.
+    assert!(
+        !shown.iter().any(|l| l.contains("| evaluated ")),
+        "a local worker drew its status line: {shown:#?}"
+    );
+    for line in &shown {
+        // A record starts its line with its timestamp, and a line holds one record.
+        let records = line.matches("Z  INFO").count()
+            + line.matches("Z  WARN").count()
+            + line.matches("Z ERROR").count();
+        assert!(records <= 1, "records share a line: {line:?}");
+        if records == 1 {
+            assert!(
+                line.starts_with("20") && line.as_bytes().get(4) == Some(&b'-'),
+                "a record after other output on its line: {line:?}"
+            );
+        }
+    }
+    // The status line was drawn during the run (it says `thought`), and the last
+    // screen does not keep a stale copy under the records.
+    assert!(
+        out.stdout.windows(7).any(|w| w == b"thought"),
+        "no status line was drawn: {shown:#?}"
+    );
+}

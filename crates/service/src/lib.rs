@@ -6,6 +6,8 @@
 //!   and the `/metrics` HTTP server.
 //! * [`runtime`]: the multi-threaded tokio runtime a binary's `main` runs on.
 //! * [`signals`]: Ctrl-C and SIGTERM, in two stages (finish, then abort).
+//! * [`terminal`]: the one live status line on a terminal, and the log writer
+//!   that keeps records off it.
 //! * [`token`]: the bearer token from a file or `STERA_TOKEN`.
 //! * [`convert`]: the protocol's messages to and from the domain types (game
 //!   rules and results, search limits, think results), so that both ends of the
@@ -19,6 +21,7 @@ pub mod logging;
 pub mod runtime;
 pub mod signals;
 pub mod telemetry;
+pub mod terminal;
 
 /// The bearer token a worker or tool presents and a coordinator expects (the
 /// protocol crate owns the rules; re-exported so that binaries find all of their

@@ -19,7 +19,8 @@ pub fn init(format: LogFormat) {
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_ansi(ansi)
-        .with_writer(std::io::stderr);
+        // Records go around the status line a terminal may show (see `terminal`).
+        .with_writer(crate::terminal::StderrWriter);
     // A second init (tests, a re-exec) keeps the first subscriber.
     let _ = match format {
         LogFormat::Text => builder.try_init(),
