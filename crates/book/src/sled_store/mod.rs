@@ -31,22 +31,36 @@
 //! is one sled insert, so after a crash it is either wholly there or wholly absent.
 //! [`NodeStore::record_game`] writes the game's counters, its id and the new
 //! count as one `apply_batch` on `games`, then flushes: all or nothing.
+//!
+//! This module opens stores and implements [`NodeStore`]; beside it, by concern:
+//! `compaction` ([`Compactor`]), `backup` ([`BackupSnapshot`] and the partial
+//! directory every new store is written in), `reader` ([`SledReader`] and the
+//! scans it shares with the store) and `keys` (the byte layout above).
 
 use std::collections::BTreeMap;
 use std::collections::btree_map::Entry;
 use std::path::{Path, PathBuf};
 
-use stera_rules::{Key, Move};
-
 use stera_formats::leftovers::INCOMPLETE_MARKER;
+use stera_rules::{Key, Move};
 
 use crate::{BookError, GameCounts, NodeId, NodeStore, RunConfig, ThoughtNode};
 
-const FORMAT: &[u8] = b"stera-book 1";
+mod backup;
+mod compaction;
+mod keys;
+mod reader;
 
-/// Key in `meta`: present when the store is known to hold at most one node per
-/// pair of colour-flipped twins (see [`crate::twins`]).
-const TWINS_MERGED: &[u8] = b"twins merged";
+pub(crate) use backup::PartialStore;
+pub use backup::{BackupSnapshot, BackupSummary};
+pub use compaction::{CompactSummary, Compactor};
+pub use reader::SledReader;
+
+use keys::{
+    FORMAT, GAMES_RECORDED, QUARANTINE, TWINS_MERGED, ban_key, chunk_count, chunk_first_id,
+    counts_key, decode_ban_key, decode_counts, game_id_key,
+};
+use reader::{game_counts_of, nodes_of};
 
 /// A book store in a sled database directory.
 pub struct SledStore {
@@ -348,290 +362,6 @@ impl SledStore {
     }
 }
 
-/// What one compaction pass did.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct CompactSummary {
-    /// Chunks merged away.
-    pub removed: usize,
-    /// The first node id of the chunk a later pass should start from: every chunk
-    /// before it holds at least the requested records.
-    pub next_from: u32,
-}
-
-/// Merges the small chunks the dispatcher appends (one per committed batch of
-/// results, each with sled's per-entry overhead in memory and on disk) into large
-/// ones, on another thread while the store's owner keeps appending.
-///
-/// Safe beside appends: a merge is one atomic sled batch that inserts the merged
-/// chunk under the first chunk's key and removes the others, so a crash leaves
-/// either the old chunks or the new one, and appends only add keys past every
-/// existing chunk. Not safe beside a scan of the nodes (an export's or a
-/// backup's): a scan that already passed a merged chunk's key would miss the
-/// chunks it absorbed. The coordinator runs compactions, exports and backups one
-/// at a time on its maintenance thread.
-#[derive(Clone)]
-pub struct Compactor {
-    path: PathBuf,
-    db: sled::Db,
-    nodes: sled::Tree,
-}
-
-impl std::fmt::Debug for Compactor {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Compactor({})", self.path.display())
-    }
-}
-
-impl Compactor {
-    /// Merges consecutive chunks starting at node id `from` until each holds at
-    /// least `min_records` (the last group may hold fewer and is left for a later
-    /// pass). Chunks that are already large enough are not rewritten.
-    ///
-    /// # Errors
-    /// Storage failure or corrupt chunks.
-    pub fn compact_from(&self, from: u32, min_records: u32) -> Result<CompactSummary, BookError> {
-        let err = |e: sled::Error| store_error(&self.path, e);
-        let mut summary = CompactSummary {
-            removed: 0,
-            next_from: from,
-        };
-        let mut group: Vec<(sled::IVec, sled::IVec)> = Vec::new();
-        let mut group_records = 0u32;
-        for item in self.nodes.range(from.to_be_bytes()..) {
-            let (k, v) = item.map_err(err)?;
-            let count = chunk_count(&v)?;
-            if group.is_empty() {
-                summary.next_from = chunk_first_id(&k)?;
-            }
-            group.push((k, v));
-            group_records = group_records.saturating_add(count);
-            if group_records >= min_records {
-                summary.removed += self.merge(&group)?;
-                summary.next_from = summary.next_from.saturating_add(group_records);
-                group.clear();
-                group_records = 0;
-            }
-        }
-        // The tail stays for a later pass, when more chunks have joined it.
-        Ok(summary)
-    }
-
-    /// Merges every chunk from node id `from` on into one.
-    fn merge_rest(&self, from: u32) -> Result<usize, BookError> {
-        let group = self
-            .nodes
-            .range(from.to_be_bytes()..)
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| store_error(&self.path, e))?;
-        self.merge(&group)
-    }
-
-    /// Replaces `group` (consecutive chunks) by one chunk in one atomic batch.
-    fn merge(&self, group: &[(sled::IVec, sled::IVec)]) -> Result<usize, BookError> {
-        let Some((first_key, _)) = group.first() else {
-            return Ok(0);
-        };
-        if group.len() < 2 {
-            return Ok(0);
-        }
-        let mut total = 0u32;
-        let mut value = Vec::with_capacity(group.iter().map(|(_, v)| v.len()).sum());
-        value.extend_from_slice(&[0; 4]);
-        for (_, v) in group {
-            total = total
-                .checked_add(chunk_count(v)?)
-                .ok_or_else(|| BookError::Corrupt("chunk counts overflow".into()))?;
-            value.extend_from_slice(&v[4..]);
-        }
-        value[..4].copy_from_slice(&total.to_le_bytes());
-        let mut batch = sled::Batch::default();
-        for (k, _) in &group[1..] {
-            batch.remove(k.clone());
-        }
-        let bytes = value.len() as u64;
-        batch.insert(first_key.clone(), value);
-        crate::space::ensure_room(&self.path, &self.path, bytes)?;
-        let err = |e: sled::Error| store_error(&self.path, e);
-        self.nodes.apply_batch(batch).map_err(err)?;
-        self.db.flush().map_err(err)?;
-        Ok(group.len() - 1)
-    }
-}
-
-/// sled's error on open, with the lock held by another process told apart (sled
-/// reports it as an I/O error "could not acquire lock on ...").
-/// What an online backup wrote.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct BackupSummary {
-    /// Key-value entries copied (all trees).
-    pub entries: u64,
-    /// Thought positions in the copy.
-    pub nodes: u32,
-    /// Leftovers of interrupted backups removed beside the target first.
-    pub leftovers_removed: u32,
-}
-
-impl SledStore {
-    /// Copies the whole store (every tree: positions, configuration, bans, kifu,
-    /// game results) into a new store at `out`: [`SledStore::backup_snapshot`]
-    /// then [`BackupSnapshot::write_to`].
-    ///
-    /// # Errors
-    /// `out` exists already, or a storage failure on either side.
-    pub fn backup_to(&self, out: &Path) -> Result<BackupSummary, BookError> {
-        self.backup_snapshot()?.write_to(out)
-    }
-
-    /// Takes what a consistent backup of this moment needs, cheaply, so that the
-    /// copy itself can run on another thread while the owner keeps writing:
-    /// the number of nodes (nodes are only ever appended, so the first `n` of a
-    /// later scan are those of now) and a copy of every other tree (bans, kifu,
-    /// configuration and game results, which are small and change in place: a
-    /// game is recorded as one batch over several keys, so only a copy taken
-    /// between two writes keeps a game whole).
-    ///
-    /// # Errors
-    /// Storage failure.
-    pub fn backup_snapshot(&self) -> Result<BackupSnapshot, BookError> {
-        self.db.flush().map_err(|e| self.err(e))?;
-        let mut trees = Vec::new();
-        for name in self.db.tree_names() {
-            if name.as_ref() == b"nodes" {
-                continue;
-            }
-            let tree = self.db.open_tree(&name).map_err(|e| self.err(e))?;
-            let entries = tree
-                .iter()
-                .collect::<Result<Vec<_>, _>>()
-                .map_err(|e| self.err(e))?;
-            trees.push((name, entries));
-        }
-        Ok(BackupSnapshot {
-            path: self.path.clone(),
-            nodes: self.nodes.clone(),
-            node_count: self.len,
-            trees,
-        })
-    }
-}
-
-/// A store as it was when [`SledStore::backup_snapshot`] was called, ready to be
-/// written elsewhere by another thread.
-pub struct BackupSnapshot {
-    path: PathBuf,
-    nodes: sled::Tree,
-    node_count: u32,
-    trees: Vec<(sled::IVec, Vec<(sled::IVec, sled::IVec)>)>,
-}
-
-impl std::fmt::Debug for BackupSnapshot {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "BackupSnapshot({}, {} nodes)",
-            self.path.display(),
-            self.node_count
-        )
-    }
-}
-
-impl BackupSnapshot {
-    /// Thought positions the backup holds.
-    #[must_use]
-    pub fn node_count(&self) -> u32 {
-        self.node_count
-    }
-
-    /// Writes the snapshot as a new store at `out`. The copy is written to
-    /// a temporary directory (see `PartialStore`) and renamed to `out` only when
-    /// complete and flushed: a failed backup removes it, a killed one leaves it
-    /// marked incomplete (removed by the next backup into the same directory
-    /// once this process has ended), never a store at `out` that is incomplete.
-    /// Node chunks are copied up to the snapshot's node count; chunks appended
-    /// since are left out. Must not run beside a [`Compactor`] of the same store.
-    ///
-    /// # Errors
-    /// `out` exists already, a storage failure on either side, or the node
-    /// chunks do not end at the snapshot's count (a compaction ran meanwhile).
-    pub fn write_to(&self, out: &Path) -> Result<BackupSummary, BookError> {
-        let target = PartialStore::create(out)?;
-        let partial = target.path().to_owned();
-        // sled writes its first files when it opens, and hangs on a full disk.
-        crate::space::ensure_room(&partial, out, 0)?;
-        let copy = sled::Config::new()
-            .path(&partial)
-            .open()
-            .map_err(|e| store_error(&partial, e))?;
-        let to_err = |e: sled::Error| store_error(&partial, e);
-        let mut entries = 0u64;
-        for (tree_name, kvs) in &self.trees {
-            let to = copy.open_tree(tree_name).map_err(to_err)?;
-            for part in kvs.chunks(50_000) {
-                let mut batch = sled::Batch::default();
-                let mut bytes = 0usize;
-                for (k, v) in part {
-                    bytes += k.len() + v.len();
-                    batch.insert(k.clone(), v.clone());
-                }
-                crate::space::ensure_room(&partial, out, bytes as u64)?;
-                to.apply_batch(batch).map_err(to_err)?;
-                entries += part.len() as u64;
-            }
-        }
-        entries += self.copy_nodes(&copy, &partial, out)?;
-        copy.flush().map_err(to_err)?;
-        drop(copy);
-        let leftovers_removed = target.leftovers_removed();
-        target.publish()?;
-        Ok(BackupSummary {
-            entries,
-            nodes: self.node_count,
-            leftovers_removed,
-        })
-    }
-
-    /// Copies the node chunks below the snapshot's count; returns the chunks copied.
-    fn copy_nodes(&self, copy: &sled::Db, partial: &Path, out: &Path) -> Result<u64, BookError> {
-        let to = copy
-            .open_tree("nodes")
-            .map_err(|e| store_error(partial, e))?;
-        let mut copied = 0u64;
-        let mut end = 0u32;
-        let mut batch = sled::Batch::default();
-        let mut batch_bytes = 0usize;
-        for item in self.nodes.range(..self.node_count.to_be_bytes()) {
-            let (k, v) = item.map_err(|e| store_error(&self.path, e))?;
-            let first = chunk_first_id(&k)?;
-            if first != end {
-                return Err(BookError::Corrupt(format!(
-                    "node chunk starts at id {first}, expected {end}"
-                )));
-            }
-            end = first
-                .checked_add(chunk_count(&v)?)
-                .ok_or_else(|| BookError::Corrupt(format!("chunk at {first} overflows")))?;
-            batch_bytes += v.len();
-            batch.insert(k, v);
-            copied += 1;
-            if batch_bytes >= 64 << 20 {
-                crate::space::ensure_room(partial, out, batch_bytes as u64)?;
-                to.apply_batch(std::mem::take(&mut batch))
-                    .map_err(|e| store_error(partial, e))?;
-                batch_bytes = 0;
-            }
-        }
-        crate::space::ensure_room(partial, out, batch_bytes as u64)?;
-        to.apply_batch(batch).map_err(|e| store_error(partial, e))?;
-        if end != self.node_count {
-            return Err(BookError::Invalid(format!(
-                "the store's node chunks end at {end}, not at the snapshot's {} nodes (was it compacted during the backup?)",
-                self.node_count
-            )));
-        }
-        Ok(copied)
-    }
-}
-
 /// How long an open waits for sled's file lock before reporting the store in use.
 ///
 /// sled 0.34 releases the lock of a dropped `Db` only when its background threads
@@ -663,6 +393,8 @@ fn is_lock_contention(e: &sled::Error) -> bool {
     matches!(e, sled::Error::Io(io) if io.to_string().contains("could not acquire lock"))
 }
 
+/// sled's error on open, with the lock held by another process told apart (sled
+/// reports it as an I/O error "could not acquire lock on ...").
 fn open_error(path: &Path, source: sled::Error) -> BookError {
     match &source {
         e if is_lock_contention(e) => BookError::InUse {
@@ -675,7 +407,7 @@ fn open_error(path: &Path, source: sled::Error) -> BookError {
 /// sled's error at `path`; damaged files (sled's "corruption", a file that is
 /// not sled's, a bug sled reports) are [`BookError::Damaged`], which points to
 /// the restore procedure.
-fn store_error(path: &Path, source: sled::Error) -> BookError {
+pub(super) fn store_error(path: &Path, source: sled::Error) -> BookError {
     match source {
         sled::Error::Corruption { .. }
         | sled::Error::ReportableBug(_)
@@ -687,41 +419,6 @@ fn store_error(path: &Path, source: sled::Error) -> BookError {
             path: path.display().to_string(),
             source,
         },
-    }
-}
-
-fn chunk_first_id(key: &[u8]) -> Result<u32, BookError> {
-    let b: [u8; 4] = key
-        .try_into()
-        .map_err(|_| BookError::Corrupt(format!("node chunk key of {} bytes", key.len())))?;
-    Ok(u32::from_be_bytes(b))
-}
-
-/// Key of a position's counters in the `games` tree: `c` + key (16 bytes BE).
-fn counts_key(key: Key) -> [u8; 17] {
-    let mut k = [b'c'; 17];
-    k[1..].copy_from_slice(&key.to_bytes());
-    k
-}
-
-/// Key of a recorded game id in the `games` tree: `g` + id (8 bytes BE).
-fn game_id_key(id: u64) -> [u8; 9] {
-    let mut k = [b'g'; 9];
-    k[1..].copy_from_slice(&id.to_be_bytes());
-    k
-}
-
-/// The key `n` in the `games` tree: the number of recorded game ids.
-const GAMES_RECORDED: &[u8] = b"n";
-
-fn decode_counts(key: Key, value: &[u8]) -> Result<GameCounts, BookError> {
-    GameCounts::decode(value).map_err(|e| BookError::Corrupt(format!("position {key}: {e}")))
-}
-
-fn chunk_count(value: &[u8]) -> Result<u32, BookError> {
-    match value.get(..4) {
-        Some(b) => Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]])),
-        None => Err(BookError::Corrupt("node chunk without a count".into())),
     }
 }
 
@@ -968,113 +665,6 @@ impl NodeStore for SledStore {
     }
 }
 
-/// A new store written under a temporary name beside `OUT`
-/// (`OUT.stera-partial-<pid>.<n>`, see [`stera_formats::leftovers`]) and renamed
-/// to `OUT` when complete, so that `OUT` is never a half-written store. The
-/// temporary directory is made new (an existing one is never reused or
-/// deleted) and holds [`INCOMPLETE_MARKER`] until it is complete, so that no
-/// open takes it for a store. Leftovers of interrupted writers beside `OUT` are
-/// removed first (only those this product made, see `clean_stale`).
-pub(crate) struct PartialStore {
-    partial: PathBuf,
-    out: PathBuf,
-    leftovers_removed: u32,
-    published: bool,
-}
-
-impl Drop for PartialStore {
-    /// A copy that failed (or was abandoned) is removed at once: it is this
-    /// process's own directory, and on a full disk its space is wanted back.
-    fn drop(&mut self) {
-        if !self.published {
-            let _ = std::fs::remove_dir_all(&self.partial);
-        }
-    }
-}
-
-impl PartialStore {
-    /// Claims `out` (which must not exist): makes the temporary directory with
-    /// its marker.
-    pub(crate) fn create(out: &Path) -> Result<Self, BookError> {
-        if out.exists() {
-            return Err(BookError::Invalid(format!(
-                "target `{}` exists already",
-                out.display()
-            )));
-        }
-        let name = out
-            .file_name()
-            .map(std::ffi::OsString::from)
-            .ok_or_else(|| BookError::Invalid(format!("target `{}` has no name", out.display())))?;
-        let parent = match out.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-            _ => PathBuf::from("."),
-        };
-        let removed = stera_formats::leftovers::clean_stale(&parent);
-        let io_err = |path: &Path, e: std::io::Error| store_error(path, sled::Error::Io(e));
-        let mut n = 0u32;
-        let partial = loop {
-            let mut candidate = name.clone();
-            candidate.push(format!(".{}{n}", stera_formats::leftovers::tag()));
-            let candidate = out.with_file_name(candidate);
-            match std::fs::create_dir(&candidate) {
-                Ok(()) => break candidate,
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && n < 1000 => n += 1,
-                Err(e) => return Err(io_err(&candidate, e)),
-            }
-        };
-        let marker = format!(
-            "an unfinished copy of a stera book store, being written to `{}` by process {}; it is not a store (an interrupted copy is removed by the next backup into this directory)\n",
-            out.display(),
-            std::process::id()
-        );
-        std::fs::write(partial.join(INCOMPLETE_MARKER), marker).map_err(|e| io_err(&partial, e))?;
-        Ok(Self {
-            partial,
-            out: out.to_owned(),
-            leftovers_removed: u32::try_from(removed.len()).unwrap_or(u32::MAX),
-            published: false,
-        })
-    }
-
-    /// Where the store is written.
-    pub(crate) fn path(&self) -> &Path {
-        &self.partial
-    }
-
-    /// Leftovers of interrupted writers removed beside the target.
-    pub(crate) fn leftovers_removed(&self) -> u32 {
-        self.leftovers_removed
-    }
-
-    /// Marks the complete store (closed and flushed) complete and renames it to
-    /// its name. Fails, leaving the temporary directory, when `out` appeared
-    /// meanwhile.
-    pub(crate) fn publish(mut self) -> Result<(), BookError> {
-        let io_err = |path: &Path, e: std::io::Error| store_error(path, sled::Error::Io(e));
-        if self.out.exists() {
-            return Err(BookError::Invalid(format!(
-                "target `{}` appeared while the store was written to `{}`",
-                self.out.display(),
-                self.partial.display()
-            )));
-        }
-        // Durable before the marker goes: a crash now leaves a complete store
-        // under the temporary name, never an incomplete one without its marker.
-        sync_dir(&self.partial).map_err(|e| io_err(&self.partial, e))?;
-        std::fs::remove_file(self.partial.join(INCOMPLETE_MARKER))
-            .map_err(|e| io_err(&self.partial, e))?;
-        sync_dir(&self.partial).map_err(|e| io_err(&self.partial, e))?;
-        std::fs::rename(&self.partial, &self.out).map_err(|e| io_err(&self.partial, e))?;
-        self.published = true;
-        if let Some(parent) = self.out.parent() {
-            // The rename is durable once the directory is.
-            let _ = sync_dir(parent);
-        }
-        Ok(())
-    }
-}
-
 /// A directory holding [`INCOMPLETE_MARKER`] is an unfinished copy, not a store:
 /// opened, it would read as a valid store with part of the book (or none).
 fn refuse_incomplete(path: &Path) -> Result<(), BookError> {
@@ -1123,137 +713,4 @@ fn refuse_inside_store(path: &Path) -> Result<(), BookError> {
         )));
     }
     Ok(())
-}
-
-/// fsync of a directory (its entries); an empty path is the current directory.
-fn sync_dir(dir: &Path) -> std::io::Result<()> {
-    let dir = if dir.as_os_str().is_empty() {
-        Path::new(".")
-    } else {
-        dir
-    };
-    std::fs::File::open(dir)?.sync_all()
-}
-
-/// Every node of the `nodes` tree, in id order (a sled panic on a damaged page
-/// is [`BookError::Damaged`]).
-fn nodes_of(
-    nodes: &sled::Tree,
-    path: &Path,
-    visit: &mut dyn FnMut(NodeId, ThoughtNode) -> Result<(), BookError>,
-) -> Result<(), BookError> {
-    crate::sled_guard::guarded(path, || nodes_of_unguarded(nodes, path, visit))
-}
-
-fn nodes_of_unguarded(
-    nodes: &sled::Tree,
-    path: &Path,
-    visit: &mut dyn FnMut(NodeId, ThoughtNode) -> Result<(), BookError>,
-) -> Result<(), BookError> {
-    let mut expected = 0u32;
-    for item in nodes.iter() {
-        let (k, v) = item.map_err(|e| store_error(path, e))?;
-        let first = chunk_first_id(&k)?;
-        if first != expected {
-            return Err(BookError::Corrupt(format!(
-                "node chunk starts at id {first}, expected {expected}"
-            )));
-        }
-        let count = chunk_count(&v)?;
-        let mut rest = &v[4..];
-        for i in 0..count {
-            let (node, tail) = ThoughtNode::decode(rest)
-                .map_err(|e| BookError::Corrupt(format!("node {}: {e}", first + i)))?;
-            rest = tail;
-            visit(NodeId(first + i), node)?;
-        }
-        if !rest.is_empty() {
-            return Err(BookError::Corrupt(format!(
-                "chunk at {first}: {} bytes after {count} records",
-                rest.len()
-            )));
-        }
-        expected = first + count;
-    }
-    Ok(())
-}
-
-/// Every position's game counters in the `games` tree.
-fn game_counts_of(
-    games: &sled::Tree,
-    path: &Path,
-    f: &mut dyn FnMut(Key, GameCounts),
-) -> Result<(), BookError> {
-    for item in games.scan_prefix(b"c") {
-        let (k, v) = item.map_err(|e| store_error(path, e))?;
-        let b: [u8; 16] = k
-            .get(1..)
-            .and_then(|b| b.try_into().ok())
-            .ok_or_else(|| BookError::Corrupt(format!("game counts key of {} bytes", k.len())))?;
-        let key = Key::from_bytes(b);
-        f(key, decode_counts(key, &v)?);
-    }
-    Ok(())
-}
-
-/// A read-only view of a [`SledStore`] for another thread: an export reads the
-/// nodes and game counters while the dispatcher keeps appending. sled trees are
-/// shared handles; a scan sees every write committed before it reaches it, and
-/// nodes are appended in id order, so the first `n` nodes read are those of a
-/// book snapshot of `n` nodes.
-#[derive(Clone)]
-pub struct SledReader {
-    path: PathBuf,
-    nodes: sled::Tree,
-    games: sled::Tree,
-}
-
-impl std::fmt::Debug for SledReader {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "SledReader({})", self.path.display())
-    }
-}
-
-impl SledReader {
-    /// Every stored node in id order (including nodes appended during the scan).
-    ///
-    /// # Errors
-    /// Storage failure, corrupt records, or what `visit` returns.
-    pub fn for_each_node(
-        &self,
-        visit: &mut dyn FnMut(NodeId, ThoughtNode) -> Result<(), BookError>,
-    ) -> Result<(), BookError> {
-        nodes_of(&self.nodes, &self.path, visit)
-    }
-
-    /// Every position's game counters (each counter as last written).
-    ///
-    /// # Errors
-    /// Storage failure or corrupt counters.
-    pub fn for_each_game_count(&self, f: &mut dyn FnMut(Key, GameCounts)) -> Result<(), BookError> {
-        game_counts_of(&self.games, &self.path, f)
-    }
-}
-
-/// The tree of quarantine records: key as in `bans`, value the note (SFEN, a
-/// tab, the reason). Opened when used, so stores of earlier versions need nothing.
-const QUARANTINE: &str = "quarantine";
-
-/// The key of a banned edge: node id (u32 BE) + move (u16 BE).
-fn ban_key(node: NodeId, mv: Move) -> [u8; 6] {
-    let mut key = [0u8; 6];
-    key[..4].copy_from_slice(&node.0.to_be_bytes());
-    key[4..].copy_from_slice(&mv.raw().to_be_bytes());
-    key
-}
-
-fn decode_ban_key(k: &[u8]) -> Result<(NodeId, Move), BookError> {
-    let [a, b, c, d, e, f] = k else {
-        return Err(BookError::Corrupt(format!("ban key of {} bytes", k.len())));
-    };
-    let node = NodeId(u32::from_be_bytes([*a, *b, *c, *d]));
-    let raw = u16::from_be_bytes([*e, *f]);
-    let mv = Move::from_raw(raw)
-        .ok_or_else(|| BookError::Corrupt(format!("banned move code {raw:#06x}")))?;
-    Ok((node, mv))
 }

@@ -1,0 +1,110 @@
+//! Reading a store from another thread: the node and game-counter scans that
+//! [`SledStore`](super::SledStore) and [`SledReader`] share.
+
+use std::path::{Path, PathBuf};
+
+use stera_rules::Key;
+
+use super::keys::{chunk_count, chunk_first_id, decode_counts};
+use super::store_error;
+use crate::{BookError, GameCounts, NodeId, ThoughtNode};
+
+/// Every node of the `nodes` tree, in id order (a sled panic on a damaged page
+/// is [`BookError::Damaged`]).
+pub(super) fn nodes_of(
+    nodes: &sled::Tree,
+    path: &Path,
+    visit: &mut dyn FnMut(NodeId, ThoughtNode) -> Result<(), BookError>,
+) -> Result<(), BookError> {
+    crate::sled_guard::guarded(path, || nodes_of_unguarded(nodes, path, visit))
+}
+
+fn nodes_of_unguarded(
+    nodes: &sled::Tree,
+    path: &Path,
+    visit: &mut dyn FnMut(NodeId, ThoughtNode) -> Result<(), BookError>,
+) -> Result<(), BookError> {
+    let mut expected = 0u32;
+    for item in nodes.iter() {
+        let (k, v) = item.map_err(|e| store_error(path, e))?;
+        let first = chunk_first_id(&k)?;
+        if first != expected {
+            return Err(BookError::Corrupt(format!(
+                "node chunk starts at id {first}, expected {expected}"
+            )));
+        }
+        let count = chunk_count(&v)?;
+        let mut rest = &v[4..];
+        for i in 0..count {
+            let (node, tail) = ThoughtNode::decode(rest)
+                .map_err(|e| BookError::Corrupt(format!("node {}: {e}", first + i)))?;
+            rest = tail;
+            visit(NodeId(first + i), node)?;
+        }
+        if !rest.is_empty() {
+            return Err(BookError::Corrupt(format!(
+                "chunk at {first}: {} bytes after {count} records",
+                rest.len()
+            )));
+        }
+        expected = first + count;
+    }
+    Ok(())
+}
+
+/// Every position's game counters in the `games` tree.
+pub(super) fn game_counts_of(
+    games: &sled::Tree,
+    path: &Path,
+    f: &mut dyn FnMut(Key, GameCounts),
+) -> Result<(), BookError> {
+    for item in games.scan_prefix(b"c") {
+        let (k, v) = item.map_err(|e| store_error(path, e))?;
+        let b: [u8; 16] = k
+            .get(1..)
+            .and_then(|b| b.try_into().ok())
+            .ok_or_else(|| BookError::Corrupt(format!("game counts key of {} bytes", k.len())))?;
+        let key = Key::from_bytes(b);
+        f(key, decode_counts(key, &v)?);
+    }
+    Ok(())
+}
+
+/// A read-only view of a [`SledStore`](super::SledStore) for another thread: an export reads the
+/// nodes and game counters while the dispatcher keeps appending. sled trees are
+/// shared handles; a scan sees every write committed before it reaches it, and
+/// nodes are appended in id order, so the first `n` nodes read are those of a
+/// book snapshot of `n` nodes.
+#[derive(Clone)]
+pub struct SledReader {
+    pub(super) path: PathBuf,
+    pub(super) nodes: sled::Tree,
+    pub(super) games: sled::Tree,
+}
+
+impl std::fmt::Debug for SledReader {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "SledReader({})", self.path.display())
+    }
+}
+
+impl SledReader {
+    /// Every stored node in id order (including nodes appended during the scan).
+    ///
+    /// # Errors
+    /// Storage failure, corrupt records, or what `visit` returns.
+    pub fn for_each_node(
+        &self,
+        visit: &mut dyn FnMut(NodeId, ThoughtNode) -> Result<(), BookError>,
+    ) -> Result<(), BookError> {
+        nodes_of(&self.nodes, &self.path, visit)
+    }
+
+    /// Every position's game counters (each counter as last written).
+    ///
+    /// # Errors
+    /// Storage failure or corrupt counters.
+    pub fn for_each_game_count(&self, f: &mut dyn FnMut(Key, GameCounts)) -> Result<(), BookError> {
+        game_counts_of(&self.games, &self.path, f)
+    }
+}
