@@ -96,7 +96,7 @@ impl Evaluation {
     pub fn check_complete(&mut self, position: &Position) -> Result<(), EvalError> {
         let sfen = || position.to_sfen();
         let legal = position.legal_moves();
-        self.moves.sort_by_key(|m| m.mv);
+        stera_rules::sort_canonical(&mut self.moves, |m| m.mv);
         for pair in self.moves.windows(2) {
             if pair[0].mv == pair[1].mv {
                 return Err(EvalError::DuplicateMove {

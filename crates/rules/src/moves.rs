@@ -20,6 +20,21 @@ use crate::RulesError;
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Move(u16);
 
+/// Sorts `items` into the canonical move order: ascending [`Move::raw`] of the
+/// move `mv` reads from each item. [`Position::legal_moves`](crate::Position::legal_moves)
+/// returns moves in this order and stores keep one value per move in it, so a
+/// value needs no move beside it; this is the one place the order is defined.
+///
+/// ```
+/// use stera_rules::{Move, sort_canonical};
+/// let mut moves: Vec<Move> = ["7g7f", "2g2f", "P*5e"].iter().map(|m| m.parse().unwrap()).collect();
+/// sort_canonical(&mut moves, |m| *m);
+/// assert!(moves.windows(2).all(|w| w[0].raw() < w[1].raw()));
+/// ```
+pub fn sort_canonical<T>(items: &mut [T], mut mv: impl FnMut(&T) -> Move) {
+    items.sort_unstable_by_key(|item| mv(item).raw());
+}
+
 impl Move {
     /// The raw 16-bit encoding.
     #[must_use]

@@ -288,7 +288,7 @@ impl Position {
         generate_moves::<LegalAll>(&self.inner, &mut list);
         out.clear();
         out.extend(list.iter().map(|m| Move::from_backend(*m)));
-        out.sort_unstable();
+        crate::sort_canonical(out, |m| *m);
     }
 
     /// Number of legal moves (no sorting, no allocation).

@@ -778,7 +778,7 @@ impl LegalMoves {
         backend::movegen::generate_moves::<backend::movegen::LegalAll>(&self.pos, &mut self.list);
         out.clear();
         out.extend(self.list.iter().filter_map(|m| Move::from_raw(m.raw())));
-        out.sort_unstable();
+        stera_rules::sort_canonical(out, |m| *m);
         Ok(())
     }
 }
