@@ -210,7 +210,8 @@ pub enum MoveRule {
         by_count: bool,
     },
     /// Softmax of the values at `temperature` centipawns:
-    /// `p(a) ∝ exp((v(a) - v_max) / T)`; `T = 0` is [`MoveRule::Best`].
+    /// `p(a) ∝ exp((v(a) - v_max) / T)` ([`stera_book::softmax_policy`]); at
+    /// `T = 0` the best moves share equally (one best move: [`MoveRule::Best`]).
     Softmax { temperature: f64 },
     /// In proportion to `count` (moves with count 0 never played; all counts 0:
     /// the first move).
@@ -256,14 +257,23 @@ impl MoveRule {
         match *self {
             Self::Best => Some(vec![(best.mv, 1.0)]),
             Self::Softmax { temperature } => {
-                if !(temperature.is_finite() && temperature > 0.0) {
-                    return Some(vec![(best.mv, 1.0)]);
-                }
-                let weights: Vec<f64> = candidates
-                    .iter()
-                    .map(|c| (f64::from(c.value - best.value) / temperature).exp())
-                    .collect();
-                normalised(candidates, &weights)
+                // An infinite temperature is no choice anyone makes on purpose:
+                // taken as 0 (the best moves), as before.
+                let temperature = if temperature.is_finite() {
+                    temperature
+                } else {
+                    0.0
+                };
+                let values: Vec<i32> = candidates.iter().map(|c| c.value).collect();
+                let policy = stera_book::softmax_policy(&values, temperature);
+                Some(
+                    candidates
+                        .iter()
+                        .zip(policy)
+                        .filter(|(_, p)| *p > 0.0)
+                        .map(|(c, p)| (c.mv, p))
+                        .collect(),
+                )
             }
             Self::Count => {
                 let weights: Vec<f64> = candidates.iter().map(|c| c.count as f64).collect();
@@ -392,7 +402,7 @@ pub struct SoftmaxPolicy {
 
 impl SoftmaxPolicy {
     /// A policy over `book` at `temperature` centipawns (0, negative or not a
-    /// number: the best move only).
+    /// number: the best moves, sharing equally).
     #[must_use]
     pub fn new(book: Arc<AnalysedBook>, temperature: f64) -> Self {
         let temperature = if temperature.is_finite() && temperature > 0.0 {

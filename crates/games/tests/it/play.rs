@@ -79,8 +79,8 @@ fn softmax_policy_follows_the_propagated_values() {
     assert_eq!(soft.probabilities(&outside), None);
     assert_eq!(soft.choose(&outside, 0.5), None);
 
-    // Following the book on both sides: 7g7f, then White's best (all equal: the
-    // first in canonical order), then out of book.
+    // Following the book on both sides: 7g7f, then one of White's best (all
+    // equal: they share), then out of book.
     let line = follow(&greedy, &start, 10, || 0.5);
     assert_eq!(line.len(), 2);
     assert_eq!(line[0], usi("7g7f"));
