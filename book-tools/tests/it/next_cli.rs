@@ -82,7 +82,7 @@ fn next_lists_what_the_selector_hands_out_and_changes_nothing() {
     }
     let distinct: std::collections::HashSet<_> = listed.iter().collect();
     assert_eq!(distinct.len(), listed.len());
-    drop(selector);
+    drop((live, selector));
 
     // An outside thinker's book of those positions comes back with `import`;
     // then they are thought and `next` moves on.

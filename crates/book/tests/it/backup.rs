@@ -82,7 +82,7 @@ fn a_backup_is_a_complete_store_and_never_overwrites() {
     names.sort();
     assert_eq!(names, ["backup.db", "backup.db.partial", "book.db"]);
     let before = contents(store);
-    drop(selector);
+    drop((live, selector));
 
     let copy = SledStore::open_existing(&out).unwrap();
     assert_eq!(copy.len() as usize, keys.len());
