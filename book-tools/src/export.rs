@@ -11,6 +11,7 @@ use stera_book::terashock::{
     Backup, BookFormat, ExportOptions, ExportSummary, NodeExtras, Weights, export_book,
 };
 use stera_book::{Book, NodeStore};
+use stera_service::export::{ExportFlags, OfflineExport, WeightsChoice};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -20,62 +21,15 @@ pub struct Args {
     /// The book file to write; it appears only when complete (atomic rename).
     #[arg(long)]
     out: PathBuf,
-    /// The file format: `db2016` (YaneuraOu's text book) or `ybb` (its binary
-    /// book, "YANE-BINBOOK-V1": moves with value and depth, no ponder and no
-    /// count, so --weights does not reach it).
-    #[arg(long, value_enum, default_value_t = FormatArg::Db2016)]
-    format: FormatArg,
-    /// Keep only the moves whose propagated value equals the best move's.
-    #[arg(long)]
-    shrink: bool,
-    /// Write the stored values and search depths without minimax: a book that
-    /// `import` reads back into the same nodes (`import --keep-twins` when the
-    /// store holds a position and its colour-flipped twin both).
-    #[arg(long, conflicts_with = "shrink")]
-    raw: bool,
-    /// How values go from the leaves to the roots: `minimax` (tera-shock: a
-    /// position is worth its best move) or `softmax` (a position is worth the
-    /// softmax-weighted mean of its moves at --temperature; depths stay the best
-    /// line's).
-    #[arg(long, value_enum, default_value_t = BackupArg::Minimax, conflicts_with = "raw")]
-    backup: BackupArg,
-    /// Softmax temperature in centipawns (backup and policy weights). Toward 0
-    /// the softmax backup becomes the minimax one.
-    #[arg(long, default_value_t = 50.0)]
-    temperature: f64,
-    /// What each move's `count` carries: `one` (1 everywhere); `policy` (the
-    /// softmax policy of the written values at --temperature, summing to 10000 per
-    /// position; YaneuraOu plays by it with ConsiderBookMoveCount); or `ndf`
-    /// (NineDayFever: the probability that a move is the best from the game
-    /// results per position, capped at twice its policy weight; positions and
-    /// moves without games keep the policy). Default: `policy` with --backup
-    /// softmax, else `one`.
-    #[arg(long, value_enum, conflicts_with = "raw")]
-    weights: Option<WeightsArg>,
+    // `--format`, `--shrink`, `--raw`, `--backup`, `--temperature`, `--weights`:
+    // declared once for the three export front ends.
+    #[command(flatten)]
+    export: ExportFlags<OfflineExport>,
     /// Export only the first N thought positions: the book as it was when it had
     /// N nodes. A running coordinator's export reports the N of its snapshot, so
     /// the same file can be made again offline.
     #[arg(long, value_name = "N")]
     nodes: Option<usize>,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub(crate) enum FormatArg {
-    Db2016,
-    Ybb,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub(crate) enum BackupArg {
-    Minimax,
-    Softmax,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub(crate) enum WeightsArg {
-    One,
-    Policy,
-    Ndf,
 }
 
 pub fn run(args: &Args) -> Result<()> {
@@ -84,8 +38,8 @@ pub fn run(args: &Args) -> Result<()> {
     let (book, extras) = load_with_games(
         &args.db,
         args.nodes,
-        args.raw,
-        args.weights == Some(WeightsArg::Ndf),
+        args.export.choice().raw,
+        args.export.choice().weights == Some(WeightsChoice::Ndf),
     )?;
     eprintln!(
         "loaded {} nodes, {} move values in {:.1} s",
@@ -93,44 +47,20 @@ pub fn run(args: &Args) -> Result<()> {
         book.value_count(),
         start.elapsed().as_secs_f64()
     );
-    if !(args.temperature >= 0.0 && args.temperature.is_finite()) {
-        anyhow::bail!(
-            "--temperature must be a finite number >= 0, not {}",
-            args.temperature
-        );
-    }
-    let backup = match args.backup {
-        BackupArg::Minimax => Backup::Minimax,
-        BackupArg::Softmax => Backup::Softmax,
-    };
-    let weights = match args.weights {
-        Some(WeightsArg::One) => Weights::One,
-        Some(WeightsArg::Policy) => Weights::Policy,
-        Some(WeightsArg::Ndf) => Weights::Ndf,
-        None if backup == Backup::Softmax => Weights::Policy,
-        None => Weights::One,
-    };
-    let options = ExportOptions {
-        shrink: args.shrink,
-        raw: args.raw,
-        backup,
-        weights,
-        temperature: args.temperature,
-    };
-    if args.format == FormatArg::Ybb && args.weights.is_some() {
+    let choice = args.export.checked()?;
+    let options = choice.options();
+    let (backup, weights) = (options.backup, options.weights);
+    let format = choice.format.book_format(&args.out);
+    if format == BookFormat::Ybb && choice.weights.is_some() {
         eprintln!("note: a .ybb book has no count field: --weights does not reach it");
     }
-    let format = match args.format {
-        FormatArg::Db2016 => BookFormat::Db2016,
-        FormatArg::Ybb => BookFormat::Ybb,
-    };
     let summary = export_to(&book, &extras, &args.out, format, &options)?;
     let s = summary.solve;
     println!(
         "nodes {} edges {} leaf edges {}",
         summary.nodes, summary.edges, summary.leaf_edges
     );
-    if !args.raw {
+    if !choice.raw {
         println!(
             "solved: {} acyclic, {} on or above cycles ({} evaluations), {} perpetual-check loops, {} unconverged",
             s.acyclic, s.cyclic, s.iterations, s.perpetual_loops, s.unconverged
@@ -146,7 +76,7 @@ pub fn run(args: &Args) -> Result<()> {
     if backup == Backup::Softmax {
         println!(
             "softmax backup at T={}: {} unconverged",
-            args.temperature, summary.softmax_unconverged
+            choice.temperature, summary.softmax_unconverged
         );
     }
     println!(

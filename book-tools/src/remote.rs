@@ -6,8 +6,9 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 use stera_proto::token::read_token;
+use stera_proto::v1::StatusRequest;
 use stera_proto::v1::coordinator_client::CoordinatorClient;
-use stera_proto::v1::{ExportRequest, StatusRequest};
+use stera_service::export::{ExportFlags, RemoteExport};
 use tonic::metadata::MetadataValue;
 use tonic::transport::{Certificate, Channel, ClientTlsConfig, Endpoint};
 
@@ -43,26 +44,10 @@ enum Command {
         /// Path of the book file on the coordinator's machine.
         #[arg(long)]
         out: String,
-        /// Keep only the moves whose propagated value equals the best move's.
-        #[arg(long)]
-        shrink: bool,
-        /// Stored values without minimax (a book `import` reads back losslessly).
-        #[arg(long, conflicts_with = "shrink")]
-        raw: bool,
-        /// `minimax` or `softmax` backup, as `book-tools export --backup`.
-        #[arg(long, value_enum, default_value_t = crate::export::BackupArg::Minimax, conflicts_with = "raw")]
-        backup: crate::export::BackupArg,
-        /// Softmax temperature in centipawns, as `book-tools export --temperature`.
-        #[arg(long, default_value_t = 50.0)]
-        temperature: f64,
-        /// `one`, `policy` or `ndf` in count, as `book-tools export --weights`
-        /// (the coordinator reads its own game results for `ndf`).
-        #[arg(long, value_enum, conflicts_with = "raw")]
-        weights: Option<crate::export::WeightsArg>,
-        /// The file's format: `auto` (a path ending in `.ybb` gets a binary book,
-        /// anything else DB2016 text), `db2016` or `ybb` (YaneuraOu's binary book).
-        #[arg(long, value_enum, default_value_t = RemoteFormat::Auto)]
-        format: RemoteFormat,
+        // `--shrink`, `--raw`, `--backup`, `--temperature`, `--weights` as
+        // `book-tools export` has them, and `--format auto|db2016|ybb`.
+        #[command(flatten)]
+        export: ExportFlags<RemoteExport>,
     },
     /// Ask the running coordinator to copy its store into a new store directory
     /// on its machine (inside its --export-dir), consistent and restorable: the
@@ -93,43 +78,10 @@ pub fn run(args: &Args) -> Result<()> {
             Command::Export {
                 connection,
                 out,
-                shrink,
-                raw,
-                backup,
-                temperature,
-                weights,
-                format,
+                export,
             } => {
-                use crate::export::{BackupArg, WeightsArg};
-                use stera_proto::v1::{ExportBackup, ExportFormat, ExportWeights};
-                let backup = match backup {
-                    BackupArg::Minimax => ExportBackup::Minimax,
-                    BackupArg::Softmax => ExportBackup::Softmax,
-                };
-                let weights = match weights {
-                    None => ExportWeights::Default,
-                    Some(WeightsArg::One) => ExportWeights::One,
-                    Some(WeightsArg::Policy) => ExportWeights::Policy,
-                    Some(WeightsArg::Ndf) => ExportWeights::Ndf,
-                };
                 let mut client = connect(connection).await?;
-                let request = authorized(
-                    connection,
-                    ExportRequest {
-                        path: out.clone(),
-                        shrink: *shrink,
-                        raw: *raw,
-                        backup: backup.into(),
-                        temperature: *temperature,
-                        weights: weights.into(),
-                        format: match format {
-                            RemoteFormat::Auto => ExportFormat::ByExtension,
-                            RemoteFormat::Db2016 => ExportFormat::Db2016,
-                            RemoteFormat::Ybb => ExportFormat::Ybb,
-                        }
-                        .into(),
-                    },
-                )?;
+                let request = authorized(connection, export.choice().to_request(out.clone()))?;
                 let reply = client
                     .export(request)
                     .await
@@ -237,15 +189,4 @@ fn refused(what: &str, status: &tonic::Status) -> anyhow::Error {
         status.code(),
         status.message()
     )
-}
-
-/// The book format a remote export asks for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum RemoteFormat {
-    /// By the path's extension: `.ybb` binary, anything else text.
-    Auto,
-    /// YaneuraOu DB2016 text.
-    Db2016,
-    /// YaneuraOu binary book (`.ybb`).
-    Ybb,
 }

@@ -89,13 +89,7 @@ impl Player for RemotePlayer {
         let message = SearchRequest {
             start_sfen: start.to_sfen(),
             moves: moves.iter().map(ToString::to_string).collect(),
-            limits: Some(stera_proto::v1::Limits {
-                nodes: limits.nodes.unwrap_or(0),
-                depth: limits.depth.unwrap_or(0),
-                time_ms: limits
-                    .time
-                    .map_or(0, |t| u32::try_from(t.as_millis()).unwrap_or(u32::MAX)),
-            }),
+            limits: Some(stera_service::convert::limits_to_proto(limits)),
         };
         let request = crate::remote::with_token(self.token.as_deref(), message)
             .map_err(|e| self.failure(format!("{e:#}")))?;

@@ -9,6 +9,8 @@
 //! * [`terminal`]: the one live status line on a terminal, and the log writer
 //!   that keeps records off it.
 //! * [`token`]: the bearer token from a file or `STERA_TOKEN`.
+//! * [`export`]: the export choice (backup, weights, temperature, format) of the
+//!   three export front ends, as one set of flags and its protocol request.
 //! * [`convert`]: the protocol's messages to and from the domain types (game
 //!   rules and results, search limits, think results), so that both ends of the
 //!   wire read and write them the same way.
@@ -17,6 +19,7 @@
 //! book and games crates stay free of it.
 
 pub mod convert;
+pub mod export;
 pub mod logging;
 pub mod runtime;
 pub mod signals;
