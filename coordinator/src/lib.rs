@@ -49,6 +49,7 @@ use anyhow::{Context, Result, bail};
 use stera_book::{LiveBook, NodeStore, SelectMode, Selector, SledStore, SoftmaxSelect};
 use stera_proto::v1::Limits;
 use stera_proto::v1::coordinator_server::CoordinatorServer;
+use stera_service::export::{CoordinatorExport, ExportFlags};
 use tokio::sync::watch;
 use tokio_stream::wrappers::TcpListenerStream;
 
@@ -90,17 +91,10 @@ pub struct CoordinatorArgs {
     /// the book on its own threads, at a lower CPU priority.
     #[arg(long, default_value_t = 0, requires = "export")]
     pub export_every_mins: u64,
-    /// How the --export book backs values up: `minimax` (tera-shock) or `softmax`
-    /// (a position is worth the softmax-weighted mean of its moves at
-    /// --export-temperature).
-    #[arg(long, value_enum, default_value_t = ExportBackupArg::Minimax)]
-    pub export_backup: ExportBackupArg,
-    /// What each move's count carries in the --export book: `one`, `policy` (the
-    /// softmax policy of the written values) or `ndf` (NineDayFever probabilities
-    /// from the games played through the book). Default: `policy` with
-    /// --export-backup softmax, else `one`.
-    #[arg(long, value_enum)]
-    pub export_weights: Option<ExportWeightsArg>,
+    // `--export-backup`, `--export-temperature`, `--export-weights` of the
+    // --export book: declared once for the three export front ends.
+    #[command(flatten)]
+    pub export_choice: ExportFlags<CoordinatorExport>,
     /// Back the store up into --backup-dir every this many minutes while the
     /// coordinator runs (0: never). Each backup is a complete store directory
     /// `backup-<unix seconds>.db`, written under a temporary name and renamed when complete,
@@ -133,9 +127,6 @@ pub struct CoordinatorArgs {
     /// Positions per merged chunk of a compaction pass.
     #[arg(long, default_value_t = 4096, value_name = "POSITIONS", value_parser = clap::value_parser!(u32).range(2..))]
     pub compact_chunk: u32,
-    /// Softmax temperature (centipawns) of the --export book's backup and weights.
-    #[arg(long, default_value_t = export::DEFAULT_EXPORT_TEMPERATURE)]
-    pub export_temperature: f64,
     /// Directory in which the Export RPC (`book-tools remote export --out PATH`) may
     /// write: relative paths are taken from here, and paths that resolve outside it
     /// are refused. Without it, remote exports are refused (a remote caller must
@@ -622,47 +613,15 @@ async fn wait_for_the_end(
     }
 }
 
-/// `--export-backup`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum ExportBackupArg {
-    Minimax,
-    Softmax,
-}
-
-/// `--export-weights`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum ExportWeightsArg {
-    One,
-    Policy,
-    Ndf,
-}
-
 /// The request of the end-of-run and periodic exports to `path`.
 fn export_request(
     args: &CoordinatorArgs,
     path: &std::path::Path,
 ) -> stera_proto::v1::ExportRequest {
-    use stera_proto::v1::{ExportBackup, ExportWeights};
-    let backup = match args.export_backup {
-        ExportBackupArg::Minimax => ExportBackup::Minimax,
-        ExportBackupArg::Softmax => ExportBackup::Softmax,
-    };
-    let weights = match args.export_weights {
-        None => ExportWeights::Default,
-        Some(ExportWeightsArg::One) => ExportWeights::One,
-        Some(ExportWeightsArg::Policy) => ExportWeights::Policy,
-        Some(ExportWeightsArg::Ndf) => ExportWeights::Ndf,
-    };
-    stera_proto::v1::ExportRequest {
-        path: path.display().to_string(),
-        shrink: false,
-        raw: false,
-        backup: backup.into(),
-        temperature: args.export_temperature,
-        weights: weights.into(),
-        // `--export book.ybb` writes a binary book.
-        format: stera_proto::v1::ExportFormat::ByExtension.into(),
-    }
+    // No --format: `--export book.ybb` writes a binary book (by the extension).
+    args.export_choice
+        .choice()
+        .to_request(path.display().to_string())
 }
 
 /// Streams end with the stop signal; a connection that still does not close is cut

@@ -4,25 +4,19 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use stera_book::terashock::{Backup, BookFormat, ExportOptions, NodeExtras, Weights, export_book};
+use stera_book::terashock::{BookFormat, ExportOptions, NodeExtras, Weights, export_book};
 use stera_book::{Book, LiveBook, SledReader, SledStore};
-use stera_proto::v1::{ExportBackup, ExportFormat, ExportReply, ExportRequest, ExportWeights};
+use stera_proto::v1::{ExportReply, ExportRequest};
+use stera_service::export::{ExportChoice, FormatChoice};
 
 use super::{ExportFn, ExportJob, MaintenanceError};
 
 /// An export request that names a choice this coordinator does not know (a
 /// client newer than it, or a corrupt message), or a temperature out of range.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum ExportRequestError {
-    #[error("unknown export format {0}")]
-    Format(i32),
-    #[error("unknown export backup {0}")]
-    Backup(i32),
-    #[error("unknown export weights {0}")]
-    Weights(i32),
-    #[error("the export temperature must be a positive number, not {0}")]
-    Temperature(f64),
-}
+pub use stera_service::export::ExportChoiceError as ExportRequestError;
+
+/// The softmax temperature an export request of 0 gets.
+pub use stera_service::export::DEFAULT_TEMPERATURE as DEFAULT_EXPORT_TEMPERATURE;
 
 /// The file a request asks for: by its format, or by the path's extension when
 /// it names none (`.ybb` a binary book, anything else text).
@@ -30,56 +24,16 @@ pub enum ExportRequestError {
 /// # Errors
 /// An unknown format value.
 pub fn format_of(request: &ExportRequest) -> Result<BookFormat, ExportRequestError> {
-    let ybb = match ExportFormat::try_from(request.format) {
-        Ok(ExportFormat::ByExtension) => Path::new(&request.path)
-            .extension()
-            .is_some_and(|e| e.eq_ignore_ascii_case("ybb")),
-        Ok(ExportFormat::Db2016) => false,
-        Ok(ExportFormat::Ybb) => true,
-        Err(_) => return Err(ExportRequestError::Format(request.format)),
-    };
-    Ok(if ybb {
-        BookFormat::Ybb
-    } else {
-        BookFormat::Db2016
-    })
+    Ok(FormatChoice::from_proto(request.format)?.book_format(Path::new(&request.path)))
 }
-
-/// The softmax temperature an export request of 0 gets.
-pub const DEFAULT_EXPORT_TEMPERATURE: f64 = 50.0;
 
 /// The export options a request asks for.
 ///
 /// # Errors
-/// An unknown backup or weights value, a negative or non-finite temperature.
+/// An unknown backup, weights or format value, a negative or non-finite
+/// temperature.
 pub fn options_of(request: &ExportRequest) -> Result<ExportOptions, ExportRequestError> {
-    let backup = match ExportBackup::try_from(request.backup) {
-        Ok(ExportBackup::Minimax) => Backup::Minimax,
-        Ok(ExportBackup::Softmax) => Backup::Softmax,
-        Err(_) => return Err(ExportRequestError::Backup(request.backup)),
-    };
-    let weights = match ExportWeights::try_from(request.weights) {
-        Ok(ExportWeights::Default) if backup == Backup::Softmax => Weights::Policy,
-        Ok(ExportWeights::Default | ExportWeights::One) => Weights::One,
-        Ok(ExportWeights::Policy) => Weights::Policy,
-        Ok(ExportWeights::Ndf) => Weights::Ndf,
-        Err(_) => return Err(ExportRequestError::Weights(request.weights)),
-    };
-    let temperature = if request.temperature == 0.0 {
-        DEFAULT_EXPORT_TEMPERATURE
-    } else {
-        request.temperature
-    };
-    if !(temperature.is_finite() && temperature > 0.0) {
-        return Err(ExportRequestError::Temperature(request.temperature));
-    }
-    Ok(ExportOptions {
-        shrink: request.shrink,
-        raw: request.raw,
-        backup,
-        weights,
-        temperature,
-    })
+    Ok(ExportChoice::from_request(request)?.options())
 }
 
 /// The exporter of the coordinator. On the dispatcher thread it only checks the
@@ -143,6 +97,8 @@ fn export_snapshot(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use stera_book::terashock::Backup;
+    use stera_proto::v1::{ExportBackup, ExportWeights};
 
     fn request(backup: ExportBackup, weights: ExportWeights, temperature: f64) -> ExportRequest {
         ExportRequest {

@@ -267,11 +267,13 @@ impl ExportChoice {
     }
 }
 
-/// One flag: its clap id (unique within a command) and its long name.
+/// One flag: its clap id (unique within a command), its long name and the name
+/// of its value in the help (clap's derive would write the id in capitals).
 #[derive(Debug, Clone, Copy)]
 pub struct Flag {
     pub id: &'static str,
     pub long: &'static str,
+    pub value_name: &'static str,
 }
 
 /// How a front end spells the export flags, and which of them it offers.
@@ -285,6 +287,9 @@ pub struct FlagNames {
     /// `--format` and whether it accepts `auto` (then its default), where the
     /// front end offers it; otherwise the format follows the path's extension.
     pub format: Option<(Flag, bool)>,
+    /// Whether a temperature of 0 asks for the default (it travels in a request,
+    /// where 0 is "not given") rather than for 0 itself.
+    pub zero_temperature_is_default: bool,
 }
 
 /// A front end of the export: the spelling of its flags.
@@ -306,19 +311,21 @@ pub struct RemoteExport;
 #[derive(Debug, Clone, Copy)]
 pub struct CoordinatorExport;
 
-const fn plain(name: &'static str) -> Flag {
+const fn plain(name: &'static str, value_name: &'static str) -> Flag {
     Flag {
         id: name,
         long: name,
+        value_name,
     }
 }
 
 const PLAIN: FlagNames = FlagNames {
-    backup: plain("backup"),
-    temperature: plain("temperature"),
-    weights: plain("weights"),
-    shrink_raw: Some((plain("shrink"), plain("raw"))),
-    format: Some((plain("format"), false)),
+    backup: plain("backup", "BACKUP"),
+    temperature: plain("temperature", "TEMPERATURE"),
+    weights: plain("weights", "WEIGHTS"),
+    shrink_raw: Some((plain("shrink", ""), plain("raw", ""))),
+    format: Some((plain("format", "FORMAT"), false)),
+    zero_temperature_is_default: false,
 };
 
 impl FrontEnd for OfflineExport {
@@ -327,7 +334,8 @@ impl FrontEnd for OfflineExport {
 
 impl FrontEnd for RemoteExport {
     const FLAGS: FlagNames = FlagNames {
-        format: Some((plain("format"), true)),
+        format: Some((plain("format", "FORMAT"), true)),
+        zero_temperature_is_default: true,
         ..PLAIN
     };
 }
@@ -337,17 +345,21 @@ impl FrontEnd for CoordinatorExport {
         backup: Flag {
             id: "export_backup",
             long: "export-backup",
+            value_name: "EXPORT_BACKUP",
         },
         temperature: Flag {
             id: "export_temperature",
             long: "export-temperature",
+            value_name: "EXPORT_TEMPERATURE",
         },
         weights: Flag {
             id: "export_weights",
             long: "export-weights",
+            value_name: "EXPORT_WEIGHTS",
         },
         shrink_raw: None,
         format: None,
+        zero_temperature_is_default: true,
     };
 }
 
@@ -391,6 +403,7 @@ impl<F: FrontEnd> clap::Args for ExportFlags<F> {
         let raw = names.shrink_raw.map(|(_, raw)| raw.id);
         let mut backup = Arg::new(names.backup.id)
             .long(names.backup.long)
+            .value_name(names.backup.value_name)
             .value_parser(clap::value_parser!(BackupChoice))
             .default_value("minimax")
             .help(format!(
@@ -398,16 +411,23 @@ impl<F: FrontEnd> clap::Args for ExportFlags<F> {
                  position is worth its best move) or `softmax` (a position is worth the \
                  softmax-weighted mean of its moves at {t}; depths stay the best line's)"
             ));
+        let zero = if names.zero_temperature_is_default {
+            "0 means the default, 50"
+        } else {
+            "toward 0 the softmax backup becomes the minimax one"
+        };
         let temperature = Arg::new(names.temperature.id)
             .long(names.temperature.long)
+            .value_name(names.temperature.value_name)
             .value_parser(clap::value_parser!(f64))
+            // DEFAULT_TEMPERATURE as text (test `each_front_end_keeps_its_defaults`).
             .default_value("50")
-            .help(
-                "Softmax temperature in centipawns (backup and policy weights). Toward 0 \
-                 the softmax backup becomes the minimax one",
-            );
+            .help(format!(
+                "Softmax temperature in centipawns (backup and policy weights); {zero}"
+            ));
         let mut weights = Arg::new(names.weights.id)
             .long(names.weights.long)
+            .value_name(names.weights.value_name)
             .value_parser(clap::value_parser!(WeightsChoice))
             .help(format!(
                 "What each move's `count` carries: `one` (1 everywhere); `policy` (the \
@@ -465,6 +485,7 @@ impl<F: FrontEnd> clap::Args for ExportFlags<F> {
             cmd = cmd.arg(
                 Arg::new(format.id)
                     .long(format.long)
+                    .value_name(format.value_name)
                     .value_parser(
                         PossibleValuesParser::new(values)
                             .try_map(|name| FormatChoice::from_str(&name, false)),
