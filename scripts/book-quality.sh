@@ -25,7 +25,8 @@
 # PV selection with the CPU time of both (the training match and the growth);
 # both are matched on the openings of `low-best`. Then weights from PLAY_GAMES
 # [4000] self-play games (`low-ndf`, `low-backup`, `ndf-vs-minimax`), on the same
-# openings. Last, the evaluator's noise on
+# openings. Then Fairy-Stockfish books (`fs-high`, `fs-low`, `fs-high-vs-low`;
+# see below). Last, the evaluator's noise on
 # 200 positions of each book (`scripts/evaluator-noise.py`). Needs cshogi.
 set -euo pipefail
 
@@ -158,6 +159,52 @@ fixed low-ndf --book "$OUT/low-played-ndf.db2016" --book-moves count
 fixed low-backup --book "$OUT/low-played-backup.db2016" --book-moves count
 fixed ndf-vs-minimax --book "$OUT/low-played-ndf.db2016" --book-moves count \
     --against-book "$OUT/low-played-minimax.db2016" --against-book-moves best
+
+# Books of a USI engine (Fairy-Stockfish, `UCI_Variant shogi`): grown through a
+# coordinator and two worker processes at depth FS_DEPTH_HIGH [6] and at the match's
+# FS_DEPTH [3], THINK positions each, then matched at depth FS_DEPTH on both sides.
+FS=${FS:-/usr/games/fairy-stockfish}
+FS_DEPTH=${FS_DEPTH:-3}
+FS_DEPTH_HIGH=${FS_DEPTH_HIGH:-6}
+FS_PORT=${FS_PORT:-50777}
+fs_grow() { # fs_grow NAME DEPTH
+    local name=$1 depth=$2
+    [ -d "$OUT/$name.db" ] && return 0
+    "$BIN/coordinator" --db "$OUT/$name.tmp" --listen "127.0.0.1:$FS_PORT" --think-limit "$THINK" \
+        --depth "$depth" 2> "$OUT/$name.grow.log" &
+    local coordinator=$! workers=()
+    sleep 2
+    for i in 1 2; do
+        "$BIN/worker" --coordinator "http://127.0.0.1:$FS_PORT" --slots 1 --engine usi --engine-cmd "$FS" \
+            --engine-option UCI_Variant=shogi --worker-id "$name-$i" 2> "$OUT/$name.worker-$i.log" &
+        workers+=($!)
+    done
+    wait "$coordinator"
+    # Workers wait for the next coordinator; this one was the last.
+    kill "${workers[@]}" 2> /dev/null || true
+    wait "${workers[@]}" 2> /dev/null || true
+    mv "$OUT/$name.tmp" "$OUT/$name.db"
+}
+fs_match() { # fs_match NAME [match flags...]
+    local name=$1
+    shift
+    wanted "$name" || return 0
+    if [ ! -s "$OUT/$name.json" ]; then
+        run "$BIN/book-tools" match --games "$GAMES" --depth "$FS_DEPTH" --concurrency "$JOBS" \
+            --suite-plies "$PLIES" --book-moves best --engine usi --engine-cmd "$FS" \
+            --engine-option UCI_Variant=shogi --out-games "$OUT/$name.csa" --json "$OUT/$name.json" "$@" \
+            > "$OUT/$name.match" 2> "$OUT/$name.match.log" || true
+    fi
+    echo "== $name: $*"
+    cat "$OUT/$name.match"
+}
+if { wanted fs-high || wanted fs-low || wanted fs-high-vs-low; } && [ -x "$FS" ]; then
+    fs_grow fs-high "$FS_DEPTH_HIGH"
+    fs_grow fs-low "$FS_DEPTH"
+    fs_match fs-high --db "$OUT/fs-high.db"
+    fs_match fs-low --db "$OUT/fs-low.db"
+    fs_match fs-high-vs-low --db "$OUT/fs-high.db" --against "$OUT/fs-low.db"
+fi
 
 if wanted noise; then
     for book in high low; do
