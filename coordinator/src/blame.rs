@@ -3,10 +3,10 @@
 //! failures against the positions quarantined thousands of healthy ones within
 //! seconds; so failures are counted per worker and per position:
 //!
-//! * a worker whose jobs fail [`Blame::max_worker_failures`] times in a row (no
+//! * a worker whose jobs fail `max_worker_failures` times in a row (no
 //!   success between) is refused: its stream is closed with a reason, and it may
 //!   not connect again in this run;
-//! * a position is quarantined only when it failed [`Blame::max_position_failures`]
+//! * a position is quarantined only when it failed `max_position_failures`
 //!   times **and** on more than one distinct worker, counting only workers that
 //!   are not refused.
 //!
@@ -78,18 +78,6 @@ impl Blame {
             quarantined: HashSet::new(),
             order: std::collections::VecDeque::new(),
         }
-    }
-
-    /// Failures after which a position is quarantined (on two workers or more).
-    #[must_use]
-    pub fn max_position_failures(&self) -> u32 {
-        self.max_position_failures
-    }
-
-    /// Failures in a row after which a worker is refused.
-    #[must_use]
-    pub fn max_worker_failures(&self) -> u32 {
-        self.max_worker_failures
     }
 
     /// A stream of worker `worker_id` opened.

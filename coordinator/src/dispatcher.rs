@@ -7,10 +7,10 @@
 //! then the acknowledgements), which is what makes a thousand results a second
 //! possible with an fsync per batch. This file is the event loop and the lease
 //! calls; what a lease is lives in [`crate::leases`], what each kind of job does
-//! (plan, job message, put back, result) in [`crate::kinds`] and the kinds'
-//! modules, who is to blame for a failure in [`crate::blame`], how each event is
-//! logged and counted in [`crate::observe`], and what is published after each
-//! round in [`crate::progress`].
+//! (plan, job message, put back, result) in `kinds` and the kinds'
+//! modules, who is to blame for a failure in `blame`, how each event is
+//! logged and counted in `observe`, and what is published after each
+//! round in `progress`.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
@@ -45,7 +45,7 @@ pub struct DispatchConfig {
     /// Stop handing out jobs once this many positions were thought in this run.
     pub think_limit: Option<u64>,
     /// A position whose evaluations fail this many times, on more than one
-    /// worker, is quarantined (see [`crate::blame`]).
+    /// worker, is quarantined (see `blame`).
     pub max_failures: u32,
     /// A worker whose jobs fail this many times in a row is refused.
     pub max_worker_failures: u32,

@@ -116,12 +116,6 @@ impl DispatcherHandle {
         (Self { events }, rx)
     }
 
-    /// A handle on an existing event channel.
-    #[must_use]
-    pub fn new(events: mpsc::UnboundedSender<Event>) -> Self {
-        Self { events }
-    }
-
     /// A handle that does not keep the dispatcher alive.
     #[must_use]
     pub fn downgrade(&self) -> WeakDispatcherHandle {

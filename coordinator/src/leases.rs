@@ -126,7 +126,7 @@ impl<V> Remembered<V> {
 }
 
 /// The leases of every stream, their deadlines, and the memories that make results
-/// idempotent. Failures are counted elsewhere ([`crate::blame`]): the table knows
+/// idempotent. Failures are counted elsewhere (`blame`): the table knows
 /// nothing of jobs.
 pub struct LeaseTable<J: Job> {
     lease_time: Duration,

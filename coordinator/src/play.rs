@@ -154,12 +154,6 @@ impl PlayJobs {
         self.settings.share > 0.0 && !self.roots.is_empty()
     }
 
-    /// The fraction of slots that play.
-    #[must_use]
-    pub fn share(&self) -> f64 {
-        self.settings.share
-    }
-
     /// Games of this run.
     #[must_use]
     pub fn tally(&self) -> GameTally {

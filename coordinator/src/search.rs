@@ -143,7 +143,7 @@ impl SearchJobs {
     }
 
     /// Clients waiting for an answer (queued or out on a worker).
-    #[must_use]
+    #[cfg(test)]
     pub fn waiting(&self) -> usize {
         self.waiting.len()
     }
@@ -260,7 +260,7 @@ impl SearchJobs {
     }
 
     /// Searches waiting for a worker.
-    #[must_use]
+    #[cfg(test)]
     pub fn queued(&self) -> usize {
         self.queue.len()
     }

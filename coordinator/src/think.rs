@@ -192,12 +192,6 @@ impl ThinkJobs {
         self.thought
     }
 
-    /// The think limit of this run, if any.
-    #[must_use]
-    pub fn limit(&self) -> Option<u64> {
-        self.think_limit
-    }
-
     /// How many more jobs may go out with `in_flight` outstanding (the think limit
     /// counts leases in flight, so the run does not overshoot it).
     #[must_use]

@@ -33,7 +33,7 @@ use stera_proto::v1::{BackupReply, ExportReply, ExportRequest};
 
 use crate::registry::Registry;
 
-pub use queue::{MAINTENANCE_NICE, MaintenanceQueue};
+pub use queue::MaintenanceQueue;
 
 /// Work prepared on the dispatcher thread that runs on the maintenance thread.
 pub type Job<R> = Box<dyn FnOnce() -> Result<R, MaintenanceError> + Send>;

@@ -1,0 +1,359 @@
+//! The coordinator's command line: its flags, the checks that need nothing but
+//! the flags, and what the flags make of the dispatcher's, the status line's and
+//! the exports' settings.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+use stera_book::{SelectMode, SoftmaxSelect};
+use stera_proto::v1::Limits;
+use stera_service::export::{CoordinatorExport, ExportFlags};
+
+use crate::dispatcher::DispatchConfig;
+use crate::{play, status_line};
+
+/// Coordinator command line.
+#[derive(Debug, Clone, clap::Parser)]
+#[command(
+    name = "coordinator",
+    version,
+    about = "Super Tera-Shock book coordinator"
+)]
+pub struct CoordinatorArgs {
+    /// Directory of the book store (created if missing).
+    #[arg(long)]
+    pub db: PathBuf,
+    /// Address the gRPC service listens on (port 0 picks a free port).
+    #[arg(long, default_value = "127.0.0.1:50051")]
+    pub listen: SocketAddr,
+    /// Start this many worker processes on loopback with the built-in engine.
+    #[arg(long, default_value_t = 0)]
+    pub local_workers: u32,
+    /// Evaluation slots of each local worker.
+    #[arg(long, default_value_t = 1)]
+    pub local_slots: u32,
+    /// Stop after this many positions have been thought in this run.
+    #[arg(long)]
+    pub think_limit: Option<u64>,
+    /// Write a YaneuraOu book to this file when generation stops (and every
+    /// --export-every-mins while it runs).
+    #[arg(long)]
+    pub export: Option<PathBuf>,
+    /// Also export to --export every this many minutes while generation runs (0: only
+    /// at the end). Generation goes on during an export: it writes a snapshot of
+    /// the book on its own threads, at a lower CPU priority.
+    #[arg(long, default_value_t = 0, requires = "export")]
+    pub export_every_mins: u64,
+    // `--export-backup`, `--export-temperature`, `--export-weights` of the
+    // --export book: declared once for the three export front ends.
+    #[command(flatten)]
+    pub export_choice: ExportFlags<CoordinatorExport>,
+    /// Back the store up into --backup-dir every this many minutes while the
+    /// coordinator runs (0: never). Each backup is a complete store directory
+    /// `backup-<unix seconds>.db`, written under a temporary name and renamed when complete,
+    /// on the maintenance thread while selection and results go on: it holds the
+    /// store as it was when the backup started.
+    #[arg(long, default_value_t = 0, requires = "backup_dir")]
+    pub backup_every_mins: u64,
+    /// Directory of the periodic backups (not inside the store).
+    #[arg(long, value_name = "DIR")]
+    pub backup_dir: Option<PathBuf>,
+    /// Periodic backups kept: older ones are deleted after a new one is complete.
+    #[arg(long, default_value_t = 3)]
+    pub backup_keep: usize,
+    /// Compact the store every this many new positions (0, the default: never): on
+    /// the maintenance thread, when no export or backup runs, the small chunks
+    /// written since the last pass (one per committed batch of results) are merged
+    /// into chunks of at least --compact-chunk positions; the first pass runs at
+    /// start. Off by default because it costs disk with sled: merged chunks sit in
+    /// the leaf that every append rewrites (BENCHMARKS.md, "Bounded disk": 215
+    /// bytes per position without, 270-710 with). For stores written in tiny
+    /// batches whose entry count matters more than their disk.
+    #[arg(long, default_value_t = 0, value_name = "POSITIONS")]
+    pub compact_every: u32,
+    /// Free space (MiB) the store's file system must keep: below it the coordinator
+    /// hands out no think or play jobs (results already out are still stored in
+    /// it), logs why, shows `stera_coordinator_store_writable 0`, and resumes
+    /// when space is freed. sled cannot write on a full disk.
+    #[arg(long, default_value_t = 64, value_name = "MIB")]
+    pub store_reserve_mb: u64,
+    /// Positions per merged chunk of a compaction pass.
+    #[arg(long, default_value_t = 4096, value_name = "POSITIONS", value_parser = clap::value_parser!(u32).range(2..))]
+    pub compact_chunk: u32,
+    /// Directory in which the Export RPC (`book-tools remote export --out PATH`) may
+    /// write: relative paths are taken from here, and paths that resolve outside it
+    /// are refused. Without it, remote exports are refused (a remote caller must
+    /// not choose where the coordinator writes). Never inside the store.
+    #[arg(long, value_name = "DIR")]
+    pub export_dir: Option<PathBuf>,
+    /// File holding the bearer token workers must present (else STERA_TOKEN; none
+    /// means no authentication, for loopback use).
+    #[arg(long, value_name = "FILE")]
+    pub token_file: Option<PathBuf>,
+    /// Node budget sent with every job (0: the worker's default).
+    #[arg(long, default_value_t = 0)]
+    pub nodes: u64,
+    /// Depth limit sent with every job (0: none).
+    #[arg(long, default_value_t = 0)]
+    pub depth: u32,
+    /// Time budget per position in milliseconds sent with every job (0: none).
+    #[arg(long, default_value_t = 0)]
+    pub time_ms: u32,
+    /// Seconds after which a lease that was not renewed by a heartbeat is requeued.
+    #[arg(long, default_value_t = 120)]
+    pub lease_secs: u64,
+    /// Seconds between the heartbeats workers are asked to send.
+    #[arg(long, default_value_t = 10)]
+    pub heartbeat_secs: u64,
+    /// Failed evaluations (rejected results, evaluations a worker gave up on)
+    /// after which a position is quarantined (its edge banned); the failures must
+    /// come from more than one worker, so a broken engine cannot ban healthy
+    /// positions. `book-tools stats` lists quarantined positions, `book-tools
+    /// unban` lifts them.
+    #[arg(long, default_value_t = 3)]
+    pub max_failures: u32,
+    /// Failed jobs in a row (no success between) after which a worker is refused:
+    /// its stream is closed with the reason, the worker stops, and it may not
+    /// connect again in this run.
+    #[arg(long, default_value_t = 10)]
+    pub max_worker_failures: u32,
+    /// On SIGTERM or Ctrl-C, wait this many seconds for jobs in flight.
+    #[arg(long, default_value_t = 60)]
+    pub drain_secs: u64,
+    /// PEM certificate chain for TLS (with --tls-key); workers then connect with
+    /// `https://` URLs.
+    #[arg(long, value_name = "FILE", requires = "tls_key")]
+    pub tls_cert: Option<PathBuf>,
+    /// PEM private key for TLS (with --tls-cert).
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    pub tls_key: Option<PathBuf>,
+    /// Log format: `text` for people, `json` (one object per line) for log
+    /// collectors. Levels come from RUST_LOG (default `info`).
+    #[arg(long, value_enum, default_value = "text")]
+    pub log_format: stera_service::logging::LogFormat,
+    /// Serve Prometheus metrics (GET /metrics), the status page (GET /) and its
+    /// JSON (GET /api/status) on this address, e.g. 0.0.0.0:9100. Off when not given.
+    #[arg(long, value_name = "ADDR")]
+    pub metrics: Option<SocketAddr>,
+    /// How the positions to think are chosen from the book.
+    #[arg(long, value_enum, default_value = "alphabeta")]
+    pub select: SelectKind,
+    /// Softmax temperature in centipawns for `--select softmax` (default 50): a
+    /// move whose value is T below another's is sampled e (2.718...) times less
+    /// often. Refused with `--select alphabeta`.
+    #[arg(long, value_name = "CP")]
+    pub temperature: Option<f64>,
+    /// Seed of the `--select softmax` sampling: the same book, seed and sequence
+    /// of selections and results give the same leaves.
+    #[arg(long, default_value_t = stera_book::DEFAULT_SELECT_SEED)]
+    pub select_seed: u64,
+    /// Progress for a person: on a terminal (text logs), a status line redrawn
+    /// every second; otherwise a summary log line (target
+    /// `stera_coordinator::status`) every this many seconds (a log collector
+    /// needs no more; the metrics have the rest). 0: neither.
+    #[arg(long, value_name = "N", default_value_t = 60)]
+    pub status_every_secs: u64,
+    #[command(flatten)]
+    pub play: play::PlayArgs,
+}
+
+/// How the coordinator selects the positions to think (`--select`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum SelectKind {
+    /// Super Tera-Shock: the leaf at the end of the principal variation of an
+    /// alpha-beta search over the book (the reference method; always the line
+    /// the book currently believes best).
+    #[default]
+    Alphabeta,
+    /// MC Softmax: from a root, sample each move with probability proportional
+    /// to exp(value / --temperature) until a move leaves the book; that position
+    /// is thought. Spreads the thinking over near-best lines.
+    Softmax,
+}
+
+/// Default `--temperature` of `--select softmax`, in centipawns.
+pub const DEFAULT_SELECT_TEMPERATURE: f64 = 50.0;
+
+/// The selection mode the `--select`, `--temperature` and `--select-seed` flags
+/// give.
+///
+/// # Errors
+/// `--temperature` with `--select alphabeta`, or a temperature that is not a
+/// finite number > 0.
+pub fn select_mode(args: &CoordinatorArgs) -> Result<SelectMode> {
+    match args.select {
+        SelectKind::Alphabeta => {
+            if args.temperature.is_some() {
+                bail!("--temperature applies only to --select softmax");
+            }
+            Ok(SelectMode::AlphaBeta)
+        }
+        SelectKind::Softmax => {
+            let temperature = args.temperature.unwrap_or(DEFAULT_SELECT_TEMPERATURE);
+            if !(temperature.is_finite() && temperature > 0.0) {
+                bail!("--temperature must be a finite number > 0, not {temperature}");
+            }
+            Ok(SelectMode::Softmax(SoftmaxSelect {
+                temperature,
+                seed: args.select_seed,
+            }))
+        }
+    }
+}
+
+/// Refuses, before anything runs, an `--export` or `--games-out` file inside a
+/// store (this coordinator's own included) and an `--export-dir` that is not a
+/// directory or lies inside the store.
+pub(crate) fn check_export_paths(args: &CoordinatorArgs) -> Result<()> {
+    if let Some(path) = &args.export {
+        stera_book::store_path::check_output_path(path, &args.db)
+            .with_context(|| format!("bad --export {}", path.display()))?;
+    }
+    if let Some(path) = &args.play.games_out {
+        stera_book::store_path::check_output_path(path, &args.db)
+            .with_context(|| format!("bad --games-out {}", path.display()))?;
+    }
+    if let Some(dir) = &args.export_dir {
+        stera_book::store_path::check_export_dir(dir, &args.db)
+            .with_context(|| format!("bad --export-dir {}", dir.display()))?;
+    }
+    Ok(())
+}
+
+/// Removes, and names in the log, what exports and backups of earlier runs
+/// that were killed left in the directories this run writes into (only names
+/// with `stera-partial-<pid>` of processes that no longer run, see
+/// `stera_formats::leftovers`).
+pub(crate) fn clean_leftovers(args: &CoordinatorArgs) {
+    let dirs = [
+        args.backup_dir.as_deref(),
+        args.export_dir.as_deref(),
+        args.export.as_deref().map(|p| match p.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => std::path::Path::new("."),
+        }),
+    ];
+    for dir in dirs.into_iter().flatten() {
+        for removed in stera_formats::leftovers::clean_stale(dir) {
+            tracing::info!(path = %removed.display(), "removed a leftover of an interrupted export or backup");
+        }
+    }
+}
+
+/// The dispatcher's settings from the flags.
+pub(crate) fn dispatch_config(args: &CoordinatorArgs, play: play::PlaySettings) -> DispatchConfig {
+    DispatchConfig {
+        lease: Duration::from_secs(args.lease_secs.max(1)),
+        heartbeat: Duration::from_secs(args.heartbeat_secs.max(1)),
+        limits: Limits {
+            nodes: args.nodes,
+            depth: args.depth,
+            time_ms: args.time_ms,
+        },
+        think_limit: args.think_limit,
+        max_failures: args.max_failures.max(1),
+        max_worker_failures: args.max_worker_failures.max(1),
+        version: env!("CARGO_PKG_VERSION").to_owned(),
+        play,
+    }
+}
+
+/// What `--status-every-secs` (and the terminal, the log format, the limits) ask of
+/// the status line.
+pub(crate) fn status_settings(args: &CoordinatorArgs) -> status_line::StatusSettings {
+    status_line::StatusSettings {
+        every: Duration::from_secs(args.status_every_secs),
+        // Local workers share the terminal and draw their own line there (which
+        // cannot be turned off yet): two lines redrawn over each other would be
+        // unreadable, so the coordinator then logs summaries.
+        tty: std::io::IsTerminal::is_terminal(&std::io::stderr())
+            && args.log_format == stera_service::logging::LogFormat::Text
+            && args.local_workers == 0,
+        think_limit: args.think_limit,
+        play: args.play.play_share > 0.0,
+        games_target: args.play.games,
+    }
+}
+
+/// The request of the end-of-run and periodic exports to `path`.
+pub(crate) fn export_request(
+    args: &CoordinatorArgs,
+    path: &std::path::Path,
+) -> stera_proto::v1::ExportRequest {
+    // No --format: `--export book.ybb` writes a binary book (by the extension).
+    args.export_choice
+        .choice()
+        .to_request(path.display().to_string())
+}
+
+#[cfg(test)]
+mod select_flag_tests {
+    use super::*;
+    use clap::Parser;
+
+    fn parse(extra: &[&str]) -> Result<CoordinatorArgs, clap::Error> {
+        let mut argv = vec!["coordinator", "--db", "/tmp/x"];
+        argv.extend_from_slice(extra);
+        CoordinatorArgs::try_parse_from(argv)
+    }
+
+    #[test]
+    fn alphabeta_is_the_default() {
+        let args = parse(&[]).unwrap();
+        assert_eq!(args.select, SelectKind::Alphabeta);
+        assert_eq!(select_mode(&args).unwrap(), SelectMode::AlphaBeta);
+        let args = parse(&["--select", "alphabeta"]).unwrap();
+        assert_eq!(select_mode(&args).unwrap(), SelectMode::AlphaBeta);
+    }
+
+    #[test]
+    fn softmax_with_temperature_and_seed() {
+        let args = parse(&["--select", "softmax", "--temperature", "50"]).unwrap();
+        assert_eq!(
+            select_mode(&args).unwrap(),
+            SelectMode::Softmax(SoftmaxSelect {
+                temperature: 50.0,
+                seed: stera_book::DEFAULT_SELECT_SEED,
+            })
+        );
+        let args = parse(&["--select", "softmax", "--select-seed", "9"]).unwrap();
+        assert_eq!(
+            select_mode(&args).unwrap(),
+            SelectMode::Softmax(SoftmaxSelect {
+                temperature: DEFAULT_SELECT_TEMPERATURE,
+                seed: 9,
+            })
+        );
+    }
+
+    #[test]
+    fn nonsense_is_refused() {
+        assert!(parse(&["--select", "mcts"]).is_err());
+        let args = parse(&["--temperature", "50"]).unwrap();
+        assert!(select_mode(&args).is_err(), "temperature without softmax");
+        for t in ["0", "-5", "NaN", "inf"] {
+            let flag = format!("--temperature={t}");
+            let args = parse(&["--select", "softmax", &flag]).unwrap();
+            assert!(select_mode(&args).is_err(), "{t}");
+        }
+    }
+
+    #[test]
+    fn help_explains_each_mode() {
+        let help = <CoordinatorArgs as clap::CommandFactory>::command()
+            .render_long_help()
+            .to_string();
+        for text in [
+            "--select",
+            "alphabeta",
+            "softmax",
+            "--temperature",
+            "--select-seed",
+        ] {
+            assert!(help.contains(text), "{text} missing from --help");
+        }
+        assert!(help.contains("principal variation") && help.contains("exp(value"));
+    }
+}

@@ -1,0 +1,148 @@
+//! The gRPC server's start and stop, the lease clock's ticks, and the end of a
+//! run: the limits reached, or a signal that drains (a second one cuts the drain
+//! short).
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use stera_proto::v1::coordinator_server::CoordinatorServer;
+use tokio::sync::watch;
+use tokio_stream::wrappers::TcpListenerStream;
+
+use crate::cli::CoordinatorArgs;
+use crate::dispatcher::{Event, Progress};
+use crate::handle::DispatcherHandle;
+use crate::registry::Registry;
+use crate::service::{CoordinatorService, TokenCheck};
+
+/// The TLS identity of `--tls-cert` and `--tls-key`, if given.
+pub(crate) fn tls_config(
+    args: &CoordinatorArgs,
+) -> Result<Option<tonic::transport::ServerTlsConfig>> {
+    let (Some(cert), Some(key)) = (&args.tls_cert, &args.tls_key) else {
+        return Ok(None);
+    };
+    let cert = std::fs::read(cert)
+        .with_context(|| format!("cannot read TLS certificate {}", cert.display()))?;
+    let key =
+        std::fs::read(key).with_context(|| format!("cannot read TLS key {}", key.display()))?;
+    Ok(Some(
+        tonic::transport::ServerTlsConfig::new()
+            .identity(tonic::transport::Identity::from_pem(cert, key)),
+    ))
+}
+
+/// Waits for the next SIGTERM (on `term`, registered at start) or Ctrl-C.
+pub(crate) async fn terminated(term: &mut Option<tokio::signal::unix::Signal>) {
+    match term {
+        Some(t) => tokio::select! { _ = tokio::signal::ctrl_c() => {}, _ = t.recv() => {} },
+        None => {
+            let _ = tokio::signal::ctrl_c().await;
+        }
+    }
+}
+
+/// Ticks the dispatcher (lease expiry) four times a second.
+pub(crate) fn start_ticker(dispatcher: DispatcherHandle) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(Duration::from_millis(250));
+        loop {
+            tick.tick().await;
+            if dispatcher.send(Event::Tick).is_err() {
+                break;
+            }
+        }
+    })
+}
+
+pub(crate) type ServerTask = tokio::task::JoinHandle<Result<(), tonic::transport::Error>>;
+
+/// Binds `--listen` and serves the gRPC service until `stopped` turns true.
+pub(crate) async fn start_server(
+    args: &CoordinatorArgs,
+    tls: Option<tonic::transport::ServerTlsConfig>,
+    token: &Option<String>,
+    dispatcher: &DispatcherHandle,
+    registry: &Arc<Registry>,
+    mut stopped: watch::Receiver<bool>,
+) -> Result<(ServerTask, SocketAddr)> {
+    let listener = tokio::net::TcpListener::bind(args.listen)
+        .await
+        .with_context(|| format!("cannot listen on {}", args.listen))?;
+    let addr = listener.local_addr()?;
+    tracing::info!(%addr, "listening");
+    let service = CoordinatorServer::with_interceptor(
+        CoordinatorService::new(dispatcher.clone(), registry.clone(), stopped.clone())
+            .with_export_paths(args.db.clone(), args.export_dir.clone()),
+        TokenCheck::new(token.clone()),
+    );
+    let mut builder = tonic::transport::Server::builder();
+    if let Some(tls) = tls {
+        builder = builder
+            .tls_config(tls)
+            .context("invalid TLS certificate or key")?;
+    }
+    let server = tokio::spawn(builder.add_service(service).serve_with_incoming_shutdown(
+        TcpListenerStream::new(listener),
+        async move {
+            let _ = stopped.wait_for(|s| *s).await;
+        },
+    ));
+    Ok((server, addr))
+}
+
+/// Runs until the limits are reached, or a signal asks to drain (then waits up to
+/// `--drain-secs` for jobs in flight).
+pub(crate) async fn wait_for_the_end(
+    args: &CoordinatorArgs,
+    dispatcher: &DispatcherHandle,
+    progress: &mut watch::Receiver<Progress>,
+    term: &mut Option<tokio::signal::unix::Signal>,
+) {
+    let signalled = tokio::select! {
+        _ = progress.wait_for(|p| p.finished) => false,
+        () = terminated(term) => true,
+    };
+    if signalled {
+        tracing::warn!(
+            drain_secs = args.drain_secs,
+            "stopping: no new jobs, waiting for jobs in flight"
+        );
+        let _ = dispatcher.drain("the coordinator is shutting down");
+        tokio::select! {
+            _ = tokio::time::timeout(
+                Duration::from_secs(args.drain_secs),
+                progress.wait_for(|p| p.in_flight == 0),
+            ) => {}
+            () = terminated(term) => {
+                tracing::warn!("second signal: drain cut short; results still in flight are given up (their positions are thought again next run)");
+            }
+        }
+    } else if progress.borrow().stalled {
+        tracing::warn!(
+            thought = progress.borrow().thought,
+            "stopping: no position can be thought any more"
+        );
+        let _ = dispatcher.drain("no position can be thought any more");
+    } else {
+        tracing::info!(thought = progress.borrow().thought, "think limit reached");
+        let _ = dispatcher.drain("the think limit is reached");
+    }
+}
+
+/// Streams end with the stop signal; a connection that still does not close is cut
+/// after a grace period, so shutdown never waits on a peer.
+pub(crate) async fn close_server(mut server: ServerTask) {
+    if tokio::time::timeout(SERVER_GRACE, &mut server)
+        .await
+        .is_err()
+    {
+        tracing::warn!("connections still open after {SERVER_GRACE:?}; closing them");
+        server.abort();
+    }
+}
+
+/// How long the gRPC server may take to close its connections at shutdown.
+const SERVER_GRACE: Duration = Duration::from_secs(5);
