@@ -118,7 +118,7 @@ pub async fn run_forever(mut cfg: SessionConfig) -> Result<()> {
             if planned {
                 tracing::info!(reason = %why, retry_in_ms, "waiting for the coordinator to come back; reconnecting with backoff");
             } else {
-                tracing::warn!(reason = %why, retry_in_ms, "coordinator unreachable; reconnecting with backoff until it is back (the worker leaves only on its own signal)");
+                tracing::warn!(reason = %why, retry_in_ms, "coordinator unreachable");
             }
         } else {
             tracing::debug!(reason = %why, attempt, retry_in_ms = delay.as_millis() as u64, "coordinator still unreachable");
