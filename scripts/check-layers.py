@@ -38,6 +38,72 @@ DEV_ONLY = {"stera-testkit"}
 DEV_ONLY_ALLOWED_IN = {"stera-bench-tools"}
 
 
+def module_of(src, path):
+    """The module path of a source file: src/a/b.rs and src/a/b/mod.rs are ("a", "b")."""
+    parts = list(path.relative_to(src).with_suffix("").parts)
+    if parts[-1] in ("mod", "lib", "main"):
+        parts = parts[:-1]
+    return tuple(parts)
+
+
+PATH_RE = re.compile(r"\b(crate|super)((?:::[a-z_][a-z0-9_]*)+)")
+
+
+def module_circles(root, src, crate_root):
+    """Circles between modules of one crate (a module that uses another which, through
+    any chain, uses it back), ignoring a module's use of its ancestors and
+    descendants (a parent declares its children; a child uses its parent's items)."""
+    files = [p for p in src.rglob("*.rs") if not (p.parent == src and p.name != crate_root and p.name in ("lib.rs", "main.rs"))]
+    # A binary's main.rs and a library's lib.rs beside it are two crates.
+    other_root = {"lib.rs": "main.rs", "main.rs": "lib.rs"}[crate_root]
+    if (src / other_root).exists() and crate_root == "main.rs":
+        files = [src / "main.rs"]  # the binary's own modules are declared in main.rs
+    modules = {module_of(src, p): p for p in files}
+    edges = {m: set() for m in modules}
+    for module, path in modules.items():
+        text = path.read_text(encoding="utf-8")
+        # Tests may use anything of their parent's siblings.
+        text = text.split("#[cfg(test)]")[0]
+        # Doc links and comments name modules without using them.
+        text = "\n".join(line.split("//")[0] for line in text.splitlines())
+        for kind, tail in PATH_RE.findall(text):
+            segments = tail.strip(":").split("::")
+            base = () if kind == "crate" else module[:-1]
+            while segments and segments[0] == "super" and kind == "super":
+                base, segments = base[:-1], segments[1:]
+            target = base + tuple(segments)
+            while target and target not in modules:
+                target = target[:-1]
+            if not target or target == module:
+                continue
+            if target[: len(module)] == module or module[: len(target)] == target:
+                continue  # ancestor or descendant
+            edges[module].add(target)
+    problems = []
+    state = {}
+    stack = []
+
+    def visit(m):
+        state[m] = 1
+        stack.append(m)
+        for n in sorted(edges[m]):
+            if state.get(n) == 1:
+                circle = stack[stack.index(n):] + [n]
+                problems.append(
+                    f"{src.relative_to(root)}: modules import each other in a circle: "
+                    + " -> ".join("::".join(c) or "crate" for c in circle)
+                )
+            elif n not in state:
+                visit(n)
+        stack.pop()
+        state[m] = 2
+
+    for m in sorted(modules):
+        if m not in state:
+            visit(m)
+    return problems
+
+
 def main():
     root = pathlib.Path(__file__).resolve().parent.parent
     meta = json.loads(
@@ -75,6 +141,10 @@ def main():
         for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
             if re.search(r"\bstera_worker\b", line) and not line.lstrip().startswith("//"):
                 problems.append(f"{path.relative_to(root)}:{number}: uses the worker crate outside main.rs")
+    for crate_src in sorted(root.glob("**/src/lib.rs")) + sorted(root.glob("**/src/main.rs")):
+        if "target" in crate_src.parts:
+            continue
+        problems.extend(module_circles(root, crate_src.parent, crate_src.name))
     for p in problems:
         print(p)
     if problems:

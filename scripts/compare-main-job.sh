@@ -8,10 +8,10 @@
 #   coordinator --db book.db --local-workers 2 --think-limit 1000 --export book.db2016
 # Its two concurrent workers make the order of results, hence the book, depend on
 # timing. The deterministic form run here is
-#   coordinator --db FRESH --listen 127.0.0.1:0 --local-workers 1 --local-slots 1 \
-#               --think-limit $THINK_LIMIT --export OUT.db2016
-# one worker with one engine (so positions are thought one after the other in the
-# order the selector picks them) and the built-in engine's node budget (its default,
+#   coordinator --db FRESH --listen 127.0.0.1:PORT --think-limit $THINK_LIMIT --export OUT.db2016
+#   coordinator __worker --coordinator http://127.0.0.1:PORT --slots 1 --prefetch 0
+# one worker with one engine and no prefetched job (so positions are thought one
+# after the other in the order the selector picks them) and the built-in engine's node budget (its default,
 # 300 000 nodes per position, or --nodes $NODES when NODES is set; never a time
 # limit), which makes every evaluation the same on every run. Selection has no
 # random seed: the book is a function of the revision, the limits and the (empty)
@@ -100,14 +100,31 @@ run() {
     local label=$1 sha=$2 dir="$scratch/run-$1" start
     rm -rf "$dir"
     mkdir -p "$dir"
-    local cmd=("$scratch/target-$sha/release/coordinator" --db "$dir/book.db" --listen 127.0.0.1:0
-        --local-workers 1 --local-slots 1 --think-limit "$think_limit" --export "$dir/book.db2016")
+    local exe="$scratch/target-$sha/release/coordinator" port
+    port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+    local cmd=("$exe" --db "$dir/book.db" --listen "127.0.0.1:$port"
+        --think-limit "$think_limit" --export "$dir/book.db2016")
     if [[ -n $nodes ]]; then
         cmd+=(--nodes "$nodes")
     fi
+    # One worker process with one engine and no prefetched job: one position in
+    # flight at a time. (A local worker prefetches one job beyond its engine: two
+    # in flight, and which results a selection sees then depends on timing.)
+    local worker=("$exe" __worker --coordinator "http://127.0.0.1:$port" --slots 1 --prefetch 0
+        --worker-id compare --max-backoff-secs 1)
     echo "run $label (${sha:0:12}): ${cmd[*]}"
+    echo "  worker: ${worker[*]}"
     start=$(date +%s)
-    if ! nice -n "$nice_level" "${cmd[@]}" </dev/null >"$dir/coordinator.log" 2>&1; then
+    nice -n "$nice_level" "${cmd[@]}" </dev/null >"$dir/coordinator.log" 2>&1 &
+    local coordinator_pid=$!
+    nice -n "$nice_level" "${worker[@]}" </dev/null >"$dir/worker.log" 2>&1 &
+    local worker_pid=$!
+    local status=0
+    wait "$coordinator_pid" || status=$?
+    # A worker waits for the next coordinator after a drain: this run is over.
+    kill "$worker_pid" 2>/dev/null || true
+    wait "$worker_pid" 2>/dev/null || true
+    if [[ $status -ne 0 ]]; then
         tail -n 30 "$dir/coordinator.log" >&2
         die "the main job of $sha failed (log $dir/coordinator.log)"
     fi

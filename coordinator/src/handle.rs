@@ -74,16 +74,7 @@ pub enum Event {
     },
 }
 
-/// The dispatcher is gone: the coordinator is shutting down.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-#[error("the coordinator is shutting down")]
-pub struct Closed;
-
-impl From<Closed> for tonic::Status {
-    fn from(closed: Closed) -> Self {
-        tonic::Status::unavailable(closed.to_string())
-    }
-}
+pub use crate::closed::Closed;
 
 /// Sends events and requests to the dispatcher thread. Cheap to clone; the
 /// dispatcher ends once every handle (and every other sender) is dropped.

@@ -43,6 +43,16 @@ pub(crate) enum Kind {
 }
 
 impl Kind {
+    /// What a worker does for this kind, as a failure names it ("evaluation
+    /// failed on the worker").
+    pub(crate) fn work(self) -> &'static str {
+        match self {
+            Kind::Think => "evaluation",
+            Kind::Play => "game",
+            Kind::Search => "search",
+        }
+    }
+
     fn name(self) -> &'static str {
         match self {
             Kind::Think => "think",
@@ -369,5 +379,15 @@ impl<S: NodeStore> Kinds<S> {
             || (self.think.limit_reached(think_in_flight)
                 && self.think.limit_done()
                 && self.play.target_done())
+    }
+}
+
+impl crate::observe::Job for Ticket {
+    fn work(&self) -> &'static str {
+        self.kind().work()
+    }
+
+    fn describe(&self) -> String {
+        Ticket::describe(self)
     }
 }

@@ -24,6 +24,7 @@
 
 pub(crate) mod blame;
 pub(crate) mod cli;
+pub(crate) mod closed;
 pub(crate) mod dashboard;
 pub mod dispatcher;
 pub(crate) mod handle;
@@ -31,6 +32,7 @@ pub(crate) mod kinds;
 pub mod leases;
 pub(crate) mod local_workers;
 pub(crate) mod maintenance;
+pub(crate) mod metrics_server;
 pub(crate) mod observe;
 pub(crate) mod play;
 pub(crate) mod progress;
@@ -145,7 +147,7 @@ pub async fn run(args: CoordinatorArgs, export: Option<ExportFn<SledStore>>) -> 
         .context("cannot start the dispatcher thread")?;
 
     if let Some(addr) = args.metrics {
-        telemetry::serve_metrics(addr, registry.clone(), &handle, args.db.clone()).await?;
+        metrics_server::serve(addr, registry.clone(), &handle, args.db.clone()).await?;
     }
     let ticker = server::start_ticker(handle.clone());
     let (stop_server, server_stopped) = watch::channel(false);

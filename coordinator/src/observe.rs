@@ -10,9 +10,7 @@ use std::time::Duration;
 use stera_book::BookError;
 use stera_proto::v1::Hello;
 
-use crate::kinds::{Kind, Ticket};
 use crate::leases::{LeaseId, StreamId};
-use crate::play::CountedGame;
 use crate::registry::{ProblemKind, Registry, RejectReason, RequeueReason};
 
 /// A worker's stream opened.
@@ -58,12 +56,21 @@ pub(crate) fn unknown_give_back(stream: StreamId, lease_id: LeaseId) {
     );
 }
 
+/// A job as its events name it (implemented by the kinds' ticket, so that this
+/// module needs no job types).
+pub(crate) trait Job {
+    /// What the worker does for it: "evaluation", "game", "search".
+    fn work(&self) -> &'static str;
+    /// The job, for logs and problems.
+    fn describe(&self) -> String;
+}
+
 /// A worker gave a lease back; `failed` when its evaluation failed (rather than
 /// the worker stopping).
 pub(crate) fn given_back(
     registry: &Registry,
     lease_id: LeaseId,
-    ticket: &Ticket,
+    job: &impl Job,
     reason: &str,
     failed: bool,
 ) {
@@ -72,18 +79,8 @@ pub(crate) fn given_back(
         tracing::debug!(lease_id, reason, "lease given back");
         return;
     }
-    let job = ticket.describe();
-    match ticket.kind() {
-        Kind::Think => {
-            tracing::warn!(lease_id, reason, job = %job, "evaluation failed on the worker; lease given back");
-        }
-        Kind::Play => {
-            tracing::warn!(lease_id, reason, job = %job, "game failed on the worker; lease given back");
-        }
-        Kind::Search => {
-            tracing::warn!(lease_id, reason, job = %job, "search failed on the worker; lease given back");
-        }
-    }
+    let (what, job) = (job.work(), job.describe());
+    tracing::warn!(lease_id, reason, job = %job, "{what} failed on the worker; lease given back");
     registry.record_problem(ProblemKind::Failed, format!("{job}: {reason}"));
 }
 
@@ -170,13 +167,19 @@ pub(crate) fn quarantined(
 }
 
 /// A game was counted into the book for the first time.
-pub(crate) fn game_counted(registry: &Registry, lease: LeaseId, game: &CountedGame) {
+pub(crate) fn game_counted(
+    registry: &Registry,
+    lease: LeaseId,
+    result: &impl std::fmt::Display,
+    plies: usize,
+    positions: usize,
+) {
     registry
         .counters
         .games_stored
         .fetch_add(1, Ordering::Relaxed);
-    crate::telemetry::record_game(game.plies);
-    tracing::debug!(lease, result = %game.result, plies = game.plies, positions = game.counts.len(), "game counted");
+    crate::telemetry::record_game(plies);
+    tracing::debug!(lease, result = %result, plies, positions, "game counted");
 }
 
 /// Storing a game failed.

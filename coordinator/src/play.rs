@@ -460,7 +460,13 @@ impl PlayJobs {
         match self.count(store, lease, game) {
             Ok(new) => {
                 if new {
-                    crate::observe::game_counted(registry, lease, game);
+                    crate::observe::game_counted(
+                        registry,
+                        lease,
+                        &game.result,
+                        game.plies,
+                        game.counts.len(),
+                    );
                 }
                 Ok(())
             }

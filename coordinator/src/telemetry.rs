@@ -8,19 +8,13 @@
 //! rebuilt from a sum. Labels are closed sets (a reason, a result): worker ids and
 //! positions never become labels, they would grow without bound over months.
 
-use std::net::SocketAddr;
-use std::path::PathBuf;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
-
-use anyhow::Result;
 
 use metrics::{Unit, counter, describe_counter, describe_gauge, describe_histogram, gauge};
 use stera_proto::limits::Field;
 use stera_service::telemetry::Buckets;
 
-use crate::handle::DispatcherHandle;
 use crate::registry::Registry;
 use crate::registry::{RejectReason, RequeueReason};
 
@@ -278,48 +272,4 @@ pub fn refresh(registry: &Registry) {
     if let Ok(runtime) = tokio::runtime::Handle::try_current() {
         gauge!(TOKIO_TASKS).set(runtime.metrics().num_alive_tasks() as f64);
     }
-}
-
-/// How often the store directory is measured (walking it costs a few syscalls per
-/// file; sled keeps few, large files).
-const STORE_SIZE_EVERY: Duration = Duration::from_secs(30);
-
-/// Installs the recorder and serves `/metrics`, `/` and `/api/status` on `addr`;
-/// measures the store directory every [`STORE_SIZE_EVERY`].
-pub(crate) async fn serve_metrics(
-    addr: SocketAddr,
-    registry: Arc<Registry>,
-    dispatcher: &DispatcherHandle,
-    db: PathBuf,
-) -> Result<()> {
-    let handle = stera_service::telemetry::install_recorder("coordinator", BUCKETS)?;
-    describe();
-    let exposition = {
-        let registry = registry.clone();
-        stera_service::telemetry::Exposition::new(handle, move || refresh(&registry))
-    };
-    let router = exposition
-        .router()
-        .merge(crate::dashboard::Dashboard::new(registry.clone(), dispatcher).router());
-    stera_service::telemetry::serve(addr, router).await?;
-    tokio::spawn(async move {
-        let mut tick = tokio::time::interval(STORE_SIZE_EVERY);
-        loop {
-            tick.tick().await;
-            let dir = db.clone();
-            match tokio::task::spawn_blocking(move || stera_book::store_path::directory_size(&dir))
-                .await
-            {
-                Ok(Ok(bytes)) => registry
-                    .counters
-                    .store_bytes
-                    .store(bytes, std::sync::atomic::Ordering::Relaxed),
-                Ok(Err(e)) => {
-                    tracing::warn!(error = %e, db = %db.display(), "cannot measure the store")
-                }
-                Err(_) => return,
-            }
-        }
-    });
-    Ok(())
 }

@@ -121,7 +121,7 @@ impl<S: NodeStore> Maintenance<S> {
 pub enum MaintenanceError {
     /// The dispatcher is gone (shutdown) before it answered.
     #[error(transparent)]
-    Closed(#[from] crate::handle::Closed),
+    Closed(#[from] crate::closed::Closed),
     /// The output lies in a store or behind a link into one.
     #[error(transparent)]
     OutputPath(#[from] OutputPathError),

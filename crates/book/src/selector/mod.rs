@@ -21,7 +21,7 @@
 //! assert_eq!(next[0].path.len(), 1);
 //! ```
 
-use stera_rules::{Key, Move, Position};
+use stera_rules::Move;
 
 use crate::live_book::Reach;
 use crate::{BookError, LiveBook, NodeId, NodeStore};
@@ -31,33 +31,7 @@ mod softmax;
 use alpha_beta::CacheEntry;
 pub use softmax::{DEFAULT_SELECT_SEED, SelectMode, SoftmaxSelect};
 
-/// A position handed out for thinking.
-#[derive(Debug, Clone)]
-pub struct Leaf {
-    /// Index of the root (in [`RunConfig::roots`](crate::RunConfig::roots)) it
-    /// was found from.
-    pub root: usize,
-    /// The moves from that root to the leaf, as played on the root's board. When
-    /// the line went through a colour-flipped twin (an odd number of times),
-    /// they lead to the twin of `position`: `position` is on the board of the
-    /// book node it is a child of.
-    pub path: Vec<Move>,
-    /// The thought node and move whose child this is; `None` when the leaf is an
-    /// unthought root.
-    pub parent: Option<(NodeId, Move)>,
-    /// The leaf position's key (what in-flight bookkeeping uses).
-    pub key: Key,
-    /// The leaf position, with the game history from the root command.
-    pub position: Position,
-}
-
-impl Leaf {
-    /// The leaf's SFEN (with ply), what a worker is sent.
-    #[must_use]
-    pub fn sfen(&self) -> String {
-        self.position.to_sfen()
-    }
-}
+pub use crate::live_book::Leaf;
 
 /// Counters for benchmarks and logs.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
