@@ -215,18 +215,21 @@ impl Coordinator for CoordinatorService {
             &self.store,
         )
         .map_err(|e| {
-            // A refused path is a failed export: counted, and shown on the page.
-            let message = format!("export to {} refused: {e}", request.path);
-            self.registry
-                .record_export(std::time::Duration::ZERO, &Err(message));
-            crate::telemetry::record_export(std::time::Duration::ZERO);
+            // A refused path is the caller's mistake (a typo), answered to the
+            // caller and logged here; no export ran, so none failed: it is not
+            // counted as one, and the export alert stays quiet.
+            tracing::warn!(path = %request.path, reason = %e, "export request refused");
             Status::permission_denied(e.to_string())
         })?;
         request.path = resolved.display().to_string();
         match self.dispatcher.export(request).await {
             Ok(r) => Ok(Response::new(r)),
             Err(MaintenanceError::Closed(closed)) => Err(closed.into()),
-            Err(e) => Err(Status::internal(format!("export failed: {e}"))),
+            Err(e) => {
+                // The alert that fires for it sends the operator to this line.
+                tracing::error!(path = %resolved.display(), error = %e, "on-demand export failed");
+                Err(Status::internal(format!("export failed: {e}")))
+            }
         }
     }
 
@@ -244,11 +247,17 @@ impl Coordinator for CoordinatorService {
             self.export_dir.as_deref(),
             &self.store,
         )
-        .map_err(|e| Status::permission_denied(e.to_string()))?;
+        .map_err(|e| {
+            tracing::warn!(path = %request.path, reason = %e, "backup request refused");
+            Status::permission_denied(e.to_string())
+        })?;
         match self.dispatcher.backup(path).await {
             Ok(r) => Ok(Response::new(r)),
             Err(MaintenanceError::Closed(closed)) => Err(closed.into()),
-            Err(e) => Err(Status::internal(format!("backup failed: {e}"))),
+            Err(e) => {
+                tracing::error!(error = %e, "on-demand backup failed");
+                Err(Status::internal(format!("backup failed: {e}")))
+            }
         }
     }
 

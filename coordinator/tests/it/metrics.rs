@@ -138,7 +138,8 @@ fn coordinator_metrics_count_what_happened() {
 }
 
 /// The Export RPC shows up as an export counter and duration; a failing export as
-/// an error and a problem on the page.
+/// an error and a problem on the page. A refused path (a caller's typo) is no
+/// export: answered and logged, not counted as a failure (issue 28).
 #[test]
 fn exports_are_counted_by_result() {
     let dir = tempfile::tempdir().unwrap();
@@ -156,7 +157,10 @@ fn exports_are_counted_by_result() {
     rt.block_on(fake_worker(c.url(), None, 1, Answer::Good, 5, LONG))
         .unwrap();
     let out = dir.path().join("book.db.txt");
-    let bad = dir.path().join("no-such-dir").join("book.db");
+    // A file name longer than the file system allows (255 bytes): the path passes
+    // the checks, the export runs and fails when it creates its file.
+    let bad = dir.path().join(format!("a-{}", "x".repeat(300)));
+    let typo = dir.path().join("no-such-dir").join("book.db");
     rt.block_on(async {
         let mut client = common::client(c.url(), None).await.unwrap();
         let request = |p: &std::path::Path| stera_proto::v1::ExportRequest {
@@ -167,7 +171,10 @@ fn exports_are_counted_by_result() {
         };
         client.export(request(&out)).await.unwrap();
         assert!(client.export(request(&bad)).await.is_err());
+        let refused = client.export(request(&typo)).await.unwrap_err();
+        assert_eq!(refused.code(), tonic::Code::PermissionDenied, "{refused:?}");
     });
+    c.wait_log("export request refused", LONG);
     let text = web::get_ok(&http, "/metrics", LONG).body;
     assert_eq!(
         value(
@@ -201,9 +208,9 @@ fn exports_are_counted_by_result() {
     assert_eq!(status["exports_failed"], 1);
     let problems = status["problems"].as_array().unwrap();
     assert!(
-        problems.iter().any(
-            |p| p["kind"] == "export" && p["message"].as_str().unwrap().contains("no-such-dir")
-        ),
+        problems
+            .iter()
+            .any(|p| p["kind"] == "export" && p["message"].as_str().unwrap().contains("a-xxx")),
         "{problems:?}"
     );
 }
