@@ -16,21 +16,7 @@ import subprocess
 import sys
 
 import cshogi
-
-
-def games(path):
-    """(CSA moves, their comment) per game of a `book-tools match` CSA file."""
-    with open(path, encoding="utf-8") as f:
-        text = f.read()
-    for chunk in text.split("\n/\n"):
-        moves, sources = [], []
-        for line in chunk.splitlines():
-            if len(line) == 7 and line[0] in "+-" and line[1].isdigit():
-                moves.append(line[1:])
-                sources.append(None)
-            elif line.startswith("'") and moves and sources[-1] is None:
-                sources[-1] = line[1:]
-        yield moves, sources
+from match_games import games
 
 
 class Engine:
@@ -68,12 +54,12 @@ def main():
     engine = Engine([worker, "--usi"])
     seen = set()
     n = book_deep = shallow_deep = book_shallow = 0
-    for moves, sources in games(path):
+    for _, moves in games(path, lambda sign: sign):
         if n >= limit:
             break
         board = cshogi.Board()
         played = []
-        for csa, source in zip(moves, sources):
+        for csa, source in moves:
             move = board.move_from_csa(csa)
             usi = cshogi.move_to_usi(move)
             if source == "book":

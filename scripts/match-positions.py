@@ -16,25 +16,7 @@ import collections
 import sys
 
 import cshogi
-
-
-def games(path):
-    """(book side or None, [(CSA move, comment)]) per game."""
-    with open(path, encoding="utf-8") as f:
-        text = f.read()
-    for chunk in text.split("\n/\n"):
-        side, moves = None, []
-        for line in chunk.splitlines():
-            if line.startswith("N+") and " book " in line:
-                side = cshogi.BLACK
-            elif line.startswith("N-") and " book " in line:
-                side = cshogi.WHITE
-            elif len(line) == 7 and line[0] in "+-" and line[1].isdigit():
-                moves.append([line[1:], None])
-            elif line.startswith("'") and moves and moves[-1][1] is None:
-                moves[-1][1] = line[1:]
-        if moves:
-            yield side, moves
+from match_games import games
 
 
 def main():
@@ -43,7 +25,7 @@ def main():
     kind, path = sys.argv[1], sys.argv[2]
     found = collections.Counter()
     order = []
-    for side, moves in games(path):
+    for side, moves in games(path, lambda sign: cshogi.BLACK if sign == "+" else cshogi.WHITE):
         board = cshogi.Board()
         played = []
         for csa, comment in moves:
