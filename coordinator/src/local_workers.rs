@@ -35,10 +35,7 @@ pub(crate) fn start_local_workers(
             .arg("--status-every-secs")
             .arg("0")
             .arg("--log-format")
-            .arg(match args.log_format {
-                stera_service::logging::LogFormat::Text => "text",
-                stera_service::logging::LogFormat::Json => "json",
-            })
+            .arg(log_format_flag(args.log_format))
             .kill_on_drop(true);
         if let Some(t) = token {
             cmd.env("STERA_TOKEN", t);
@@ -64,3 +61,11 @@ fn local_url(args: &CoordinatorArgs, addr: SocketAddr) -> String {
 
 /// First argument that makes the coordinator executable act as a worker.
 pub const LOCAL_WORKER_ARG: &str = "__worker";
+
+/// `--log-format`'s value for `format`, as clap spells it (the one list of names).
+fn log_format_flag(format: stera_service::logging::LogFormat) -> String {
+    use clap::ValueEnum;
+    format
+        .to_possible_value()
+        .map_or_else(|| "text".to_owned(), |v| v.get_name().to_owned())
+}
