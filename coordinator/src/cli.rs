@@ -265,12 +265,10 @@ pub(crate) fn dispatch_config(args: &CoordinatorArgs, play: play::PlaySettings) 
 pub(crate) fn status_settings(args: &CoordinatorArgs) -> status_line::StatusSettings {
     status_line::StatusSettings {
         every: Duration::from_secs(args.status_every_secs),
-        // Local workers share the terminal and draw their own line there (which
-        // cannot be turned off yet): two lines redrawn over each other would be
-        // unreadable, so the coordinator then logs summaries.
+        // Local workers draw no status line and their records come through this
+        // process's log writer, so the line stays one and whole with them too.
         tty: std::io::IsTerminal::is_terminal(&std::io::stderr())
-            && args.log_format == stera_service::logging::LogFormat::Text
-            && args.local_workers == 0,
+            && args.log_format == stera_service::logging::LogFormat::Text,
         think_limit: args.think_limit,
         play: args.play.play_share > 0.0,
         games_target: args.play.games,

@@ -205,7 +205,7 @@ impl<S: NodeStore> Dispatcher<S> {
             Event::Tick => self.expire(Instant::now()),
             Event::Status { reply } => {
                 let _ = reply.send(crate::progress::status_reply(
-                    &self.kinds,
+                    &mut self.kinds,
                     self.leases.len(),
                     &self.registry,
                     &self.config.version,

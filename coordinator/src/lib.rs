@@ -153,7 +153,7 @@ pub async fn run(args: CoordinatorArgs, export: Option<ExportFn<SledStore>>) -> 
     let (stop_server, server_stopped) = watch::channel(false);
     let (server, addr) =
         server::start_server(&args, tls, &token, &handle, &registry, server_stopped).await?;
-    let mut children = local_workers::start_local_workers(&args, addr, token.as_deref())?;
+    let local_workers = local_workers::start_local_workers(&args, addr, token.as_deref())?;
     let periodic = args
         .export
         .as_ref()
@@ -205,12 +205,7 @@ pub async fn run(args: CoordinatorArgs, export: Option<ExportFn<SledStore>>) -> 
         b.abort();
     }
     let _ = stop_server.send(true);
-    for child in &mut children {
-        let _ = child.start_kill();
-    }
-    for child in &mut children {
-        let _ = child.wait().await;
-    }
+    local_workers.stop().await;
     ticker.abort();
     drop(handle);
     server::close_server(server).await;

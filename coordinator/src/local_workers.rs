@@ -1,24 +1,65 @@
 //! `--local-workers`: worker processes on loopback, this same executable run in
 //! worker mode, so the main job needs only `cargo run -p coordinator`.
 
+use std::io::Write;
 use std::net::SocketAddr;
+use std::process::Stdio;
 
 use anyhow::{Context, Result};
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::{Child, ChildStderr};
+use tokio::task::JoinHandle;
 
 use crate::cli::CoordinatorArgs;
+
+/// The local worker processes, and the tasks that copy their log records to
+/// this process's stderr.
+#[derive(Default)]
+pub(crate) struct LocalWorkers {
+    children: Vec<Child>,
+    relays: Vec<JoinHandle<()>>,
+}
+
+impl LocalWorkers {
+    /// Stops the workers and waits until they and their last log records are out.
+    pub(crate) async fn stop(mut self) {
+        for child in &mut self.children {
+            let _ = child.start_kill();
+        }
+        for child in &mut self.children {
+            let _ = child.wait().await;
+        }
+        for relay in self.relays {
+            let _ = relay.await;
+        }
+    }
+}
+
+/// Copies a local worker's log records, line by line, to this process's stderr
+/// through the terminal writer: a worker writing to the terminal itself would glue
+/// its records onto the coordinator's status line or leave fragments of it.
+fn relay(stderr: ChildStderr) -> JoinHandle<()> {
+    tokio::spawn(async move {
+        let mut lines = BufReader::new(stderr).lines();
+        while let Ok(Some(mut line)) = lines.next_line().await {
+            line.push('\n');
+            let _ = stera_service::terminal::StderrWriter.write_all(line.as_bytes());
+        }
+    })
+}
 
 /// Starts `--local-workers` worker processes: this same executable in worker mode.
 pub(crate) fn start_local_workers(
     args: &CoordinatorArgs,
     addr: SocketAddr,
     token: Option<&str>,
-) -> Result<Vec<tokio::process::Child>> {
+) -> Result<LocalWorkers> {
     if args.local_workers == 0 {
-        return Ok(Vec::new());
+        return Ok(LocalWorkers::default());
     }
     let exe =
         std::env::current_exe().context("cannot find this executable to start local workers")?;
-    let mut children = Vec::new();
+    let mut workers = LocalWorkers::default();
     for i in 0..args.local_workers {
         let mut cmd = tokio::process::Command::new(&exe);
         cmd.arg(LOCAL_WORKER_ARG)
@@ -30,12 +71,13 @@ pub(crate) fn start_local_workers(
             .arg(format!("local-{i}"))
             // They end with this coordinator rather than wait for the next one.
             .arg("--exit-on-drain")
-            // They share this terminal: one status line, this process's; their
-            // log lines in this process's format.
+            // One status line, this process's; their log records in this
+            // process's format, written out by this process (`relay`).
             .arg("--status-every-secs")
             .arg("0")
             .arg("--log-format")
             .arg(log_format_flag(args.log_format))
+            .stderr(Stdio::piped())
             .kill_on_drop(true);
         if let Some(t) = token {
             cmd.env("STERA_TOKEN", t);
@@ -43,10 +85,14 @@ pub(crate) fn start_local_workers(
         if let Some(cert) = &args.tls_cert {
             cmd.arg("--tls-ca").arg(cert);
         }
-        children.push(cmd.spawn().context("cannot start a local worker")?);
+        let mut child = cmd.spawn().context("cannot start a local worker")?;
+        if let Some(stderr) = child.stderr.take() {
+            workers.relays.push(relay(stderr));
+        }
+        workers.children.push(child);
     }
     tracing::info!(count = args.local_workers, "local workers started");
-    Ok(children)
+    Ok(workers)
 }
 
 /// The URL local workers use: loopback, over TLS when the coordinator serves TLS

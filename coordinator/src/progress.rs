@@ -3,7 +3,7 @@
 //! and the dashboard read, and the Status RPC's answer.
 
 use std::sync::atomic::Ordering;
-use std::time::SystemTime;
+use std::time::{Instant, SystemTime};
 
 use stera_book::NodeStore;
 use stera_proto::v1::{RootLine, StatusReply};
@@ -91,24 +91,23 @@ pub(crate) fn publish<S: NodeStore>(
 
 /// The Status RPC's answer.
 pub(crate) fn status_reply<S: NodeStore>(
-    kinds: &Kinds<S>,
+    kinds: &mut Kinds<S>,
     in_flight: usize,
     registry: &Registry,
     version: &str,
     started: SystemTime,
 ) -> StatusReply {
-    let book = kinds.live.book();
     let roots: Vec<RootLine> = kinds
         .think
-        .selector()
-        .root_lines(&kinds.live)
-        .into_iter()
+        .book_lines(&kinds.live, Instant::now())
+        .iter()
         .map(|(root, pv, value)| RootLine {
-            root,
+            root: root.clone(),
             pv: pv.iter().map(ToString::to_string).collect(),
-            value,
+            value: *value,
         })
         .collect();
+    let book = kinds.live.book();
     let counters = &registry.counters;
     let tally = kinds.play.tally();
     StatusReply {

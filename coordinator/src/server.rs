@@ -127,8 +127,24 @@ pub(crate) async fn wait_for_the_end(
         );
         let _ = dispatcher.drain("no position can be thought any more");
     } else {
-        tracing::info!(thought = progress.borrow().thought, "think limit reached");
-        let _ = dispatcher.drain("the think limit is reached");
+        // A run ends at the limits it was given: the think limit, the games
+        // target, or both (a games-only run, `--think-limit 0`, thinks nothing).
+        let thought = progress.borrow().thought;
+        let thinks = args.think_limit != Some(0);
+        match (thinks, args.play.games) {
+            (false, Some(games)) => {
+                tracing::info!(games, "games target reached");
+                let _ = dispatcher.drain("the games target is reached");
+            }
+            (true, Some(games)) => {
+                tracing::info!(thought, games, "think limit and games target reached");
+                let _ = dispatcher.drain("the think limit and the games target are reached");
+            }
+            _ => {
+                tracing::info!(thought, "think limit reached");
+                let _ = dispatcher.drain("the think limit is reached");
+            }
+        }
     }
 }
 

@@ -49,10 +49,12 @@ pub struct Games {
     pub target: Option<u64>,
 }
 
-/// The principal variation of the first root (USI moves) and its value from the
-/// root mover's view.
+/// The book's principal variation from the first thought root (USI moves) and
+/// its value from the root mover's view.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RootPv {
+    /// The root as given (`startpos`, `startpos moves ...`, `sfen ...`).
+    pub root: String,
     pub moves: Vec<String>,
     pub value: i32,
 }
@@ -94,6 +96,7 @@ impl StatusSnapshot {
                 target: settings.games_target,
             }),
             pv: reply.roots.first().map(|r| RootPv {
+                root: r.root.clone(),
                 moves: r.pv.clone(),
                 value: r.value,
             }),
@@ -102,7 +105,7 @@ impl StatusSnapshot {
 }
 
 /// The status line: thought (against the limit), rate, ETA, book, workers, jobs in
-/// flight, games, and the first root's principal variation.
+/// flight, games, and the book's principal variation from its first root, named.
 #[must_use]
 pub fn line(s: &StatusSnapshot) -> String {
     let mut parts = Vec::with_capacity(8);
@@ -140,9 +143,14 @@ pub fn line(s: &StatusSnapshot) -> String {
     }
     if let Some(pv) = &s.pv {
         parts.push(
-            format!("pv {} {}", value(pv.value), moves(&pv.moves, PV_MOVES))
-                .trim_end()
-                .to_owned(),
+            format!(
+                "pv ({}) {} {}",
+                root_name(&pv.root),
+                value(pv.value),
+                moves(&pv.moves, PV_MOVES)
+            )
+            .trim_end()
+            .to_owned(),
         );
     }
     parts.join(" | ")
@@ -188,6 +196,21 @@ pub fn value(v: i32) -> String {
         v.to_string()
     }
 }
+
+/// A root as the status line names it: as given, cut after `ROOT_NAME_CHARS`
+/// characters (an SFEN root would take the whole line).
+#[must_use]
+pub fn root_name(root: &str) -> String {
+    if root.chars().count() <= ROOT_NAME_CHARS {
+        return root.to_owned();
+    }
+    let mut name: String = root.chars().take(ROOT_NAME_CHARS - 1).collect();
+    name.push('…');
+    name
+}
+
+/// The longest root name on the status line.
+const ROOT_NAME_CHARS: usize = 32;
 
 /// The first `max` moves, then `…` if there are more.
 #[must_use]
@@ -405,6 +428,7 @@ mod tests {
             in_flight: 7,
             games: None,
             pv: Some(RootPv {
+                root: "startpos".into(),
                 moves: pv(10),
                 value: 34,
             }),
@@ -416,7 +440,7 @@ mod tests {
         assert_eq!(
             line(&snapshot()),
             "thought 1000/4000 (25.0%) | 10.0 pos/s | ETA 5m00s | book 5678 | workers 2 (8 slots) \
-             | in flight 7 | pv +34 7g7f 3c3d 2g2f 8c8d 2f2e 8d8e 6i7h 4a3b …"
+             | in flight 7 | pv (startpos) +34 7g7f 3c3d 2g2f 8c8d 2f2e 8d8e 6i7h 4a3b …"
         );
     }
 
@@ -454,10 +478,25 @@ mod tests {
         assert_eq!(moves(&[], PV_MOVES), "");
         let mut s = snapshot();
         s.pv = Some(RootPv {
+            root: "startpos moves 7g7f".into(),
             moves: Vec::new(),
             value: -12,
         });
-        assert!(line(&s).ends_with("| pv -12"), "{}", line(&s));
+        assert!(
+            line(&s).ends_with("| pv (startpos moves 7g7f) -12"),
+            "{}",
+            line(&s)
+        );
+        s.pv = Some(RootPv {
+            root: "sfen lnsgkgsnl/1r5b1/ppppppppp/9/9/2P6/PP1PPPPPP/1B5R1/LNSGKGSNL w - 2".into(),
+            moves: vec!["3c3d".into()],
+            value: 3,
+        });
+        assert!(
+            line(&s).ends_with("| pv (sfen lnsgkgsnl/1r5b1/ppppppppp/…) +3 3c3d"),
+            "{}",
+            line(&s)
+        );
         s.pv = None;
         assert!(!line(&s).contains("pv"), "{}", line(&s));
     }
@@ -557,7 +596,7 @@ mod tests {
         assert_eq!(
             line(&s),
             "thought 20/40 (50.0%) | 2.0 pos/s | ETA 10s | book 99 | workers 2 (6 slots) \
-             | in flight 3 | games 6 | pv +5 7g7f 3c3d 2g2f"
+             | in flight 3 | games 6 | pv (startpos) +5 7g7f 3c3d 2g2f"
         );
         let off = StatusSettings {
             play: false,

@@ -4,6 +4,7 @@
 //! repeated result means) is in [`crate::leases`]; this module never sees a stream.
 
 use std::collections::HashMap;
+use std::time::{Duration, Instant};
 
 use stera_book::{BookError, Leaf, LiveBook, NodeId, NodeStore, Selector, Thought};
 use stera_proto::v1::{Job, JobResult, Limits};
@@ -167,7 +168,17 @@ pub struct ThinkJobs {
     limits: Limits,
     think_limit: Option<u64>,
     thought: u64,
+    /// The book's own lines of the roots and when they were searched: status
+    /// requests come as often as every pollers' second, a search of every root
+    /// need not.
+    book_lines: Option<(Instant, Vec<BookLine>)>,
 }
+
+/// A root as given, the book's principal variation from it and its value.
+pub type BookLine = (String, Vec<Move>, i32);
+
+/// How old the book lines of a status answer may be.
+const BOOK_LINES_MAX_AGE: Duration = Duration::from_secs(5);
 
 impl ThinkJobs {
     #[must_use]
@@ -177,13 +188,21 @@ impl ThinkJobs {
             limits,
             think_limit,
             thought: 0,
+            book_lines: None,
         }
     }
 
-    /// The selector (for status).
-    #[must_use]
-    pub fn selector(&self) -> &Selector {
-        &self.selector
+    /// The book's own line from each thought root (see `Selector::book_lines`),
+    /// searched again when older than a few seconds at `now`.
+    pub fn book_lines<S: NodeStore>(&mut self, live: &LiveBook<S>, now: Instant) -> &[BookLine] {
+        let fresh = self
+            .book_lines
+            .as_ref()
+            .is_some_and(|(at, _)| now.saturating_duration_since(*at) < BOOK_LINES_MAX_AGE);
+        if !fresh {
+            self.book_lines = Some((now, self.selector.book_lines(live)));
+        }
+        self.book_lines.as_ref().map_or(&[], |(_, lines)| lines)
     }
 
     /// Positions thought (stored) in this run.

@@ -140,6 +140,17 @@ fn games_through_real_workers_are_counted_per_book_position() {
     );
     let status = c.wait_exit(Duration::from_secs(600));
     assert!(status.success(), "{:?}", c.log.lock().unwrap());
+    // A games-only run ends at its games target, and says so.
+    c.wait_log("games target reached games=6", LONG);
+    assert!(
+        !c.log
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|l| l.contains("think limit")),
+        "{:?}",
+        c.log.lock().unwrap()
+    );
     drop(c);
     let games = read_games(&games_out);
     assert_eq!(games.len(), 6, "games kept");

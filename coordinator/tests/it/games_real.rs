@@ -217,6 +217,7 @@ fn games_with_fairy_stockfish_workers_are_counted() {
         c.log.lock().unwrap(),
         worker_log.lock().unwrap()
     );
+    c.wait_log("think limit and games target reached", LONG);
     // The games came from Fairy-Stockfish, not from some other engine.
     let hello = c.wait_log("worker=fairy", LONG);
     assert!(

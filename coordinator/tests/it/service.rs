@@ -323,6 +323,60 @@ fn two_hundred_workers_at_once() {
     assert!(status.roots.iter().any(|l| !l.pv.is_empty()));
 }
 
+/// The status shows the book's own line from each root: positions in flight
+/// count at their stored values, so a line taken while a worker holds the PV's
+/// leaves equals the line of the same book with nothing in flight (selection's
+/// line, which goes around them, did not).
+#[test]
+fn status_lines_are_the_books_whatever_is_in_flight() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("book.db");
+    let runtime = rt();
+    {
+        let c = Coord::start(&db, "127.0.0.1:0", &["--think-limit", "300"], &[]);
+        let report = runtime
+            .block_on(fake_worker(c.url(), None, 4, Answer::Good, 300, LONG))
+            .unwrap();
+        assert_eq!(report.acked.len(), 300);
+    }
+    let held = {
+        let c = Coord::start(&db, "127.0.0.1:0", &[], &[]);
+        let url = c.url();
+        let silent = runtime.spawn(fake_worker(
+            url.clone(),
+            None,
+            8,
+            Answer::Silent,
+            usize::MAX,
+            Duration::from_secs(30),
+        ));
+        let start = std::time::Instant::now();
+        while runtime.block_on(common::status(&url, None)).in_flight < 8 {
+            assert!(start.elapsed() < LONG, "the silent worker got no jobs");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        // The lines of a status answer may be a few seconds old: these must be
+        // searched with the leases out.
+        std::thread::sleep(Duration::from_secs(6));
+        let status = runtime.block_on(common::status(&url, None));
+        assert_eq!(status.in_flight, 8);
+        silent.abort();
+        status
+    };
+    let c = Coord::start(&db, "127.0.0.1:0", &[], &[]);
+    let idle = runtime.block_on(common::status(&c.url(), None));
+    assert_eq!(idle.in_flight, 0);
+    assert_eq!(idle.nodes, 300);
+    assert!(!idle.roots.is_empty() && idle.roots.iter().all(|l| !l.pv.is_empty()));
+    let lines = |s: &stera_proto::v1::StatusReply| {
+        s.roots
+            .iter()
+            .map(|l| (l.root.clone(), l.pv.clone(), l.value))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(lines(&held), lines(&idle));
+}
+
 /// TLS with a self-signed certificate: the main job's local workers connect over
 /// `https://localhost` trusting that certificate, and the run completes.
 #[test]

@@ -165,7 +165,7 @@ impl Selector {
     /// Alpha-beta (fail-soft PVS) at thought node `node`; `pos` is its position,
     /// `ply` the distance from the root. `None` when every move is skipped.
     #[allow(clippy::too_many_arguments)]
-    fn search<S: NodeStore>(
+    pub(super) fn search<S: NodeStore>(
         &mut self,
         live: &LiveBook<S>,
         pos: &mut Position,
@@ -248,8 +248,8 @@ impl Selector {
             }
             let child_key = pos.key_after(mv);
             let (thought, twin) = match live.reach(pos, mv, child_key) {
-                Reach::InFlight => continue,
-                Reach::Leaf => (None, false),
+                Reach::InFlight if !self.count_in_flight => continue,
+                Reach::InFlight | Reach::Leaf => (None, false),
                 Reach::Thought(child, twin) => (Some(child), twin),
             };
             let (value, kind) = match thought {

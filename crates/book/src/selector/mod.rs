@@ -22,8 +22,9 @@
 //! ```
 
 use stera_rules::Move;
+use stera_rules::value::INFINITE;
 
-use crate::live_book::Reach;
+use crate::live_book::{Reach, RootStart};
 use crate::{BookError, LiveBook, NodeId, NodeStore};
 
 mod alpha_beta;
@@ -120,6 +121,10 @@ pub struct Selector {
     twin_stack: Vec<NodeId>,
     /// Softmax selection and its RNG when in that mode (`None`: alpha-beta).
     softmax: Option<softmax::SoftmaxState>,
+    /// Set while [`Selector::book_lines`] runs: a move into a position in flight
+    /// counts as the leaf it still is, at its stored value, instead of being
+    /// skipped (which selection must do so as not to hand it out twice).
+    count_in_flight: bool,
 }
 
 impl std::fmt::Debug for Selector {
@@ -155,6 +160,7 @@ impl Selector {
             move_buffers: Vec::new(),
             twin_stack: Vec::new(),
             softmax: None,
+            count_in_flight: false,
         }
     }
 
@@ -268,6 +274,50 @@ impl Selector {
                 Some((live.config().roots.get(i)?.clone(), pv.clone(), *value))
             })
             .collect()
+    }
+
+    /// For each root of `live` that is thought: the root as given, the book's own
+    /// principal variation from it and its value from the root mover's view. The
+    /// same alpha-beta over the book as selection, but with positions in flight
+    /// counted at their stored values, so the line is what an export made now
+    /// would play, not the line selection last took around the positions being
+    /// thought ([`Selector::root_lines`]).
+    ///
+    /// The roots share one generation of their own (a position under several
+    /// roots is searched once); selection reuses none of its bounds.
+    pub fn book_lines<S: NodeStore>(
+        &mut self,
+        live: &LiveBook<S>,
+    ) -> Vec<(String, Vec<Move>, i32)> {
+        self.fit_cache(live);
+        let stats = self.stats;
+        self.new_generation();
+        self.count_in_flight = true;
+        let mut lines = Vec::new();
+        for (root, text) in live.config().roots.iter().enumerate() {
+            let RootStart::Node {
+                id,
+                mut pos,
+                twin: root_twin,
+            } = live.root_start(root)
+            else {
+                continue;
+            };
+            if self.pv.is_empty() {
+                self.pv.push(Vec::new());
+            }
+            self.pv[0].clear();
+            self.twin_stack.clear();
+            if let Some(value) = self.search(live, &mut pos, id, -INFINITE, INFINITE, 0, true) {
+                let line =
+                    moves_on_real_board(root_twin, self.pv[0].iter().map(|e| (e.mv, e.twin)));
+                lines.push((text.clone(), line, value));
+            }
+        }
+        self.count_in_flight = false;
+        self.new_generation();
+        self.stats = stats;
+        lines
     }
 
     /// Records the line and value of root `root`'s last search.

@@ -190,6 +190,25 @@ fn check_leaf(naive: &Naive<'_>, root: &Position, path: &[Move]) {
     );
 }
 
+/// Checks that `line` from `root` is a principal variation of `naive` with value
+/// `value`: every edge on it carries its node's minimax value.
+fn check_line(naive: &Naive<'_>, root: &Position, line: &[Move], value: i32) {
+    let mut pos = root.clone();
+    let mut expected = naive.value(&mut pos, 0).expect("root has a value");
+    assert_eq!(value, expected, "the book line's value");
+    assert!(!line.is_empty(), "a thought root has a line");
+    for (ply, mv) in line.iter().enumerate() {
+        let ply = i32::try_from(ply).unwrap();
+        let index = pos.legal_moves().iter().position(|m| m == mv).unwrap();
+        let edge = naive
+            .edge(&mut pos, index, *mv, ply)
+            .expect("line edge skipped");
+        assert_eq!(edge, expected, "edge {mv} at ply {ply} is not a best move");
+        pos.do_move(*mv);
+        expected = -edge;
+    }
+}
+
 /// Runs `selections` one-leaf selections (fresh cache generation each) with
 /// random bans and kifu keys and checks each against the naive minimax.
 /// Returns the number of leaves that disagreed (only tolerated when `tolerate`).
@@ -274,6 +293,30 @@ fn run_case(seed: u64, cyclic: bool, use_cache: bool, tolerate: bool) -> usize {
             check_leaf(&naive, &root, &leaf.path);
         }
         in_flight.insert(leaf.key.0);
+        // The book's own line counts the positions in flight at their stored
+        // values, as if nothing were in flight; the selections that follow it
+        // (next turn of the loop) must stay exact.
+        let lines = selector.book_lines(&live);
+        assert_eq!(lines.len(), 1, "one root, thought");
+        let (root_text, line, value) = &lines[0];
+        assert_eq!(root_text, "startpos");
+        if !tolerate {
+            let nothing_in_flight = HashSet::new();
+            let banned = |key: Key, mv: Move| {
+                live.book()
+                    .get(key)
+                    .is_some_and(|id| live.is_banned(id, mv))
+            };
+            let whole = Naive {
+                book: &book,
+                in_flight: &nothing_in_flight,
+                banned: &banned,
+                kifu: &kifu,
+                kifu_bonus: 100,
+                ply_limit: 512,
+            };
+            check_line(&whole, &root, line, *value);
+        }
     }
     disagreements
 }
