@@ -69,7 +69,8 @@ pub struct Args {
     against_book: Option<PathBuf>,
     /// How a side picks among its book's moves: `best` (the best value only:
     /// YaneuraOu with BookEvalDiff 0, the setting the README recommends from
-    /// BENCHMARKS "Book strength"), `yaneuraou` (YaneuraOu's rule with its
+    /// BENCHMARKS "Book strength", and the default of YaneuraOu's BOOK_OPTIONS_V2
+    /// option set), `yaneuraou` (YaneuraOu's rule with its classic
     /// default options: uniformly among the moves within --eval-diff of the best
     /// and not below the side's --eval-limit-*, by count with --by-count; none
     /// admitted: out of book), `softmax` (of the values at --temperature) or
