@@ -2,30 +2,38 @@
 """Does a book's move agree with a much deeper search more often than the match
 engine's own move does?
 
-    scripts/book-agreement.py GAMES.csa WORKER SHALLOW DEEP [LIMIT]
+    scripts/book-agreement.py GAMES.csa ENGINE SHALLOW DEEP [LIMIT]
+        [--go nodes|depth] [--option NAME=VALUE ...]
 
 GAMES.csa is the `--out-games` file of a `book-tools match`; the positions are
 the first book move of each game (the position where the book under test played
-its first book move, once per position). For each, the built-in engine (WORKER
-is the `worker` binary, run as `worker --usi`) searches SHALLOW nodes (the
-match's budget) and DEEP nodes. Prints how often the book's move, and the
-shallow search's move, equal the deep search's. Needs cshogi (PyPI) to replay
-the CSA moves. See BENCHMARKS.md "Book strength".
+its first book move, once per position), at most LIMIT [200]. For each, the
+engine searches SHALLOW (the match's budget) and DEEP (`go nodes N`, or
+`go depth N` with `--go depth`). ENGINE is the built-in engine's `worker`
+binary (run as `worker --usi`) or any USI engine's command, e.g.
+`/usr/games/fairy-stockfish --option UCI_Variant=shogi`. Prints how often the
+book's move, and the shallow search's move, equal the deep search's. Needs
+cshogi (PyPI) to replay the CSA moves. See BENCHMARKS.md "Book strength".
 """
+import argparse
+import os
 import subprocess
-import sys
 
 import cshogi
 from match_games import games
 
 
 class Engine:
-    def __init__(self, command):
+    def __init__(self, command, options, go):
+        self.go = go
         self.process = subprocess.Popen(
             command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1
         )
         self.send("usi")
         self.wait("usiok")
+        for option in options:
+            name, _, value = option.partition("=")
+            self.send(f"setoption name {name} value {value}")
         self.send("isready")
         self.wait("readyok")
 
@@ -41,17 +49,28 @@ class Engine:
             if line.startswith(token):
                 return line
 
-    def best(self, moves, nodes):
+    def best(self, moves, limit):
         self.send("usinewgame")
         self.send("position startpos" + (" moves " + " ".join(moves) if moves else ""))
-        self.send(f"go nodes {nodes}")
+        self.send(f"go {self.go} {limit}")
         return self.wait("bestmove").split()[1]
 
 
 def main():
-    path, worker, shallow, deep = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
-    limit = int(sys.argv[5]) if len(sys.argv) > 5 else 200
-    engine = Engine([worker, "--usi"])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("games")
+    parser.add_argument("engine")
+    parser.add_argument("shallow", type=int)
+    parser.add_argument("deep", type=int)
+    parser.add_argument("limit", type=int, nargs="?", default=200)
+    parser.add_argument("--go", choices=["nodes", "depth"], default="nodes")
+    parser.add_argument("--option", action="append", default=[])
+    args = parser.parse_args()
+    path, shallow, deep, limit = args.games, args.shallow, args.deep, args.limit
+    command = [args.engine]
+    if os.path.basename(args.engine) == "worker":
+        command.append("--usi")
+    engine = Engine(command, args.option, args.go)
     seen = set()
     n = book_deep = shallow_deep = book_shallow = 0
     for _, moves in games(path, lambda sign: sign):

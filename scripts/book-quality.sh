@@ -25,7 +25,8 @@
 # PV selection with the CPU time of both (the training match and the growth);
 # both are matched on the openings of `low-best`. Then weights from PLAY_GAMES
 # [4000] self-play games (`low-ndf`, `low-backup`, `ndf-vs-minimax`), on the same
-# openings. Then Fairy-Stockfish books (`fs-high`, `fs-low`, `fs-high-vs-low`;
+# openings. Then Fairy-Stockfish books (`fs-high`, `fs-low`, `fs-high-vs-low`,
+# `fs-high-sprt`;
 # see below). Last, the evaluator's noise on
 # 200 positions of each book (`scripts/evaluator-noise.py`). Needs cshogi.
 set -euo pipefail
@@ -198,12 +199,15 @@ fs_match() { # fs_match NAME [match flags...]
     echo "== $name: $*"
     cat "$OUT/$name.match"
 }
-if { wanted fs-high || wanted fs-low || wanted fs-high-vs-low; } && [ -x "$FS" ]; then
+if { wanted fs-high || wanted fs-low || wanted fs-high-vs-low || wanted fs-high-sprt; } && [ -x "$FS" ]; then
     fs_grow fs-high "$FS_DEPTH_HIGH"
     fs_grow fs-low "$FS_DEPTH"
     fs_match fs-high --db "$OUT/fs-high.db"
     fs_match fs-low --db "$OUT/fs-low.db"
     fs_match fs-high-vs-low --db "$OUT/fs-high.db" --against "$OUT/fs-low.db"
+    # The confirmation of `fs-high`: a sequential test of 0 against +10 Elo on
+    # openings of another seed, up to 8,000 games.
+    GAMES=8000 fs_match fs-high-sprt --db "$OUT/fs-high.db" --sprt 0,10 --seed 2
 fi
 
 if wanted noise; then
