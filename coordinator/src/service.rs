@@ -1,9 +1,11 @@
 //! The gRPC face of the coordinator: turns Work streams into dispatcher events.
 
+use std::collections::HashMap;
+use std::net::IpAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use stera_proto::v1::coordinator_server::Coordinator;
 use stera_proto::v1::{
@@ -286,15 +288,53 @@ impl CoordinatorService {
 #[derive(Clone)]
 pub struct TokenCheck {
     expected: Option<Arc<str>>,
+    /// When each peer address was last logged as refused: a misconfigured worker
+    /// retries for ever, and one line a minute says as much as one per attempt.
+    logged: Arc<std::sync::Mutex<HashMap<IpAddr, Instant>>>,
 }
 
 impl TokenCheck {
     pub fn new(token: Option<String>) -> Self {
         Self {
             expected: token.map(Into::into),
+            logged: Arc::default(),
         }
     }
+
+    /// Logs a refusal of `peer` unless it was logged within `REFUSAL_LOG_EVERY`.
+    fn log_refusal(&self, peer: Option<std::net::SocketAddr>, missing: bool) {
+        let now = Instant::now();
+        if let Some(addr) = peer {
+            let mut logged = self
+                .logged
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            if logged
+                .get(&addr.ip())
+                .is_some_and(|at| now.duration_since(*at) < REFUSAL_LOG_EVERY)
+            {
+                return;
+            }
+            // Bounded: peers not refused for a while are forgotten.
+            logged.retain(|_, at| now.duration_since(*at) < REFUSAL_LOG_EVERY);
+            logged.insert(addr.ip(), now);
+        }
+        let peer = peer.map_or_else(|| "unknown".to_owned(), |a| a.to_string());
+        let reason = if missing {
+            "no token given"
+        } else {
+            "wrong token"
+        };
+        tracing::warn!(
+            %peer,
+            reason,
+            "request refused: check the peer's --token-file or STERA_TOKEN (logged once a minute per address)"
+        );
+    }
 }
+
+/// How often refusals of one peer address are logged.
+const REFUSAL_LOG_EVERY: Duration = Duration::from_secs(60);
 
 impl tonic::service::Interceptor for TokenCheck {
     fn call(&mut self, request: Request<()>) -> Result<Request<()>, Status> {
@@ -316,6 +356,7 @@ impl tonic::service::Interceptor for TokenCheck {
         if diff == 0 && !b.is_empty() {
             Ok(request)
         } else {
+            self.log_refusal(request.remote_addr(), given.is_empty());
             Err(Status::unauthenticated("missing or wrong token"))
         }
     }

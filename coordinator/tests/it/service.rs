@@ -144,6 +144,23 @@ fn wrong_token_is_refused() {
         .block_on(fake_worker(c.url(), None, 1, Answer::Good, 1, LONG))
         .unwrap_err();
     assert_eq!(status.code(), tonic::Code::Unauthenticated);
+    // The coordinator says whom it refused and why, once a minute per address
+    // (the worker and the raw client came from the same address).
+    let refused = c.wait_log("request refused", LONG);
+    assert!(
+        refused.contains("WARN")
+            && refused.contains("peer=127.0.0.1:")
+            && refused.contains("wrong token"),
+        "{refused}"
+    );
+    let refusals = c
+        .log
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|l| l.contains("request refused"))
+        .count();
+    assert_eq!(refusals, 1, "{:?}", c.log.lock().unwrap());
     // The right token works.
     let ok = runtime
         .block_on(fake_worker(
