@@ -229,9 +229,9 @@ impl<S: NodeStore> Dispatcher<S> {
 
     /// A dropped stream gives its leases back at once.
     fn disconnect(&mut self, stream: StreamId) {
-        self.workers.disconnect(stream);
+        let given_back = self.workers.disconnect(stream);
         if let Some(requeued) = self.close_leases(stream) {
-            observe::disconnected(&self.registry, stream, requeued);
+            observe::disconnected(&self.registry, stream, requeued, given_back);
         }
     }
 
@@ -257,6 +257,7 @@ impl<S: NodeStore> Dispatcher<S> {
             self.count_failure(stream, ticket.position(), reason);
             self.kinds.failed(&ticket, reason);
         } else {
+            self.workers.gave_back(stream);
             self.kinds.put_back(&ticket);
         }
     }

@@ -23,10 +23,18 @@ pub(crate) fn refused_again(stream: StreamId, worker: &str) {
     tracing::warn!(stream, worker = %worker, "a refused worker tried to connect again; refused");
 }
 
-/// A worker's stream closed; its `requeued` leases went back.
-pub(crate) fn disconnected(registry: &Registry, stream: StreamId, requeued: usize) {
-    tracing::info!(stream, requeued, "worker disconnected");
-    registry.record_requeue(RequeueReason::Disconnected, requeued as u64);
+/// A worker's stream closed; the `voided` leases it still held went back.
+/// `given_back` jobs it had returned itself while stopping (counted when they
+/// came): the line tells them all, the jobs this worker's leaving put back.
+pub(crate) fn disconnected(
+    registry: &Registry,
+    stream: StreamId,
+    voided: usize,
+    given_back: usize,
+) {
+    let requeued = voided + given_back;
+    tracing::info!(stream, requeued, given_back, "worker disconnected");
+    registry.record_requeue(RequeueReason::Disconnected, voided as u64);
 }
 
 /// A worker was refused: its engine keeps failing.

@@ -106,7 +106,9 @@ pub(crate) async fn wait_for_the_end(
         () = terminated(term) => true,
     };
     if signalled {
-        tracing::warn!(
+        // A normal stop (an upgrade, a move): told at INFO. Only what goes
+        // wrong on the way (a second signal, the export abandoned) warns.
+        tracing::info!(
             drain_secs = args.drain_secs,
             "stopping: no new jobs, waiting for jobs in flight"
         );

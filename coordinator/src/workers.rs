@@ -26,6 +26,10 @@ pub(crate) const SHUTTING_DOWN: &str = "the coordinator is shutting down";
 pub(crate) struct Workers {
     /// Each open stream's sender.
     streams: HashMap<StreamId, StreamTx>,
+    /// Jobs each open stream gave back while stopping (not failures), so that
+    /// its disconnection tells every job it returned, not only those still
+    /// leased when it closed.
+    given_back: HashMap<StreamId, usize>,
     /// Failures per worker and per position.
     pub(crate) blame: Blame,
     registry: Arc<Registry>,
@@ -45,6 +49,7 @@ impl Workers {
         let millis = |d: Duration| u32::try_from(d.as_millis()).unwrap_or(u32::MAX);
         Self {
             streams: HashMap::new(),
+            given_back: HashMap::new(),
             blame,
             registry,
             welcome: Welcome {
@@ -110,10 +115,19 @@ impl Workers {
         true
     }
 
-    /// A stream closed.
-    pub(crate) fn disconnect(&mut self, stream: StreamId) {
+    /// A stream gave a job back (not as a failure: the worker is stopping).
+    pub(crate) fn gave_back(&mut self, stream: StreamId) {
+        if self.streams.contains_key(&stream) {
+            *self.given_back.entry(stream).or_default() += 1;
+        }
+    }
+
+    /// A stream closed; returns the jobs it gave back before (see
+    /// [`Workers::gave_back`]).
+    pub(crate) fn disconnect(&mut self, stream: StreamId) -> usize {
         self.streams.remove(&stream);
         self.blame.disconnect(stream);
+        self.given_back.remove(&stream).unwrap_or(0)
     }
 
     /// Counts a failure (a rejected result, a job the worker gave up on) against
@@ -146,6 +160,7 @@ impl Workers {
             ))));
         }
         self.blame.disconnect(stream);
+        self.given_back.remove(&stream);
         self.registry.workers.remove(&stream);
     }
 

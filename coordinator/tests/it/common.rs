@@ -58,9 +58,9 @@ impl Coord {
         std::thread::spawn(move || {
             for line in BufReader::new(stderr).lines().map_while(Result::ok) {
                 if line.contains("listening")
-                    && let Some(a) = line.split("addr=").nth(1)
+                    && let Some(a) = listening_addr(&line)
                 {
-                    let _ = addr_tx.send(a.trim().to_owned());
+                    let _ = addr_tx.send(a);
                 }
                 log2.lock().unwrap().push(line);
             }
@@ -108,6 +108,16 @@ impl Coord {
     pub fn wait_exit(&mut self, timeout: Duration) -> std::process::ExitStatus {
         wait_child_exit(&mut self.child, timeout, "coordinator", &self.log)
     }
+}
+
+/// The address of the coordinator's "listening" record, as text
+/// (`addr=127.0.0.1:1234`) or JSON (`--log-format json`).
+fn listening_addr(line: &str) -> Option<String> {
+    if let Some(a) = line.split("addr=").nth(1) {
+        return Some(a.trim().to_owned());
+    }
+    let record: serde_json::Value = serde_json::from_str(line).ok()?;
+    record["fields"]["addr"].as_str().map(str::to_owned)
 }
 
 /// Lines a process writes, collected by a thread as they come.

@@ -69,6 +69,48 @@ fn killed_worker_leases_come_back() {
     assert_eq!(common::book_len(&db), 5);
 }
 
+/// A worker stopped by two signals gives its jobs back before its stream
+/// closes: the coordinator's line for its leaving counts the jobs it put back,
+/// those given back as well as those still leased (it said `requeued=0` while
+/// two had gone back, issue 28).
+#[test]
+fn a_leaving_worker_is_logged_with_the_jobs_it_gave_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("book.db");
+    // A budget large enough that the worker is surely mid-job when stopped.
+    let c = Coord::start(&db, "127.0.0.1:0", &["--nodes", "50000000"], &[]);
+    let mut leaver = start_worker(&c.url(), &["--slots", "1", "--worker-id", "leaver"], &[]);
+    let log = common::collect_stderr(&mut leaver);
+    c.wait_log("worker=leaver", LONG);
+    // One slot plus one prefetched job, both taken by the worker's session.
+    let rt = rt();
+    let start = std::time::Instant::now();
+    while !log
+        .lock()
+        .unwrap()
+        .iter()
+        .any(|l| l.contains("connected url="))
+        || rt.block_on(common::status(&c.url(), None)).in_flight < 2
+    {
+        assert!(start.elapsed() < LONG, "the worker never held two jobs");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    // The first signal: finish the jobs in hand; the second: give them back now.
+    common::signal(&leaver, "-TERM");
+    std::thread::sleep(Duration::from_millis(500));
+    common::signal(&leaver, "-TERM");
+    common::wait_child_exit(&mut leaver, LONG, "worker", &log);
+    let line = c.wait_log("worker disconnected", LONG);
+    assert!(line.contains("requeued=2"), "{line}");
+    assert!(line.contains("given_back=2"), "{line}");
+    // Both positions are free again: a fresh worker gets them.
+    let report = rt
+        .block_on(fake_worker(c.url(), None, 2, Answer::Good, 2, LONG))
+        .unwrap();
+    assert_eq!(report.acked.len(), 2, "{report:?}");
+}
+
 /// SIGKILL of the coordinator loses no acknowledged result, and a worker process
 /// reconnects by itself when the coordinator comes back on the same address.
 #[test]
