@@ -57,7 +57,8 @@ pub struct CoordinatorArgs {
     /// store as it was when the backup started.
     #[arg(long, default_value_t = 0, requires = "backup_dir")]
     pub backup_every_mins: u64,
-    /// Directory of the periodic backups (not inside the store).
+    /// Directory of the periodic backups (not inside the store; made at start
+    /// when missing, its parent must exist).
     #[arg(long, value_name = "DIR")]
     pub backup_dir: Option<PathBuf>,
     /// Periodic backups kept: older ones are deleted after a new one is complete.

@@ -80,6 +80,14 @@ pub struct ApiStatus {
     pub exports_ok: u64,
     pub exports_failed: u64,
     pub last_export_ms: u64,
+    /// Backups of this process by outcome; the last successful one: when (Unix
+    /// seconds, 0: none yet), its size on disk and how long it took.
+    pub backups_ok: u64,
+    pub backups_failed: u64,
+    pub backups_refused: u64,
+    pub last_backup_unix: u64,
+    pub last_backup_bytes: u64,
+    pub last_backup_ms: u64,
     /// Games counted by this run, by outcome; play leases in flight; games in
     /// the book's store (all runs).
     pub games_black: u64,
@@ -195,6 +203,12 @@ impl Dashboard {
             exports_ok: load(&c.exports_ok),
             exports_failed: load(&c.exports_failed),
             last_export_ms: load(&c.last_export_ms),
+            backups_ok: load(&c.backups_ok),
+            backups_failed: load(&c.backups_failed),
+            backups_refused: load(&c.backups_refused),
+            last_backup_unix: load(&c.last_backup_success_unix),
+            last_backup_bytes: load(&c.last_backup_bytes),
+            last_backup_ms: load(&c.last_backup_ms),
             games_black: load(&c.games_black),
             games_white: load(&c.games_white),
             games_draw: load(&c.games_draw),

@@ -84,8 +84,7 @@ pub async fn run(args: CoordinatorArgs, export: Option<ExportFn<SledStore>>) -> 
         .with_context(|| format!("cannot create {}", args.db.display()))?;
     cli::check_export_paths(&args)?;
     if let Some(dir) = &args.backup_dir {
-        stera_book::store_path::check_export_dir(dir, &args.db)
-            .map_err(|e| anyhow::anyhow!("bad --backup-dir: {e}"))?;
+        backup::prepare_dir(dir, &args.db)?;
     }
     cli::clean_leftovers(&args);
     if let Some(path) = &args.export {
@@ -168,6 +167,10 @@ pub async fn run(args: CoordinatorArgs, export: Option<ExportFn<SledStore>>) -> 
         .filter(|_| args.backup_every_mins > 0)
         .map(|dir| {
             let every = Duration::from_secs(args.backup_every_mins.saturating_mul(60));
+            registry
+                .counters
+                .backup_every_secs
+                .store(every.as_secs(), std::sync::atomic::Ordering::Relaxed);
             schedule::periodic_backup(handle.clone(), every, dir.clone(), args.backup_keep)
         });
     let status = status_line::spawn(

@@ -6,6 +6,7 @@
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use anyhow::Result;
@@ -19,7 +20,7 @@ use crate::telemetry;
 const STORE_SIZE_EVERY: Duration = Duration::from_secs(30);
 
 /// Installs the recorder and serves `/metrics`, `/` and `/api/status` on `addr`;
-/// measures the store directory every [`STORE_SIZE_EVERY`].
+/// measures the store directory and its file system every [`STORE_SIZE_EVERY`].
 pub(crate) async fn serve(
     addr: SocketAddr,
     registry: Arc<Registry>,
@@ -41,15 +42,27 @@ pub(crate) async fn serve(
         loop {
             tick.tick().await;
             let dir = db.clone();
-            match tokio::task::spawn_blocking(move || stera_book::store_path::directory_size(&dir))
-                .await
+            match tokio::task::spawn_blocking(move || {
+                let fs = stera_book::space::filesystem_bytes(&dir);
+                (stera_book::store_path::directory_size(&dir), fs)
+            })
+            .await
             {
-                Ok(Ok(bytes)) => registry
-                    .counters
-                    .store_bytes
-                    .store(bytes, std::sync::atomic::Ordering::Relaxed),
-                Ok(Err(e)) => {
-                    tracing::warn!(error = %e, db = %db.display(), "cannot measure the store")
+                Ok((size, fs)) => {
+                    let c = &registry.counters;
+                    match fs {
+                        Ok(fs) => {
+                            c.store_disk_size.store(fs.size, Ordering::Relaxed);
+                            c.store_disk_free.store(fs.available, Ordering::Relaxed);
+                        }
+                        Err(e) => tracing::warn!(error = %e, "cannot read the store's disk space"),
+                    }
+                    match size {
+                        Ok(bytes) => c.store_bytes.store(bytes, Ordering::Relaxed),
+                        Err(e) => {
+                            tracing::warn!(error = %e, db = %db.display(), "cannot measure the store");
+                        }
+                    }
                 }
                 Err(_) => return,
             }

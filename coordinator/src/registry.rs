@@ -113,6 +113,12 @@ pub struct Counters {
     pub in_flight: AtomicU64,
     /// Bytes of the store directory, measured every so often.
     pub store_bytes: AtomicU64,
+    /// Size and free bytes of the store's file system, measured with
+    /// `store_bytes` (0: not measured).
+    pub store_disk_size: AtomicU64,
+    pub store_disk_free: AtomicU64,
+    /// Seconds between periodic backups (`--backup-every-mins`; 0: none).
+    pub backup_every_secs: AtomicU64,
     /// 1 while the store's disk has room for results (jobs are handed out), 0
     /// while it is full (see `store_space`).
     pub store_writable: AtomicU64,
@@ -122,6 +128,16 @@ pub struct Counters {
     pub last_export_ms: AtomicU64,
     /// When the last export succeeded (Unix seconds, 0: never).
     pub last_export_success_unix: AtomicU64,
+    /// Backups by outcome: written, failed, refused (a path a caller may not
+    /// write to, or that exists already: no backup ran).
+    pub backups_ok: AtomicU64,
+    pub backups_failed: AtomicU64,
+    pub backups_refused: AtomicU64,
+    /// When the last backup succeeded (Unix seconds, 0: never), how long it
+    /// took (milliseconds) and its size on disk (bytes).
+    pub last_backup_success_unix: AtomicU64,
+    pub last_backup_ms: AtomicU64,
+    pub last_backup_bytes: AtomicU64,
     /// Messages refused for breaking a protocol bound, by field (indexed like
     /// `stera_proto::limits::Field::ALL`).
     pub violations_by: [AtomicU64; stera_proto::limits::Field::ALL.len()],
@@ -136,6 +152,18 @@ pub struct Counters {
     /// Compaction passes run, and the node chunks they merged away.
     pub compactions: AtomicU64,
     pub chunks_merged: AtomicU64,
+}
+
+/// How a backup ended (the `result` label of the backup counter).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BackupOutcome {
+    /// Written in `took`, `bytes` on disk.
+    Written { took: Duration, bytes: u64 },
+    /// It ran and failed (disk full, unwritable directory...): the message.
+    Failed(String),
+    /// Its path was refused before anything ran: a caller's mistake (a typo, a
+    /// name that exists already), not a failing backup.
+    Refused,
 }
 
 /// One point of the progress-over-time chart.
@@ -292,6 +320,30 @@ impl Registry {
             Err(e) => {
                 self.counters.exports_failed.fetch_add(1, Ordering::Relaxed);
                 self.record_problem(ProblemKind::Export, e.clone());
+            }
+        }
+    }
+
+    /// Counts one backup by its outcome; a failure is kept for the dashboard.
+    pub fn record_backup(&self, outcome: &BackupOutcome) {
+        let c = &self.counters;
+        match outcome {
+            BackupOutcome::Written { took, bytes } => {
+                c.backups_ok.fetch_add(1, Ordering::Relaxed);
+                c.last_backup_ms.store(
+                    u64::try_from(took.as_millis()).unwrap_or(u64::MAX),
+                    Ordering::Relaxed,
+                );
+                c.last_backup_bytes.store(*bytes, Ordering::Relaxed);
+                c.last_backup_success_unix
+                    .store(unix_ms_now() / 1000, Ordering::Relaxed);
+            }
+            BackupOutcome::Failed(message) => {
+                c.backups_failed.fetch_add(1, Ordering::Relaxed);
+                self.record_problem(ProblemKind::Backup, message.clone());
+            }
+            BackupOutcome::Refused => {
+                c.backups_refused.fetch_add(1, Ordering::Relaxed);
             }
         }
     }

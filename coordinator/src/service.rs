@@ -227,11 +227,8 @@ impl Coordinator for CoordinatorService {
         match self.dispatcher.export(request).await {
             Ok(r) => Ok(Response::new(r)),
             Err(MaintenanceError::Closed(closed)) => Err(closed.into()),
-            Err(e) => {
-                // The alert that fires for it sends the operator to this line.
-                tracing::error!(path = %resolved.display(), error = %e, "on-demand export failed");
-                Err(Status::internal(format!("export failed: {e}")))
-            }
+            // Logged and counted by the maintenance queue, like every export.
+            Err(e) => Err(Status::internal(format!("export failed: {e}"))),
         }
     }
 
@@ -250,16 +247,17 @@ impl Coordinator for CoordinatorService {
             &self.store,
         )
         .map_err(|e| {
+            // The caller's mistake: no backup ran, so none failed.
             tracing::warn!(path = %request.path, reason = %e, "backup request refused");
+            self.registry
+                .record_backup(&crate::registry::BackupOutcome::Refused);
             Status::permission_denied(e.to_string())
         })?;
         match self.dispatcher.backup(path).await {
             Ok(r) => Ok(Response::new(r)),
             Err(MaintenanceError::Closed(closed)) => Err(closed.into()),
-            Err(e) => {
-                tracing::error!(error = %e, "on-demand backup failed");
-                Err(Status::internal(format!("backup failed: {e}")))
-            }
+            // Logged and counted by the maintenance queue, like every backup.
+            Err(e) => Err(Status::internal(format!("backup failed: {e}"))),
         }
     }
 

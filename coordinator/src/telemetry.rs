@@ -24,6 +24,12 @@ pub const BOOK_NODES: &str = "stera_book_nodes";
 pub const BOOK_LEAF_EDGES: &str = "stera_book_leaf_edges";
 /// Bytes of the store directory on disk.
 pub const BOOK_STORE_SIZE: &str = "stera_book_store_size_bytes";
+/// Size of the file system holding the store.
+pub const STORE_DISK_SIZE: &str = "stera_coordinator_store_disk_size_bytes";
+/// Bytes still free for the coordinator on the file system holding the store.
+pub const STORE_DISK_FREE: &str = "stera_coordinator_store_disk_free_bytes";
+/// Seconds between periodic backups (0: none).
+pub const BACKUP_INTERVAL: &str = "stera_coordinator_backup_interval_seconds";
 /// 1 while the store's disk has room for results, 0 while jobs are held back.
 pub const STORE_WRITABLE: &str = "stera_coordinator_store_writable";
 /// Tokio tasks alive in the coordinator (a leak shows as growth with a steady fleet).
@@ -68,6 +74,14 @@ pub const EXPORTS: &str = "stera_coordinator_exports_total";
 pub const EXPORT_DURATION: &str = "stera_coordinator_export_duration_seconds";
 /// When the last export succeeded.
 pub const LAST_EXPORT_SUCCESS: &str = "stera_coordinator_last_export_success_timestamp_seconds";
+/// Backups run, by `result` (ok, error, refused).
+pub const BACKUPS: &str = "stera_coordinator_backups_total";
+/// When the last backup succeeded.
+pub const BACKUP_LAST_SUCCESS: &str = "stera_coordinator_backup_last_success_timestamp_seconds";
+/// Duration of the last successful backup.
+pub const BACKUP_LAST_DURATION: &str = "stera_coordinator_backup_last_duration_seconds";
+/// Size on disk of the last successful backup.
+pub const BACKUP_LAST_SIZE: &str = "stera_coordinator_backup_last_size_bytes";
 /// Games counted into the book by this process, by `result` (black, white, draw).
 pub const GAMES: &str = "stera_coordinator_games_total";
 /// Plies of one counted game.
@@ -122,6 +136,16 @@ pub fn describe() {
         BOOK_STORE_SIZE,
         Unit::Bytes,
         "Size of the book store directory on disk (measured every 30 s)."
+    );
+    describe_gauge!(
+        STORE_DISK_SIZE,
+        Unit::Bytes,
+        "Size of the file system holding the store (measured every 30 s)."
+    );
+    describe_gauge!(
+        STORE_DISK_FREE,
+        Unit::Bytes,
+        "Bytes an unprivileged writer may still write on the file system holding the store (measured every 30 s)."
     );
     describe_gauge!(
         STORE_WRITABLE,
@@ -188,6 +212,30 @@ pub fn describe() {
         "Unix time of the last successful export (0: none yet)."
     );
     describe_counter!(
+        BACKUPS,
+        "Store backups (periodic and on demand), by result (ok, error; refused: a path the caller may not write to, no backup ran)."
+    );
+    describe_gauge!(
+        BACKUP_INTERVAL,
+        Unit::Seconds,
+        "Seconds between periodic backups (--backup-every-mins; 0: no periodic backups)."
+    );
+    describe_gauge!(
+        BACKUP_LAST_SUCCESS,
+        Unit::Seconds,
+        "Unix time of the last successful backup (0: none yet in this process)."
+    );
+    describe_gauge!(
+        BACKUP_LAST_DURATION,
+        Unit::Seconds,
+        "Duration of the last successful backup."
+    );
+    describe_gauge!(
+        BACKUP_LAST_SIZE,
+        Unit::Bytes,
+        "Size on disk of the last successful backup (its store directory)."
+    );
+    describe_counter!(
         GAMES,
         "Games checked and counted into the book by this process, by result (black, white, draw)."
     );
@@ -236,6 +284,8 @@ pub fn refresh(registry: &Registry) {
     gauge!(BOOK_NODES).set(load(&c.book_nodes) as f64);
     gauge!(BOOK_LEAF_EDGES).set(load(&c.leaf_edges) as f64);
     gauge!(BOOK_STORE_SIZE).set(load(&c.store_bytes) as f64);
+    gauge!(STORE_DISK_SIZE).set(load(&c.store_disk_size) as f64);
+    gauge!(STORE_DISK_FREE).set(load(&c.store_disk_free) as f64);
     gauge!(STORE_WRITABLE).set(load(&c.store_writable) as f64);
     counter!(THOUGHT).absolute(load(&c.thought));
     counter!(SELECTIONS).absolute(load(&c.selections));
@@ -260,6 +310,13 @@ pub fn refresh(registry: &Registry) {
     counter!(EXPORTS, "result" => "ok").absolute(load(&c.exports_ok));
     counter!(EXPORTS, "result" => "error").absolute(load(&c.exports_failed));
     gauge!(LAST_EXPORT_SUCCESS).set(load(&c.last_export_success_unix) as f64);
+    counter!(BACKUPS, "result" => "ok").absolute(load(&c.backups_ok));
+    counter!(BACKUPS, "result" => "error").absolute(load(&c.backups_failed));
+    counter!(BACKUPS, "result" => "refused").absolute(load(&c.backups_refused));
+    gauge!(BACKUP_INTERVAL).set(load(&c.backup_every_secs) as f64);
+    gauge!(BACKUP_LAST_SUCCESS).set(load(&c.last_backup_success_unix) as f64);
+    gauge!(BACKUP_LAST_DURATION).set(load(&c.last_backup_ms) as f64 / 1000.0);
+    gauge!(BACKUP_LAST_SIZE).set(load(&c.last_backup_bytes) as f64);
     counter!(GAMES, "result" => "black").absolute(load(&c.games_black));
     counter!(GAMES, "result" => "white").absolute(load(&c.games_white));
     counter!(GAMES, "result" => "draw").absolute(load(&c.games_draw));

@@ -5,6 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+use stera_book::store_path::OutputPathError;
 use stera_book::{LiveBook, SledStore};
 use stera_proto::v1::BackupReply;
 
@@ -36,6 +37,38 @@ pub fn store_backup(store: PathBuf) -> BackupFn<SledStore> {
         });
         Ok(job)
     })
+}
+
+/// Why `--backup-dir` cannot take backups.
+#[derive(Debug, thiserror::Error)]
+pub enum BackupDirError {
+    /// It lies in a store, or is not a directory.
+    #[error("bad --backup-dir: {0}")]
+    Path(#[from] OutputPathError),
+    #[error("cannot create --backup-dir `{}`: {source}", path.display())]
+    Create {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// Checks the directory of the periodic backups at start, and makes it when
+/// missing (its parent must exist; the shipped configurations name a new
+/// directory on the store's volume), never inside a store.
+///
+/// # Errors
+/// The directory lies in a store or is not one, or cannot be made.
+pub fn prepare_dir(dir: &Path, store: &Path) -> Result<(), BackupDirError> {
+    if !dir.exists() {
+        stera_book::store_path::check_output_path(dir, store)?;
+        std::fs::create_dir(dir).map_err(|source| BackupDirError::Create {
+            path: dir.to_owned(),
+            source,
+        })?;
+    }
+    stera_book::store_path::check_export_dir(dir, store)?;
+    Ok(())
 }
 
 /// The directory name of a periodic backup taken at `unix_secs`.

@@ -13,7 +13,7 @@ use stera_proto::v1::{BackupReply, ExportReply, ExportRequest};
 use tokio::sync::oneshot;
 
 use super::{Job, MaintenanceError, Preparers};
-use crate::registry::Registry;
+use crate::registry::{BackupOutcome, Registry};
 
 /// The nice value of the maintenance threads (Linux: per thread). The dispatcher
 /// and the gRPC threads keep 0, so on a busy machine the job takes what they leave.
@@ -133,10 +133,12 @@ impl MaintenanceQueue {
                             self.spawn(
                                 "backup",
                                 false,
-                                Box::new(move || finish_backup(&registry, &path, job(), reply)),
+                                Box::new(move || {
+                                    finish_backup(&registry, &path, started, job(), reply);
+                                }),
                             );
                         }
-                        Err(e) => finish_backup(registry, &path, Err(e), reply),
+                        Err(e) => finish_backup(registry, &path, started, Err(e), reply),
                     }
                 }
             }
@@ -213,6 +215,13 @@ fn compact_task(job: Job<usize>) -> Box<dyn FnOnce() + Send> {
     })
 }
 
+/// Milliseconds of `took`, for the log.
+fn millis(took: std::time::Duration) -> u64 {
+    u64::try_from(took.as_millis()).unwrap_or(u64::MAX)
+}
+
+/// Counts an export and logs it: this is the one log line of every export
+/// (periodic, final or on demand), so its requesters log none.
 fn finish_export(
     registry: &Registry,
     path: &str,
@@ -229,30 +238,51 @@ fn finish_export(
             .map_err(|e| format!("export to {path} failed: {e}")),
     );
     crate::telemetry::record_export(took);
-    // The requester logs the outcome (the final and periodic exports, the RPC's client).
     match &result {
-        Ok(r) => tracing::debug!(path = %r.path, nodes = r.nodes, ms = r.elapsed_ms, "export done"),
-        Err(e) => tracing::debug!(path, error = %e, "export failed"),
+        Ok(r) => {
+            let bytes = std::fs::metadata(&r.path).map_or(0, |m| m.len());
+            tracing::info!(path = %r.path, bytes, entries = r.entries, nodes = r.nodes, ms = millis(took), "book exported");
+        }
+        Err(e) => tracing::error!(path, error = %e, ms = millis(took), "export failed"),
     }
     let _ = reply.send(result);
 }
 
+/// Whether a backup's error is its path refused before anything ran (the
+/// caller's mistake, e.g. a name that exists already) rather than a failure.
+fn refused(error: &MaintenanceError) -> bool {
+    matches!(
+        error,
+        MaintenanceError::OutputPath(_) | MaintenanceError::BackupExists(_)
+    )
+}
+
+/// Counts a backup and logs it: the one log line of every backup (periodic or
+/// on demand), so its requesters log none.
 fn finish_backup(
     registry: &Registry,
     path: &std::path::Path,
+    started: Instant,
     result: Result<BackupReply, MaintenanceError>,
     reply: BackupReplyTx,
 ) {
+    let took = started.elapsed();
     match &result {
         Ok(r) => {
-            tracing::info!(path = %r.path, nodes = r.nodes, ms = r.elapsed_ms, "store backed up");
+            let bytes = stera_book::store_path::directory_size(path).unwrap_or(0);
+            registry.record_backup(&BackupOutcome::Written { took, bytes });
+            tracing::info!(path = %r.path, bytes, nodes = r.nodes, ms = millis(took), "store backed up");
+        }
+        Err(e) if refused(e) => {
+            registry.record_backup(&BackupOutcome::Refused);
+            tracing::warn!(path = %path.display(), reason = %e, "backup refused");
         }
         Err(e) => {
-            tracing::error!(path = %path.display(), error = %e, "backup failed");
-            registry.record_problem(
-                crate::registry::ProblemKind::Backup,
-                format!("backup to {} failed: {e}", path.display()),
-            );
+            registry.record_backup(&BackupOutcome::Failed(format!(
+                "backup to {} failed: {e}",
+                path.display()
+            )));
+            tracing::error!(path = %path.display(), error = %e, ms = millis(took), "backup failed");
         }
     }
     let _ = reply.send(result);

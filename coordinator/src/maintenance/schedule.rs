@@ -1,7 +1,9 @@
 //! The timers of maintenance: an export every `--export-every-mins`, a backup
 //! every `--backup-every-mins` (with the retention of `--backup-keep`), and the
 //! export at the end of a run. They ask the dispatcher through a [`Requester`]
-//! and wait for the answer, so two of them never pile up.
+//! and wait for the answer, so two of them never pile up. They log nothing of
+//! the outcome: the maintenance queue logs every export and backup once,
+//! whoever asked for it.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -24,12 +26,10 @@ pub fn periodic_export<R: Requester>(
         tick.tick().await;
         loop {
             tick.tick().await;
-            match requester.export(request.clone()).await {
-                Ok(r) => {
-                    tracing::info!(path = %r.path, entries = r.entries, ms = r.elapsed_ms, "periodic export written");
-                }
-                Err(e) if e.is_closed() => return,
-                Err(e) => tracing::error!(error = %e, "periodic export failed"),
+            if let Err(e) = requester.export(request.clone()).await
+                && e.is_closed()
+            {
+                return;
             }
         }
     })
@@ -54,18 +54,15 @@ pub fn periodic_backup<R: Requester>(
                 .map_or(0, |d| d.as_secs());
             let path = dir.join(periodic_name(secs));
             match requester.backup(path).await {
-                Ok(r) => {
-                    tracing::info!(path = %r.path, nodes = r.nodes, ms = r.elapsed_ms, "periodic backup written");
-                    prune_backups(&dir, keep);
-                }
+                Ok(_) => prune_backups(&dir, keep),
                 Err(e) if e.is_closed() => return,
-                Err(e) => tracing::error!(error = %e, "periodic backup failed"),
+                Err(_) => {}
             }
         }
     })
 }
 
-/// The export at the end of a run (logged when written).
+/// The export at the end of a run (logged by the maintenance queue).
 ///
 /// # Errors
 /// The export failed, or the dispatcher stopped before it.
@@ -73,7 +70,5 @@ pub async fn final_export<R: Requester>(
     requester: &R,
     request: ExportRequest,
 ) -> Result<ExportReply, MaintenanceError> {
-    let reply = requester.export(request).await?;
-    tracing::info!(path = %reply.path, entries = reply.entries, ms = reply.elapsed_ms, "book exported");
-    Ok(reply)
+    requester.export(request).await
 }

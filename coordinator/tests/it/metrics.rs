@@ -175,6 +175,29 @@ fn exports_are_counted_by_result() {
         assert_eq!(refused.code(), tonic::Code::PermissionDenied, "{refused:?}");
     });
     c.wait_log("export request refused", LONG);
+    // Each export is logged once, at INFO with its size and duration, or as
+    // its failure.
+    let log = c.log.lock().unwrap().clone();
+    let written: Vec<&String> = log
+        .iter()
+        .filter(|l| l.contains(out.to_str().unwrap()))
+        .collect();
+    assert_eq!(written.len(), 1, "{written:#?}");
+    assert!(
+        written[0].contains(" INFO ")
+            && written[0].contains("bytes=")
+            && written[0].contains("ms="),
+        "{}",
+        written[0]
+    );
+    let size = std::fs::metadata(&out).unwrap().len();
+    assert!(
+        written[0].contains(&format!("bytes={size} ")),
+        "{}",
+        written[0]
+    );
+    let failed = log.iter().filter(|l| l.contains("a-xxx")).count();
+    assert_eq!(failed, 1, "{log:#?}");
     let text = web::get_ok(&http, "/metrics", LONG).body;
     assert_eq!(
         value(
@@ -377,4 +400,138 @@ fn json_logs_from_coordinator_and_worker() {
             "RUST_LOG=warn let an info line through: {line}"
         );
     }
+}
+
+/// Backups show to monitoring (issue 28): a periodic backup is logged once, at
+/// INFO with its path, size and duration, and counted with its time, size and
+/// duration; an on-demand one likewise; a refused path (a caller's typo) counts
+/// as refused only, a backup that runs and fails as an error.
+#[test]
+fn backups_are_logged_once_and_counted_by_result() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("book.db");
+    let http = format!("127.0.0.1:{}", free_port());
+    let backups = dir.path().join("backups");
+    let exports = dir.path().join("exports");
+    // --backup-dir is made at start when missing; --export-dir must exist.
+    std::fs::create_dir_all(&exports).unwrap();
+    let c = Coord::start(
+        &db,
+        "127.0.0.1:0",
+        &[
+            "--metrics",
+            &http,
+            "--export-dir",
+            exports.to_str().unwrap(),
+            "--backup-dir",
+            backups.to_str().unwrap(),
+            "--backup-every-mins",
+            "1",
+        ],
+        &[],
+    );
+    let rt = rt();
+    rt.block_on(fake_worker(c.url(), None, 1, Answer::Good, 5, LONG))
+        .unwrap();
+    let metrics = || web::get_ok(&http, "/metrics", LONG).body;
+    let text = metrics();
+    assert_eq!(
+        value(&text, "stera_coordinator_backup_interval_seconds"),
+        60.0
+    );
+    assert_eq!(
+        value(
+            &text,
+            "stera_coordinator_backup_last_success_timestamp_seconds"
+        ),
+        0.0
+    );
+    assert!(value(&text, "stera_coordinator_store_disk_size_bytes") >= 0.0);
+
+    // The first periodic backup comes a minute after the start.
+    let line = c.wait_log("store backed up", Duration::from_secs(150));
+    let periodic = std::fs::read_dir(&backups)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|x| x == "db"))
+        .expect("a periodic backup");
+    let size = stera_book::store_path::directory_size(&periodic).unwrap();
+    assert!(size > 0);
+    assert!(line.contains(" INFO "), "{line}");
+    assert!(
+        line.contains(&format!("bytes={size} ")),
+        "{line} ({size} bytes)"
+    );
+    assert!(line.contains("ms="), "{line}");
+    let text = metrics();
+    assert_eq!(
+        value(&text, "stera_coordinator_backups_total{result=\"ok\"}"),
+        1.0
+    );
+    assert!(
+        value(
+            &text,
+            "stera_coordinator_backup_last_success_timestamp_seconds"
+        ) > 1.0e9
+    );
+    assert_eq!(
+        value(&text, "stera_coordinator_backup_last_size_bytes"),
+        size as f64
+    );
+    assert!(value(&text, "stera_coordinator_backup_last_duration_seconds") >= 0.0);
+
+    // On demand: one written, one refused (outside --export-dir), one that runs
+    // and fails (a name longer than the file system allows).
+    let now = exports.join("now.db");
+    let outside = dir.path().join("elsewhere.db");
+    let too_long = exports.join(format!("b-{}", "x".repeat(300)));
+    rt.block_on(async {
+        let mut client = common::client(c.url(), None).await.unwrap();
+        let request = |p: &std::path::Path| stera_proto::v1::BackupRequest {
+            path: p.display().to_string(),
+        };
+        client.backup(request(&now)).await.unwrap();
+        let refused = client.backup(request(&outside)).await.unwrap_err();
+        assert_eq!(refused.code(), tonic::Code::PermissionDenied, "{refused:?}");
+        assert!(client.backup(request(&too_long)).await.is_err());
+    });
+    c.wait_log("backup request refused", LONG);
+    let text = metrics();
+    let count = |result: &str| {
+        value(
+            &text,
+            &format!("stera_coordinator_backups_total{{result=\"{result}\"}}"),
+        )
+    };
+    assert_eq!(
+        (count("ok"), count("error"), count("refused")),
+        (2.0, 1.0, 1.0)
+    );
+    let now_size = stera_book::store_path::directory_size(&now).unwrap();
+    assert_eq!(
+        value(&text, "stera_coordinator_backup_last_size_bytes"),
+        now_size as f64
+    );
+
+    // Each backup once in the log: the periodic one (before this fix it was
+    // told twice, by the queue and by its timer), the on-demand ones.
+    let log = c.log.lock().unwrap().clone();
+    let mentions = |needle: &str| log.iter().filter(|l| l.contains(needle)).count();
+    assert_eq!(mentions(periodic.to_str().unwrap()), 1, "{log:#?}");
+    assert_eq!(mentions(now.to_str().unwrap()), 1, "{log:#?}");
+    assert_eq!(mentions("b-xxx"), 1, "{log:#?}");
+
+    let status = web::api_status(&http);
+    assert_eq!(status["backups_ok"], 2);
+    assert_eq!(status["backups_failed"], 1);
+    assert_eq!(status["backups_refused"], 1);
+    assert_eq!(status["last_backup_bytes"], now_size);
+    assert!(status["last_backup_unix"].as_u64().unwrap() > 1_000_000_000);
+    let problems = status["problems"].as_array().unwrap();
+    assert!(
+        problems
+            .iter()
+            .any(|p| p["kind"] == "backup" && p["message"].as_str().unwrap().contains("b-xxx")),
+        "{problems:?}"
+    );
 }

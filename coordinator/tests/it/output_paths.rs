@@ -200,3 +200,27 @@ fn leftovers_of_a_killed_run_are_removed_at_start() {
     c.sigterm();
     assert!(c.wait_exit(common::LONG).success());
 }
+
+/// A missing `--backup-dir` is made at start (the shipped configurations name
+/// a new directory on the store's volume), but never inside a store: there it
+/// is refused before listening and nothing is created in the store (issue 28).
+#[test]
+fn a_missing_backup_dir_inside_the_store_is_refused_not_made() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("book.db");
+    make_store(&db);
+    let before = store_files(&db);
+    let inside = db.join("backups");
+    let err = refused_with(
+        &db,
+        &[
+            "--backup-dir".as_ref(),
+            inside.as_os_str(),
+            "--backup-every-mins".as_ref(),
+            "360".as_ref(),
+        ],
+    );
+    assert!(err.contains("--backup-dir"), "{err}");
+    assert!(!inside.exists(), "made inside the store");
+    assert_eq!(store_files(&db), before);
+}

@@ -49,6 +49,30 @@ pub fn available_bytes(path: &Path) -> Result<u64, SpaceError> {
     Ok(st.f_bavail.saturating_mul(st.f_frsize))
 }
 
+/// The size of the file system holding `path` and the bytes an unprivileged
+/// writer may still write on it (`f_blocks` and `f_bavail`, times `f_frsize`):
+/// what a "percent free" alert divides.
+///
+/// # Errors
+/// [`SpaceError::Statvfs`] when it cannot be read.
+pub fn filesystem_bytes(path: &Path) -> Result<FilesystemBytes, SpaceError> {
+    let st = rustix::fs::statvfs(path).map_err(|e| SpaceError::Statvfs {
+        path: path.to_path_buf(),
+        source: e.into(),
+    })?;
+    Ok(FilesystemBytes {
+        size: st.f_blocks.saturating_mul(st.f_frsize),
+        available: st.f_bavail.saturating_mul(st.f_frsize),
+    })
+}
+
+/// A file system's size and free space, in bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FilesystemBytes {
+    pub size: u64,
+    pub available: u64,
+}
+
 /// Room sled needs besides the data it holds: its `conf`, a few segments of
 /// slack for the log it writes before it rewrites old segments, and the
 /// metadata of a fresh database.
@@ -92,6 +116,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let free = available_bytes(dir.path()).unwrap();
         assert!(free > 0);
+        let fs = filesystem_bytes(dir.path()).unwrap();
+        assert!(fs.size >= fs.available && fs.available > 0, "{fs:?}");
         let e = ensure_room(dir.path(), &dir.path().join("x"), u64::MAX - 1).unwrap_err();
         assert!(matches!(e, SpaceError::NoSpace { .. }), "{e}");
         assert!(e.to_string().contains("ENOSPC"), "{e}");
