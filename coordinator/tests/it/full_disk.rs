@@ -184,3 +184,118 @@ fn a_remote_backup_onto_a_full_disk_fails_and_the_coordinator_goes_on() {
     assert!(c.wait_exit(LONG).success());
     assert!(SledStore::open_existing(&db).unwrap().len() >= 8025);
 }
+
+/// The shipped configurations keep backups and exports on the store's volume
+/// (issue 28): when that volume fills, a backup and an export fail at once
+/// with "no space", leave no half-written file, and neither the store (all
+/// its acknowledged positions) nor an earlier backup is harmed.
+#[test]
+fn a_backup_or_export_onto_the_full_store_volume_harms_neither_the_store_nor_earlier_backups() {
+    let Some(disk) = SmallDisk::mount("48m") else {
+        return;
+    };
+    let db = disk.path.join("book.db");
+    {
+        let store = SledStore::open(&db).unwrap();
+        let mut live = stera_book::LiveBook::open(store, None).unwrap();
+        let mut selector = stera_book::Selector::new();
+        let eval = stera_book::synthetic::PseudoEvaluator::new(1);
+        let options = stera_book::synthetic::GrowOptions {
+            batch: 256,
+            ..Default::default()
+        };
+        stera_book::synthetic::grow(&mut live, &mut selector, &eval, 3000, options, &mut |_| {})
+            .unwrap();
+    }
+    let exports = disk.path.join("exports");
+    std::fs::create_dir(&exports).unwrap();
+    let mut c = Coord::start(
+        &db,
+        "127.0.0.1:0",
+        &[
+            "--export-dir",
+            exports.to_str().unwrap(),
+            "--store-reserve-mb",
+            "1",
+        ],
+        &[],
+    );
+    let rt = runtime(2);
+    let url = c.url();
+    let report = rt
+        .block_on(fake_worker(url.clone(), None, 4, Answer::Good, 20, LONG))
+        .unwrap();
+    assert_eq!(report.acked.len(), 20);
+    let first = exports.join("first.db");
+    let second = exports.join("second.db");
+    let book = exports.join("book.db2016");
+    let first_nodes = rt.block_on(async {
+        let mut client = common::client(url.clone(), None).await.unwrap();
+        client
+            .backup(BackupRequest {
+                path: first.display().to_string(),
+            })
+            .await
+            .expect("a backup while there is room")
+            .into_inner()
+            .nodes
+    });
+    assert!(first_nodes >= 3020, "{first_nodes}");
+
+    let filler = disk.fill_leaving(128 << 10);
+    rt.block_on(async {
+        let mut client = common::client(url.clone(), None).await.unwrap();
+        let backup = tokio::time::timeout(
+            LONG,
+            client.backup(BackupRequest {
+                path: second.display().to_string(),
+            }),
+        )
+        .await
+        .expect("the backup onto a full disk got no answer")
+        .unwrap_err();
+        assert!(
+            backup.message().contains("no space left"),
+            "{}",
+            backup.message()
+        );
+        let export = tokio::time::timeout(
+            LONG,
+            client.export(ExportRequest {
+                path: book.display().to_string(),
+                ..ExportRequest::default()
+            }),
+        )
+        .await
+        .expect("the export onto a full disk got no answer")
+        .unwrap_err();
+        assert!(
+            export.message().contains("No space left")
+                || export.message().contains("no space left"),
+            "{}",
+            export.message()
+        );
+    });
+    // Nothing half-written beside the earlier backup.
+    let mut names: Vec<String> = std::fs::read_dir(&exports)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        ["first.db"],
+        "leftovers of the failed backup or export"
+    );
+
+    // With space back the coordinator stops cleanly; the store holds every
+    // acknowledged position and the earlier backup opens whole.
+    std::fs::remove_file(&filler).unwrap();
+    c.sigterm();
+    assert!(c.wait_exit(LONG).success());
+    let sfens: Vec<String> = report.acked.iter().map(|(_, s)| s.clone()).collect();
+    assert!(common::book_contains_all(&db, &sfens).is_empty());
+    assert_eq!(SledStore::open_existing(&db).unwrap().len(), first_nodes);
+    assert!(common::book_contains_all(&first, &sfens).is_empty());
+    assert_eq!(SledStore::open_existing(&first).unwrap().len(), first_nodes);
+}
