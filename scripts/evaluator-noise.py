@@ -3,18 +3,23 @@
 evaluator's own values move when the same position is evaluated again?
 
     scripts/evaluator-noise.py BOOK.db2016 BOOK_TOOLS [SAMPLE] [BUDGET] [SEED]
+        [--go depth] [-- EVALUATE_FLAGS...]
 
 BOOK.db2016 is a text export of the book under test (its `sfen` lines are the
 thought positions); BOOK_TOOLS is the `book-tools` binary. SAMPLE positions
 (default 200) are drawn with the seed SEED (default 1) among the positions with at
 least two moves. Each is evaluated by the built-in engine (`book-tools evaluate`,
 every legal move valued) at BUDGET nodes (default 300000, the book's default
-budget) twice, then at 1.5x and at 10x the budget. Prints, per comparison with the
-first evaluation:
+budget) twice, then at 1.5x and at 10x the budget. With `--go depth` BUDGET is a
+depth (default 6), and the second evaluations are at the same depth, one ply and
+three plies deeper. Flags after `--` go to `book-tools evaluate`, e.g. a USI
+engine: `-- --engine usi --engine-cmd /usr/games/fairy-stockfish --engine-option
+UCI_Variant=shogi`. Prints, per comparison with the first evaluation:
 
 - how often the two evaluations are identical (the built-in engine at a node
-  limit is deterministic, so a second evaluation at the same budget is expected to
-  be identical: its noise is what a different budget does, not chance);
+  limit is deterministic, as is a single-threaded USI engine started afresh, so a
+  second evaluation at the same budget is expected to be identical: its noise is
+  what a different budget does, not chance);
 - the mean absolute change of a move's value, over all moves and over the five best;
 - how often the best move changes;
 - beside it, the spread the book chooses from: the gap between the best and the
@@ -23,6 +28,7 @@ first evaluation:
 
 See BENCHMARKS.md "Book strength".
 """
+import argparse
 import random
 import statistics
 import subprocess
@@ -45,10 +51,10 @@ def positions(path):
     return result
 
 
-def evaluate(book_tools, sfen, nodes):
+def evaluate(book_tools, sfen, go, limit, flags):
     """Move -> value of every legal move, by `book-tools evaluate`."""
     out = subprocess.run(
-        [book_tools, "evaluate", "--nodes", str(nodes), "sfen " + sfen],
+        [book_tools, "evaluate", f"--{go}", str(limit), *flags, "sfen " + sfen],
         check=True,
         capture_output=True,
         text=True,
@@ -68,26 +74,39 @@ def ranked(values):
 
 
 def main():
-    if len(sys.argv) < 3:
-        raise SystemExit(__doc__)
-    path, book_tools = sys.argv[1], sys.argv[2]
-    sample = int(sys.argv[3]) if len(sys.argv) > 3 else 200
-    budget = int(sys.argv[4]) if len(sys.argv) > 4 else 300000
-    seed = int(sys.argv[5]) if len(sys.argv) > 5 else 1
+    argv = sys.argv[1:]
+    flags = []
+    if "--" in argv:
+        flags = argv[argv.index("--") + 1:]
+        argv = argv[: argv.index("--")]
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("book")
+    parser.add_argument("book_tools")
+    parser.add_argument("sample", type=int, nargs="?", default=200)
+    parser.add_argument("budget", type=int, nargs="?")
+    parser.add_argument("seed", type=int, nargs="?", default=1)
+    parser.add_argument("--go", choices=["nodes", "depth"], default="nodes")
+    args = parser.parse_args(argv)
+    path, book_tools, sample, seed, go = args.book, args.book_tools, args.sample, args.seed, args.go
     pool = positions(path)
     random.Random(seed).shuffle(pool)
     chosen = pool[:sample]
-    runs = [("again", budget), ("1.5x", budget * 3 // 2), ("10x", budget * 10)]
+    if go == "nodes":
+        budget = args.budget or 300000
+        runs = [("again", budget), ("1.5x", budget * 3 // 2), ("10x", budget * 10)]
+    else:
+        budget = args.budget or 6
+        runs = [("again", budget), ("+1 ply", budget + 1), ("+3 plies", budget + 3)]
     gaps = []
     stats = {name: {"same": 0, "all": [], "top5": [], "best_changed": 0} for name, _ in runs}
     inside = {name: 0 for name, _ in runs}
     for i, sfen in enumerate(chosen, 1):
-        first = evaluate(book_tools, sfen, budget)
+        first = evaluate(book_tools, sfen, go, budget, flags)
         order = ranked(first)
         gap = first[order[0]] - first[order[1]]
         gaps.append(gap)
         for name, nodes in runs:
-            other = evaluate(book_tools, sfen, nodes)
+            other = evaluate(book_tools, sfen, go, nodes, flags)
             s = stats[name]
             s["same"] += other == first
             changes = [abs(other[m] - first[m]) for m in first if m in other]
@@ -99,7 +118,7 @@ def main():
         if i % 20 == 0:
             print(f"{i}/{len(chosen)} positions", file=sys.stderr)
     n = len(chosen)
-    print(f"positions: {n} of {len(pool)} with two moves or more (seed {seed}), budget {budget} nodes")
+    print(f"positions: {n} of {len(pool)} with two moves or more (seed {seed}), budget {go} {budget}")
     print(f"gap best - second at the first evaluation: median {statistics.median(gaps)} cp, "
           f"mean {statistics.mean(gaps):.1f} cp, zero in {sum(g == 0 for g in gaps)} positions")
     print("| second evaluation | identical | mean abs change, all moves | five best | best move changed | gap < change of five best |")
@@ -107,7 +126,7 @@ def main():
     for name, nodes in runs:
         s = stats[name]
         print(
-            f"| {name} ({nodes} nodes) | {s['same']} of {n} | {statistics.mean(s['all']):.1f} cp "
+            f"| {name} ({go} {nodes}) | {s['same']} of {n} | {statistics.mean(s['all']):.1f} cp "
             f"| {statistics.mean(s['top5']):.1f} cp | {s['best_changed']} ({100 * s['best_changed'] / n:.1f} %) "
             f"| {inside[name]} ({100 * inside[name] / n:.1f} %) |"
         )
