@@ -15,6 +15,7 @@ use anyhow::{Context, Result, bail};
 use clap::{Args as ClapArgs, Subcommand};
 use stera_book::synthetic::PseudoEvaluator;
 use stera_book::{LiveBook, NodeStore, Selector, SledStore};
+use stera_service::select::SelectFlags;
 
 #[derive(ClapArgs, Debug)]
 pub struct Args {
@@ -42,15 +43,21 @@ struct SelectArgs {
     /// In-flight leaves completed together (one durable write per batch).
     #[arg(long, default_value_t = 16)]
     batch: usize,
-    /// Seed of the pseudo-evaluator that thinks the leaves.
+    /// Seed of the pseudo-evaluator that thinks the leaves (the softmax sampling
+    /// has its own, --select-seed).
     #[arg(long, default_value_t = 1)]
     seed: u64,
     /// Override the stored leaves-per-turn (cache reuse span) for this run.
+    /// Default: the store's own.
     #[arg(long)]
     leaves_per_turn: Option<u32>,
-    /// Measure the softmax selection (sampled descent) at this temperature in
-    /// centipawns instead of the alpha-beta selection.
-    #[arg(long, value_name = "CP")]
+    // `--select`, `--temperature`, `--select-seed`: the coordinator's flags, so
+    // that the selection measured is the one a coordinator with them runs.
+    #[command(flatten)]
+    selection: SelectFlags,
+    /// Former spelling of `--select softmax --temperature CP` (sampling with
+    /// --seed, as it did), still accepted.
+    #[arg(long, value_name = "CP", hide = true, conflicts_with_all = ["select", "temperature", "select_seed"])]
     softmax: Option<f64>,
 }
 
@@ -104,14 +111,21 @@ fn select(args: &SelectArgs) -> Result<()> {
     let mut live = LiveBook::open(store, config)
         .with_context(|| format!("loading book {}", args.db.display()))?;
     let mut selector = Selector::new();
-    if let Some(temperature) = args.softmax {
-        selector
-            .set_select_mode(stera_book::SelectMode::Softmax(stera_book::SoftmaxSelect {
-                temperature,
-                seed: args.seed,
-            }))
-            .context("bad --softmax temperature")?;
-        eprintln!("selection: softmax T={temperature}");
+    let selection = match args.softmax {
+        // The former spelling sampled with --seed: its runs give the same figures.
+        Some(_) => SelectFlags {
+            select_seed: args.seed,
+            ..args.selection
+        },
+        None => args.selection,
+    }
+    .with_former_softmax(args.softmax);
+    let mode = selection.mode()?;
+    selector
+        .set_select_mode(mode)
+        .context("bad selection flags")?;
+    if let stera_book::SelectMode::Softmax(s) = mode {
+        eprintln!("selection: softmax T={} seed={}", s.temperature, s.seed);
     }
     let reopen_s = t.elapsed().as_secs_f64();
     eprintln!(

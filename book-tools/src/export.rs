@@ -18,7 +18,9 @@ pub struct Args {
     /// The book store directory (as created by the coordinator, `import` or `synth`).
     #[arg(long)]
     db: PathBuf,
-    /// The book file to write; it appears only when complete (atomic rename).
+    /// The book file to write; it appears only when complete (atomic rename). Its
+    /// extension chooses the format unless --format says otherwise: `.ybb` a
+    /// binary book, anything else YaneuraOu's text book.
     #[arg(long)]
     out: PathBuf,
     // `--format`, `--shrink`, `--raw`, `--backup`, `--temperature`, `--weights`:
@@ -27,19 +29,22 @@ pub struct Args {
     export: ExportFlags<OfflineExport>,
     /// Export only the first N thought positions: the book as it was when it had
     /// N nodes. A running coordinator's export reports the N of its snapshot, so
-    /// the same file can be made again offline.
+    /// the same file can be made again offline. Default: every position.
     #[arg(long, value_name = "N")]
     nodes: Option<usize>,
 }
 
 pub fn run(args: &Args) -> Result<()> {
     let start = Instant::now();
+    // Flags that contradict each other are refused before the store is read.
+    let choice = args.export.checked()?;
+    let format = choice.format.resolve(&args.out)?;
     stera_book::store_path::check_output_path(&args.out, &args.db)?;
     let (book, extras) = load_with_games(
         &args.db,
         args.nodes,
-        args.export.choice().raw,
-        args.export.choice().weights == Some(WeightsChoice::Ndf),
+        choice.raw,
+        choice.weights == Some(WeightsChoice::Ndf),
     )?;
     eprintln!(
         "loaded {} nodes, {} move values in {:.1} s",
@@ -47,10 +52,8 @@ pub fn run(args: &Args) -> Result<()> {
         book.value_count(),
         start.elapsed().as_secs_f64()
     );
-    let choice = args.export.checked()?;
     let options = choice.options();
     let (backup, weights) = (options.backup, options.weights);
-    let format = choice.format.book_format(&args.out);
     if format == BookFormat::Ybb && choice.weights.is_some() {
         eprintln!("note: a .ybb book has no count field: --weights does not reach it");
     }

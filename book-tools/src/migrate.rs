@@ -23,7 +23,8 @@ pub struct Args {
     /// The new store, with one node per twin pair (the twin reached first is
     /// kept); must not exist. Written under a temporary name beside it and
     /// renamed when complete.
-    /// Needed only when the store holds twin pairs.
+    /// Needed only when the store holds twin pairs: without it such a store is
+    /// counted and refused, nothing is written.
     #[arg(long)]
     out: Option<PathBuf>,
     /// Only find and count the twin pairs; write nothing.

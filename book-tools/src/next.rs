@@ -7,7 +7,8 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
-use stera_book::{DryRun, LiveBook, SelectMode, Selector, SoftmaxSelect};
+use stera_book::{DryRun, LiveBook, Selector};
+use stera_service::select::SelectFlags;
 
 use crate::common;
 
@@ -23,21 +24,21 @@ pub struct Args {
     count: u64,
     /// Write the lines to this file instead of standard output (a position file for
     /// an outside thinker, e.g. YaneuraOu's `makebook think`); its book comes back
-    /// with `book-tools import`.
+    /// with `book-tools import`. Default: standard output.
     #[arg(long, value_name = "FILE")]
     think_file: Option<PathBuf>,
     /// Write `sfen <root> moves ...` (the line from the run's root, so a thinker
-    /// sees the repetition history) instead of the position's own `sfen ...`.
+    /// sees the repetition history) instead of the position's own `sfen ...`
+    /// (the default).
     #[arg(long)]
     moves: bool,
-    /// Select by MC Softmax sampling at this temperature (centipawns), as a
-    /// coordinator with `--select softmax --temperature T`; default: alpha-beta, as
-    /// the coordinator's default.
-    #[arg(long, value_name = "CP")]
+    // `--select`, `--temperature`, `--select-seed`: the coordinator's flags, so
+    // that `next` lists what a coordinator with the same flags hands out.
+    #[command(flatten)]
+    selection: SelectFlags,
+    /// Former spelling of `--select softmax --temperature CP`, still accepted.
+    #[arg(long, value_name = "CP", hide = true, conflicts_with_all = ["select", "temperature"])]
     softmax_temperature: Option<f64>,
-    /// Seed of the softmax sampling.
-    #[arg(long, default_value_t = 0)]
-    select_seed: u64,
 }
 
 /// The most positions one `book-tools next` lists (documented in
@@ -62,18 +63,13 @@ pub fn run(args: &Args) -> Result<()> {
     let mut live = LiveBook::open(store, None)
         .with_context(|| format!("cannot load the book in {}", args.db.display()))?;
     let mut selector = Selector::new();
-    if let Some(temperature) = args.softmax_temperature {
-        anyhow::ensure!(
-            temperature.is_finite() && temperature > 0.0,
-            "--softmax-temperature must be a finite number > 0, not {temperature}"
-        );
-        selector
-            .set_select_mode(SelectMode::Softmax(SoftmaxSelect {
-                temperature,
-                seed: args.select_seed,
-            }))
-            .map_err(|e| anyhow::anyhow!("{e}"))?;
-    }
+    let mode = args
+        .selection
+        .with_former_softmax(args.softmax_temperature)
+        .mode()?;
+    selector
+        .set_select_mode(mode)
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
     let roots = live.config().roots.clone();
     let leaves = selector
         .select(&mut live, count)

@@ -2,6 +2,8 @@
 //! maker gets a fresh book while generation goes on for months (`remote
 //! export`), or a one-screen summary of the run (`remote status`).
 
+mod status;
+
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
@@ -36,16 +38,19 @@ struct Connection {
 #[derive(clap::Subcommand)]
 enum Command {
     /// Ask the running coordinator to write a tera-shock book of its live book.
-    /// The file is written on the coordinator's machine (atomically); selection
-    /// pauses while the coordinator analyses the book.
+    /// The file is written on the coordinator's machine (atomically), from a
+    /// snapshot of the book: generation goes on meanwhile.
     Export {
         #[command(flatten)]
         connection: Connection,
-        /// Path of the book file on the coordinator's machine.
+        /// Path of the book file on the coordinator's machine, inside its
+        /// --export-dir (a relative path is taken from there). Its extension
+        /// chooses the format unless --format says otherwise: `.ybb` a binary
+        /// book, anything else YaneuraOu's text book.
         #[arg(long)]
         out: String,
-        // `--shrink`, `--raw`, `--backup`, `--temperature`, `--weights` as
-        // `book-tools export` has them, and `--format auto|db2016|ybb`.
+        // `--format`, `--shrink`, `--raw`, `--backup`, `--temperature`,
+        // `--weights`: declared once for the three export front ends.
         #[command(flatten)]
         export: ExportFlags<RemoteExport>,
     },
@@ -61,10 +66,19 @@ enum Command {
         #[arg(long)]
         out: String,
     },
-    /// Print the run's progress as the coordinator reports it.
+    /// Print the run's progress as the coordinator reports it: book size,
+    /// positions thought per second, jobs in flight, the connected workers with
+    /// their job slots, games, each root's principal variation, and since when
+    /// the coordinator runs.
     Status {
         #[command(flatten)]
         connection: Connection,
+        /// Print the figures as one JSON object (stable names: `nodes`,
+        /// `thought_per_second`, `in_flight`, `workers_connected`, `job_slots`,
+        /// `workers`, `started_unix_ms`, `uptime_secs`...) instead of the summary
+        /// for a person.
+        #[arg(long)]
+        json: bool,
     },
 }
 
@@ -80,6 +94,8 @@ pub fn run(args: &Args) -> Result<()> {
                 out,
                 export,
             } => {
+                // A format the path contradicts is refused before connecting.
+                export.choice().format.resolve(std::path::Path::new(out))?;
                 let mut client = connect(connection).await?;
                 let request = authorized(connection, export.choice().to_request(out.clone()))?;
                 let reply = client
@@ -119,14 +135,21 @@ pub fn run(args: &Args) -> Result<()> {
                 );
                 Ok(())
             }
-            Command::Status { connection } => {
+            Command::Status { connection, json } => {
                 let mut client = connect(connection).await?;
                 let reply = client
                     .status(authorized(connection, StatusRequest::default())?)
                     .await
                     .map_err(|s| refused("status", &s))?
                     .into_inner();
-                println!("{reply:#?}");
+                let now = std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
+                if *json {
+                    println!("{}", status::json(&reply, now));
+                } else {
+                    print!("{}", status::text(&reply, now));
+                }
                 Ok(())
             }
         }

@@ -22,13 +22,16 @@ pub struct Cluster {
     /// Play the engines' moves through the workers of the coordinator at this URL
     /// (`http://host:50051`, `https://` with TLS) instead of local engines; the
     /// engine flags are then not used: the workers' engines play. The coordinator
-    /// serves these searches before its own jobs.
+    /// serves these searches before its own jobs. Default: local engines (the
+    /// engine flags).
     #[arg(long, value_name = "URL")]
     pub coordinator: Option<String>,
-    /// File holding the coordinator's bearer token (else STERA_TOKEN).
+    /// File holding the coordinator's bearer token (else STERA_TOKEN; neither: no
+    /// token is sent).
     #[arg(long, value_name = "FILE", requires = "coordinator")]
     pub token_file: Option<PathBuf>,
-    /// PEM certificate of the CA that signed the coordinator's TLS certificate.
+    /// PEM certificate of the CA that signed the coordinator's TLS certificate
+    /// (default for `https://`: the system's roots).
     #[arg(long, value_name = "FILE", requires = "coordinator")]
     pub tls_ca: Option<PathBuf>,
 }

@@ -18,6 +18,7 @@ pub struct Args {
     #[arg(long, conflicts_with = "sfen")]
     all: bool,
     /// Lift the quarantine of this position (as `book-tools stats` lists it).
+    /// One of --all and --sfen is required.
     #[arg(long, value_name = "SFEN")]
     sfen: Option<String>,
 }

@@ -6,10 +6,11 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use anyhow::{Context, Result, bail};
-use stera_book::{SelectMode, SoftmaxSelect};
+use anyhow::{Context, Result};
+use stera_book::SelectMode;
 use stera_proto::v1::Limits;
 use stera_service::export::{CoordinatorExport, ExportFlags};
+use stera_service::select::SelectFlags;
 
 use crate::dispatcher::DispatchConfig;
 use crate::{play, status_line};
@@ -31,14 +32,19 @@ pub struct CoordinatorArgs {
     /// Start this many worker processes on loopback with the built-in engine.
     #[arg(long, default_value_t = 0)]
     pub local_workers: u32,
-    /// Evaluation slots of each local worker.
+    /// Engines of each local worker (its --slots). The coordinator counts each
+    /// worker's engines plus its one prefetched job as its job slots.
     #[arg(long, default_value_t = 1)]
     pub local_slots: u32,
-    /// Stop after this many positions have been thought in this run.
+    /// Stop after this many positions have been thought in this run. Default: no
+    /// limit, the run goes on until it is stopped (SIGTERM, Ctrl-C) or has
+    /// nothing left to think.
     #[arg(long)]
     pub think_limit: Option<u64>,
     /// Write a YaneuraOu book to this file when generation stops (and every
-    /// --export-every-mins while it runs).
+    /// --export-every-mins while it runs). Its extension chooses the format
+    /// unless --export-format says otherwise: `.ybb` a binary book, anything else
+    /// YaneuraOu's text book. Default: no export.
     #[arg(long)]
     pub export: Option<PathBuf>,
     /// Also export to --export every this many minutes while generation runs (0: only
@@ -46,8 +52,9 @@ pub struct CoordinatorArgs {
     /// the book on its own threads, at a lower CPU priority.
     #[arg(long, default_value_t = 0, requires = "export")]
     pub export_every_mins: u64,
-    // `--export-backup`, `--export-temperature`, `--export-weights` of the
-    // --export book: declared once for the three export front ends.
+    // `--export-backup`, `--export-temperature`, `--export-weights`,
+    // `--export-shrink`, `--export-raw`, `--export-format` of the --export book:
+    // declared once for the three export front ends.
     #[command(flatten)]
     pub export_choice: ExportFlags<CoordinatorExport>,
     /// Back the store up into --backup-dir every this many minutes while the
@@ -58,7 +65,8 @@ pub struct CoordinatorArgs {
     #[arg(long, default_value_t = 0, requires = "backup_dir")]
     pub backup_every_mins: u64,
     /// Directory of the periodic backups (not inside the store; made at start
-    /// when missing, its parent must exist).
+    /// when missing, its parent must exist). Required by --backup-every-mins;
+    /// default: none, no periodic backups.
     #[arg(long, value_name = "DIR")]
     pub backup_dir: Option<PathBuf>,
     /// Periodic backups kept: older ones are deleted after a new one is complete.
@@ -93,13 +101,16 @@ pub struct CoordinatorArgs {
     /// means no authentication, for loopback use).
     #[arg(long, value_name = "FILE")]
     pub token_file: Option<PathBuf>,
-    /// Node budget sent with every job (0: the worker's default).
+    /// Node budget sent with every think job (0: none; with no limit at all the
+    /// worker's own budget applies: its --nodes/--depth/--time-ms, else the
+    /// built-in engine's 300,000 nodes).
     #[arg(long, default_value_t = 0)]
     pub nodes: u64,
-    /// Depth limit sent with every job (0: none).
+    /// Depth limit sent with every think job (0: none).
     #[arg(long, default_value_t = 0)]
     pub depth: u32,
-    /// Time budget per position in milliseconds sent with every job (0: none).
+    /// Time budget per position in milliseconds sent with every think job (0:
+    /// none). The worker's and book-tools' flag of the same name is `--time-ms` too.
     #[arg(long, default_value_t = 0)]
     pub time_ms: u32,
     /// Seconds after which a lease that was not renewed by a heartbeat is requeued.
@@ -124,10 +135,10 @@ pub struct CoordinatorArgs {
     #[arg(long, default_value_t = 60)]
     pub drain_secs: u64,
     /// PEM certificate chain for TLS (with --tls-key); workers then connect with
-    /// `https://` URLs.
+    /// `https://` URLs. Default: no TLS (plain `http://`).
     #[arg(long, value_name = "FILE", requires = "tls_key")]
     pub tls_cert: Option<PathBuf>,
-    /// PEM private key for TLS (with --tls-cert).
+    /// PEM private key for TLS (with --tls-cert). Default: no TLS.
     #[arg(long, value_name = "FILE", requires = "tls_cert")]
     pub tls_key: Option<PathBuf>,
     /// Log format: `text` for people, `json` (one object per line) for log
@@ -138,18 +149,10 @@ pub struct CoordinatorArgs {
     /// JSON (GET /api/status) on this address, e.g. 0.0.0.0:9100. Off when not given.
     #[arg(long, value_name = "ADDR")]
     pub metrics: Option<SocketAddr>,
-    /// How the positions to think are chosen from the book.
-    #[arg(long, value_enum, default_value = "alphabeta")]
-    pub select: SelectKind,
-    /// Softmax temperature in centipawns for `--select softmax` (default 50): a
-    /// move whose value is T below another's is sampled e (2.718...) times less
-    /// often. Refused with `--select alphabeta`.
-    #[arg(long, value_name = "CP")]
-    pub temperature: Option<f64>,
-    /// Seed of the `--select softmax` sampling: the same book, seed and sequence
-    /// of selections and results give the same leaves.
-    #[arg(long, default_value_t = stera_book::DEFAULT_SELECT_SEED)]
-    pub select_seed: u64,
+    // `--select`, `--temperature`, `--select-seed`: declared once for the
+    // coordinator, `book-tools next` and `book-tools bench select`.
+    #[command(flatten)]
+    pub selection: SelectFlags,
     /// Progress for a person: on a terminal (text logs), a status line redrawn
     /// every second; otherwise a summary log line (target
     /// `stera_coordinator::status`) every this many seconds (a log collector
@@ -160,22 +163,7 @@ pub struct CoordinatorArgs {
     pub play: play::PlayArgs,
 }
 
-/// How the coordinator selects the positions to think (`--select`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
-pub enum SelectKind {
-    /// Super Tera-Shock: the leaf at the end of the principal variation of an
-    /// alpha-beta search over the book (the reference method; always the line
-    /// the book currently believes best).
-    #[default]
-    Alphabeta,
-    /// MC Softmax: from a root, sample each move with probability proportional
-    /// to exp(value / --temperature) until a move leaves the book; that position
-    /// is thought. Spreads the thinking over near-best lines.
-    Softmax,
-}
-
-/// Default `--temperature` of `--select softmax`, in centipawns.
-pub const DEFAULT_SELECT_TEMPERATURE: f64 = 50.0;
+pub use stera_service::select::{DEFAULT_SELECT_TEMPERATURE, SelectKind};
 
 /// The selection mode the `--select`, `--temperature` and `--select-seed` flags
 /// give.
@@ -184,37 +172,26 @@ pub const DEFAULT_SELECT_TEMPERATURE: f64 = 50.0;
 /// `--temperature` with `--select alphabeta`, or a temperature that is not a
 /// finite number > 0.
 pub fn select_mode(args: &CoordinatorArgs) -> Result<SelectMode> {
-    match args.select {
-        SelectKind::Alphabeta => {
-            if args.temperature.is_some() {
-                bail!("--temperature applies only to --select softmax");
-            }
-            Ok(SelectMode::AlphaBeta)
-        }
-        SelectKind::Softmax => {
-            let temperature = args.temperature.unwrap_or(DEFAULT_SELECT_TEMPERATURE);
-            if !(temperature.is_finite() && temperature > 0.0) {
-                bail!("--temperature must be a finite number > 0, not {temperature}");
-            }
-            Ok(SelectMode::Softmax(SoftmaxSelect {
-                temperature,
-                seed: args.select_seed,
-            }))
-        }
-    }
+    Ok(args.selection.mode()?)
 }
 
-/// Refuses, before anything runs, an `--export` or `--games-out` file inside a
-/// store (this coordinator's own included) and an `--export-dir` that is not a
-/// directory or lies inside the store.
+/// Refuses, before anything runs, an `--export` or `--out-games` file inside a
+/// store (this coordinator's own included), an `--export-format` that the
+/// `--export` path contradicts, and an `--export-dir` that is not a directory
+/// or lies inside the store.
 pub(crate) fn check_export_paths(args: &CoordinatorArgs) -> Result<()> {
     if let Some(path) = &args.export {
+        args.export_choice
+            .choice()
+            .format
+            .resolve(path)
+            .context("bad --export-format")?;
         stera_book::store_path::check_output_path(path, &args.db)
             .with_context(|| format!("bad --export {}", path.display()))?;
     }
-    if let Some(path) = &args.play.games_out {
+    if let Some(path) = &args.play.out_games {
         stera_book::store_path::check_output_path(path, &args.db)
-            .with_context(|| format!("bad --games-out {}", path.display()))?;
+            .with_context(|| format!("bad --out-games {}", path.display()))?;
     }
     if let Some(dir) = &args.export_dir {
         stera_book::store_path::check_export_dir(dir, &args.db)
@@ -281,7 +258,6 @@ pub(crate) fn export_request(
     args: &CoordinatorArgs,
     path: &std::path::Path,
 ) -> stera_proto::v1::ExportRequest {
-    // No --format: `--export book.ybb` writes a binary book (by the extension).
     args.export_choice
         .choice()
         .to_request(path.display().to_string())
@@ -301,7 +277,7 @@ mod select_flag_tests {
     #[test]
     fn alphabeta_is_the_default() {
         let args = parse(&[]).unwrap();
-        assert_eq!(args.select, SelectKind::Alphabeta);
+        assert_eq!(args.selection.select, SelectKind::Alphabeta);
         assert_eq!(select_mode(&args).unwrap(), SelectMode::AlphaBeta);
         let args = parse(&["--select", "alphabeta"]).unwrap();
         assert_eq!(select_mode(&args).unwrap(), SelectMode::AlphaBeta);
@@ -312,7 +288,7 @@ mod select_flag_tests {
         let args = parse(&["--select", "softmax", "--temperature", "50"]).unwrap();
         assert_eq!(
             select_mode(&args).unwrap(),
-            SelectMode::Softmax(SoftmaxSelect {
+            SelectMode::Softmax(stera_book::SoftmaxSelect {
                 temperature: 50.0,
                 seed: stera_book::DEFAULT_SELECT_SEED,
             })
@@ -320,7 +296,7 @@ mod select_flag_tests {
         let args = parse(&["--select", "softmax", "--select-seed", "9"]).unwrap();
         assert_eq!(
             select_mode(&args).unwrap(),
-            SelectMode::Softmax(SoftmaxSelect {
+            SelectMode::Softmax(stera_book::SoftmaxSelect {
                 temperature: DEFAULT_SELECT_TEMPERATURE,
                 seed: 9,
             })

@@ -80,7 +80,7 @@ pub struct CountedGame {
     /// Each book position the game passed through (once), with its result from
     /// the side to move's view there.
     pub counts: Vec<(Key, GameCounts)>,
-    /// The game as a USI line (for `--games-out`).
+    /// The game as a USI line (for `--out-games`).
     pub line: String,
 }
 
@@ -495,7 +495,8 @@ impl PlayJobs {
 /// The operator's flags for games (flattened into the coordinator's command line).
 #[derive(Debug, Clone, clap::Args)]
 pub struct PlayArgs {
-    /// Fraction of the workers' slots that play games (0 to 1; 0: no games). Play
+    /// Fraction of the workers' job slot time that plays games (0 to 1; 0: no
+    /// games; a worker's job slots are its engines plus its prefetch). Play
     /// jobs start from the roots, follow the book on both sides and let the
     /// worker's engine play on from where the book ends; every book position a
     /// game passed through gets its result.
@@ -512,7 +513,8 @@ pub struct PlayArgs {
     #[arg(long, default_value_t = 0)]
     pub play_depth: u32,
     /// Time per move in games, in milliseconds (0: none). With no limit at all the
-    /// worker's default budget applies.
+    /// worker's default budget applies (its --nodes/--depth/--time-ms, else the
+    /// built-in engine's 300,000 nodes).
     #[arg(long, default_value_t = 0)]
     pub play_time_ms: u32,
     /// Moves after which a game is a draw.
@@ -530,9 +532,10 @@ pub struct PlayArgs {
     #[arg(long, default_value_t = stera_games::book::DEFAULT_TEMPERATURE)]
     pub play_temperature: f64,
     /// Append every counted game to this file: one line `sfen START moves ...`, a
-    /// tab, and the result.
-    #[arg(long, value_name = "FILE")]
-    pub games_out: Option<PathBuf>,
+    /// tab, and the result. Default: games are counted, not written. Formerly
+    /// `--games-out`, still accepted.
+    #[arg(long, value_name = "FILE", alias = "games-out")]
+    pub out_games: Option<PathBuf>,
     /// Seed of the opening draws.
     #[arg(long, default_value_t = 0)]
     pub play_seed: u64,
@@ -572,7 +575,7 @@ impl PlayArgs {
             rules,
             temperature: self.play_temperature,
             refresh_growth: 0.1,
-            games_out: self.games_out.clone(),
+            games_out: self.out_games.clone(),
             seed: self.play_seed,
         })
     }

@@ -70,6 +70,7 @@ pub struct StatusSnapshot {
     /// Positions in the book.
     pub nodes: u64,
     pub workers: usize,
+    /// Job slots of the connected workers: each one's engines plus its prefetch.
     pub slots: u64,
     /// Leases outstanding (think, play and search jobs).
     pub in_flight: u64,
@@ -129,7 +130,7 @@ pub fn line(s: &StatusSnapshot) -> String {
     }
     parts.push(format!("book {}", s.nodes));
     parts.push(format!(
-        "workers {} ({} slot{})",
+        "workers {} ({} job slot{})",
         s.workers,
         s.slots,
         if s.slots == 1 { "" } else { "s" }
@@ -439,7 +440,7 @@ mod tests {
     fn full_line() {
         assert_eq!(
             line(&snapshot()),
-            "thought 1000/4000 (25.0%) | 10.0 pos/s | ETA 5m00s | book 5678 | workers 2 (8 slots) \
+            "thought 1000/4000 (25.0%) | 10.0 pos/s | ETA 5m00s | book 5678 | workers 2 (8 job slots) \
              | in flight 7 | pv (startpos) +34 7g7f 3c3d 2g2f 8c8d 2f2e 8d8e 6i7h 4a3b …"
         );
     }
@@ -550,7 +551,7 @@ mod tests {
         assert!(line(&s).contains("| games 3 |"));
         s.workers = 1;
         s.slots = 1;
-        assert!(line(&s).contains("| workers 1 (1 slot) |"));
+        assert!(line(&s).contains("| workers 1 (1 job slot) |"));
     }
 
     #[test]
@@ -595,7 +596,7 @@ mod tests {
         let s = StatusSnapshot::new(&reply, 20, 2.0, &settings);
         assert_eq!(
             line(&s),
-            "thought 20/40 (50.0%) | 2.0 pos/s | ETA 10s | book 99 | workers 2 (6 slots) \
+            "thought 20/40 (50.0%) | 2.0 pos/s | ETA 10s | book 99 | workers 2 (6 job slots) \
              | in flight 3 | games 6 | pv (startpos) +5 7g7f 3c3d 2g2f"
         );
         let off = StatusSettings {

@@ -46,23 +46,28 @@ pub struct WorkerArgs {
         default_value = "http://127.0.0.1:50051"
     )]
     pub coordinator: String,
-    /// File holding the bearer token the coordinator expects (else STERA_TOKEN).
+    /// File holding the bearer token the coordinator expects (else STERA_TOKEN;
+    /// neither: no token is sent).
     #[arg(long, value_name = "FILE")]
     pub token_file: Option<PathBuf>,
     /// PEM certificate(s) to trust for an `https://` coordinator (e.g. its
     /// self-signed certificate); without it the system's roots are used.
     #[arg(long, value_name = "FILE")]
     pub tls_ca: Option<PathBuf>,
-    /// Concurrent evaluations (one engine each). Default: the number of CPUs.
+    /// Engines run at once, one evaluation each. Default: the number of CPUs. The
+    /// worker takes --slots plus --prefetch jobs at once: the coordinator's status
+    /// shows that sum as the worker's job slots.
     #[arg(long)]
     pub slots: Option<u32>,
     /// Jobs held beyond the engines, so an engine starts its next position while
-    /// the previous result travels to the coordinator.
+    /// the previous result travels to the coordinator (counted in the job slots
+    /// the coordinator shows for this worker).
     #[arg(long, default_value_t = 1)]
     pub prefetch: u32,
     #[command(flatten)]
     pub engine: EngineChoice,
-    /// Budget used when a job carries no limits of its own.
+    /// Budget used when a job carries no limits of its own (the coordinator's
+    /// --nodes, --depth and --time-ms all 0).
     #[command(flatten)]
     pub limits: LimitArgs,
     /// A name for this worker in the coordinator's status (default: host name and

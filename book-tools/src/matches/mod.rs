@@ -53,18 +53,20 @@ use suite::{Opening, SuiteSource};
 #[derive(clap::Args)]
 pub struct Args {
     /// The book store under test (its moves are the tera-shock analysis: the
-    /// values an export writes).
+    /// values an export writes). Required unless --book names a file instead.
     #[arg(long, value_name = "DIR", required_unless_present = "book")]
     db: Option<PathBuf>,
-    /// A book file under test instead of a store (DB2016 text, or `.ybb` by its
-    /// extension): an export as an engine would play it.
+    /// A book file under test instead of a store (YaneuraOu's text book, or `.ybb`
+    /// binary by its extension): an export as an engine would play it. Default:
+    /// the store of --db.
     #[arg(long, value_name = "FILE", conflicts_with = "db")]
     book: Option<PathBuf>,
     /// The book store it plays against (the same store is allowed); without it
     /// (and without --against-book), against the engine without a book.
     #[arg(long, value_name = "DIR")]
     against: Option<PathBuf>,
-    /// A book file it plays against.
+    /// A book file it plays against (text, or `.ybb` binary by its extension).
+    /// Default: --against, else no book.
     #[arg(long, value_name = "FILE", conflicts_with = "against")]
     against_book: Option<PathBuf>,
     /// How a side picks among its book's moves: `best` (the best value only:
@@ -98,7 +100,8 @@ pub struct Args {
     /// BookMoves, whose own default is 16). Default: every ply.
     #[arg(long, value_name = "PLY")]
     book_max_ply: Option<u32>,
-    /// `softmax`: temperature in centipawns.
+    /// `softmax`: temperature in centipawns (the same flag name as the
+    /// coordinator's selection and `book-tools export`).
     #[arg(long, value_name = "CP", default_value_t = DEFAULT_TEMPERATURE)]
     temperature: f64,
     /// Games to play (pairs of one opening with colours swapped; an odd number
@@ -107,7 +110,8 @@ pub struct Args {
     games: usize,
     /// Openings from a file instead of the book, one per line: `startpos`, an
     /// SFEN, or a position command with moves (`startpos moves 7g7f 3c3d`); `#`
-    /// starts a comment. Each line is one pair's opening.
+    /// starts a comment. Each line is one pair's opening. Default: openings from
+    /// the book under test (--suite-plies).
     #[arg(long, value_name = "FILE")]
     openings: Option<PathBuf>,
     /// Openings from the book under test (the default): distinct positions
@@ -117,7 +121,7 @@ pub struct Args {
     #[arg(long, value_name = "LO-HI", default_value = "2-8")]
     suite_plies: suite::PlyRange,
     /// Openings of N random legal moves from the roots instead, kept when the
-    /// engine scores them within --balanced-cp.
+    /// engine scores them within --balanced-cp. Default: openings from the book.
     #[arg(long, value_name = "N", conflicts_with = "openings")]
     random_plies: Option<u32>,
     /// --random-plies: the largest absolute engine score of a kept opening.
@@ -139,6 +143,7 @@ pub struct Args {
     max_repeats: f64,
     /// Stop by a sequential probability ratio test of ELO0 against ELO1 (e.g.
     /// `0,10`; logistic Elo over pairs, as fishtest), at most --games games.
+    /// Default: no test, exactly --games games.
     #[arg(long, value_name = "ELO0,ELO1", allow_hyphen_values = true)]
     sprt: Option<String>,
     /// --sprt: the false-positive rate (accepting ELO1 when ELO0 holds).
@@ -164,11 +169,12 @@ pub struct Args {
     /// same seed gives the same games with deterministic engines).
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    /// Write the games to this file as CSA, each as it ends.
+    /// Write the games to this file as CSA, each as it ends. Default: the games
+    /// are counted, not written.
     #[arg(long, value_name = "FILE")]
     out_games: Option<PathBuf>,
     /// Write the result as JSON to this file as well (`-`: standard output,
-    /// instead of the text summary).
+    /// instead of the text summary). Default: the text summary only.
     #[arg(long, value_name = "FILE")]
     json: Option<PathBuf>,
     #[command(flatten)]

@@ -1,10 +1,9 @@
 //! The book maker's subcommands end to end, through the built binary: import,
 //! export (tera-shock, shrink, raw), roots, kifu, stats, show.
 
-use crate::common::{Dir, book_tools, fails, ok, raw_book, s};
+use crate::common::{Coordinator, Dir, book_tools, fails, ok, raw_book, s};
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
 
 use stera_rules::{Position, STARTPOS_SFEN};
 
@@ -330,33 +329,11 @@ fn roots_kifu_and_stats() {
     );
 }
 
-/// The coordinator binary built beside this one (`cargo test --workspace`
-/// builds every package's binaries before running tests).
-fn coordinator_exe() -> PathBuf {
-    let exe = Path::new(env!("CARGO_BIN_EXE_book-tools")).with_file_name("coordinator");
-    assert!(
-        exe.exists(),
-        "{} is missing: run the tests with `cargo test --workspace` (or build the coordinator first)",
-        exe.display()
-    );
-    exe
-}
-
-/// Kills the coordinator however the test ends.
-struct Running(std::process::Child);
-impl Drop for Running {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 /// `remote export` gets a book from a running coordinator (the same bytes as
 /// an export of the stopped store), `remote status` reports the run, and a
 /// wrong token is refused with the reason.
 #[test]
 fn remote_export_from_a_running_coordinator() {
-    use std::io::{BufRead, BufReader};
     let dir = Dir::new();
     let db = dir.path("db");
     let lines: Vec<&[&str]> = vec![&["7g7f", "3c3d", "2g2f"], &["2g2f", "8c8d"]];
@@ -371,34 +348,15 @@ fn remote_export_from_a_running_coordinator() {
     std::fs::write(dir.path("token"), "s3cret\n").unwrap();
     std::fs::write(dir.path("wrong"), "guess\n").unwrap();
 
-    let mut child = Command::new(coordinator_exe())
-        .args(["--db", s(&db), "--listen", "127.0.0.1:0", "--token-file"])
-        .arg(dir.path("token"))
-        // Remote exports may write only into the operator's export directory.
-        .arg("--export-dir")
-        .arg(dir.path(""))
-        .env("RUST_LOG", "info")
-        .env_remove("STERA_TOKEN")
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("start coordinator");
-    let stderr = child.stderr.take().unwrap();
-    let running = Running(child);
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            if line.contains("listening")
-                && let Some(a) = line.split("addr=").nth(1)
-            {
-                let _ = tx.send(a.trim().to_owned());
-            }
-        }
-    });
-    let addr = rx
-        .recv_timeout(std::time::Duration::from_secs(60))
-        .expect("the coordinator listens");
-    let url = format!("http://{addr}");
+    // Remote exports may write only into the operator's export directory.
+    let (running, url) = Coordinator::start(&[
+        "--db",
+        s(&db),
+        "--token-file",
+        s(&dir.path("token")),
+        "--export-dir",
+        s(&dir.path("")),
+    ]);
 
     let live = dir.path("live.db");
     let token = dir.path("token");
@@ -426,7 +384,36 @@ fn remote_export_from_a_running_coordinator() {
         "--token-file",
         s(&token),
     ]);
-    assert!(status.contains("StatusReply"), "{status}");
+    let json = ok(&[
+        "remote",
+        "status",
+        "--coordinator",
+        &url,
+        "--token-file",
+        s(&token),
+        "--json",
+    ]);
+    let json: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let nodes = json["nodes"].as_u64().unwrap();
+    assert!(nodes >= 5, "{json}");
+    assert_eq!(json["workers_connected"], 0, "{json}");
+    assert!(json["uptime_secs"].as_u64().unwrap() < 600, "{json}");
+    // A summary for a person: the book's size, the start as a date, no Rust
+    // debug dump.
+    assert!(
+        status.contains(&format!("book       {nodes} positions")),
+        "{status}"
+    );
+    assert!(status.contains("workers    0 connected"), "{status}");
+    assert!(status.contains(" UTC)"), "{status}");
+    assert!(
+        !status.contains("StatusReply") && !status.contains("started_unix_ms"),
+        "{status}"
+    );
+    assert!(
+        json["started_unix_ms"].as_u64().unwrap() > 1_700_000_000_000,
+        "{json}"
+    );
 
     let wrong = dir.path("wrong");
     let err = fails(&[
@@ -551,4 +538,51 @@ fn an_entry_whose_flipped_twin_was_read_is_skipped_unless_keep_twins() {
     let again = ok(&["migrate", "--db", s(&merged), "--out", s(&dir.path("m2"))]);
     assert!(again.contains("already"), "{again}");
     assert!(!dir.path("m2").exists());
+}
+
+/// `remote status` lists the connected workers with their job slots (what a
+/// worker's Hello offers: its engines plus its prefetch), for a person and as
+/// JSON.
+#[test]
+fn remote_status_lists_each_worker_with_its_job_slots() {
+    use stera_testkit::fake_worker::{client, hello_of, open_work};
+    let dir = Dir::new();
+    let db = dir.path("db");
+    let (_running, url) = Coordinator::start(&["--db", s(&db)]);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    // The stream stays open while `_work` lives.
+    let _work = runtime.block_on(async {
+        let mut c = client(url.clone(), None).await.unwrap();
+        open_work(&mut c, hello_of("fake-7", "test", "fake-engine", 3), 16)
+            .await
+            .unwrap()
+    });
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let json = loop {
+        let json: serde_json::Value =
+            serde_json::from_str(&ok(&["remote", "status", "--coordinator", &url, "--json"]))
+                .unwrap();
+        if json["workers_connected"] == 1 {
+            break json;
+        }
+        assert!(std::time::Instant::now() < deadline, "{json}");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    };
+    assert_eq!(json["job_slots"], 3, "{json}");
+    assert_eq!(json["workers"][0]["id"], "fake-7", "{json}");
+    assert_eq!(json["workers"][0]["engine"], "fake-engine", "{json}");
+    assert_eq!(json["workers"][0]["job_slots"], 3, "{json}");
+    let text = ok(&["remote", "status", "--coordinator", &url]);
+    assert!(
+        text.contains("workers    1 connected, 3 job slots"),
+        "{text}"
+    );
+    assert!(
+        text.contains("  fake-7  fake-engine  3 job slots, "),
+        "{text}"
+    );
 }

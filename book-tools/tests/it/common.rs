@@ -85,3 +85,59 @@ impl Dir {
         v
     }
 }
+
+/// A binary of another package of the workspace, built beside this one
+/// (`cargo test --workspace` builds every package's binaries before running
+/// tests).
+pub fn sibling_exe(name: &str) -> PathBuf {
+    let exe = Path::new(env!("CARGO_BIN_EXE_book-tools")).with_file_name(name);
+    assert!(
+        exe.exists(),
+        "{} is missing: run the tests with `cargo test --workspace` (or build the {name} first)",
+        exe.display()
+    );
+    exe
+}
+
+/// A coordinator process on loopback, killed however the test ends.
+pub struct Coordinator(std::process::Child);
+
+impl Coordinator {
+    /// Starts `coordinator ARGS --listen 127.0.0.1:0` and waits until it
+    /// listens; returns it and its URL.
+    pub fn start(args: &[&str]) -> (Self, String) {
+        use std::io::{BufRead, BufReader};
+        let mut child = Command::new(sibling_exe("coordinator"))
+            .args(args)
+            .args(["--listen", "127.0.0.1:0"])
+            .env("RUST_LOG", "info")
+            .env_remove("STERA_TOKEN")
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("start coordinator");
+        let stderr = child.stderr.take().unwrap();
+        let running = Self(child);
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                if line.contains("listening")
+                    && let Some(a) = line.split("addr=").nth(1)
+                {
+                    let _ = tx.send(a.trim().to_owned());
+                }
+            }
+        });
+        let addr = rx
+            .recv_timeout(std::time::Duration::from_secs(60))
+            .expect("the coordinator listens");
+        (running, format!("http://{addr}"))
+    }
+}
+
+impl Drop for Coordinator {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}

@@ -11,7 +11,9 @@ mod common;
 mod engines;
 
 mod book_cli;
+mod cli_vocabulary;
 mod damaged_store;
+mod export_format;
 mod export_paths;
 mod full_disk;
 mod game_results_cli;

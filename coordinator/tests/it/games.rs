@@ -18,7 +18,7 @@ use stera_rules::{Key, Move, Position};
 use tokio::sync::mpsc as tmpsc;
 use tokio_stream::wrappers::ReceiverStream;
 
-/// One kept game of `--games-out`: start, moves, and the result text.
+/// One kept game of `--out-games`: start, moves, and the result text.
 struct KeptGame {
     start: String,
     moves: Vec<Move>,
@@ -129,7 +129,7 @@ fn games_through_real_workers_are_counted_per_book_position() {
             "300",
             "--ply-limit",
             "80",
-            "--games-out",
+            "--out-games",
             &out_arg,
             "--export",
             &export_arg,

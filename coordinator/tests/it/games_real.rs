@@ -26,7 +26,7 @@ struct Game {
     winner: Option<Color>,
 }
 
-/// The complete lines of a `--games-out` file (a line cut short by a kill is left
+/// The complete lines of a `--out-games` file (a line cut short by a kill is left
 /// out): `sfen START moves M1 M2 ...<TAB>RESULT`.
 fn read_games(path: &Path) -> Vec<Game> {
     let text = std::fs::read_to_string(path).unwrap_or_default();
@@ -167,7 +167,7 @@ fn games_with_fairy_stockfish_workers_are_counted() {
             "1",
             "--ply-limit",
             "80",
-            "--games-out",
+            "--out-games",
             &out_arg,
         ],
         &[],
@@ -405,7 +405,7 @@ fn sigkill_during_play_loses_no_acknowledged_game() {
             "1",
             "--games",
             "100000",
-            "--games-out",
+            "--out-games",
             &out_arg,
         ],
         &[],

@@ -1,4 +1,4 @@
-//! Issue 26, point 1: `coordinator --games-out S/conf` appended its games to its
+//! Issue 26, point 1: `coordinator --games-out S/conf` (now `--out-games`) appended its games to its
 //! own store's files while it ran, and the store then failed to open. The
 //! games file goes through the same output-path check as exports: a path into
 //! any store (its own, another, through a symbolic link, `..` or a hard link) is
@@ -32,13 +32,13 @@ fn store_files(db: &Path) -> Vec<(PathBuf, Vec<u8>)> {
     files
 }
 
-/// Runs the coordinator with `--games-out OUT`; returns its stderr once it exits.
+/// Runs the coordinator with `--out-games OUT`; returns its stderr once it exits.
 /// Fails the test if it gets as far as listening (it accepted the path).
 fn refused(db: &Path, out: &Path) -> String {
     let games_out = [
         "--play-share".as_ref(),
         "0.5".as_ref(),
-        "--games-out".as_ref(),
+        "--out-games".as_ref(),
         out.as_os_str(),
     ];
     refused_with(db, &games_out)
@@ -100,7 +100,7 @@ fn games_out_into_a_store_is_refused_before_listening() {
         hard.clone(),
     ] {
         let log = refused(&db, &out);
-        assert!(log.contains("--games-out"), "{}: {log}", out.display());
+        assert!(log.contains("--out-games"), "{}: {log}", out.display());
         assert!(
             log.contains("refusing to write"),
             "{}: {log}",
@@ -110,6 +110,56 @@ fn games_out_into_a_store_is_refused_before_listening() {
     assert_eq!(store_files(&db), before);
     SledStore::open_existing(&db).unwrap();
     SledStore::open_existing(&other).unwrap();
+}
+
+/// `--games-out`, the former spelling of `--out-games`, is still accepted (a
+/// deployment's command line keeps working): it names the same file, which is
+/// checked like the new spelling's.
+#[test]
+fn the_former_games_out_spelling_names_the_same_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("book.db");
+    make_store(&db);
+    let conf = db.join("conf");
+    let log = refused_with(
+        &db,
+        &[
+            "--play-share".as_ref(),
+            "0.5".as_ref(),
+            "--games-out".as_ref(),
+            conf.as_os_str(),
+        ],
+    );
+    assert!(log.contains("bad --out-games"), "{log}");
+    assert!(log.contains("refusing to write"), "{log}");
+}
+
+/// An `--export-format` that the `--export` path's extension contradicts is
+/// refused before the coordinator listens (issue 28: `--export x.ybb` with a
+/// text format would write a text book under a binary book's name).
+#[test]
+fn an_export_format_that_the_export_path_contradicts_is_refused_before_listening() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("store");
+    for (name, format) in [
+        ("book.db", "ybb"),
+        ("book.ybb", "text"),
+        ("book.ybb", "db2016"),
+    ] {
+        let out = dir.path().join(name);
+        let log = refused_with(
+            &db,
+            &[
+                "--export".as_ref(),
+                out.as_os_str(),
+                "--export-format".as_ref(),
+                format.as_ref(),
+            ],
+        );
+        assert!(log.contains("bad --export-format"), "{log}");
+        assert!(log.contains(&out.display().to_string()), "{log}");
+        assert!(!out.exists(), "{name}");
+    }
 }
 
 /// A store being made by this very run (no sled file yet) is protected too.

@@ -92,7 +92,7 @@ fn summaries_repeat_while_the_run_waits() {
         if summaries.len() >= 2 {
             for l in &summaries {
                 assert!(
-                    l.contains("thought 0/40 (0.0%) | 0.0 pos/s | ETA -- | book 0 | workers 0 (0 slots) | in flight 0"),
+                    l.contains("thought 0/40 (0.0%) | 0.0 pos/s | ETA -- | book 0 | workers 0 (0 job slots) | in flight 0"),
                     "{l}"
                 );
             }

@@ -45,7 +45,8 @@ pub struct EngineChoice {
     pub engine_cmd: Option<String>,
     /// A USI option as `Name=Value`, sent with `setoption` after the handshake
     /// (repeatable; e.g. `UCI_Variant=shogi` for Fairy-Stockfish, `BookDepth=0` for
-    /// gpsusi, `BookFile=no_book` for YaneuraOu).
+    /// gpsusi, `BookFile=no_book` for YaneuraOu). Default: none, the engine's own
+    /// option values.
     #[arg(long, value_name = "NAME=VALUE")]
     pub engine_option: Vec<String>,
     /// Which `go` limits the USI engine understands.
@@ -55,7 +56,8 @@ pub struct EngineChoice {
     #[arg(long, value_name = "SECS", default_value_t = 120)]
     pub timeout_secs: u64,
     /// The USI engine prints win rates scaled by SCALE in `score cp` (e.g. 10000);
-    /// they are converted with cp = -K ln(1/p - 1).
+    /// they are converted with cp = -K ln(1/p - 1). Default: `score cp` is
+    /// centipawns, taken as printed.
     #[arg(long, value_name = "SCALE")]
     pub cp_is_win_rate: Option<f64>,
     /// K in the win-rate conversion cp = -K ln(1/p - 1), also used for
@@ -67,8 +69,8 @@ pub struct EngineChoice {
     /// evaluation. Loaded once and shared by all engines of the process.
     #[arg(long, value_name = "PATH")]
     pub eval_file: Option<PathBuf>,
-    /// Divisor of the NNUE output (YaneuraOu's FV_SCALE; 16 for most HalfKP nets,
-    /// 1..=128). Only with --eval-file.
+    /// Divisor of the NNUE output (YaneuraOu's FV_SCALE, 1..=128). Only with
+    /// --eval-file. Default: 16, right for most HalfKP nets.
     #[arg(long, value_name = "N")]
     pub fv_scale: Option<i32>,
 }
@@ -76,17 +78,22 @@ pub struct EngineChoice {
 /// Evaluation budget flags.
 #[derive(Debug, Clone, Copy, Default, clap::Args)]
 pub struct LimitArgs {
-    /// Node limit (`go nodes N`; the built-in engine's budget for the whole position).
+    /// Node limit (`go nodes N`; the built-in engine's budget for the whole
+    /// position). When none of --nodes, --depth and --time-ms is given, the
+    /// built-in engine searches 300,000 nodes per position and a USI engine is
+    /// refused (it would search forever).
     #[arg(long, value_name = "N")]
     pub nodes: Option<u64>,
     /// Depth limit (`go depth D`; child searches of moves a USI engine did not report
-    /// get D-1).
+    /// get D-1). Default: no depth limit.
     #[arg(long, value_name = "D")]
     pub depth: Option<u32>,
     /// Time limit in milliseconds: `go btime 0 wtime 0 byoyomi MS` for each USI
-    /// search, a budget for the whole position for the built-in engine.
-    #[arg(long, value_name = "MS", visible_alias = "time")]
-    pub byoyomi: Option<u64>,
+    /// search, a budget for the whole position for the built-in engine (the
+    /// coordinator's flag of the same name, `--time-ms`). Default: no time limit.
+    /// Formerly `--byoyomi` (or `--time`), still accepted.
+    #[arg(long, value_name = "MS", alias = "byoyomi", alias = "time")]
+    pub time_ms: Option<u64>,
 }
 
 impl LimitArgs {
@@ -96,7 +103,7 @@ impl LimitArgs {
         Limits {
             nodes: self.nodes,
             depth: self.depth,
-            time: self.byoyomi.map(Duration::from_millis),
+            time: self.time_ms.map(Duration::from_millis),
         }
     }
 }
@@ -227,5 +234,39 @@ impl EngineChoice {
             win_rate_coefficient: self.win_rate_coefficient,
         };
         Ok(config)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::{CommandFactory, Parser};
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        limits: LimitArgs,
+    }
+
+    #[test]
+    fn the_help_states_the_built_in_engines_own_budget() {
+        let help = Cli::command().render_long_help().to_string();
+        let n = crate::builtin::DEFAULT_NODES;
+        let budget = format!("{},{:03} nodes", n / 1000, n % 1000);
+        assert!(help.contains(&budget), "{budget} missing from:\n{help}");
+    }
+
+    #[test]
+    fn the_time_limit_keeps_its_former_names() {
+        for flag in ["--time-ms", "--byoyomi", "--time"] {
+            let cli = Cli::try_parse_from(["x", flag, "1500"]).unwrap();
+            assert_eq!(
+                cli.limits.limits().time,
+                Some(Duration::from_millis(1500)),
+                "{flag}"
+            );
+        }
+        let none = Cli::try_parse_from(["x"]).unwrap().limits.limits();
+        assert_eq!((none.nodes, none.depth, none.time), (None, None, None));
     }
 }

@@ -7,21 +7,19 @@
 //!
 //! It lives in the service crate because two of the three front ends speak the
 //! protocol: the choice converts to and from [`ExportRequest`], and to the book
-//! crate's [`ExportOptions`], so that "which weights by default" and "what a
-//! temperature of 0 means" are decided in one place.
+//! crate's [`ExportOptions`], so that "which weights by default", "what a
+//! temperature of 0 means" and "which format a path gets"
+//! ([`FormatChoice::resolve`]) are decided in one place.
 //!
-//! Where the front ends differ, each keeps what it accepted before (issue 28
-//! will unify the vocabulary): the flags' names (`--backup` or
-//! `--export-backup`), which flags exist (the coordinator has no `--shrink`,
-//! `--raw` or `--format`: its format follows the path's extension), which
-//! formats `--format` accepts (`auto` only for `remote export`), and what a
-//! temperature of 0 means (`book-tools export` uses 0 as given; a request of 0
-//! asks for the default, [`DEFAULT_TEMPERATURE`]).
+//! The three front ends offer the same flags. The coordinator prefixes them
+//! with `export-` (`--export-backup`, `--export-format`...), because its own
+//! `--temperature` is the selection's. They differ in what a temperature of 0
+//! means: `book-tools export` uses 0 as given; a request of 0 asks for the
+//! default, [`DEFAULT_TEMPERATURE`].
 
 use std::marker::PhantomData;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Arg, ArgAction, ArgMatches, Command, ValueEnum};
 use stera_book::terashock::{Backup, BookFormat, ExportOptions, Weights};
 use stera_proto::v1::{ExportBackup, ExportFormat, ExportRequest, ExportWeights};
@@ -47,14 +45,15 @@ pub enum WeightsChoice {
 }
 
 /// The file's format; `Auto` goes by the path's extension (`.ybb` a binary book,
-/// anything else DB2016 text).
+/// anything else YaneuraOu's text book). [`FormatChoice::resolve`] is the rule.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
 pub enum FormatChoice {
     /// By the path's extension: `.ybb` binary, anything else text.
     #[default]
     Auto,
-    /// YaneuraOu DB2016 text.
-    Db2016,
+    /// YaneuraOu's text book (DB2016, usually `.db`); `db2016` is its former name.
+    #[value(alias = "db2016")]
+    Text,
     /// YaneuraOu binary book (`.ybb`).
     Ybb,
 }
@@ -77,6 +76,15 @@ pub enum ExportChoiceError {
     /// the user knows which to fix).
     #[error("--{flag} must be a finite number >= 0, not {value}")]
     TemperatureFlag { flag: &'static str, value: f64 },
+    /// An explicit format that the path's extension contradicts: `text` for a
+    /// `.ybb` path, `ybb` for a `.db` or `.db2016` path.
+    #[error(
+        "the export format `{format}` contradicts the path `{}`, whose extension makes it {}: \
+         change the path's extension or leave the format to `auto`",
+        path.display(),
+        match format { FormatChoice::Ybb => "a text book", _ => "a binary .ybb book" }
+    )]
+    FormatMismatch { path: PathBuf, format: FormatChoice },
 }
 
 /// What an export is asked for, whichever front end asked.
@@ -173,21 +181,58 @@ impl WeightsChoice {
     }
 }
 
+impl std::fmt::Display for FormatChoice {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::Auto => "auto",
+            Self::Text => "text",
+            Self::Ybb => "ybb",
+        })
+    }
+}
+
 impl FormatChoice {
-    /// The file format to write at `path`.
+    /// What a path's extension says of its format, when it says anything:
+    /// `.ybb` a binary book, `.db` and `.db2016` a text book (any case).
+    #[must_use]
+    pub fn of_extension(path: &Path) -> Option<BookFormat> {
+        let ext = path.extension()?.to_str()?.to_ascii_lowercase();
+        match ext.as_str() {
+            "ybb" => Some(BookFormat::Ybb),
+            "db" | "db2016" => Some(BookFormat::Db2016),
+            _ => None,
+        }
+    }
+
+    /// The file format to write at `path`: the chosen one, or for `Auto` the
+    /// extension's (`.ybb` binary, anything else text). It does not check that
+    /// the two agree: [`Self::resolve`] does, and every front end calls it
+    /// before any work.
     #[must_use]
     pub fn book_format(self, path: &Path) -> BookFormat {
-        let ybb = match self {
-            Self::Auto => path
-                .extension()
-                .is_some_and(|e| e.eq_ignore_ascii_case("ybb")),
-            Self::Db2016 => false,
-            Self::Ybb => true,
-        };
-        if ybb {
-            BookFormat::Ybb
-        } else {
-            BookFormat::Db2016
+        match self {
+            Self::Auto => Self::of_extension(path).unwrap_or(BookFormat::Db2016),
+            Self::Text => BookFormat::Db2016,
+            Self::Ybb => BookFormat::Ybb,
+        }
+    }
+
+    /// The file format to write at `path` ([`Self::book_format`]), refusing a
+    /// chosen format that the extension contradicts (`text` for `x.ybb`, `ybb`
+    /// for `x.db`); an extension that names no format (`x.bin`) takes either.
+    ///
+    /// # Errors
+    /// [`ExportChoiceError::FormatMismatch`].
+    pub fn resolve(self, path: &Path) -> Result<BookFormat, ExportChoiceError> {
+        let format = self.book_format(path);
+        match Self::of_extension(path) {
+            Some(by_extension) if by_extension != format => {
+                Err(ExportChoiceError::FormatMismatch {
+                    path: path.to_owned(),
+                    format: self,
+                })
+            }
+            _ => Ok(format),
         }
     }
 
@@ -195,7 +240,7 @@ impl FormatChoice {
     pub fn to_proto(self) -> ExportFormat {
         match self {
             Self::Auto => ExportFormat::ByExtension,
-            Self::Db2016 => ExportFormat::Db2016,
+            Self::Text => ExportFormat::Db2016,
             Self::Ybb => ExportFormat::Ybb,
         }
     }
@@ -205,7 +250,7 @@ impl FormatChoice {
     pub fn from_proto(value: i32) -> Result<Self, ExportChoiceError> {
         match ExportFormat::try_from(value) {
             Ok(ExportFormat::ByExtension) => Ok(Self::Auto),
-            Ok(ExportFormat::Db2016) => Ok(Self::Db2016),
+            Ok(ExportFormat::Db2016) => Ok(Self::Text),
             Ok(ExportFormat::Ybb) => Ok(Self::Ybb),
             Err(_) => Err(ExportChoiceError::Format(value)),
         }
@@ -231,11 +276,14 @@ impl ExportChoice {
     /// What `request` asks for; a temperature of 0 is [`DEFAULT_TEMPERATURE`].
     ///
     /// # Errors
-    /// An unknown backup, weights or format, a negative or non-finite temperature.
+    /// An unknown backup, weights or format, a format that the path's extension
+    /// contradicts ([`FormatChoice::resolve`]), a negative or non-finite
+    /// temperature.
     pub fn from_request(request: &ExportRequest) -> Result<Self, ExportChoiceError> {
         let backup = BackupChoice::from_proto(request.backup)?;
         let weights = WeightsChoice::from_proto(request.weights)?;
         let format = FormatChoice::from_proto(request.format)?;
+        format.resolve(Path::new(&request.path))?;
         let temperature = if request.temperature == 0.0 {
             DEFAULT_TEMPERATURE
         } else {
@@ -276,17 +324,15 @@ pub struct Flag {
     pub value_name: &'static str,
 }
 
-/// How a front end spells the export flags, and which of them it offers.
+/// How a front end spells the export flags (every front end offers all of them).
 #[derive(Debug, Clone, Copy)]
 pub struct FlagNames {
     pub backup: Flag,
     pub temperature: Flag,
     pub weights: Flag,
-    /// `--shrink` and `--raw`, where the front end offers them.
-    pub shrink_raw: Option<(Flag, Flag)>,
-    /// `--format` and whether it accepts `auto` (then its default), where the
-    /// front end offers it; otherwise the format follows the path's extension.
-    pub format: Option<(Flag, bool)>,
+    pub shrink: Flag,
+    pub raw: Flag,
+    pub format: Flag,
     /// Whether a temperature of 0 asks for the default (it travels in a request,
     /// where 0 is "not given") rather than for 0 itself.
     pub zero_temperature_is_default: bool,
@@ -297,17 +343,17 @@ pub trait FrontEnd {
     const FLAGS: FlagNames;
 }
 
-/// `book-tools export`: plain names, `--format db2016|ybb` (default `db2016`).
+/// `book-tools export`: plain names (`--backup`, `--format`...).
 #[derive(Debug, Clone, Copy)]
 pub struct OfflineExport;
 
-/// `book-tools remote export`: plain names, `--format auto|db2016|ybb` (default
-/// `auto`).
+/// `book-tools remote export`: plain names; a temperature of 0 is the default.
 #[derive(Debug, Clone, Copy)]
 pub struct RemoteExport;
 
-/// The coordinator's `--export-backup`, `--export-temperature` and
-/// `--export-weights` (beside its own `--temperature` of selection).
+/// The coordinator's `--export-backup`, `--export-temperature`,
+/// `--export-weights`, `--export-shrink`, `--export-raw` and `--export-format`
+/// (beside its own `--temperature` of selection).
 #[derive(Debug, Clone, Copy)]
 pub struct CoordinatorExport;
 
@@ -321,10 +367,11 @@ const fn plain(name: &'static str, value_name: &'static str) -> Flag {
 
 const PLAIN: FlagNames = FlagNames {
     backup: plain("backup", "BACKUP"),
-    temperature: plain("temperature", "TEMPERATURE"),
+    temperature: plain("temperature", "CP"),
     weights: plain("weights", "WEIGHTS"),
-    shrink_raw: Some((plain("shrink", ""), plain("raw", ""))),
-    format: Some((plain("format", "FORMAT"), false)),
+    shrink: plain("shrink", ""),
+    raw: plain("raw", ""),
+    format: plain("format", "FORMAT"),
     zero_temperature_is_default: false,
 };
 
@@ -334,7 +381,6 @@ impl FrontEnd for OfflineExport {
 
 impl FrontEnd for RemoteExport {
     const FLAGS: FlagNames = FlagNames {
-        format: Some((plain("format", "FORMAT"), true)),
         zero_temperature_is_default: true,
         ..PLAIN
     };
@@ -345,20 +391,33 @@ impl FrontEnd for CoordinatorExport {
         backup: Flag {
             id: "export_backup",
             long: "export-backup",
-            value_name: "EXPORT_BACKUP",
+            value_name: "BACKUP",
         },
         temperature: Flag {
             id: "export_temperature",
             long: "export-temperature",
-            value_name: "EXPORT_TEMPERATURE",
+            value_name: "CP",
         },
         weights: Flag {
             id: "export_weights",
             long: "export-weights",
-            value_name: "EXPORT_WEIGHTS",
+            value_name: "WEIGHTS",
         },
-        shrink_raw: None,
-        format: None,
+        shrink: Flag {
+            id: "export_shrink",
+            long: "export-shrink",
+            value_name: "",
+        },
+        raw: Flag {
+            id: "export_raw",
+            long: "export-raw",
+            value_name: "",
+        },
+        format: Flag {
+            id: "export_format",
+            long: "export-format",
+            value_name: "FORMAT",
+        },
         zero_temperature_is_default: true,
     };
 }
@@ -400,12 +459,14 @@ impl<F: FrontEnd> clap::Args for ExportFlags<F> {
         let names = F::FLAGS;
         let t = format!("--{}", names.temperature.long);
         let backup_flag = format!("--{}", names.backup.long);
-        let raw = names.shrink_raw.map(|(_, raw)| raw.id);
-        let mut backup = Arg::new(names.backup.id)
+        let weights_flag = format!("--{}", names.weights.long);
+        let (shrink, raw) = (names.shrink, names.raw);
+        let backup = Arg::new(names.backup.id)
             .long(names.backup.long)
             .value_name(names.backup.value_name)
             .value_parser(clap::value_parser!(BackupChoice))
             .default_value("minimax")
+            .conflicts_with(raw.id)
             .help(format!(
                 "How values go from the leaves to the roots: `minimax` (tera-shock: a \
                  position is worth its best move) or `softmax` (a position is worth the \
@@ -420,15 +481,16 @@ impl<F: FrontEnd> clap::Args for ExportFlags<F> {
             .long(names.temperature.long)
             .value_name(names.temperature.value_name)
             .value_parser(clap::value_parser!(f64))
-            // DEFAULT_TEMPERATURE as text (test `each_front_end_keeps_its_defaults`).
+            // DEFAULT_TEMPERATURE as text (test `each_front_end_has_the_same_defaults`).
             .default_value("50")
             .help(format!(
                 "Softmax temperature in centipawns (backup and policy weights); {zero}"
             ));
-        let mut weights = Arg::new(names.weights.id)
+        let weights = Arg::new(names.weights.id)
             .long(names.weights.long)
             .value_name(names.weights.value_name)
             .value_parser(clap::value_parser!(WeightsChoice))
+            .conflicts_with(raw.id)
             .help(format!(
                 "What each move's `count` carries: `one` (1 everywhere); `policy` (the \
                  softmax policy of the written values at {t}, summing to 10000 per \
@@ -438,63 +500,43 @@ impl<F: FrontEnd> clap::Args for ExportFlags<F> {
                  moves without games keep the policy). Default: `policy` with \
                  {backup_flag} softmax, else `one`"
             ));
-        if let Some(raw) = raw {
-            backup = backup.conflicts_with(raw);
-            weights = weights.conflicts_with(raw);
-        }
-        let mut cmd = cmd.arg(backup).arg(temperature).arg(weights);
-        if let Some((shrink, raw)) = names.shrink_raw {
-            cmd = cmd
-                .arg(
-                    Arg::new(shrink.id)
-                        .long(shrink.long)
-                        .action(ArgAction::SetTrue)
-                        .help("Keep only the moves whose propagated value equals the best move's"),
-                )
-                .arg(
-                    Arg::new(raw.id)
-                        .long(raw.long)
-                        .action(ArgAction::SetTrue)
-                        .conflicts_with(shrink.id)
-                        .help(
-                            "Write the stored values and search depths without minimax: a \
-                             book that `import` reads back into the same nodes (`import \
-                             --keep-twins` when the store holds a position and its \
-                             colour-flipped twin both)",
-                        ),
-                );
-        }
-        if let Some((format, auto)) = names.format {
-            let (accepted, default, help): (&[FormatChoice], _, _) = if auto {
-                (
-                    &[FormatChoice::Auto, FormatChoice::Db2016, FormatChoice::Ybb],
-                    "auto",
-                    "The file's format: `auto` (a path ending in `.ybb` gets a binary book, \
-                     anything else DB2016 text), `db2016` or `ybb` (YaneuraOu's binary book)",
-                )
-            } else {
-                (
-                    &[FormatChoice::Db2016, FormatChoice::Ybb],
-                    "db2016",
-                    "The file format: `db2016` (YaneuraOu's text book) or `ybb` (its binary \
-                     book, \"YANE-BINBOOK-V1\": moves with value and depth, no ponder and no \
-                     count, so --weights does not reach it)",
-                )
-            };
-            let values = accepted.iter().filter_map(ValueEnum::to_possible_value);
-            cmd = cmd.arg(
-                Arg::new(format.id)
-                    .long(format.long)
-                    .value_name(format.value_name)
-                    .value_parser(
-                        PossibleValuesParser::new(values)
-                            .try_map(|name| FormatChoice::from_str(&name, false)),
-                    )
-                    .default_value(default)
-                    .help(help),
+        let shrink_arg = Arg::new(shrink.id)
+            .long(shrink.long)
+            .action(ArgAction::SetTrue)
+            .help(
+                "Keep only the moves whose propagated value equals the best move's \
+                 (default: every move)",
             );
-        }
-        cmd
+        let raw_arg = Arg::new(raw.id)
+            .long(raw.long)
+            .action(ArgAction::SetTrue)
+            .conflicts_with(shrink.id)
+            .help(
+                "Write the stored values and search depths without minimax: a book \
+                 that `book-tools import` reads back into the same nodes (`import \
+                 --keep-twins` when the store holds a position and its colour-flipped \
+                 twin both). Default: the backed-up values",
+            );
+        let format = Arg::new(names.format.id)
+            .long(names.format.long)
+            .value_name(names.format.value_name)
+            .value_parser(clap::value_parser!(FormatChoice))
+            .default_value("auto")
+            .help(format!(
+                "The file's format: `auto` (by the path's extension: `.ybb` gets \
+                 YaneuraOu's binary book, anything else its text book), `text` \
+                 (YaneuraOu's text book, DB2016, usually `.db`; `db2016` is accepted \
+                 too) or `ybb` (the binary book, \"YANE-BINBOOK-V1\": moves with value \
+                 and depth, no count, so {weights_flag} does not reach it). A format \
+                 that the extension contradicts (`text` for `.ybb`, `ybb` for `.db` or \
+                 `.db2016`) is refused before anything is done"
+            ));
+        cmd.arg(backup)
+            .arg(temperature)
+            .arg(weights)
+            .arg(shrink_arg)
+            .arg(raw_arg)
+            .arg(format)
     }
 
     fn augment_args_for_update(cmd: Command) -> Command {
@@ -518,20 +560,13 @@ impl<F: FrontEnd> clap::FromArgMatches for ExportFlags<F> {
             .get_one::<f64>(names.temperature.id)
             .ok_or_else(|| missing(names.temperature))?;
         let weights = matches.get_one::<WeightsChoice>(names.weights.id).copied();
-        let (shrink, raw) = match names.shrink_raw {
-            Some((shrink, raw)) => (matches.get_flag(shrink.id), matches.get_flag(raw.id)),
-            None => (false, false),
-        };
-        let format = match names.format {
-            Some((format, _)) => *matches
-                .get_one::<FormatChoice>(format.id)
-                .ok_or_else(|| missing(format))?,
-            None => FormatChoice::Auto,
-        };
+        let format = *matches
+            .get_one::<FormatChoice>(names.format.id)
+            .ok_or_else(|| missing(names.format))?;
         Ok(Self {
             choice: ExportChoice {
-                shrink,
-                raw,
+                shrink: matches.get_flag(names.shrink.id),
+                raw: matches.get_flag(names.raw.id),
                 backup,
                 temperature,
                 weights,
@@ -584,15 +619,8 @@ mod tests {
     }
 
     #[test]
-    fn each_front_end_keeps_its_defaults() {
-        let o = offline(&[]).unwrap();
-        assert_eq!(
-            o,
-            ExportChoice {
-                format: FormatChoice::Db2016,
-                ..ExportChoice::default()
-            }
-        );
+    fn each_front_end_has_the_same_defaults() {
+        assert_eq!(offline(&[]).unwrap(), ExportChoice::default());
         assert_eq!(remote(&[]).unwrap(), ExportChoice::default());
         let c = Coordinator::try_parse_from(["x"]).unwrap();
         assert_eq!(*c.export.choice(), ExportChoice::default());
@@ -611,6 +639,9 @@ mod tests {
             "softmax",
             "--export-weights",
             "ndf",
+            "--export-shrink",
+            "--export-format",
+            "ybb",
         ])
         .unwrap();
         assert_eq!(c.temperature, Some(30.0));
@@ -618,6 +649,10 @@ mod tests {
         assert_eq!(choice.temperature, 20.0);
         assert_eq!(choice.backup, BackupChoice::Softmax);
         assert_eq!(choice.weights, Some(WeightsChoice::Ndf));
+        assert!(choice.shrink);
+        assert_eq!(choice.format, FormatChoice::Ybb);
+        let raw = Coordinator::try_parse_from(["x", "--export-raw"]).unwrap();
+        assert!(raw.export.choice().raw);
         for absent in ["--shrink", "--raw", "--format=ybb", "--backup=softmax"] {
             assert!(
                 Coordinator::try_parse_from(["x", absent]).is_err(),
@@ -627,19 +662,85 @@ mod tests {
     }
 
     #[test]
-    fn only_remote_export_accepts_auto() {
-        assert!(offline(&["--format", "auto"]).is_err());
+    fn every_front_end_takes_auto_text_and_ybb() {
+        for parse in [offline, remote] {
+            assert_eq!(
+                parse(&["--format", "auto"]).unwrap().format,
+                FormatChoice::Auto
+            );
+            assert_eq!(
+                parse(&["--format", "text"]).unwrap().format,
+                FormatChoice::Text
+            );
+            // The former name of `text`.
+            assert_eq!(
+                parse(&["--format", "db2016"]).unwrap().format,
+                FormatChoice::Text
+            );
+            assert_eq!(
+                parse(&["--format", "ybb"]).unwrap().format,
+                FormatChoice::Ybb
+            );
+            assert!(parse(&["--format", "csv"]).is_err());
+        }
+    }
+
+    #[test]
+    fn the_format_follows_the_extension() {
+        let cases = [
+            (FormatChoice::Auto, "x.ybb", Some(BookFormat::Ybb)),
+            (FormatChoice::Auto, "dir.v2/x.YBB", Some(BookFormat::Ybb)),
+            (FormatChoice::Auto, "x.db", Some(BookFormat::Db2016)),
+            (FormatChoice::Auto, "x.db2016", Some(BookFormat::Db2016)),
+            (FormatChoice::Auto, "x", Some(BookFormat::Db2016)),
+            (FormatChoice::Auto, "x.ybb.bak", Some(BookFormat::Db2016)),
+            (FormatChoice::Text, "x.db", Some(BookFormat::Db2016)),
+            (FormatChoice::Ybb, "x.ybb", Some(BookFormat::Ybb)),
+            // An extension that names no format takes an explicit one.
+            (FormatChoice::Ybb, "x.bin", Some(BookFormat::Ybb)),
+            (FormatChoice::Text, "x.txt", Some(BookFormat::Db2016)),
+            (FormatChoice::Text, "x.ybb", None),
+            (FormatChoice::Ybb, "x.db", None),
+            (FormatChoice::Ybb, "x.DB2016", None),
+        ];
+        for (choice, path, expected) in cases {
+            assert_eq!(
+                choice.resolve(Path::new(path)).ok(),
+                expected,
+                "{choice} {path}"
+            );
+        }
+        let err = FormatChoice::Text
+            .resolve(Path::new("out/x.ybb"))
+            .unwrap_err();
         assert_eq!(
-            offline(&["--format", "ybb"]).unwrap().format,
-            FormatChoice::Ybb
+            err.to_string(),
+            "the export format `text` contradicts the path `out/x.ybb`, whose extension \
+             makes it a binary .ybb book: change the path's extension or leave the format \
+             to `auto`"
         );
+        let err = FormatChoice::Ybb.resolve(Path::new("x.db")).unwrap_err();
+        assert!(err.to_string().contains("`ybb`") && err.to_string().contains("a text book"));
+    }
+
+    #[test]
+    fn a_request_whose_format_contradicts_its_path_is_refused() {
+        let request = ExportRequest {
+            path: "book.ybb".into(),
+            format: ExportFormat::Db2016.into(),
+            ..ExportRequest::default()
+        };
+        assert!(matches!(
+            ExportChoice::from_request(&request),
+            Err(ExportChoiceError::FormatMismatch { .. })
+        ));
+        let auto = ExportRequest {
+            format: ExportFormat::ByExtension.into(),
+            ..request
+        };
         assert_eq!(
-            remote(&["--format", "auto"]).unwrap().format,
+            ExportChoice::from_request(&auto).unwrap().format,
             FormatChoice::Auto
-        );
-        assert_eq!(
-            remote(&["--format", "db2016"]).unwrap().format,
-            FormatChoice::Db2016
         );
     }
 

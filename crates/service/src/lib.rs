@@ -11,6 +11,8 @@
 //! * [`token`]: the bearer token from a file or `STERA_TOKEN`.
 //! * [`export`]: the export choice (backup, weights, temperature, format) of the
 //!   three export front ends, as one set of flags and its protocol request.
+//! * [`select`]: the selection flags (`--select`, `--temperature`,
+//!   `--select-seed`) of the coordinator, `book-tools next` and `bench select`.
 //! * [`convert`]: the protocol's messages to and from the domain types (game
 //!   rules and results, search limits, think results), so that both ends of the
 //!   wire read and write them the same way.
@@ -22,6 +24,7 @@ pub mod convert;
 pub mod export;
 pub mod logging;
 pub mod runtime;
+pub mod select;
 pub mod signals;
 pub mod telemetry;
 pub mod terminal;

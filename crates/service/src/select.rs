@@ -1,0 +1,177 @@
+//! The selection flags: how the positions to think are chosen from the book.
+//! The coordinator grows the book with them; `book-tools next` lists what a
+//! coordinator with the same flags would hand out, and `book-tools bench select`
+//! measures it. One declaration, so the three spell them the same way
+//! (`--select`, `--temperature`, `--select-seed`).
+
+use stera_book::{DEFAULT_SELECT_SEED, SelectMode, SoftmaxSelect};
+
+/// Default `--temperature` of `--select softmax`, in centipawns.
+pub const DEFAULT_SELECT_TEMPERATURE: f64 = 50.0;
+
+/// How the positions to think are chosen (`--select`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum SelectKind {
+    /// Super Tera-Shock: the leaf at the end of the principal variation of an
+    /// alpha-beta search over the book (the reference method; always the line
+    /// the book currently believes best).
+    #[default]
+    Alphabeta,
+    /// MC Softmax: from a root, sample each move with probability proportional
+    /// to exp(value / --temperature) until a move leaves the book; that position
+    /// is thought. Spreads the thinking over near-best lines.
+    Softmax,
+}
+
+/// Flags that ask for a selection no selector does.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum SelectFlagsError {
+    #[error("--temperature applies only to --select softmax")]
+    TemperatureWithoutSoftmax,
+    #[error("--temperature must be a finite number > 0, not {0}")]
+    Temperature(f64),
+}
+
+/// `--select`, `--temperature` and `--select-seed`, flattened into a command
+/// (`#[command(flatten)]`).
+#[derive(Debug, Clone, Copy, PartialEq, clap::Args)]
+pub struct SelectFlags {
+    /// How the positions to think are chosen from the book.
+    #[arg(long, value_enum, default_value = "alphabeta")]
+    pub select: SelectKind,
+    /// Softmax temperature in centipawns for `--select softmax` (default 50): a
+    /// move whose value is T below another's is sampled e (2.718...) times less
+    /// often. Refused with `--select alphabeta`.
+    #[arg(long, value_name = "CP")]
+    pub temperature: Option<f64>,
+    /// Seed of the `--select softmax` sampling: the same book, seed and sequence
+    /// of selections and results give the same leaves.
+    #[arg(long, value_name = "SEED", default_value_t = DEFAULT_SELECT_SEED)]
+    pub select_seed: u64,
+}
+
+impl SelectFlags {
+    /// The selection mode the flags ask for.
+    ///
+    /// # Errors
+    /// `--temperature` with `--select alphabeta`, or a temperature that is not a
+    /// finite number > 0.
+    pub fn mode(&self) -> Result<SelectMode, SelectFlagsError> {
+        match self.select {
+            SelectKind::Alphabeta => {
+                if self.temperature.is_some() {
+                    return Err(SelectFlagsError::TemperatureWithoutSoftmax);
+                }
+                Ok(SelectMode::AlphaBeta)
+            }
+            SelectKind::Softmax => {
+                let temperature = self.temperature.unwrap_or(DEFAULT_SELECT_TEMPERATURE);
+                if !(temperature.is_finite() && temperature > 0.0) {
+                    return Err(SelectFlagsError::Temperature(temperature));
+                }
+                Ok(SelectMode::Softmax(SoftmaxSelect {
+                    temperature,
+                    seed: self.select_seed,
+                }))
+            }
+        }
+    }
+
+    /// The flags with `--select softmax --temperature T` where a command's
+    /// former softmax flag (`next --softmax-temperature`, `bench select
+    /// --softmax`) gave `T`.
+    #[must_use]
+    pub fn with_former_softmax(self, temperature: Option<f64>) -> Self {
+        match temperature {
+            Some(t) => Self {
+                select: SelectKind::Softmax,
+                temperature: Some(t),
+                ..self
+            },
+            None => self,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        select: SelectFlags,
+    }
+
+    fn mode(args: &[&str]) -> Result<SelectMode, SelectFlagsError> {
+        Cli::try_parse_from(std::iter::once("x").chain(args.iter().copied()))
+            .unwrap()
+            .select
+            .mode()
+    }
+
+    #[test]
+    fn alphabeta_is_the_default() {
+        assert_eq!(mode(&[]).unwrap(), SelectMode::AlphaBeta);
+        assert_eq!(
+            mode(&["--select", "alphabeta"]).unwrap(),
+            SelectMode::AlphaBeta
+        );
+    }
+
+    #[test]
+    fn softmax_with_temperature_and_seed() {
+        assert_eq!(
+            mode(&[
+                "--select",
+                "softmax",
+                "--temperature",
+                "30",
+                "--select-seed",
+                "9"
+            ])
+            .unwrap(),
+            SelectMode::Softmax(SoftmaxSelect {
+                temperature: 30.0,
+                seed: 9
+            })
+        );
+        assert_eq!(
+            mode(&["--select", "softmax"]).unwrap(),
+            SelectMode::Softmax(SoftmaxSelect {
+                temperature: DEFAULT_SELECT_TEMPERATURE,
+                seed: DEFAULT_SELECT_SEED
+            })
+        );
+    }
+
+    #[test]
+    fn nonsense_is_refused() {
+        assert_eq!(
+            mode(&["--temperature", "50"]),
+            Err(SelectFlagsError::TemperatureWithoutSoftmax)
+        );
+        for t in ["0", "-5", "NaN", "inf"] {
+            let flag = format!("--temperature={t}");
+            assert!(mode(&["--select", "softmax", &flag]).is_err(), "{t}");
+        }
+    }
+
+    #[test]
+    fn a_former_softmax_flag_selects_softmax() {
+        let flags = SelectFlags {
+            select: SelectKind::Alphabeta,
+            temperature: None,
+            select_seed: 4,
+        };
+        assert_eq!(flags.with_former_softmax(None), flags);
+        assert_eq!(
+            flags.with_former_softmax(Some(20.0)).mode().unwrap(),
+            SelectMode::Softmax(SoftmaxSelect {
+                temperature: 20.0,
+                seed: 4
+            })
+        );
+    }
+}
