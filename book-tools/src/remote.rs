@@ -68,14 +68,15 @@ enum Command {
     },
     /// Print the run's progress as the coordinator reports it: book size,
     /// positions thought per second, jobs in flight, the connected workers with
-    /// their job slots, games, each root's principal variation, and since when
-    /// the coordinator runs.
+    /// their job slots, games, exports and backups (the last one's time), each
+    /// root's principal variation, and since when the coordinator runs.
     Status {
         #[command(flatten)]
         connection: Connection,
         /// Print the figures as one JSON object (stable names: `nodes`,
         /// `thought_per_second`, `in_flight`, `workers_connected`, `job_slots`,
-        /// `workers`, `started_unix_ms`, `uptime_secs`...) instead of the summary
+        /// `workers`, `started_unix_ms`, `uptime_secs`, `last_export_unix`...)
+        /// instead of the summary
         /// for a person.
         #[arg(long)]
         json: bool,

@@ -127,5 +127,14 @@ pub(crate) fn status_reply<S: NodeStore>(
         games_draw: tally.draws,
         games_rejected: tally.rejected,
         play_in_flight: kinds.play.in_flight() as u64,
+        exports_ok: counters.exports_ok.load(Ordering::Relaxed),
+        exports_failed: counters.exports_failed.load(Ordering::Relaxed),
+        last_export_unix: counters.last_export_success_unix.load(Ordering::Relaxed),
+        last_export_ms: counters.last_export_ms.load(Ordering::Relaxed),
+        backups_ok: counters.backups_ok.load(Ordering::Relaxed),
+        backups_failed: counters.backups_failed.load(Ordering::Relaxed),
+        last_backup_unix: counters.last_backup_success_unix.load(Ordering::Relaxed),
+        last_backup_ms: counters.last_backup_ms.load(Ordering::Relaxed),
+        last_backup_bytes: counters.last_backup_bytes.load(Ordering::Relaxed),
     }
 }

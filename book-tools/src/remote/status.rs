@@ -54,6 +54,15 @@ pub fn json(reply: &StatusReply, now_unix_ms: u64) -> serde_json::Value {
         "games_white": reply.games_white,
         "games_draw": reply.games_draw,
         "games_rejected": reply.games_rejected,
+        "exports_ok": reply.exports_ok,
+        "exports_failed": reply.exports_failed,
+        "last_export_unix": reply.last_export_unix,
+        "last_export_ms": reply.last_export_ms,
+        "backups_ok": reply.backups_ok,
+        "backups_failed": reply.backups_failed,
+        "last_backup_unix": reply.last_backup_unix,
+        "last_backup_ms": reply.last_backup_ms,
+        "last_backup_bytes": reply.last_backup_bytes,
         "roots": roots,
     })
 }
@@ -109,6 +118,28 @@ pub fn text(reply: &StatusReply, now_unix_ms: u64) -> String {
             reply.games_rejected
         );
     }
+    let _ = writeln!(
+        out,
+        "exports    {}",
+        maintenance(
+            reply.exports_ok,
+            reply.exports_failed,
+            reply.last_export_unix,
+            reply.last_export_ms,
+            now_unix_ms
+        )
+    );
+    let mut backups = maintenance(
+        reply.backups_ok,
+        reply.backups_failed,
+        reply.last_backup_unix,
+        reply.last_backup_ms,
+        now_unix_ms,
+    );
+    if reply.last_backup_unix > 0 {
+        let _ = write!(backups, ", {:.1} MB", reply.last_backup_bytes as f64 / 1e6);
+    }
+    let _ = writeln!(out, "backups    {backups}");
     for r in &reply.roots {
         let mut pv: Vec<&str> = r.pv.iter().take(PV_MOVES).map(String::as_str).collect();
         if r.pv.len() > PV_MOVES {
@@ -117,6 +148,28 @@ pub fn text(reply: &StatusReply, now_unix_ms: u64) -> String {
         let _ = writeln!(out, "root {}: {} {}", r.root, value(r.value), pv.join(" "));
     }
     out
+}
+
+/// `3 written, 1 failed; the last written 12m 05s ago (2026-11-26 14:05:09 UTC)
+/// in 4.2 s`, or `none written yet` (a count and its last success, as the
+/// Status reply has them for exports and backups).
+fn maintenance(ok: u64, failed: u64, last_unix: u64, last_ms: u64, now_unix_ms: u64) -> String {
+    let mut text = format!("{ok} written, {failed} failed");
+    if last_unix == 0 {
+        text.push_str("; none written yet");
+    } else {
+        let last_unix_ms = last_unix.saturating_mul(1000);
+        let _ = write!(
+            text,
+            "; the last written {} ago ({}) in {:.1} s",
+            duration(Duration::from_millis(
+                now_unix_ms.saturating_sub(last_unix_ms)
+            )),
+            utc(last_unix_ms),
+            last_ms as f64 / 1000.0
+        );
+    }
+    text
 }
 
 /// Engines plus prefetch of every connected worker: the jobs the cluster takes
@@ -219,6 +272,26 @@ mod tests {
         );
         assert!(t.contains("root startpos: +34 7g7f 3c3d\n"), "{t}");
         assert!(!t.contains("\ngames"), "no games were played: {t}");
+        assert!(
+            t.contains("exports    0 written, 0 failed; none written yet\n"),
+            "{t}"
+        );
+        let done = StatusReply {
+            backups_ok: 2,
+            backups_failed: 1,
+            last_backup_unix: 1_764_165_909,
+            last_backup_ms: 4_200,
+            last_backup_bytes: 12_500_000,
+            ..reply()
+        };
+        let t = text(&done, 1_764_165_909_000 + 185_000);
+        assert!(
+            t.contains(
+                "backups    2 written, 1 failed; the last written 3m 05s ago \
+                 (2025-11-26 14:05:09 UTC) in 4.2 s, 12.5 MB\n"
+            ),
+            "{t}"
+        );
     }
 
     #[test]

@@ -398,6 +398,20 @@ fn remote_export_from_a_running_coordinator() {
     assert!(nodes >= 5, "{json}");
     assert_eq!(json["workers_connected"], 0, "{json}");
     assert!(json["uptime_secs"].as_u64().unwrap() < 600, "{json}");
+    // The remote export above is this run's one export.
+    assert_eq!(json["exports_ok"], 1, "{json}");
+    assert!(
+        json["last_export_unix"].as_u64().unwrap() > 1_700_000_000,
+        "{json}"
+    );
+    assert!(
+        status.contains("exports    1 written, 0 failed; the last written "),
+        "{status}"
+    );
+    assert!(
+        status.contains("backups    0 written, 0 failed; none written yet"),
+        "{status}"
+    );
     // A summary for a person: the book's size, the start as a date, no Rust
     // debug dump.
     assert!(
