@@ -131,10 +131,12 @@ if ! systemd-analyze verify "$tmp"/units/*.service 2>"$tmp/verify.err" || [ -s "
 fi
 
 # --- Prometheus -------------------------------------------------------------------
-step "deploy/prometheus: promtool check config / check rules"
+step "deploy/prometheus: promtool check config / check rules / test rules"
 [ -f deploy/prometheus/alerts.yml ] || fail "deploy/prometheus/alerts.yml is missing (prometheus.yml loads it)"
 promtool check rules deploy/prometheus/alerts.yml >"$tmp/promtool.out" 2>&1 ||
     { cat "$tmp/promtool.out" >&2; fail "deploy/prometheus/alerts.yml: promtool check rules"; }
+promtool test rules deploy/prometheus/alerts_test.yml >"$tmp/promtool.out" 2>&1 ||
+    { cat "$tmp/promtool.out" >&2; fail "deploy/prometheus/alerts_test.yml: promtool test rules"; }
 promtool check config deploy/prometheus/prometheus.yml >"$tmp/promtool.out" 2>&1 ||
     { cat "$tmp/promtool.out" >&2; fail "deploy/prometheus/prometheus.yml: promtool check config"; }
 # Debian's promtool is built without Kubernetes service discovery and rejects the
