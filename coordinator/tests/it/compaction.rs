@@ -52,12 +52,25 @@ fn small_chunks_are_merged_while_results_and_a_backup_go_on() {
         (acked, reply.expect("backup").into_inner())
     });
     assert!(acked.len() >= 120);
+    // Every result is in; the passes they triggered may still be running on the
+    // maintenance thread. Wait until the counts stop moving (no pass starts
+    // without new positions), so the chunk count below is the end state, not
+    // wherever the last pass had got to when the stop came.
     let deadline = std::time::Instant::now() + LONG;
+    let mut last = (0.0, 0.0);
+    let mut steady_since = std::time::Instant::now();
     let merged = loop {
         let text = web::get_ok(&http, "/metrics", LONG).body;
         let passes = web::sample(&text, "stera_book_compactions_total").unwrap_or(0.0);
         let merged = web::sample(&text, "stera_book_chunks_merged_total").unwrap_or(0.0);
-        if passes >= 3.0 && merged >= 60.0 {
+        if (passes, merged) != last {
+            last = (passes, merged);
+            steady_since = std::time::Instant::now();
+        }
+        if passes >= 3.0
+            && merged >= 60.0
+            && steady_since.elapsed() >= std::time::Duration::from_secs(2)
+        {
             break merged;
         }
         assert!(
