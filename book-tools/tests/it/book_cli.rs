@@ -84,6 +84,22 @@ fn rook_shuffle_and_transpositions_export_with_propagated_values() {
     // show: the board and the marks of moves into thought positions.
     let shown = ok(&["show", "--db", s(&db), "startpos"]);
     assert!(shown.contains("black to move"), "{shown}");
+    // The board as the binary prints it: every square, empty or not, under its file.
+    let board: Vec<&str> = shown
+        .lines()
+        .skip_while(|l| !l.starts_with("  9  8"))
+        .take(4)
+        .collect();
+    assert_eq!(
+        board,
+        [
+            "  9  8  7  6  5  4  3  2  1",
+            "  l  n  s  g  k  g  s  n  l a",
+            "  .  r  .  .  .  .  .  b  . b",
+            "  p  p  p  p  p  p  p  p  p c",
+        ],
+        "{shown}"
+    );
     assert!(shown.contains("2h3h   *"), "{shown}");
     assert!(shown.contains("1g1f    "), "{shown}");
 }
