@@ -190,6 +190,23 @@ fn check_leaf(naive: &Naive<'_>, root: &Position, path: &[Move]) {
     );
 }
 
+/// The naive minimax of `book` with the run settings of `run_case`.
+fn naive_minimax<'a>(
+    book: &'a TestBook,
+    in_flight: &'a HashSet<u128>,
+    banned: &'a dyn Fn(Key, Move) -> bool,
+    kifu: &'a HashSet<u128>,
+) -> Naive<'a> {
+    Naive {
+        book,
+        in_flight,
+        banned,
+        kifu,
+        kifu_bonus: 100,
+        ply_limit: 512,
+    }
+}
+
 /// Checks that `line` from `root` is a principal variation of `naive` with value
 /// `value`: every edge on it carries its node's minimax value.
 fn check_line(naive: &Naive<'_>, root: &Position, line: &[Move], value: i32) {
@@ -265,14 +282,7 @@ fn run_case(seed: u64, cyclic: bool, use_cache: bool, tolerate: bool) -> usize {
                 .get(key)
                 .is_some_and(|id| live.is_banned(id, mv))
         };
-        let naive = Naive {
-            book: &book,
-            in_flight: &in_flight,
-            banned: &banned,
-            kifu: &kifu,
-            kifu_bonus: 100,
-            ply_limit: 512,
-        };
+        let naive = naive_minimax(&book, &in_flight, &banned, &kifu);
         let Some(leaf) = leaves.first() else {
             assert!(
                 naive.value(&mut root.clone(), 0).is_none(),
@@ -302,19 +312,7 @@ fn run_case(seed: u64, cyclic: bool, use_cache: bool, tolerate: bool) -> usize {
         assert_eq!(root_text, "startpos");
         if !tolerate {
             let nothing_in_flight = HashSet::new();
-            let banned = |key: Key, mv: Move| {
-                live.book()
-                    .get(key)
-                    .is_some_and(|id| live.is_banned(id, mv))
-            };
-            let whole = Naive {
-                book: &book,
-                in_flight: &nothing_in_flight,
-                banned: &banned,
-                kifu: &kifu,
-                kifu_bonus: 100,
-                ply_limit: 512,
-            };
+            let whole = naive_minimax(&book, &nothing_in_flight, &banned, &kifu);
             check_line(&whole, &root, line, *value);
         }
     }
