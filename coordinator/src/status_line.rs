@@ -11,7 +11,7 @@ use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
 use stera_proto::v1::StatusReply;
-use stera_rules::value::{MATE, MATE_IN_MAX_PLY};
+use stera_rules::value::to_text;
 use tokio::sync::{oneshot, watch};
 
 use crate::dispatcher::Progress;
@@ -147,7 +147,7 @@ pub fn line(s: &StatusSnapshot) -> String {
             format!(
                 "pv ({}) {} {}",
                 root_name(&pv.root),
-                value(pv.value),
+                to_text(pv.value),
                 moves(&pv.moves, PV_MOVES)
             )
             .trim_end()
@@ -181,20 +181,6 @@ pub fn duration(d: Duration) -> String {
         3_600..86_400 => format!("{}h{:02}m", s / 3_600, s % 3_600 / 60),
         86_400..8_640_000 => format!("{}d{:02}h", s / 86_400, s % 86_400 / 3_600),
         _ => ">99d".to_owned(),
-    }
-}
-
-/// Centipawns with a sign (`+34`, `-12`, `0`), or a mate as `+M7` / `-M7` (plies).
-#[must_use]
-pub fn value(v: i32) -> String {
-    if v >= MATE_IN_MAX_PLY {
-        format!("+M{}", MATE - v)
-    } else if v <= -MATE_IN_MAX_PLY {
-        format!("-M{}", MATE + v)
-    } else if v > 0 {
-        format!("+{v}")
-    } else {
-        v.to_string()
     }
 }
 
@@ -407,6 +393,7 @@ async fn status_text(
 mod tests {
     use super::*;
     use stera_proto::v1::{RootLine, WorkerStatus};
+    use stera_rules::value::MATE;
 
     fn pv(n: usize) -> Vec<String> {
         [
@@ -504,11 +491,11 @@ mod tests {
 
     #[test]
     fn values_and_mates() {
-        assert_eq!(value(34), "+34");
-        assert_eq!(value(0), "0");
-        assert_eq!(value(-12), "-12");
-        assert_eq!(value(MATE - 7), "+M7");
-        assert_eq!(value(-(MATE - 4)), "-M4");
+        assert_eq!(to_text(34), "+34");
+        assert_eq!(to_text(0), "0");
+        assert_eq!(to_text(-12), "-12");
+        assert_eq!(to_text(MATE - 7), "+M7");
+        assert_eq!(to_text(-(MATE - 4)), "-M4");
     }
 
     #[test]

@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use std::time::Duration;
 
 use stera_proto::v1::StatusReply;
-use stera_rules::value::{MATE, MATE_IN_MAX_PLY};
+use stera_rules::value::to_text;
 
 /// Moves of a root's principal variation shown in the summary.
 const PV_MOVES: usize = 12;
@@ -145,7 +145,13 @@ pub fn text(reply: &StatusReply, now_unix_ms: u64) -> String {
         if r.pv.len() > PV_MOVES {
             pv.push("...");
         }
-        let _ = writeln!(out, "root {}: {} {}", r.root, value(r.value), pv.join(" "));
+        let _ = writeln!(
+            out,
+            "root {}: {} {}",
+            r.root,
+            to_text(r.value),
+            pv.join(" ")
+        );
     }
     out
 }
@@ -209,23 +215,11 @@ fn duration(d: Duration) -> String {
     }
 }
 
-/// Centipawns with a sign (`+34`, `-12`, `0`), a mate as `+M7` / `-M7` (plies).
-fn value(v: i32) -> String {
-    if v >= MATE_IN_MAX_PLY {
-        format!("+M{}", MATE - v)
-    } else if v <= -MATE_IN_MAX_PLY {
-        format!("-M{}", MATE + v)
-    } else if v > 0 {
-        format!("+{v}")
-    } else {
-        v.to_string()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use stera_proto::v1::{RootLine, WorkerStatus};
+    use stera_rules::value::MATE;
 
     fn reply() -> StatusReply {
         StatusReply {
@@ -310,9 +304,9 @@ mod tests {
         assert_eq!(duration(Duration::from_secs(42)), "42s");
         assert_eq!(duration(Duration::from_secs(185)), "3m 05s");
         assert_eq!(duration(Duration::from_secs(7_389)), "2h 03m 09s");
-        assert_eq!(value(MATE - 7), "+M7");
-        assert_eq!(value(-(MATE - 3)), "-M3");
-        assert_eq!(value(0), "0");
-        assert_eq!(value(-12), "-12");
+        assert_eq!(to_text(MATE - 7), "+M7");
+        assert_eq!(to_text(-(MATE - 3)), "-M3");
+        assert_eq!(to_text(0), "0");
+        assert_eq!(to_text(-12), "-12");
     }
 }

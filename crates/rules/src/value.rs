@@ -36,6 +36,27 @@ pub const fn is_mate(v: i32) -> bool {
     v >= MATE_IN_MAX_PLY || v <= -MATE_IN_MAX_PLY
 }
 
+/// A value as people read it: centipawns with a sign (`+34`, `-12`, `0`), a mate
+/// as `+M7` / `-M7` (plies to the mate).
+///
+/// ```
+/// use stera_rules::value::{MATE, to_text};
+/// assert_eq!(to_text(34), "+34");
+/// assert_eq!(to_text(-(MATE - 4)), "-M4");
+/// ```
+#[must_use]
+pub fn to_text(v: i32) -> String {
+    if v >= MATE_IN_MAX_PLY {
+        format!("+M{}", MATE - v)
+    } else if v <= -MATE_IN_MAX_PLY {
+        format!("-M{}", MATE + v)
+    } else if v > 0 {
+        format!("+{v}")
+    } else {
+        v.to_string()
+    }
+}
+
 /// Clamps to the book range `-MATE..=MATE` and converts to `i16`.
 #[must_use]
 pub const fn clamp_to_i16(v: i32) -> i16 {
