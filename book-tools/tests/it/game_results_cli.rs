@@ -1,7 +1,7 @@
 //! Game results in `show` and `stats`, through the built binary: a store written
 //! with the library (nodes, roots, recorded games), then read by the tools.
 
-use crate::common::{ok, s};
+use crate::common::{Dir, ok, s, sibling_exe};
 
 use std::path::Path;
 
@@ -294,4 +294,55 @@ fn stats_finds_a_root_held_as_its_twin() {
     );
     assert!(stats.contains("    0: 1\n"), "{stats}");
     assert!(!stats.contains("unreachable"), "{stats}");
+}
+
+/// The games a coordinator keeps (`--out-games`) are a file `kifu add` reads: every
+/// game is read, none skipped (each line's result note after a tab was once read
+/// as a move).
+#[test]
+fn kifu_add_reads_the_games_a_coordinator_kept() {
+    let dir = Dir::new();
+    let (db, games, kifu) = (
+        dir.path("book.db"),
+        dir.path("games.txt"),
+        dir.path("kifu.db"),
+    );
+    let status = std::process::Command::new(sibling_exe("coordinator"))
+        .args([
+            "--db",
+            s(&db),
+            "--listen",
+            "127.0.0.1:0",
+            "--local-workers",
+            "1",
+        ])
+        .args([
+            "--think-limit",
+            "20",
+            "--nodes",
+            "300",
+            "--play-share",
+            "0.5",
+        ])
+        .args(["--games", "3", "--play-nodes", "100", "--ply-limit", "60"])
+        .args(["--out-games", s(&games)])
+        .env_remove("STERA_TOKEN")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .expect("run the coordinator");
+    assert!(status.success());
+    let kept = std::fs::read_to_string(&games).unwrap();
+    let lines = kept.lines().count();
+    assert!(lines >= 3, "{kept}");
+    let added = ok(&["kifu", "add", "--db", s(&kifu), s(&games)]);
+    assert!(
+        added.contains(&format!("{lines} games read, 0 skipped")),
+        "{added}\n{kept}"
+    );
+    let summary = added.lines().last().unwrap();
+    assert!(
+        summary.contains("skipped 0") && !summary.contains("added 0 "),
+        "{added}"
+    );
 }
