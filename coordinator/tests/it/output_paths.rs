@@ -44,9 +44,16 @@ fn refused(db: &Path, out: &Path) -> String {
     refused_with(db, &games_out)
 }
 
-/// Runs the coordinator on `db` with `args`; returns its stderr once it exits,
-/// failing the test if it listens.
-fn refused_with(db: &Path, args: &[&std::ffi::OsStr]) -> String {
+/// How a coordinator run on a store began: it listened (then it was stopped), or
+/// it exited first; with its log lines up to then.
+enum Start {
+    Listened(Vec<String>),
+    Exited(std::process::ExitStatus, Vec<String>),
+}
+
+/// Runs the coordinator on `db` with `args` until it listens (then kills it) or
+/// exits.
+fn start(db: &Path, args: &[&std::ffi::OsStr]) -> Start {
     let mut child = Command::new(common::EXE)
         .arg("--db")
         .arg(db)
@@ -64,13 +71,25 @@ fn refused_with(db: &Path, args: &[&std::ffi::OsStr]) -> String {
         if line.contains("listening") {
             let _ = child.kill();
             let _ = child.wait();
-            panic!("the coordinator accepted {args:?} and listens: {lines:?}");
+            return Start::Listened(lines);
         }
         lines.push(line);
     }
-    let status = child.wait().unwrap();
-    assert!(!status.success(), "{lines:?}");
-    lines.join("\n")
+    Start::Exited(child.wait().unwrap(), lines)
+}
+
+/// Runs the coordinator on `db` with `args`; returns its stderr once it exits,
+/// failing the test if it listens.
+fn refused_with(db: &Path, args: &[&std::ffi::OsStr]) -> String {
+    match start(db, args) {
+        Start::Listened(lines) => {
+            panic!("the coordinator accepted {args:?} and listens: {lines:?}")
+        }
+        Start::Exited(status, lines) => {
+            assert!(!status.success(), "{lines:?}");
+            lines.join("\n")
+        }
+    }
 }
 
 #[test]
@@ -210,34 +229,22 @@ fn a_truncated_store_is_reported_not_panicked() {
     // recovers an earlier consistent state, as after a crash: the coordinator
     // then starts on fewer positions. Either is sound; a panic or a store that
     // claims more than was kept is not.
-    let mut child = Command::new(common::EXE)
-        .arg("--db")
-        .arg(&db)
-        .args(["--listen", "127.0.0.1:0"])
-        .env("RUST_LOG", "info")
-        .env_remove("STERA_TOKEN")
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let stderr = child.stderr.take().unwrap();
-    let mut lines = Vec::new();
-    for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-        if line.contains("listening") {
-            let _ = child.kill();
-            let _ = child.wait();
+    let lines = match start(&db, &[]) {
+        Start::Listened(lines) => {
             let loaded: u64 = lines
                 .iter()
-                .find_map(|l: &String| l.split("book loaded nodes=").nth(1))
+                .find_map(|l| l.split("book loaded nodes=").nth(1))
                 .and_then(|n| n.split_whitespace().next())
                 .and_then(|n| n.parse().ok())
                 .unwrap_or_else(|| panic!("no `book loaded` line: {lines:?}"));
             assert!(loaded < 40_000, "a cut store claims {loaded} positions");
             return;
         }
-        lines.push(line);
-    }
-    assert!(!child.wait().unwrap().success(), "{lines:?}");
+        Start::Exited(status, lines) => {
+            assert!(!status.success(), "{lines:?}");
+            lines
+        }
+    };
     let err = lines.join("\n");
     assert!(!err.contains("panicked"), "{err}");
     assert!(
