@@ -205,3 +205,18 @@ pub fn book_contains_all(db: &Path, sfens: &[String]) -> Vec<String> {
         .cloned()
         .collect()
 }
+
+/// A store of `nodes` synthetic positions at `db`, written `batch` positions a
+/// commit (the pseudo-evaluator of the benchmarks: deterministic, no engine).
+pub fn synthetic_store(db: &Path, nodes: usize, batch: usize) {
+    let store = stera_book::SledStore::open(db).unwrap();
+    let mut live = stera_book::LiveBook::open(store, None).unwrap();
+    let mut selector = stera_book::Selector::new();
+    let eval = stera_book::synthetic::PseudoEvaluator::new(1);
+    let options = stera_book::synthetic::GrowOptions {
+        batch,
+        ..Default::default()
+    };
+    stera_book::synthetic::grow(&mut live, &mut selector, &eval, nodes, options, &mut |_| {})
+        .unwrap();
+}

@@ -113,19 +113,8 @@ fn a_remote_backup_onto_a_full_disk_fails_and_the_coordinator_goes_on() {
     };
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("book.db");
-    {
-        // A store of a few MB: more than the full disk has left.
-        let store = SledStore::open(&db).unwrap();
-        let mut live = stera_book::LiveBook::open(store, None).unwrap();
-        let mut selector = stera_book::Selector::new();
-        let eval = stera_book::synthetic::PseudoEvaluator::new(1);
-        let options = stera_book::synthetic::GrowOptions {
-            batch: 256,
-            ..Default::default()
-        };
-        stera_book::synthetic::grow(&mut live, &mut selector, &eval, 8000, options, &mut |_| {})
-            .unwrap();
-    }
+    // A store of a few MB: more than the full disk has left.
+    common::synthetic_store(&db, 8000, 256);
     let exports = disk.path.join("exports");
     std::fs::create_dir(&exports).unwrap();
     let mut c = Coord::start(
@@ -195,18 +184,7 @@ fn a_backup_or_export_onto_the_full_store_volume_harms_neither_the_store_nor_ear
         return;
     };
     let db = disk.path.join("book.db");
-    {
-        let store = SledStore::open(&db).unwrap();
-        let mut live = stera_book::LiveBook::open(store, None).unwrap();
-        let mut selector = stera_book::Selector::new();
-        let eval = stera_book::synthetic::PseudoEvaluator::new(1);
-        let options = stera_book::synthetic::GrowOptions {
-            batch: 256,
-            ..Default::default()
-        };
-        stera_book::synthetic::grow(&mut live, &mut selector, &eval, 3000, options, &mut |_| {})
-            .unwrap();
-    }
+    common::synthetic_store(&db, 3000, 256);
     let exports = disk.path.join("exports");
     std::fs::create_dir(&exports).unwrap();
     let mut c = Coord::start(

@@ -195,27 +195,9 @@ fn games_out_into_a_new_store_directory_is_refused() {
 fn a_truncated_store_is_reported_not_panicked() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("book.db");
-    {
-        let store = SledStore::open(&db).unwrap();
-        let mut live = stera_book::LiveBook::open(store, None).unwrap();
-        let mut selector = stera_book::Selector::new();
-        let eval = stera_book::synthetic::PseudoEvaluator::new(1);
-        // Big enough for several sled segments: a small store's cut file is
-        // read back as a shorter store (sled's recovery of a torn write).
-        let options = stera_book::synthetic::GrowOptions {
-            batch: 64,
-            ..Default::default()
-        };
-        stera_book::synthetic::grow(
-            &mut live,
-            &mut selector,
-            &eval,
-            40_000,
-            options,
-            &mut |_| {},
-        )
-        .unwrap();
-    }
+    // Big enough for several sled segments: a small store's cut file is read
+    // back as a shorter store (sled's recovery of a torn write).
+    common::synthetic_store(&db, 40_000, 64);
     // sled's threads outlive the drop and hold the lock on its `db` file until
     // they have written it (sled issues #1234, #1289): wait for that lock, or the
     // file may be read half written and then written over after the cut.
