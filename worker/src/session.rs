@@ -378,7 +378,12 @@ impl Session<'_> {
                 }
             }
             Some(coordinator_message::Msg::Drain(d)) => {
-                tracing::info!(reason = %d.reason, "coordinator drains; finishing the jobs in hand, then waiting for it to come back");
+                let then = if self.cfg.exit_on_drain {
+                    "then exiting (--exit-on-drain)"
+                } else {
+                    "then waiting for it to come back"
+                };
+                tracing::info!(reason = %d.reason, "coordinator drains; finishing the jobs in hand, {then}");
                 self.draining = true;
                 self.coordinator_drains = true;
             }
