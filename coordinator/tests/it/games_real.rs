@@ -133,45 +133,11 @@ fn find_engine(name: &str) -> Option<PathBuf> {
         .find(|p| p.is_file())
 }
 
-/// A real coordinator grows a small book and plays games on it with a real worker
-/// process running Fairy-Stockfish; the kept games, replayed here with the rules
-/// core alone, give exactly the store's per-position counters.
-#[test]
-fn games_with_fairy_stockfish_workers_are_counted() {
-    let engine = find_engine("fairy-stockfish").unwrap_or_else(|| {
-        panic!(
-            "fairy-stockfish is not installed (neither on PATH nor in /usr/games): \
-             install it with scripts/install-deps.sh (Debian package `fairy-stockfish`)"
-        )
-    });
-    let engine_cmd = engine.display().to_string();
-    let dir = tempfile::tempdir().expect("temp dir");
-    let db = dir.path().join("book.db");
-    let games_out = dir.path().join("games.txt");
-    let out_arg = games_out.display().to_string();
-    const TARGET: u64 = 4;
-    let target = TARGET.to_string();
-    let mut c = Coord::start(
-        &db,
-        "127.0.0.1:0",
-        &[
-            "--think-limit",
-            "20",
-            "--depth",
-            "1",
-            "--play-share",
-            "0.5",
-            "--games",
-            &target,
-            "--play-depth",
-            "1",
-            "--ply-limit",
-            "80",
-            "--out-games",
-            &out_arg,
-        ],
-        &[],
-    );
+/// One coordinator run on `db` with one real worker process running
+/// Fairy-Stockfish; `run_args` say what the run does. Returns the coordinator's
+/// log once it has ended cleanly.
+fn run_with_fairy_stockfish(engine_cmd: &str, db: &Path, run_args: &[&str]) -> Vec<String> {
+    let mut c = Coord::start(db, "127.0.0.1:0", run_args, &[]);
     let mut worker = common::start_worker(
         &c.url(),
         &[
@@ -182,7 +148,7 @@ fn games_with_fairy_stockfish_workers_are_counted() {
             "--engine",
             "usi",
             "--engine-cmd",
-            &engine_cmd,
+            engine_cmd,
             "--engine-option",
             "UCI_Variant=shogi",
         ],
@@ -217,7 +183,6 @@ fn games_with_fairy_stockfish_workers_are_counted() {
         c.log.lock().unwrap(),
         worker_log.lock().unwrap()
     );
-    c.wait_log("think limit and games target reached", LONG);
     // The games came from Fairy-Stockfish, not from some other engine.
     let hello = c.wait_log("worker=fairy", LONG);
     assert!(
@@ -225,9 +190,101 @@ fn games_with_fairy_stockfish_workers_are_counted() {
             && hello.contains("UCI_Variant=shogi"),
         "the worker's engine: {hello}"
     );
+    let log = c.log.lock().unwrap().clone();
     drop(c);
+    log
+}
 
-    let games = read_games(&games_out);
+/// A real coordinator grows a small book while it plays games on it with a real
+/// worker process running Fairy-Stockfish, then plays more games on the grown
+/// book alone; the kept games, replayed here with the rules core alone, give the
+/// store's per-position counters.
+///
+/// While the book grows, a game counts for the positions the book held when the
+/// game came in, and a later position it passed through is not credited: the
+/// replay on the final book can only bound those counters from above. Once the
+/// book stands still (the games-only run), the counters it adds must equal the
+/// replay exactly.
+#[test]
+fn games_with_fairy_stockfish_workers_are_counted() {
+    let engine = find_engine("fairy-stockfish").unwrap_or_else(|| {
+        panic!(
+            "fairy-stockfish is not installed (neither on PATH nor in /usr/games): \
+             install it with scripts/install-deps.sh (Debian package `fairy-stockfish`)"
+        )
+    });
+    let engine_cmd = engine.display().to_string();
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db = dir.path().join("book.db");
+    const TARGET: u64 = 4;
+    let target = TARGET.to_string();
+    let games_args = |out: &str| {
+        vec![
+            "--play-share".to_owned(),
+            "0.5".to_owned(),
+            "--games".to_owned(),
+            target.clone(),
+            "--play-depth".to_owned(),
+            "1".to_owned(),
+            "--ply-limit".to_owned(),
+            "80".to_owned(),
+            "--out-games".to_owned(),
+            out.to_owned(),
+        ]
+    };
+
+    // Thinking and games side by side.
+    let mixed_out = dir.path().join("mixed-games.txt");
+    let mut args = vec!["--think-limit", "20", "--depth", "1"]
+        .into_iter()
+        .map(str::to_owned)
+        .collect::<Vec<_>>();
+    args.extend(games_args(&mixed_out.display().to_string()));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let log = run_with_fairy_stockfish(&engine_cmd, &db, &args);
+    assert!(
+        log.iter()
+            .any(|l| l.contains("think limit and games target reached")),
+        "{log:?}"
+    );
+    let mixed = read_games(&mixed_out);
+    let store = reopen(&db);
+    assert!(
+        mixed.len() as u64 >= TARGET,
+        "{} games kept, target {TARGET}",
+        mixed.len()
+    );
+    assert_eq!(
+        store.games_recorded().expect("games recorded"),
+        mixed.len() as u64,
+        "store vs kept games"
+    );
+    let book = Book::load(&store).expect("load the book");
+    assert!(book.len() >= 20, "book of {}", book.len());
+    let after_mixed = stored_counts(&store);
+    let bound = replay_counts(&book, &mixed);
+    assert!(!after_mixed.is_empty(), "the games passed through the book");
+    for (key, stored) in &after_mixed {
+        let most = bound.get(key).copied().unwrap_or_default();
+        assert!(
+            stored.wins <= most.wins && stored.draws <= most.draws && stored.losses <= most.losses,
+            "position {key:x}: stored {stored:?}, but the kept games pass it only {most:?} times"
+        );
+    }
+    drop(store);
+
+    // Games alone on the book just grown: it stands still, so the counters each
+    // game adds are exactly those of its replay.
+    let only_out = dir.path().join("games-only.txt");
+    let mut args = vec!["--think-limit".to_owned(), "0".to_owned()];
+    args.extend(games_args(&only_out.display().to_string()));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let log = run_with_fairy_stockfish(&engine_cmd, &db, &args);
+    assert!(
+        log.iter().any(|l| l.contains("games target reached")),
+        "{log:?}"
+    );
+    let games = read_games(&only_out);
     eprintln!(
         "kept games (plies, winner): {:?}",
         games
@@ -236,25 +293,44 @@ fn games_with_fairy_stockfish_workers_are_counted() {
             .collect::<Vec<_>>()
     );
     let store = reopen(&db);
-    let recorded = store.games_recorded().expect("games recorded");
     assert!(
         games.len() as u64 >= TARGET,
         "{} games kept, target {TARGET}",
         games.len()
     );
-    assert_eq!(recorded, games.len() as u64, "store vs kept games");
-    let book = Book::load(&store).expect("load the book");
-    assert!(book.len() >= 20, "book of {}", book.len());
+    assert_eq!(
+        store.games_recorded().expect("games recorded"),
+        (mixed.len() + games.len()) as u64,
+        "store vs kept games"
+    );
+    let still = Book::load(&store).expect("load the book");
+    assert_eq!(still.len(), book.len(), "a games-only run grew the book");
     let expected = replay_counts(&book, &games);
     assert!(!expected.is_empty(), "the games passed through the book");
-    assert_eq!(
-        stored_counts(&store),
-        expected,
-        "store vs independent replay"
-    );
+    let mut added = stored_counts(&store);
+    for (key, c) in added.iter_mut() {
+        let before = after_mixed.get(key).copied().unwrap_or_default();
+        let lost = || format!("position {key:x} lost counts: {before:?} became {c:?}");
+        *c = GameCounts {
+            wins: c
+                .wins
+                .checked_sub(before.wins)
+                .unwrap_or_else(|| panic!("{}", lost())),
+            draws: c
+                .draws
+                .checked_sub(before.draws)
+                .unwrap_or_else(|| panic!("{}", lost())),
+            losses: c
+                .losses
+                .checked_sub(before.losses)
+                .unwrap_or_else(|| panic!("{}", lost())),
+        };
+    }
+    added.retain(|_, c| c.games() > 0);
+    assert_eq!(added, expected, "counters added vs independent replay");
     // The engine played on past the book: no kept game is all book moves.
     assert!(
-        games.iter().any(|g| {
+        games.iter().chain(&mixed).any(|g| {
             let mut pos = Position::from_sfen(&g.start).expect("start");
             g.moves.iter().any(|mv| {
                 let in_book = book.contains(pos.key());
