@@ -110,6 +110,7 @@ fn select(args: &SelectArgs) -> Result<()> {
     };
     let mut live = LiveBook::open(store, config)
         .with_context(|| format!("loading book {}", args.db.display()))?;
+    live.set_leaf_discount(args.selection.leaf_discount);
     let mut selector = Selector::new();
     let selection = match args.softmax {
         // The former spelling sampled with --seed: its runs give the same figures.

@@ -62,6 +62,7 @@ pub fn run(args: &Args) -> Result<()> {
     let store = DryRun::new(common::open_existing(&args.db)?);
     let mut live = LiveBook::open(store, None)
         .with_context(|| format!("cannot load the book in {}", args.db.display()))?;
+    live.set_leaf_discount(args.selection.leaf_discount);
     let mut selector = Selector::new();
     let mode = args
         .selection

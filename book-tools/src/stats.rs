@@ -141,7 +141,19 @@ fn print_summary(
         out,
         "analysis         {} acyclic, {} on or above cycles, {} perpetual-check loops, {} unconverged",
         s.acyclic, s.cyclic, s.perpetual_loops, s.unconverged
-    )
+    )?;
+    let drop = graph.expansion_drop(book);
+    match (drop.mean, drop.median) {
+        (Some(mean), Some(median)) => writeln!(
+            out,
+            "expansion drop   mean {mean:+.1} cp, median {median:+} cp over {} moves into thought positions \
+             (stored value minus the value one ply deeper; --leaf-discount {:.0} would put thought and \
+             unthought moves on one footing)",
+            drop.moves,
+            (mean / 2.0).clamp(0.0, 200.0)
+        ),
+        _ => writeln!(out, "expansion drop   no move into a thought position yet"),
+    }
 }
 
 /// Banned moves, and the quarantined positions one per line (they are not

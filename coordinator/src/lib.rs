@@ -100,12 +100,17 @@ pub async fn run(args: CoordinatorArgs, export: Option<ExportFn<SledStore>>) -> 
     // Registered before the server listens: a SIGTERM that comes right after
     // "listening" must drain the coordinator, not kill it with the default action.
     let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
-    let live = open_live_book(&args.db).await?;
+    let mut live = open_live_book(&args.db).await?;
+    live.set_leaf_discount(args.selection.leaf_discount);
     let mut selector = Selector::new();
     selector
         .set_select_mode(select)
         .map_err(|e| anyhow::anyhow!("bad selection flags: {e}"))?;
-    tracing::info!(?select, "selection");
+    tracing::info!(
+        ?select,
+        leaf_discount = args.selection.leaf_discount,
+        "selection"
+    );
 
     let registry = Arc::new(Registry::default());
     let (progress_tx, mut progress) = watch::channel(Progress::default());

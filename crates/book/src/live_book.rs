@@ -54,6 +54,8 @@ pub struct LiveBook<S: NodeStore> {
     banned_nodes: BitSet,
     kifu: HashSet<u128>,
     evaluator_ids: HashMap<String, u16>,
+    /// Centipawns a leaf move counts below its stored value in selection.
+    leaf_discount: i32,
 }
 
 impl<S: NodeStore> std::fmt::Debug for LiveBook<S> {
@@ -101,6 +103,7 @@ impl<S: NodeStore> LiveBook<S> {
             banned: HashSet::new(),
             kifu: HashSet::new(),
             evaluator_ids: HashMap::new(),
+            leaf_discount: 0,
             store,
         };
         for (node, mv) in live.store.bans()? {
@@ -208,14 +211,23 @@ impl<S: NodeStore> LiveBook<S> {
         stored_to_search: impl Fn(i32) -> i32,
     ) -> i32 {
         let v = stored_to_search(i32::from(self.book.values(node)[index]));
-        if self.kifu.is_empty() || v.abs() >= MATE_IN_MAX_PLY {
+        if v.abs() >= MATE_IN_MAX_PLY {
             return v;
         }
-        if self.kifu.contains(&child_key.0) || self.kifu.contains(&pos.flipped_key_after(mv).0) {
-            (v + self.config.kifu_bonus).clamp(-MATE_IN_MAX_PLY + 1, MATE_IN_MAX_PLY - 1)
-        } else {
-            v
-        }
+        let to_kifu = !self.kifu.is_empty()
+            && (self.kifu.contains(&child_key.0)
+                || self.kifu.contains(&pos.flipped_key_after(mv).0));
+        let bonus = if to_kifu { self.config.kifu_bonus } else { 0 };
+        (v - self.leaf_discount + bonus).clamp(-MATE_IN_MAX_PLY + 1, MATE_IN_MAX_PLY - 1)
+    }
+
+    /// Selection counts every leaf move (into a position not thought) `cp`
+    /// centipawns below its stored value, mates excepted, as an export with the
+    /// same discount does (`BookGraph::set_leaf_discount` says why). 0, the
+    /// default, is the reference method. Set it before selecting: cached
+    /// search results of another discount are not told apart.
+    pub fn set_leaf_discount(&mut self, cp: i16) {
+        self.leaf_discount = i32::from(cp);
     }
 
     /// What `mv` from `pos` (`child_key` its child's key) leads to. A child that

@@ -67,7 +67,7 @@ pub use export::{
     export_db2016, node_lines, policy_counts,
 };
 pub use extras::NodeExtras;
-pub use graph::{BookGraph, Edge, NodeVisitor};
+pub use graph::{BookGraph, Edge, ExpansionDrop, NodeVisitor};
 pub use ndf::{NdfWeights, WinRate, best_probabilities, cap_to_prior};
 pub use softmax::{SoftmaxValues, softmax_mean};
 pub use solve::{

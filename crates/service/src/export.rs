@@ -28,6 +28,10 @@ use stera_proto::v1::{ExportBackup, ExportFormat, ExportRequest, ExportWeights};
 /// flags' default, and what a request's 0 means.
 pub const DEFAULT_TEMPERATURE: f64 = 50.0;
 
+/// The largest leaf discount (centipawns) an export takes: beyond a few tens of
+/// centipawns it no longer corrects a bias, it forbids leaving the book's lines.
+pub const MAX_LEAF_DISCOUNT: i16 = 200;
+
 /// How values go from the leaves to the roots.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
 pub enum BackupChoice {
@@ -69,6 +73,9 @@ pub enum ExportChoiceError {
     Backup(i32),
     #[error("unknown export weights {0}")]
     Weights(i32),
+    /// A request's leaf discount is outside 0..=MAX_LEAF_DISCOUNT.
+    #[error("the export leaf discount must be 0 to {MAX_LEAF_DISCOUNT} centipawns, not {0}")]
+    LeafDiscount(i32),
     /// A request's temperature is negative or not a number.
     #[error("the export temperature must be a positive number, not {0}")]
     Temperature(f64),
@@ -100,6 +107,9 @@ pub struct ExportChoice {
     /// `None`: the default of the backup ([`WeightsChoice::resolve`]).
     pub weights: Option<WeightsChoice>,
     pub format: FormatChoice,
+    /// Centipawns a move into an unthought position counts below its stored
+    /// evaluation ([`ExportOptions::leaf_discount`]).
+    pub leaf_discount: i16,
 }
 
 impl Default for ExportChoice {
@@ -111,6 +121,7 @@ impl Default for ExportChoice {
             temperature: DEFAULT_TEMPERATURE,
             weights: None,
             format: FormatChoice::Auto,
+            leaf_discount: 0,
         }
     }
 }
@@ -270,6 +281,7 @@ impl ExportChoice {
             temperature: self.temperature,
             weights: WeightsChoice::to_proto(self.weights).into(),
             format: self.format.to_proto().into(),
+            leaf_discount: i32::from(self.leaf_discount),
         }
     }
 
@@ -299,6 +311,10 @@ impl ExportChoice {
             temperature,
             weights,
             format,
+            leaf_discount: i16::try_from(request.leaf_discount)
+                .ok()
+                .filter(|d| (0..=MAX_LEAF_DISCOUNT).contains(d))
+                .ok_or(ExportChoiceError::LeafDiscount(request.leaf_discount))?,
         })
     }
 
@@ -311,6 +327,7 @@ impl ExportChoice {
             backup: self.backup.backup(),
             weights: WeightsChoice::resolve(self.weights, self.backup),
             temperature: self.temperature,
+            leaf_discount: self.leaf_discount,
         }
     }
 }
@@ -333,6 +350,7 @@ pub struct FlagNames {
     pub shrink: Flag,
     pub raw: Flag,
     pub format: Flag,
+    pub leaf_discount: Flag,
     /// Whether a temperature of 0 asks for the default (it travels in a request,
     /// where 0 is "not given") rather than for 0 itself.
     pub zero_temperature_is_default: bool,
@@ -372,6 +390,7 @@ const PLAIN: FlagNames = FlagNames {
     shrink: plain("shrink", ""),
     raw: plain("raw", ""),
     format: plain("format", "FORMAT"),
+    leaf_discount: plain("leaf-discount", "CP"),
     zero_temperature_is_default: false,
 };
 
@@ -417,6 +436,11 @@ impl FrontEnd for CoordinatorExport {
             id: "export_format",
             long: "export-format",
             value_name: "FORMAT",
+        },
+        leaf_discount: Flag {
+            id: "export_leaf_discount",
+            long: "export-leaf-discount",
+            value_name: "CP",
         },
         zero_temperature_is_default: true,
     };
@@ -531,8 +555,23 @@ impl<F: FrontEnd> clap::Args for ExportFlags<F> {
                  that the extension contradicts (`text` for `.ybb`, `ybb` for `.db` or \
                  `.db2016`) is refused before anything is done"
             ));
+        let leaf_discount = Arg::new(names.leaf_discount.id)
+            .long(names.leaf_discount.long)
+            .value_name(names.leaf_discount.value_name)
+            .value_parser(clap::value_parser!(i16).range(0..=i64::from(MAX_LEAF_DISCOUNT)))
+            .default_value("0")
+            .conflicts_with(raw.id)
+            .help(format!(
+                "Count a move into a position the book has not thought this many \
+                 centipawns below its stored evaluation (mates excepted), 0 to \
+                 {MAX_LEAF_DISCOUNT}. Thinking a position lowers the value of the move \
+                 into it by about twice this on average, so unthought moves look better \
+                 than thought ones; half the mean drop, which `book-tools stats` \
+                 measures, puts them on one footing. 0 is YaneuraOu's peta_shock"
+            ));
         cmd.arg(backup)
             .arg(temperature)
+            .arg(leaf_discount)
             .arg(weights)
             .arg(shrink_arg)
             .arg(raw_arg)
@@ -563,6 +602,9 @@ impl<F: FrontEnd> clap::FromArgMatches for ExportFlags<F> {
         let format = *matches
             .get_one::<FormatChoice>(names.format.id)
             .ok_or_else(|| missing(names.format))?;
+        let leaf_discount = *matches
+            .get_one::<i16>(names.leaf_discount.id)
+            .ok_or_else(|| missing(names.leaf_discount))?;
         Ok(Self {
             choice: ExportChoice {
                 shrink: matches.get_flag(names.shrink.id),
@@ -571,6 +613,7 @@ impl<F: FrontEnd> clap::FromArgMatches for ExportFlags<F> {
                 temperature,
                 weights,
                 format,
+                leaf_discount,
             },
             front_end: PhantomData,
         })
@@ -782,8 +825,12 @@ mod tests {
             "--shrink",
             "--format",
             "ybb",
+            "--leaf-discount",
+            "6",
         ])
         .unwrap();
+        assert_eq!(choice.leaf_discount, 6);
+        assert_eq!(choice.options().leaf_discount, 6);
         let request = choice.to_request("book.bin".into());
         assert_eq!(request.path, "book.bin");
         assert_eq!(ExportChoice::from_request(&request).unwrap(), choice);
@@ -799,6 +846,27 @@ mod tests {
             FormatChoice::Auto.book_format(Path::new("x.db")),
             BookFormat::Db2016
         );
+    }
+
+    #[test]
+    fn leaf_discounts_out_of_range_are_refused_by_flag_and_by_request() {
+        let c = Coordinator::try_parse_from(["x", "--export-leaf-discount", "5"]).unwrap();
+        assert_eq!(c.export.choice().leaf_discount, 5);
+        for bad in ["--leaf-discount=201", "--leaf-discount=-1", "--leaf-discount=x"] {
+            let err = offline(&[bad]).unwrap_err().to_string();
+            assert!(err.contains("--leaf-discount"), "{bad}: {err}");
+        }
+        assert!(offline(&["--leaf-discount", "5", "--raw"]).is_err());
+        for bad in [201, -1, i32::MAX] {
+            let request = ExportRequest {
+                leaf_discount: bad,
+                ..ExportRequest::default()
+            };
+            assert_eq!(
+                ExportChoice::from_request(&request).unwrap_err(),
+                ExportChoiceError::LeafDiscount(bad)
+            );
+        }
     }
 
     #[test]

@@ -48,6 +48,15 @@ pub struct SelectFlags {
     /// of selections and results give the same leaves.
     #[arg(long, value_name = "SEED", default_value_t = DEFAULT_SELECT_SEED)]
     pub select_seed: u64,
+    /// Count a move into a position the book has not thought this many
+    /// centipawns below its stored evaluation (mates excepted), 0 to 200, so
+    /// that selection compares thought and unthought moves on one footing
+    /// (thinking a position lowers the move into it by about twice the right
+    /// discount on average; `book-tools stats` measures it). 0, the default, is
+    /// the reference Super Tera-Shock.
+    #[arg(long, value_name = "CP", default_value_t = 0,
+          value_parser = clap::value_parser!(i16).range(0..=200))]
+    pub leaf_discount: i16,
 }
 
 impl SelectFlags {
@@ -164,6 +173,7 @@ mod tests {
             select: SelectKind::Alphabeta,
             temperature: None,
             select_seed: 4,
+            leaf_discount: 0,
         };
         assert_eq!(flags.with_former_softmax(None), flags);
         assert_eq!(

@@ -34,6 +34,9 @@ pub struct ExportOptions {
     pub weights: Weights,
     /// Temperature in centipawns of the softmax backup and policy weights.
     pub temperature: f64,
+    /// Centipawns by which a move into an unthought position counts below its
+    /// stored evaluation ([`BookGraph::set_leaf_discount`]; not for raw exports).
+    pub leaf_discount: i16,
 }
 
 /// How the export backs values up (not for raw exports).
@@ -202,7 +205,7 @@ fn lines_into(
                     .best_move(e.child)
                     .map(|m| if e.twin { m.flipped() } else { m });
             }
-            (Some(_), None) => {}
+            (Some(_), None) => line.value = graph.leaf_value(stored),
             (None, _) => {
                 line.depth = depths
                     .and_then(|d| d.get(index))
@@ -326,7 +329,7 @@ pub(crate) fn export_in_chunks(
     // coordinator wrote).
     let mut walk_plies: HashMap<u32, u32> = HashMap::new();
     let mut sfen = String::with_capacity(160);
-    let graph = BookGraph::build_visiting(
+    let mut graph = BookGraph::build_visiting(
         book,
         Some(&extras.plies),
         &mut |_, done, total| progress("graph", done, total),
@@ -343,6 +346,9 @@ pub(crate) fn export_in_chunks(
     summary.leaf_edges = graph.leaf_edge_count();
     summary.graph_time = t.elapsed();
     let t = Instant::now();
+    if !options.raw {
+        graph.set_leaf_discount(options.leaf_discount);
+    }
     let solution = (!options.raw).then(|| solve(&graph));
     if let Some(s) = &solution {
         summary.solve = s.stats();

@@ -50,6 +50,18 @@ pub struct BookGraph {
     leaf_best_move: Vec<u16>,
     in_check: BitSet,
     leaf_edges: u64,
+    leaf_discount: i16,
+}
+
+/// What [`BookGraph::expansion_drop`] measured.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ExpansionDrop {
+    /// Moves into thought positions measured (mates left out).
+    pub moves: usize,
+    /// Mean drop in centipawns (`None` without such moves).
+    pub mean: Option<f64>,
+    /// Median drop in centipawns.
+    pub median: Option<i32>,
 }
 
 /// A stored value in the book's range (±32000).
@@ -98,6 +110,7 @@ impl BookGraph {
             edge_move: Vec::with_capacity(n * 2),
             edge_index: Vec::with_capacity(n * 2),
             leaf_edges: 0,
+            leaf_discount: 0,
         };
         let mut moves: Vec<Move> = Vec::with_capacity(600);
         walk_positions(book, root_plies, progress, &mut |id, pos: &Position| {
@@ -228,17 +241,81 @@ impl BookGraph {
         self.edge_move[e]
     }
 
+    /// Values every leaf move (a move into a position the book has not thought)
+    /// `cp` centipawns below its stored evaluation, mates excepted, from here on.
+    ///
+    /// Thinking a position lowers, on average, the value of the move into it:
+    /// the mover's stored evaluation of the move is compared with the best of
+    /// the replies, each evaluated as deeply, and the best of many noisy
+    /// estimates is biased up (measured: BENCHMARKS.md "Leaf discount").
+    /// Unthought moves then look better than thought ones for no reason but
+    /// that nobody looked. A discount of half the mean drop puts the two on
+    /// one footing: the reply's leaves are discounted for the other side too.
+    /// 0 (the default) is YaneuraOu's `peta_shock`.
+    pub fn set_leaf_discount(&mut self, cp: i16) {
+        self.leaf_discount = cp;
+    }
+
+    /// The value a leaf move with stored evaluation `stored` counts for.
+    #[must_use]
+    pub fn leaf_value(&self, stored: i16) -> i16 {
+        let v = clamp_stored(stored);
+        if stera_rules::value::is_mate(i32::from(v)) {
+            v
+        } else {
+            v.saturating_sub(self.leaf_discount)
+                .max(-(stera_rules::value::MATE_IN_MAX_PLY as i16) + 1)
+                .min(stera_rules::value::MATE_IN_MAX_PLY as i16 - 1)
+        }
+    }
+
     /// The best leaf move of a node: (value, canonical index, raw move), if it
     /// has a leaf move.
     pub(crate) fn leaf_best(&self, id: NodeId) -> Option<(i16, u16, u16)> {
         let i = id.index();
         (self.leaf_best_index[i] != NO_MOVE).then(|| {
             (
-                self.leaf_best_value[i],
+                self.leaf_value(self.leaf_best_value[i]),
                 self.leaf_best_index[i],
                 self.leaf_best_move[i],
             )
         })
+    }
+
+    /// How much thinking a position lowered the moves into it: for every move
+    /// into a thought position, its stored value minus its value after one
+    /// more ply (minus the child's best stored value), mates left out. Positive
+    /// on average when an evaluator's best of many replies is biased up; half
+    /// the mean is the leaf discount ([`BookGraph::set_leaf_discount`]) that
+    /// makes thought and unthought moves comparable.
+    #[must_use]
+    pub fn expansion_drop(&self, book: &Book) -> ExpansionDrop {
+        let mut drops: Vec<i32> = Vec::new();
+        let not_mate = |v: i16| !stera_rules::value::is_mate(i32::from(v));
+        for i in 0..self.len() {
+            let id = NodeId(u32::try_from(i).unwrap_or(u32::MAX));
+            let values = book.values(id);
+            for e in self.edges(id) {
+                let Some(&before) = values.get(usize::from(e.index)) else {
+                    continue;
+                };
+                let Some(&reply) = book.values(e.child).iter().max() else {
+                    continue;
+                };
+                let (before, reply) = (clamp_stored(before), clamp_stored(reply));
+                if not_mate(before) && not_mate(reply) {
+                    drops.push(i32::from(before) + i32::from(reply));
+                }
+            }
+        }
+        drops.sort_unstable();
+        let moves = drops.len();
+        ExpansionDrop {
+            moves,
+            mean: (moves > 0)
+                .then(|| drops.iter().map(|&d| f64::from(d)).sum::<f64>() / moves as f64),
+            median: drops.get(moves / 2).copied(),
+        }
     }
 
     /// Bytes held by the graph's tables.

@@ -222,7 +222,7 @@ impl NdfWeights {
             let stored = book.values(id);
             let mut q: Vec<f64> = stored
                 .iter()
-                .map(|&v| f64::from(super::graph::clamp_stored(v)))
+                .map(|&v| f64::from(graph.leaf_value(v)))
                 .collect();
             let mut with_games: Vec<(usize, WinRate)> = Vec::new();
             for e in graph.edges(id) {

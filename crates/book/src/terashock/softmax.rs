@@ -225,11 +225,7 @@ fn backup(
         return None;
     }
     q.clear();
-    q.extend(
-        stored
-            .iter()
-            .map(|&v| f64::from(super::graph::clamp_stored(v))),
-    );
+    q.extend(stored.iter().map(|&v| f64::from(graph.leaf_value(v))));
     for e in graph.edges(id) {
         if let Some(slot) = q.get_mut(usize::from(e.index)) {
             *slot = -values[e.child.index()];

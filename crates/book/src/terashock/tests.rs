@@ -94,6 +94,17 @@ fn naive_lines(
     pos: &mut Position,
     on_path: &mut Vec<Key>,
 ) -> Option<Vec<(Move, i16, u16)>> {
+    naive_lines_discounted(book, pos, on_path, 0)
+}
+
+/// [`naive_lines`] with every leaf move valued `discount` below its stored
+/// value, mates (beyond ±31000) excepted.
+fn naive_lines_discounted(
+    book: &Book,
+    pos: &mut Position,
+    on_path: &mut Vec<Key>,
+    discount: i16,
+) -> Option<Vec<(Move, i16, u16)>> {
     let id = book.get(pos.key())?;
     if on_path.contains(&pos.key()) {
         return None;
@@ -103,13 +114,15 @@ fn naive_lines(
     for (i, mv) in pos.legal_moves().into_iter().enumerate() {
         pos.do_move(mv);
         let line = if book.contains(pos.key()) {
-            let best = naive_best(book, pos, on_path);
+            let best = naive_best_discounted(book, pos, on_path, discount);
             best.map(|(v, d)| (mv, -v, d + 1))
         } else if let Some(mut twin) = thought_twin(book, pos) {
-            let best = naive_best(book, &mut twin, on_path);
+            let best = naive_best_discounted(book, &mut twin, on_path, discount);
             best.map(|(v, d)| (mv, -v, d + 1))
         } else {
-            Some((mv, book.values(id)[i].clamp(-32000, 32000), 0))
+            let v = book.values(id)[i].clamp(-32000, 32000);
+            let v = if v.abs() >= 31000 { v } else { v - discount };
+            Some((mv, v, 0))
         };
         pos.undo_move().unwrap();
         out.push(line?);
@@ -126,7 +139,16 @@ fn thought_twin(book: &Book, pos: &Position) -> Option<Position> {
 }
 
 fn naive_best(book: &Book, pos: &mut Position, on_path: &mut Vec<Key>) -> Option<(i16, u16)> {
-    let lines = naive_lines(book, pos, on_path)?;
+    naive_best_discounted(book, pos, on_path, 0)
+}
+
+fn naive_best_discounted(
+    book: &Book,
+    pos: &mut Position,
+    on_path: &mut Vec<Key>,
+    discount: i16,
+) -> Option<(i16, u16)> {
+    let lines = naive_lines_discounted(book, pos, on_path, discount)?;
     if lines.is_empty() {
         return Some((-32000, 0));
     }
@@ -193,6 +215,92 @@ fn retrograde_values_match_naive_minimax_on_random_acyclic_books() {
         assert_eq!(compared, book.len());
     }
     assert!(checked_books >= 8, "only {checked_books} acyclic books");
+}
+
+/// With a leaf discount, the analysis and the export's lines equal the naive
+/// minimax over discounted leaves, and the discount changes best moves (so the
+/// comparison is not of two unchanged books).
+#[test]
+fn a_leaf_discount_values_unthought_moves_below_their_stored_value() {
+    const DISCOUNT: i16 = 7;
+    let start = stera_rules::STARTPOS_SFEN;
+    let (mut checked_books, mut changed_best) = (0, 0);
+    for seed in 0..24u64 {
+        let mut rng = StdRng::seed_from_u64(seed);
+        // Values within a few centipawns: the expansion drop (the best of the
+        // replies) is then smaller than the discount, which can turn best moves.
+        let mut b = Builder::new(|pos: &Position, i: usize| noise(pos, i) / 100);
+        b.random_lines(&mut rng, 40, 7, 5);
+        let book = &b.book;
+        let mut root = Position::from_sfen(start).unwrap();
+        if naive_best(book, &mut root, &mut Vec::new()).is_none() {
+            continue; // a cycle: not for this test
+        }
+        checked_books += 1;
+        let (plain_graph, plain) = analyse(book);
+        let mut graph = BookGraph::build(book, &mut |_, _, _| {}).unwrap();
+        graph.set_leaf_discount(DISCOUNT);
+        let solution = solve(&graph);
+        let mut moves = Vec::new();
+        walk_positions(book, None, &mut |_, _, _| {}, &mut |id, pos| {
+            let mut p = pos.clone();
+            let expected = naive_lines_discounted(book, &mut p, &mut Vec::new(), DISCOUNT).unwrap();
+            let lines = node_lines(book, &graph, Some(&solution), None, id, pos, &mut moves)?;
+            let mut got: Vec<(Move, i16, u16)> =
+                lines.iter().map(|l| (l.mv, l.value, l.depth)).collect();
+            let mut expected = expected;
+            got.sort_by_key(|x| x.0.raw());
+            expected.sort_by_key(|x| x.0.raw());
+            assert_eq!(got, expected, "node {id}");
+            let before = node_lines(book, &plain_graph, Some(&plain), None, id, pos, &mut moves)?;
+            if before[0].mv != lines[0].mv {
+                changed_best += 1;
+            }
+            Ok(())
+        })
+        .unwrap();
+    }
+    assert!(checked_books >= 8, "only {checked_books} acyclic books");
+    assert!(changed_best > 0, "the discount changed no best move");
+}
+
+#[test]
+fn the_expansion_drop_compares_a_moves_stored_value_with_the_best_reply() {
+    // Every position values its first move 30 and the others 0 (side to move's
+    // view). After 7g7f, the reply's best is 30: 7g7f dropped from its stored
+    // value to -30, by 30 + 30 = 60 if it was the first move, by 30 if not.
+    let mut b = Builder::new(|_, i| if i == 0 { 30 } else { 0 });
+    b.line(stera_rules::STARTPOS_SFEN, &["7g7f", "3c3d"]);
+    let (graph, _) = analyse(&b.book);
+    let start = Position::startpos();
+    let first = start.legal_moves()[0].to_string() == "7g7f";
+    let after = {
+        let mut p = start.clone();
+        p.do_move(p.parse_move("7g7f").unwrap());
+        p.legal_moves()[0].to_string() == "3c3d"
+    };
+    let expected = [if first { 60 } else { 30 }, if after { 60 } else { 30 }];
+    let drop = graph.expansion_drop(&b.book);
+    assert_eq!(drop.moves, 2);
+    assert_eq!(drop.mean, Some(f64::from(expected[0] + expected[1]) / 2.0));
+    assert_eq!(drop.median, Some(expected[0].max(expected[1])));
+    let empty = Book::new();
+    let nothing = BookGraph::build(&empty, &mut |_, _, _| {}).unwrap();
+    assert_eq!(nothing.expansion_drop(&empty).mean, None);
+}
+
+#[test]
+fn a_leaf_discount_spares_mates_and_makes_none() {
+    let mut graph = BookGraph::default();
+    graph.set_leaf_discount(30);
+    assert_eq!(graph.leaf_value(120), 90);
+    assert_eq!(graph.leaf_value(-31_500), -31_500, "a mate stays a mate");
+    assert_eq!(graph.leaf_value(31_999), 31_999);
+    assert_eq!(
+        graph.leaf_value(-30_990),
+        -30_999,
+        "a value never becomes a mate"
+    );
 }
 
 #[test]
