@@ -27,7 +27,8 @@
 # [4000] self-play games (`low-ndf`, `low-backup`, `ndf-vs-minimax`), on the same
 # openings. Then Fairy-Stockfish books (`fs-high`, `fs-low`, `fs-high-vs-low`,
 # `fs-high-sprt`;
-# see below). Last, the evaluator's noise on
+# see below). Then the leaf discount (`high-d4`, `high-d8`, `high-d4-vs-d0`, `lowd5`,
+# `highd5`). Last, the evaluator's noise on
 # 200 positions of each book (`scripts/evaluator-noise.py`). Needs cshogi.
 set -euo pipefail
 
@@ -208,6 +209,32 @@ if { wanted fs-high || wanted fs-low || wanted fs-high-vs-low || wanted fs-high-
     # The confirmation of `fs-high`: a sequential test of 0 against +10 Elo on
     # openings of another seed, up to 8,000 games.
     GAMES=8000 fs_match fs-high-sprt --db "$OUT/fs-high.db" --sprt 0,10 --seed 2
+fi
+
+# The leaf discount (BENCHMARKS.md "Moves nobody thought"): `high` exported with
+# discounts of 4 and 8 cp on the openings of `high-best`, head to head with the
+# undiscounted export; then books grown and exported with a discount of 5 at both
+# budgets, against no book.
+if wanted high-d4 || wanted high-d8 || wanted high-d4-vs-d0 || wanted lowd5 || wanted highd5; then
+    [ -s "$OUT/high-openings.txt" ] || python3 "$SCRIPTS/match-positions.py" openings "$OUT/high-best.csa" > "$OUT/high-openings.txt"
+    for d in 0 4 8; do
+        [ -s "$OUT/high-d$d.db2016" ] || run "$BIN/book-tools" export --db "$OUT/high.db" --leaf-discount "$d" --out "$OUT/high-d$d.db2016"
+    done
+    match high-d4 --book "$OUT/high-d4.db2016" --book-moves best --openings "$OUT/high-openings.txt"
+    match high-d8 --book "$OUT/high-d8.db2016" --book-moves best --openings "$OUT/high-openings.txt"
+    match high-d4-vs-d0 --book "$OUT/high-d4.db2016" --against-book "$OUT/high-d0.db2016" --book-moves best --openings "$OUT/high-openings.txt"
+    for book in lowd5 highd5; do
+        wanted "$book" || continue
+        nodes=$([ "$book" = highd5 ] && echo "$GROW_NODES_HIGH" || echo "$GROW_NODES_LOW")
+        grow "$book" "$nodes" --leaf-discount 5
+        [ -s "$OUT/$book-d5.db2016" ] || run "$BIN/book-tools" export --db "$OUT/$book.db" --leaf-discount 5 --out "$OUT/$book-d5.db2016"
+        match "$book" --book "$OUT/$book-d5.db2016" --book-moves best
+    done
+    for book in high low lowd5 highd5; do
+        if [ -d "$OUT/$book.db" ]; then
+            echo "== $book: $("$BIN/book-tools" stats --db "$OUT/$book.db" 2> /dev/null | grep expansion)"
+        fi
+    done
 fi
 
 if wanted noise; then

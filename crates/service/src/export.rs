@@ -852,7 +852,11 @@ mod tests {
     fn leaf_discounts_out_of_range_are_refused_by_flag_and_by_request() {
         let c = Coordinator::try_parse_from(["x", "--export-leaf-discount", "5"]).unwrap();
         assert_eq!(c.export.choice().leaf_discount, 5);
-        for bad in ["--leaf-discount=201", "--leaf-discount=-1", "--leaf-discount=x"] {
+        for bad in [
+            "--leaf-discount=201",
+            "--leaf-discount=-1",
+            "--leaf-discount=x",
+        ] {
             let err = offline(&[bad]).unwrap_err().to_string();
             assert!(err.contains("--leaf-discount"), "{bad}: {err}");
         }
