@@ -175,17 +175,24 @@ pub fn select_mode(args: &CoordinatorArgs) -> Result<SelectMode> {
     Ok(args.selection.mode()?)
 }
 
-/// Refuses, before anything runs, an `--export` or `--out-games` file inside a
-/// store (this coordinator's own included), an `--export-format` that the
-/// `--export` path contradicts, and an `--export-dir` that is not a directory
-/// or lies inside the store.
-pub(crate) fn check_export_paths(args: &CoordinatorArgs) -> Result<()> {
+/// Refuses an `--export-format` that the `--export` path contradicts (from
+/// the flags alone, before the store directory is made).
+pub(crate) fn check_export_format(args: &CoordinatorArgs) -> Result<()> {
     if let Some(path) = &args.export {
         args.export_choice
             .choice()
             .format
             .resolve(path)
             .context("bad --export-format")?;
+    }
+    Ok(())
+}
+
+/// Refuses, before anything runs, an `--export` or `--out-games` file inside a
+/// store (this coordinator's own included) and an `--export-dir` that is not a
+/// directory or lies inside the store.
+pub(crate) fn check_export_paths(args: &CoordinatorArgs) -> Result<()> {
+    if let Some(path) = &args.export {
         stera_book::store_path::check_output_path(path, &args.db)
             .with_context(|| format!("bad --export {}", path.display()))?;
     }

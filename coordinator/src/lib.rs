@@ -80,13 +80,9 @@ pub async fn run(args: CoordinatorArgs, export: Option<ExportFn<SledStore>>) -> 
         );
     }
     let tls = server::tls_config(&args)?;
-    std::fs::create_dir_all(&args.db)
-        .with_context(|| format!("cannot create {}", args.db.display()))?;
-    cli::check_export_paths(&args)?;
-    if let Some(dir) = &args.backup_dir {
-        backup::prepare_dir(dir, &args.db)?;
-    }
-    cli::clean_leftovers(&args);
+    // The flags alone first, so that a refused run leaves nothing behind (not
+    // even an empty --db directory).
+    cli::check_export_format(&args)?;
     if let Some(path) = &args.export {
         // Refused now rather than by the export at the end of a long run.
         export::options_of(&cli::export_request(&args, path))
@@ -97,6 +93,13 @@ pub async fn run(args: CoordinatorArgs, export: Option<ExportFn<SledStore>>) -> 
         .settings()
         .map_err(|e| anyhow::anyhow!("bad game flags: {e}"))?;
     let select = select_mode(&args)?;
+    std::fs::create_dir_all(&args.db)
+        .with_context(|| format!("cannot create {}", args.db.display()))?;
+    cli::check_export_paths(&args)?;
+    if let Some(dir) = &args.backup_dir {
+        backup::prepare_dir(dir, &args.db)?;
+    }
+    cli::clean_leftovers(&args);
     // Registered before the server listens: a SIGTERM that comes right after
     // "listening" must drain the coordinator, not kill it with the default action.
     let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();

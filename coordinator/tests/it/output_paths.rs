@@ -174,6 +174,7 @@ fn an_export_format_that_the_export_path_contradicts_is_refused_before_listening
         assert!(log.contains("bad --export-format"), "{log}");
         assert!(log.contains(&out.display().to_string()), "{log}");
         assert!(!out.exists(), "{name}");
+        assert!(!db.exists(), "a refused run made the store directory");
     }
 }
 
