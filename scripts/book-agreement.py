@@ -16,44 +16,10 @@ book's move, and the shallow search's move, equal the deep search's. Needs
 cshogi (PyPI) to replay the CSA moves. See BENCHMARKS.md "Book strength".
 """
 import argparse
-import os
-import subprocess
 
 import cshogi
 from match_games import games
-
-
-class Engine:
-    def __init__(self, command, options, go):
-        self.go = go
-        self.process = subprocess.Popen(
-            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1
-        )
-        self.send("usi")
-        self.wait("usiok")
-        for option in options:
-            name, _, value = option.partition("=")
-            self.send(f"setoption name {name} value {value}")
-        self.send("isready")
-        self.wait("readyok")
-
-    def send(self, line):
-        self.process.stdin.write(line + "\n")
-        self.process.stdin.flush()
-
-    def wait(self, token):
-        while True:
-            line = self.process.stdout.readline()
-            if not line:
-                raise SystemExit("the engine ended")
-            if line.startswith(token):
-                return line
-
-    def best(self, moves, limit):
-        self.send("usinewgame")
-        self.send("position startpos" + (" moves " + " ".join(moves) if moves else ""))
-        self.send(f"go {self.go} {limit}")
-        return self.wait("bestmove").split()[1]
+from usi_client import Engine, engine_command
 
 
 def main():
@@ -67,10 +33,7 @@ def main():
     parser.add_argument("--option", action="append", default=[])
     args = parser.parse_args()
     path, shallow, deep, limit = args.games, args.shallow, args.deep, args.limit
-    command = [args.engine]
-    if os.path.basename(args.engine) == "worker":
-        command.append("--usi")
-    engine = Engine(command, args.option, args.go)
+    engine = Engine(engine_command(args.engine), args.option, args.go)
     seen = set()
     n = book_deep = shallow_deep = book_shallow = 0
     for _, moves in games(path, lambda sign: sign):

@@ -6,13 +6,15 @@ does a deep search agree with?
 
 The positions held by both files whose first (best) move differs, each strictly
 best in its file, shuffled with seed 1; at most LIMIT [200] of them are searched
-by the built-in engine (`WORKER --usi`, `go nodes DEEP`). Prints how often the
+by the engine (the built-in `worker` binary, run with `--usi`, or any USI
+engine's command) with `go nodes DEEP`. Prints how often the
 deep search plays A's move and B's move. Used for the leaf discount
 (BENCHMARKS.md "Moves nobody thought").
 """
 import random
-import subprocess
 import sys
+
+from usi_client import Engine, engine_command
 
 
 def load(path):
@@ -36,35 +38,6 @@ def strictly_best_first(moves):
     return len(moves) == 1 or moves[0][1] > moves[1][1]
 
 
-class Engine:
-    def __init__(self, worker):
-        self.process = subprocess.Popen(
-            [worker, "--usi"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1
-        )
-        self.send("usi")
-        self.wait("usiok")
-        self.send("isready")
-        self.wait("readyok")
-
-    def send(self, line):
-        self.process.stdin.write(line + "\n")
-        self.process.stdin.flush()
-
-    def wait(self, token):
-        while True:
-            line = self.process.stdout.readline()
-            if not line:
-                raise SystemExit("the engine ended")
-            if line.startswith(token):
-                return line
-
-    def best(self, sfen, nodes):
-        self.send("usinewgame")
-        self.send(f"position sfen {sfen} 1")
-        self.send(f"go nodes {nodes}")
-        return self.wait("bestmove").split()[1]
-
-
 def main():
     if len(sys.argv) not in (5, 6):
         raise SystemExit(__doc__)
@@ -82,10 +55,10 @@ def main():
     random.seed(1)
     random.shuffle(differ)
     print(f"{len(differ)} positions choose differently; searching {min(limit, len(differ))}")
-    engine = Engine(sys.argv[3])
+    engine = Engine(engine_command(sys.argv[3]))
     n = agree_a = agree_b = 0
     for sfen in differ[:limit]:
-        move = engine.best(sfen, deep)
+        move = engine.best_at(f"sfen {sfen} 1", deep)
         n += 1
         agree_a += move == a[sfen][0][0]
         agree_b += move == b[sfen][0][0]
