@@ -218,6 +218,20 @@ fn games_with_fairy_stockfish_workers_are_counted() {
     let db = dir.path().join("book.db");
     const TARGET: u64 = 4;
     let target = TARGET.to_string();
+    // A run kept at least its target of games, and the store holds them beside
+    // the `before` games of earlier runs.
+    let check_kept = |store: &SledStore, kept: &[Game], before: usize| {
+        assert!(
+            kept.len() as u64 >= TARGET,
+            "{} games kept, target {TARGET}",
+            kept.len()
+        );
+        assert_eq!(
+            store.games_recorded().expect("games recorded"),
+            (before + kept.len()) as u64,
+            "store vs kept games"
+        );
+    };
     let games_args = |out: &str| {
         vec![
             "--play-share".to_owned(),
@@ -249,16 +263,7 @@ fn games_with_fairy_stockfish_workers_are_counted() {
     );
     let mixed = read_games(&mixed_out);
     let store = reopen(&db);
-    assert!(
-        mixed.len() as u64 >= TARGET,
-        "{} games kept, target {TARGET}",
-        mixed.len()
-    );
-    assert_eq!(
-        store.games_recorded().expect("games recorded"),
-        mixed.len() as u64,
-        "store vs kept games"
-    );
+    check_kept(&store, &mixed, 0);
     let book = Book::load(&store).expect("load the book");
     assert!(book.len() >= 20, "book of {}", book.len());
     let after_mixed = stored_counts(&store);
@@ -293,16 +298,7 @@ fn games_with_fairy_stockfish_workers_are_counted() {
             .collect::<Vec<_>>()
     );
     let store = reopen(&db);
-    assert!(
-        games.len() as u64 >= TARGET,
-        "{} games kept, target {TARGET}",
-        games.len()
-    );
-    assert_eq!(
-        store.games_recorded().expect("games recorded"),
-        (mixed.len() + games.len()) as u64,
-        "store vs kept games"
-    );
+    check_kept(&store, &games, mixed.len());
     let still = Book::load(&store).expect("load the book");
     assert_eq!(still.len(), book.len(), "a games-only run grew the book");
     let expected = replay_counts(&book, &games);

@@ -88,18 +88,10 @@ fn noise(pos: &Position, i: usize) -> i16 {
 }
 
 /// Minimax by plain recursion over positions (no graph, no propagation order):
-/// the value and depth of every move of the position. `None` on a cycle.
+/// the value and depth of every move of the position, every leaf move valued
+/// `discount` below its stored value, mates (beyond ±31000) excepted. `None` on
+/// a cycle.
 fn naive_lines(
-    book: &Book,
-    pos: &mut Position,
-    on_path: &mut Vec<Key>,
-) -> Option<Vec<(Move, i16, u16)>> {
-    naive_lines_discounted(book, pos, on_path, 0)
-}
-
-/// [`naive_lines`] with every leaf move valued `discount` below its stored
-/// value, mates (beyond ±31000) excepted.
-fn naive_lines_discounted(
     book: &Book,
     pos: &mut Position,
     on_path: &mut Vec<Key>,
@@ -114,10 +106,10 @@ fn naive_lines_discounted(
     for (i, mv) in pos.legal_moves().into_iter().enumerate() {
         pos.do_move(mv);
         let line = if book.contains(pos.key()) {
-            let best = naive_best_discounted(book, pos, on_path, discount);
+            let best = naive_best(book, pos, on_path, discount);
             best.map(|(v, d)| (mv, -v, d + 1))
         } else if let Some(mut twin) = thought_twin(book, pos) {
-            let best = naive_best_discounted(book, &mut twin, on_path, discount);
+            let best = naive_best(book, &mut twin, on_path, discount);
             best.map(|(v, d)| (mv, -v, d + 1))
         } else {
             let v = book.values(id)[i].clamp(-32000, 32000);
@@ -138,17 +130,13 @@ fn thought_twin(book: &Book, pos: &Position) -> Option<Position> {
     book.contains(twin.key()).then_some(twin)
 }
 
-fn naive_best(book: &Book, pos: &mut Position, on_path: &mut Vec<Key>) -> Option<(i16, u16)> {
-    naive_best_discounted(book, pos, on_path, 0)
-}
-
-fn naive_best_discounted(
+fn naive_best(
     book: &Book,
     pos: &mut Position,
     on_path: &mut Vec<Key>,
     discount: i16,
 ) -> Option<(i16, u16)> {
-    let lines = naive_lines_discounted(book, pos, on_path, discount)?;
+    let lines = naive_lines(book, pos, on_path, discount)?;
     if lines.is_empty() {
         return Some((-32000, 0));
     }
@@ -175,7 +163,7 @@ fn retrograde_values_match_naive_minimax_on_random_acyclic_books() {
         let book = &b.book;
         let (graph, solution) = analyse(book);
         let mut root = Position::from_sfen(start).unwrap();
-        let Some(expected_root) = naive_best(book, &mut root, &mut Vec::new()) else {
+        let Some(expected_root) = naive_best(book, &mut root, &mut Vec::new(), 0) else {
             continue; // a cycle: not for this test
         };
         checked_books += 1;
@@ -190,7 +178,7 @@ fn retrograde_values_match_naive_minimax_on_random_acyclic_books() {
         let mut compared = 0;
         walk_positions(book, None, &mut |_, _, _| {}, &mut |id, pos| {
             let mut p = pos.clone();
-            let mut expected = naive_lines(book, &mut p, &mut Vec::new()).unwrap();
+            let mut expected = naive_lines(book, &mut p, &mut Vec::new(), 0).unwrap();
             let lines = node_lines(book, &graph, Some(&solution), None, id, pos, &mut moves)?;
             expected.sort_by(|a, b| compare_lines((b.1, b.2), (a.1, a.2)));
             let got: Vec<(Move, i16, u16)> =
@@ -233,7 +221,7 @@ fn a_leaf_discount_values_unthought_moves_below_their_stored_value() {
         b.random_lines(&mut rng, 40, 7, 5);
         let book = &b.book;
         let mut root = Position::from_sfen(start).unwrap();
-        if naive_best(book, &mut root, &mut Vec::new()).is_none() {
+        if naive_best(book, &mut root, &mut Vec::new(), 0).is_none() {
             continue; // a cycle: not for this test
         }
         checked_books += 1;
@@ -244,7 +232,7 @@ fn a_leaf_discount_values_unthought_moves_below_their_stored_value() {
         let mut moves = Vec::new();
         walk_positions(book, None, &mut |_, _, _| {}, &mut |id, pos| {
             let mut p = pos.clone();
-            let expected = naive_lines_discounted(book, &mut p, &mut Vec::new(), DISCOUNT).unwrap();
+            let expected = naive_lines(book, &mut p, &mut Vec::new(), DISCOUNT).unwrap();
             let lines = node_lines(book, &graph, Some(&solution), None, id, pos, &mut moves)?;
             let mut got: Vec<(Move, i16, u16)> =
                 lines.iter().map(|l| (l.mv, l.value, l.depth)).collect();
@@ -361,7 +349,7 @@ fn a_move_whose_child_is_not_thought_but_its_flipped_twin_is_leads_to_the_twin()
     );
     // Independent: the plain recursion over twins rebuilt from SFEN text.
     let mut p = pos.clone();
-    let expected = naive_lines(&b.book, &mut p, &mut Vec::new()).unwrap();
+    let expected = naive_lines(&b.book, &mut p, &mut Vec::new(), 0).unwrap();
     let naive = expected.iter().find(|l| l.0 == mv).unwrap();
     assert_eq!((naive.1, naive.2), (got.value, got.depth));
 }
