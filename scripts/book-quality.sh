@@ -28,7 +28,8 @@
 # openings. Then Fairy-Stockfish books (`fs-high`, `fs-low`, `fs-high-vs-low`,
 # `fs-high-sprt`;
 # see below). Then the leaf discount (`high-d4`, `high-d8`, `high-d4-vs-d0`, `lowd5`,
-# `highd5`). Last, the evaluator's noise on
+# `highd5`), and matches from the start position (`high-start`, `low-start`,
+# `none-start`). Last, the evaluator's noise on
 # 200 positions of each book (`scripts/evaluator-noise.py`). Needs cshogi.
 set -euo pipefail
 
@@ -235,6 +236,19 @@ if wanted high-d4 || wanted high-d8 || wanted high-d4-vs-d0 || wanted lowd5 || w
             echo "== $book: $("$BIN/book-tools" stats --db "$OUT/$book.db" 2> /dev/null | grep expansion)"
         fi
     done
+fi
+
+# From the start position (BENCHMARKS.md "From the start position"): one opening,
+# games made distinct by jittering each move's node limit; the book's own first
+# moves are what is measured. `none-start`: a book file whose one entry (kings
+# alone) no game reaches, for the engine's own score as black.
+if wanted high-start || wanted low-start || wanted none-start; then
+    echo startpos > "$OUT/startpos.txt"
+    printf '#YANEURAOU-DB2016 1.00\nsfen 4k4/9/9/9/9/9/9/9/4K4 b - 1\n5i4h none 0 0 1\n' > "$OUT/unreached.db2016"
+    start=(--openings "$OUT/startpos.txt" --repeat-openings --node-jitter 0.9 --seed 7)
+    match high-start --db "$OUT/high.db" --book-moves best "${start[@]}"
+    match low-start --db "$OUT/low.db" --book-moves best "${start[@]}"
+    match none-start --book "$OUT/unreached.db2016" "${start[@]}"
 fi
 
 if wanted noise; then
