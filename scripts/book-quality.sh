@@ -29,7 +29,7 @@
 # `fs-high-sprt`;
 # see below). Then the leaf discount (`high-d4`, `high-d8`, `high-d4-vs-d0`, `lowd5`,
 # `highd5`), and matches from the start position (`high-start`, `low-start`,
-# `none-start`). Last, the evaluator's noise on
+# `none-start`, `single-start`). Last, the evaluator's noise on
 # 200 positions of each book (`scripts/evaluator-noise.py`). Needs cshogi.
 set -euo pipefail
 
@@ -249,6 +249,19 @@ if wanted high-start || wanted low-start || wanted none-start; then
     match high-start --db "$OUT/high.db" --book-moves best "${start[@]}"
     match low-start --db "$OUT/low.db" --book-moves best "${start[@]}"
     match none-start --book "$OUT/unreached.db2016" "${start[@]}"
+fi
+# A book grown from the start position alone, matched the same way.
+if wanted single-start; then
+    if [ ! -d "$OUT/single.db" ]; then
+        echo startpos > "$OUT/startpos.txt"
+        # `grow` would skip the store that `roots set` makes.
+        run "$BIN/book-tools" roots set --db "$OUT/single.tmp" "$OUT/startpos.txt"
+        run "$BIN/coordinator" --db "$OUT/single.tmp" --local-workers 2 --think-limit "$THINK" \
+            --nodes "$GROW_NODES_HIGH" 2> "$OUT/single.grow.log"
+        mv "$OUT/single.tmp" "$OUT/single.db"
+    fi
+    match single-start --db "$OUT/single.db" --book-moves best --openings "$OUT/startpos.txt" \
+        --repeat-openings --node-jitter 0.9 --seed 7
 fi
 
 if wanted noise; then
