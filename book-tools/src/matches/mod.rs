@@ -100,6 +100,13 @@ pub struct Args {
     /// BookMoves, whose own default is 16). Default: every ply.
     #[arg(long, value_name = "PLY")]
     book_max_ply: Option<u32>,
+    /// Analyse a store (--db, --against) counting every move into a position it
+    /// has not thought this many centipawns below its stored value, as `export
+    /// --leaf-discount` does (0 to 200). Book files carry their values as
+    /// exported. Default 0: the analysis of a plain export.
+    #[arg(long, value_name = "CP", default_value_t = 0,
+          value_parser = clap::value_parser!(i16).range(0..=200))]
+    leaf_discount: i16,
     /// `softmax`: temperature in centipawns (the same flag name as the
     /// coordinator's selection and `book-tools export`).
     #[arg(long, value_name = "CP", default_value_t = DEFAULT_TEMPERATURE)]
@@ -310,7 +317,7 @@ pub fn run(args: &Args) -> Result<()> {
     let (own_source, roots, own_name): (Arc<dyn BookSource>, Vec<String>, String) =
         match (&args.db, &args.book) {
             (Some(db), _) => {
-                let (book, roots) = load_book(db)?;
+                let (book, roots) = load_book(db, args.leaf_discount)?;
                 (book, roots, db.display().to_string())
             }
             (None, Some(file)) => (
@@ -336,7 +343,7 @@ pub fn run(args: &Args) -> Result<()> {
                 if args.db.as_ref().is_some_and(|db| same_store(path, db)) {
                     Arc::clone(&own_source)
                 } else {
-                    load_book(path)?.0
+                    load_book(path, args.leaf_discount)?.0
                 };
             Some(SideBook {
                 name: path.display().to_string(),
@@ -490,8 +497,9 @@ impl Job {
     }
 }
 
-/// Loads a store's book and analyses it; returns it with the store's roots.
-fn load_book(path: &Path) -> Result<(Arc<AnalysedBook>, Vec<String>)> {
+/// Loads a store's book and analyses it (leaf moves `leaf_discount` below their
+/// stored values); returns it with the store's roots.
+fn load_book(path: &Path, leaf_discount: i16) -> Result<(Arc<AnalysedBook>, Vec<String>)> {
     let (book, roots) = {
         // Never creates a store; sled admits one opener at a time, so the store
         // is closed before the next one is opened.
@@ -509,7 +517,7 @@ fn load_book(path: &Path) -> Result<(Arc<AnalysedBook>, Vec<String>)> {
     if book.is_empty() {
         bail!("the book in `{}` is empty", path.display());
     }
-    let analysed = AnalysedBook::new(book)
+    let analysed = AnalysedBook::with_leaf_discount(book, leaf_discount)
         .with_context(|| format!("cannot analyse the book in `{}`", path.display()))?;
     Ok((Arc::new(analysed), roots))
 }

@@ -70,7 +70,18 @@ impl AnalysedBook {
     /// # Errors
     /// A damaged book.
     pub fn new(book: Book) -> Result<Self, TeraShockError> {
-        let graph = BookGraph::build(&book, &mut |_, _, _| {})?;
+        Self::with_leaf_discount(book, 0)
+    }
+
+    /// [`AnalysedBook::new`] with every leaf move counted `cp` below its stored
+    /// value ([`BookGraph::set_leaf_discount`]), as an export with
+    /// `--leaf-discount` writes it.
+    ///
+    /// # Errors
+    /// A damaged book.
+    pub fn with_leaf_discount(book: Book, cp: i16) -> Result<Self, TeraShockError> {
+        let mut graph = BookGraph::build(&book, &mut |_, _, _| {})?;
+        graph.set_leaf_discount(cp);
         let solution = solve(&graph);
         Ok(Self {
             book,
@@ -491,5 +502,53 @@ mod tests {
         assert!(lines.iter().all(|l| start.is_legal(l.mv)));
         let after = Position::from_position_command("startpos moves 7g7f").unwrap();
         assert!(analysed.lines(&after).unwrap().is_none());
+    }
+
+    /// The start and the position after 7g7f are thought. At the start 7g7f is
+    /// worth 10 as stored, and the thought reply's best (its first move) 0:
+    /// backed up, 7g7f is worth 0, below 2g2f's stored 5. A discount of 6
+    /// counts the leaves 6 lower: 2g2f -1, the reply's best -6, so 7g7f +6 leads.
+    #[test]
+    fn a_leaf_discount_turns_the_best_move_of_a_store_as_an_export_would() {
+        let start = Position::startpos();
+        let moves = start.legal_moves();
+        let index = |usi: &str| moves.iter().position(|m| m.to_string() == usi).unwrap();
+        let mut values = vec![-50; moves.len()];
+        values[index("7g7f")] = 10;
+        values[index("2g2f")] = 5;
+        let mut book = Book::new();
+        let root = book
+            .insert(&ThoughtNode {
+                key: start.key(),
+                origin: Origin::Sfen(start.to_sfen_without_ply()),
+                ply: 1,
+                values,
+                depths: None,
+                evaluator: 0,
+                timestamp: 0,
+            })
+            .unwrap();
+        let mut after = start.clone();
+        let mv = after.parse_move("7g7f").unwrap();
+        after.do_move(mv);
+        let mut replies = vec![-50; after.legal_move_count()];
+        replies[0] = 0;
+        book.insert(&ThoughtNode {
+            key: after.key(),
+            origin: Origin::Child { parent: root, mv },
+            ply: 2,
+            values: replies,
+            depths: None,
+            evaluator: 0,
+            timestamp: 0,
+        })
+        .unwrap();
+        let best = |cp: i16| {
+            let analysed = AnalysedBook::with_leaf_discount(book.clone(), cp).unwrap();
+            let lines = analysed.lines(&start).unwrap().unwrap();
+            (lines[0].mv.to_string(), lines[0].value)
+        };
+        assert_eq!(best(0), ("2g2f".to_owned(), 5));
+        assert_eq!(best(6), ("7g7f".to_owned(), 6));
     }
 }
