@@ -472,6 +472,19 @@ mod tests {
     use super::*;
     use stera_book::{Origin, ThoughtNode};
 
+    /// A thought node of `pos` reached by `origin`, with `values`.
+    fn node(pos: &Position, origin: Origin, ply: u16, values: Vec<i16>) -> ThoughtNode {
+        ThoughtNode {
+            key: pos.key(),
+            origin,
+            ply,
+            values,
+            depths: None,
+            evaluator: 0,
+            timestamp: 0,
+        }
+    }
+
     #[test]
     fn a_position_held_as_its_flipped_twin_gets_the_twins_lines_flipped_back() {
         // The book holds only the start with white to move (the twin of the
@@ -483,15 +496,12 @@ mod tests {
         let mut values = vec![0; twin_moves.len()];
         values[0] = 100;
         let mut book = Book::new();
-        book.insert(&ThoughtNode {
-            key: twin.key(),
-            origin: Origin::Sfen(twin.to_sfen_without_ply()),
-            ply: 1,
+        book.insert(&node(
+            &twin,
+            Origin::Sfen(twin.to_sfen_without_ply()),
+            1,
             values,
-            depths: None,
-            evaluator: 0,
-            timestamp: 0,
-        })
+        ))
         .unwrap();
         let analysed = AnalysedBook::new(book).unwrap();
         let start = Position::startpos();
@@ -518,30 +528,24 @@ mod tests {
         values[index("2g2f")] = 5;
         let mut book = Book::new();
         let root = book
-            .insert(&ThoughtNode {
-                key: start.key(),
-                origin: Origin::Sfen(start.to_sfen_without_ply()),
-                ply: 1,
+            .insert(&node(
+                &start,
+                Origin::Sfen(start.to_sfen_without_ply()),
+                1,
                 values,
-                depths: None,
-                evaluator: 0,
-                timestamp: 0,
-            })
+            ))
             .unwrap();
         let mut after = start.clone();
         let mv = after.parse_move("7g7f").unwrap();
         after.do_move(mv);
         let mut replies = vec![-50; after.legal_move_count()];
         replies[0] = 0;
-        book.insert(&ThoughtNode {
-            key: after.key(),
-            origin: Origin::Child { parent: root, mv },
-            ply: 2,
-            values: replies,
-            depths: None,
-            evaluator: 0,
-            timestamp: 0,
-        })
+        book.insert(&node(
+            &after,
+            Origin::Child { parent: root, mv },
+            2,
+            replies,
+        ))
         .unwrap();
         let best = |cp: i16| {
             let analysed = AnalysedBook::with_leaf_discount(book.clone(), cp).unwrap();
