@@ -6,7 +6,6 @@
 //! selection reads it, think results and game results write into it.
 
 use hashbrown::{HashMap, HashSet};
-use stera_rules::value::MATE_IN_MAX_PLY;
 use stera_rules::{Key, Move, Position};
 
 use crate::bitset::BitSet;
@@ -211,14 +210,11 @@ impl<S: NodeStore> LiveBook<S> {
         stored_to_search: impl Fn(i32) -> i32,
     ) -> i32 {
         let v = stored_to_search(i32::from(self.book.values(node)[index]));
-        if v.abs() >= MATE_IN_MAX_PLY {
-            return v;
-        }
         let to_kifu = !self.kifu.is_empty()
             && (self.kifu.contains(&child_key.0)
                 || self.kifu.contains(&pos.flipped_key_after(mv).0));
         let bonus = if to_kifu { self.config.kifu_bonus } else { 0 };
-        (v - self.leaf_discount + bonus).clamp(-MATE_IN_MAX_PLY + 1, MATE_IN_MAX_PLY - 1)
+        stera_rules::value::shift_non_mate(v, bonus - self.leaf_discount)
     }
 
     /// Selection counts every leaf move (into a position not thought) `cp`

@@ -36,6 +36,30 @@ pub const fn is_mate(v: i32) -> bool {
     v >= MATE_IN_MAX_PLY || v <= -MATE_IN_MAX_PLY
 }
 
+/// `v` moved by `delta` centipawns when it is not a mate, kept out of the mate
+/// range (a bonus or a discount never makes a mate); a mate is returned as it is.
+///
+/// ```
+/// use stera_rules::value::{MATE, MATE_IN_MAX_PLY, shift_non_mate};
+/// assert_eq!(shift_non_mate(120, -30), 90);
+/// assert_eq!(shift_non_mate(MATE - 3, -30), MATE - 3);
+/// assert_eq!(shift_non_mate(-MATE_IN_MAX_PLY + 10, -30), -MATE_IN_MAX_PLY + 1);
+/// ```
+#[must_use]
+pub const fn shift_non_mate(v: i32, delta: i32) -> i32 {
+    if is_mate(v) {
+        return v;
+    }
+    let shifted = v.saturating_add(delta);
+    if shifted >= MATE_IN_MAX_PLY {
+        MATE_IN_MAX_PLY - 1
+    } else if shifted <= -MATE_IN_MAX_PLY {
+        -MATE_IN_MAX_PLY + 1
+    } else {
+        shifted
+    }
+}
+
 /// A value as people read it: centipawns with a sign (`+34`, `-12`, `0`), a mate
 /// as `+M7` / `-M7` (plies to the mate).
 ///

@@ -259,14 +259,11 @@ impl BookGraph {
     /// The value a leaf move with stored evaluation `stored` counts for.
     #[must_use]
     pub fn leaf_value(&self, stored: i16) -> i16 {
-        let v = clamp_stored(stored);
-        if stera_rules::value::is_mate(i32::from(v)) {
-            v
-        } else {
-            v.saturating_sub(self.leaf_discount)
-                .max(-(stera_rules::value::MATE_IN_MAX_PLY as i16) + 1)
-                .min(stera_rules::value::MATE_IN_MAX_PLY as i16 - 1)
-        }
+        let v = i32::from(clamp_stored(stored));
+        stera_rules::value::clamp_to_i16(stera_rules::value::shift_non_mate(
+            v,
+            -i32::from(self.leaf_discount),
+        ))
     }
 
     /// The best leaf move of a node: (value, canonical index, raw move), if it
