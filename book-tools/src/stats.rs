@@ -10,6 +10,8 @@ use stera_book::terashock::{BookGraph, DEPTH_INFINITE, NodeExtras, Solution, sol
 use stera_book::{Book, GameCounts, NodeId, NodeStore, RunConfig};
 use stera_rules::Position;
 
+use stera_service::export::MAX_LEAF_DISCOUNT;
+
 use crate::common;
 use crate::export::Reporter;
 
@@ -150,7 +152,7 @@ fn print_summary(
              (stored value minus the value one ply deeper; --leaf-discount {:.0} would put thought and \
              unthought moves on one footing)",
             drop.moves,
-            (mean / 2.0).clamp(0.0, 200.0)
+            (mean / 2.0).clamp(0.0, f64::from(MAX_LEAF_DISCOUNT))
         ),
         _ => writeln!(out, "expansion drop   no move into a thought position yet"),
     }

@@ -43,6 +43,7 @@ use stera_games::{
     MoveRule, PlayOptions, RuledBook, Side, play_game,
 };
 use stera_rules::Color;
+use stera_service::export::MAX_LEAF_DISCOUNT;
 
 use crate::file_book::FileBook;
 use crate::remote_player::{Cluster, RemotePlayer};
@@ -105,7 +106,7 @@ pub struct Args {
     /// --leaf-discount` does (0 to 200). Book files carry their values as
     /// exported. Default 0: the analysis of a plain export.
     #[arg(long, value_name = "CP", default_value_t = 0,
-          value_parser = clap::value_parser!(i16).range(0..=200))]
+          value_parser = clap::value_parser!(i16).range(0..=i64::from(MAX_LEAF_DISCOUNT)))]
     leaf_discount: i16,
     /// `softmax`: temperature in centipawns (the same flag name as the
     /// coordinator's selection and `book-tools export`).

@@ -6,6 +6,8 @@
 
 use stera_book::{DEFAULT_SELECT_SEED, SelectMode, SoftmaxSelect};
 
+use crate::export::MAX_LEAF_DISCOUNT;
+
 /// Default `--temperature` of `--select softmax`, in centipawns.
 pub const DEFAULT_SELECT_TEMPERATURE: f64 = 50.0;
 
@@ -55,7 +57,7 @@ pub struct SelectFlags {
     /// discount on average; `book-tools stats` measures it). 0, the default, is
     /// the reference Super Tera-Shock.
     #[arg(long, value_name = "CP", default_value_t = 0,
-          value_parser = clap::value_parser!(i16).range(0..=200))]
+          value_parser = clap::value_parser!(i16).range(0..=i64::from(MAX_LEAF_DISCOUNT)))]
     pub leaf_discount: i16,
 }
 

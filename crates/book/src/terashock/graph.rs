@@ -53,6 +53,11 @@ pub struct BookGraph {
     leaf_discount: i16,
 }
 
+/// The id of the node at index `i` of the graph's tables.
+pub(crate) fn node(i: usize) -> NodeId {
+    NodeId(u32::try_from(i).unwrap_or(u32::MAX))
+}
+
 /// What [`BookGraph::expansion_drop`] measured.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ExpansionDrop {
@@ -290,7 +295,7 @@ impl BookGraph {
         let mut drops: Vec<i32> = Vec::new();
         let not_mate = |v: i16| !stera_rules::value::is_mate(i32::from(v));
         for i in 0..self.len() {
-            let id = NodeId(u32::try_from(i).unwrap_or(u32::MAX));
+            let id = node(i);
             let values = book.values(id);
             for e in self.edges(id) {
                 let Some(&before) = values.get(usize::from(e.index)) else {

@@ -30,7 +30,8 @@
 
 use std::collections::HashMap;
 
-use super::softmax::{ChildrenFirst, node};
+use super::graph::node;
+use super::softmax::ChildrenFirst;
 use super::{BookGraph, SoftmaxValues, Solution, softmax_policy};
 use crate::{Book, GameCounts, NodeId};
 

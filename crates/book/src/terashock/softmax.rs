@@ -14,6 +14,7 @@
 use crate::bitset::BitSet;
 use std::collections::VecDeque;
 
+use super::graph::node;
 use super::{BookGraph, Solution};
 use crate::{Book, NodeId};
 
@@ -203,10 +204,6 @@ impl ChildrenFirst {
     pub fn is_cyclic(&self, i: usize) -> bool {
         self.cyclic_bits.contains(i)
     }
-}
-
-pub(crate) fn node(i: usize) -> NodeId {
-    NodeId(u32::try_from(i).unwrap_or(u32::MAX))
 }
 
 /// The softmax backup of node `i` from the current values; `None` for a node

@@ -44,7 +44,7 @@ use stera_rules::Move;
 use stera_rules::value::MATE;
 
 use super::BookGraph;
-use super::graph::NO_MOVE;
+use super::graph::{NO_MOVE, node};
 use crate::NodeId;
 
 /// The depth of a line that never reaches a leaf (a repetition).
@@ -374,10 +374,6 @@ pub fn solve(g: &BookGraph) -> Solution {
         depths_and_best_moves(g, &mut s, &parents);
     }
     s
-}
-
-fn node(i: usize) -> NodeId {
-    NodeId(u32::try_from(i).unwrap_or(u32::MAX))
 }
 
 fn reverse_edges(g: &BookGraph) -> Parents {
