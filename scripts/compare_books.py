@@ -9,22 +9,15 @@ makebook peta_shock").
 """
 import sys
 
+import db2016
+
+
 def load(path):
-    book = {}
-    cur = None
-    with open(path, encoding="utf-8", errors="replace") as f:
-        for line in f:
-            line = line.rstrip("\r\n")
-            if not line or line.startswith("#"):
-                continue
-            if line.startswith("sfen "):
-                sfen = line[5:].rsplit(" ", 1)[0]
-                cur = {}
-                book[sfen] = cur
-            elif cur is not None:
-                p = line.split()
-                cur[p[0]] = (int(p[2]), int(p[3]) if len(p) > 3 else None)
-    return book
+    """Position -> {move: (value, depth)}."""
+    return {
+        sfen: {mv: (value, depth) for mv, value, depth in moves}
+        for sfen, moves in db2016.load(path).items()
+    }
 
 a, b = load(sys.argv[1]), load(sys.argv[2])
 common = a.keys() & b.keys()

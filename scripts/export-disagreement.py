@@ -14,24 +14,8 @@ deep search plays A's move and B's move. Used for the leaf discount
 import random
 import sys
 
+import db2016
 from usi_client import Engine, engine_command
-
-
-def load(path):
-    """Position (SFEN without the ply) -> [(move, value)] in the file's order."""
-    book = {}
-    current = None
-    with open(path) as f:
-        for line in f:
-            if line.startswith("#"):
-                continue
-            if line.startswith("sfen "):
-                current = " ".join(line.split()[1:4])
-                book[current] = []
-            elif current and line.strip():
-                fields = line.split()
-                book[current].append((fields[0], int(fields[2])))
-    return book
 
 
 def strictly_best_first(moves):
@@ -41,7 +25,7 @@ def strictly_best_first(moves):
 def main():
     if len(sys.argv) not in (5, 6):
         raise SystemExit(__doc__)
-    a, b = load(sys.argv[1]), load(sys.argv[2])
+    a, b = db2016.load(sys.argv[1]), db2016.load(sys.argv[2])
     deep = int(sys.argv[4])
     limit = int(sys.argv[5]) if len(sys.argv) == 6 else 200
     differ = [
