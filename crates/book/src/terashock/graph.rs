@@ -252,7 +252,7 @@ impl BookGraph {
     /// Thinking a position lowers, on average, the value of the move into it:
     /// the mover's stored evaluation of the move is compared with the best of
     /// the replies, each evaluated as deeply, and the best of many noisy
-    /// estimates is biased up (measured: BENCHMARKS.md "Leaf discount").
+    /// estimates is biased up (measured: BENCHMARKS.md "Moves nobody thought").
     /// Unthought moves then look better than thought ones for no reason but
     /// that nobody looked. A discount of half the mean drop puts the two on
     /// one footing: the reply's leaves are discounted for the other side too.
