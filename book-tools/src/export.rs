@@ -44,7 +44,7 @@ pub fn run(args: &Args) -> Result<()> {
         &args.db,
         args.nodes,
         choice.raw,
-        choice.weights == Some(WeightsChoice::Ndf),
+        choice.weights == Some(WeightsChoice::Ndf) || choice.by_results,
     )?;
     eprintln!(
         "loaded {} nodes, {} move values in {:.1} s",
@@ -74,6 +74,13 @@ pub fn run(args: &Args) -> Result<()> {
             "ndf weights: {} positions weighted by {} positions with games",
             summary.ndf_positions,
             extras.games.len()
+        );
+    }
+    if choice.by_results {
+        println!(
+            "valued by results: {} positions with games, prior {} games",
+            extras.counts.len(),
+            choice.prior_games
         );
     }
     if backup == Backup::Softmax {

@@ -13,6 +13,7 @@ mod export;
 mod file_book;
 mod import;
 mod kifu;
+mod learn;
 mod matches;
 mod migrate;
 mod next;
@@ -79,6 +80,10 @@ enum Command {
     /// A book against another book or against no book: games with the same engine
     /// on both sides once the books end; wins, draws, losses, Elo.
     Match(Box<matches::Args>),
+    /// Games the way a book is used (its moves against an opponent engine
+    /// without one), counted in the store, so that `match --book-moves results`
+    /// and `export --weights results` play the moves that won.
+    Learn(Box<learn::Args>),
 }
 
 fn main() -> ExitCode {
@@ -100,6 +105,7 @@ fn main() -> ExitCode {
         Command::Next(args) => next::run(&args),
         Command::Remote(args) => remote::run(&args),
         Command::Match(args) => matches::run(&args),
+        Command::Learn(args) => learn::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -23,8 +23,9 @@
 
 mod coverage;
 mod report;
-mod suite;
+pub(crate) mod suite;
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, mpsc};
@@ -37,10 +38,11 @@ use stera_engine::choice::{EngineChoice, LimitArgs};
 use stera_games::book::{
     DEFAULT_TEMPERATURE, YANEURAOU_BLACK_LIMIT, YANEURAOU_EVAL_DIFF, YANEURAOU_WHITE_LIMIT,
 };
+use stera_games::results_book::DEFAULT_PRIOR_GAMES;
 use stera_games::stats::Sprt;
 use stera_games::{
     Adjudication, AnalysedBook, BookPolicy, BookSource, DEFAULT_PLY_LIMIT, Game, GameRules,
-    MoveRule, PlayOptions, RuledBook, Side, play_game,
+    MoveRule, PlayOptions, ResultsBook, RuledBook, Side, play_game,
 };
 use stera_rules::Color;
 use stera_service::export::MAX_LEAF_DISCOUNT;
@@ -77,7 +79,10 @@ pub struct Args {
     /// default options: uniformly among the moves within --eval-diff of the best
     /// and not below the side's --eval-limit-*, by count with --by-count; none
     /// admitted: out of book), `softmax` (of the values at --temperature) or
-    /// `count` (in proportion to the count field; book files only).
+    /// `count` (in proportion to the count field; book files only), or
+    /// `results` (the best estimate from the store's game results, each move's
+    /// score shrunk towards its value by --prior-games: what `book-tools learn`
+    /// taught it; stores only, a book file carries no results).
     #[arg(long, value_enum, default_value_t = BookMoves::Best)]
     book_moves: BookMoves,
     /// --book-moves of the --against/--against-book side (default: the same).
@@ -108,6 +113,10 @@ pub struct Args {
     #[arg(long, value_name = "CP", default_value_t = 0,
           value_parser = clap::value_parser!(i16).range(0..=i64::from(MAX_LEAF_DISCOUNT)))]
     leaf_discount: i16,
+    /// `results`: the weight of a move's value against its games, in games (the
+    /// same flag as `book-tools learn`).
+    #[arg(long, value_name = "GAMES", default_value_t = DEFAULT_PRIOR_GAMES)]
+    prior_games: f64,
     /// `softmax`: temperature in centipawns (the same flag name as the
     /// coordinator's selection and `book-tools export`).
     #[arg(long, value_name = "CP", default_value_t = DEFAULT_TEMPERATURE)]
@@ -200,6 +209,7 @@ pub enum BookMoves {
     Best,
     Softmax,
     Count,
+    Results,
 }
 
 impl Args {
@@ -207,6 +217,9 @@ impl Args {
         match moves {
             BookMoves::Best => MoveRule::Best,
             BookMoves::Count => MoveRule::Count,
+            BookMoves::Results => MoveRule::Results {
+                prior_games: self.prior_games,
+            },
             BookMoves::Softmax => MoveRule::Softmax {
                 temperature: self.temperature,
             },
@@ -240,6 +253,12 @@ impl Args {
         }
         if self.eval_diff < 0 {
             bail!("--eval-diff must be at least 0, not {}", self.eval_diff);
+        }
+        if !(self.prior_games >= 0.0 && self.prior_games.is_finite()) {
+            bail!(
+                "--prior-games must be a finite number >= 0, not {}",
+                self.prior_games
+            );
         }
         Ok(())
     }
@@ -318,7 +337,11 @@ pub fn run(args: &Args) -> Result<()> {
     let (own_source, roots, own_name): (Arc<dyn BookSource>, Vec<String>, String) =
         match (&args.db, &args.book) {
             (Some(db), _) => {
-                let (book, roots) = load_book(db, args.leaf_discount)?;
+                let (book, roots) = load_book(
+                    db,
+                    args.leaf_discount,
+                    matches!(own_rule, MoveRule::Results { .. }),
+                )?;
                 (book, roots, db.display().to_string())
             }
             (None, Some(file)) => (
@@ -344,7 +367,12 @@ pub fn run(args: &Args) -> Result<()> {
                 if args.db.as_ref().is_some_and(|db| same_store(path, db)) {
                     Arc::clone(&own_source)
                 } else {
-                    load_book(path, args.leaf_discount)?.0
+                    load_book(
+                        path,
+                        args.leaf_discount,
+                        matches!(other_rule, MoveRule::Results { .. }),
+                    )?
+                    .0
                 };
             Some(SideBook {
                 name: path.display().to_string(),
@@ -459,6 +487,12 @@ pub fn run(args: &Args) -> Result<()> {
 
 /// A rule the book cannot play by is refused before any game.
 fn check_rule(rule: MoveRule, source: &dyn BookSource, flag: &str) -> Result<()> {
+    if matches!(rule, MoveRule::Results { .. }) && !source.has_results() {
+        bail!(
+            "{flag} results: {} has no game results (a book file carries none); play the store with --db, or export it with --weights results and play the file with --book-moves best",
+            source.describe()
+        );
+    }
     if matches!(rule, MoveRule::Count) && !source.has_counts() {
         bail!(
             "{flag} count: {} has no count weights (a store's analysis has none); export it with --weights and play the file with --book, or choose another rule",
@@ -499,8 +533,14 @@ impl Job {
 }
 
 /// Loads a store's book and analyses it (leaf moves `leaf_discount` below their
-/// stored values); returns it with the store's roots.
-fn load_book(path: &Path, leaf_discount: i16) -> Result<(Arc<AnalysedBook>, Vec<String>)> {
+/// stored values), with its game results when `with_results`; returns it with
+/// the store's roots.
+fn load_book(
+    path: &Path,
+    leaf_discount: i16,
+    with_results: bool,
+) -> Result<(Arc<dyn BookSource>, Vec<String>)> {
+    let mut counts = HashMap::new();
     let (book, roots) = {
         // Never creates a store; sled admits one opener at a time, so the store
         // is closed before the next one is opened.
@@ -513,6 +553,13 @@ fn load_book(path: &Path, leaf_discount: i16) -> Result<(Arc<AnalysedBook>, Vec<
             .with_context(|| format!("cannot read the roots of `{}`", path.display()))?
             .unwrap_or_default()
             .roots;
+        if with_results {
+            store
+                .for_each_game_count(&mut |key, c| {
+                    counts.insert(key, c);
+                })
+                .with_context(|| format!("cannot read the game results of `{}`", path.display()))?;
+        }
         (book, roots)
     };
     if book.is_empty() {
@@ -520,6 +567,12 @@ fn load_book(path: &Path, leaf_discount: i16) -> Result<(Arc<AnalysedBook>, Vec<
     }
     let analysed = AnalysedBook::with_leaf_discount(book, leaf_discount)
         .with_context(|| format!("cannot analyse the book in `{}`", path.display()))?;
+    if with_results {
+        return Ok((
+            Arc::new(ResultsBook::new(Arc::new(analysed), counts)),
+            roots,
+        ));
+    }
     Ok((Arc::new(analysed), roots))
 }
 

@@ -308,7 +308,7 @@ fn random(
     Ok(openings)
 }
 
-fn read_file(file: &Path) -> Result<Vec<Opening>> {
+pub fn read_file(file: &Path) -> Result<Vec<Opening>> {
     let text = std::fs::read_to_string(file)
         .with_context(|| format!("cannot read openings from `{}`", file.display()))?;
     let lines: Vec<String> = text.lines().map(str::to_owned).collect();

@@ -19,6 +19,7 @@ mod full_disk;
 mod game_results_cli;
 mod hostile_input;
 mod input_limits;
+mod learn_cli;
 mod match_cli;
 mod next_cli;
 mod output_paths;

@@ -70,7 +70,7 @@ fn export_snapshot(
     let start = Instant::now();
     let mut extras =
         NodeExtras::scan_first(|visit| reader.for_each_node(visit), book.len(), request.raw)?;
-    if options.weights == Weights::Ndf {
+    if options.weights == Weights::Ndf || options.by_results.is_some() {
         extras
             .scan_games(|f| reader.for_each_game_count(f), book)
             .map_err(MaintenanceError::GameResults)?;

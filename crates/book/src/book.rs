@@ -176,6 +176,26 @@ impl Book {
             .or_else(|| self.get(twin_key).map(|id| (id, true)))
     }
 
+    /// The key the game counters of a position with `key` and colour-flipped
+    /// `twin_key` are kept under: the key the book holds it by (its own, else its
+    /// twin's); for a position the book holds in neither colour, the smaller of
+    /// the two, so that both colours of it count together.
+    ///
+    /// ```
+    /// use stera_book::Book;
+    /// use stera_rules::Key;
+    /// let book = Book::new();
+    /// assert_eq!(book.count_key(Key(7), Key(3)), Key(3));
+    /// ```
+    #[must_use]
+    pub fn count_key(&self, key: Key, twin_key: Key) -> Key {
+        match self.get_or_twin(key, twin_key) {
+            Some((_, false)) => key,
+            Some((_, true)) => twin_key,
+            None => key.min(twin_key),
+        }
+    }
+
     /// True if a node has this key.
     #[must_use]
     pub fn contains(&self, key: Key) -> bool {

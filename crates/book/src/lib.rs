@@ -23,7 +23,7 @@ mod columns;
 mod error;
 mod live_book;
 mod node;
-mod results;
+pub mod results;
 mod selector;
 mod sled_guard;
 mod sled_store;

@@ -146,6 +146,102 @@ impl GameCounts {
     }
 }
 
+/// Centipawns of the logistic that turns a value into a win rate and back: the
+/// scale YaneuraOu's tools and most shogi engines use (`1 / (1 + exp(-v / 600))`).
+pub const WIN_RATE_SCALE: f64 = 600.0;
+
+/// The default weight of a move's value against its games, in games: a handful,
+/// so that a few games cannot overturn a value but a few hundred decide.
+pub const DEFAULT_PRIOR_GAMES: f64 = 4.0;
+
+/// The win rate a value in centipawns stands for.
+///
+/// ```
+/// use stera_book::results::win_rate_of_value;
+/// assert_eq!(win_rate_of_value(0), 0.5);
+/// assert!(win_rate_of_value(100) > 0.5 && win_rate_of_value(-100) < 0.5);
+/// ```
+#[must_use]
+pub fn win_rate_of_value(cp: i32) -> f64 {
+    1.0 / (1.0 + (-f64::from(cp) / WIN_RATE_SCALE).exp())
+}
+
+/// What a move is worth to its mover, from its games and its value.
+///
+/// ```
+/// use stera_book::GameCounts;
+/// use stera_book::results::{Estimate, win_rate_of_value};
+/// // No games: the win rate of the value.
+/// let none = Estimate::new(GameCounts::default(), 0, 4.0);
+/// assert_eq!(none.mean, win_rate_of_value(0));
+/// // 100 games at 0.7 outweigh four pseudo-games at 0.5.
+/// let many = Estimate::new(GameCounts { wins: 70, draws: 0, losses: 30 }, 0, 4.0);
+/// assert!((many.mean - (70.0 + 2.0) / 104.0).abs() < 1e-12);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Estimate {
+    /// The expected score in `0..=1`: `(points + prior · p(value)) / (games + prior)`.
+    pub mean: f64,
+    /// Games plus the prior's pseudo-games.
+    pub weight: f64,
+}
+
+impl Estimate {
+    /// The estimate of a move with `results` (from its mover's view) and book
+    /// `value`, shrunk towards the value's win rate by `prior_games`.
+    #[must_use]
+    pub fn new(results: GameCounts, value: i32, prior_games: f64) -> Self {
+        let prior = prior_games.max(0.0);
+        let games = results.games() as f64;
+        let points = f64::from(results.wins) + f64::from(results.draws) / 2.0;
+        let weight = games + prior;
+        let mean = if weight > 0.0 {
+            (points + prior * win_rate_of_value(value)) / weight
+        } else {
+            win_rate_of_value(value)
+        };
+        Self { mean, weight }
+    }
+
+    /// The standard deviation of the mean (a normal approximation of its
+    /// posterior: `sqrt(m (1 - m) / (weight + 1))`).
+    #[must_use]
+    pub fn deviation(&self) -> f64 {
+        (self.mean * (1.0 - self.mean) / (self.weight + 1.0)).sqrt()
+    }
+}
+
+/// The value a move is written and chosen by when its games count: its book
+/// `value` where it has no games or is a mate (games do not overturn a proof),
+/// else its [`Estimate`] turned back into centipawns by the same logistic,
+/// kept out of the mate range. `export --by-results` writes it and
+/// `match --book-moves results` plays its best, so the two agree.
+///
+/// ```
+/// use stera_book::GameCounts;
+/// use stera_book::results::results_value;
+/// assert_eq!(results_value(GameCounts::default(), 25, 4.0), 25);
+/// // 3 wins in 4 games, no prior: 600 ln 3 = 659.
+/// let c = GameCounts { wins: 3, draws: 0, losses: 1 };
+/// assert_eq!(results_value(c, 0, 0.0), 659);
+/// // A proven mate stays.
+/// assert_eq!(results_value(c, -31_990, 4.0), -31_990);
+/// ```
+#[must_use]
+pub fn results_value(results: GameCounts, value: i32, prior_games: f64) -> i32 {
+    if results.games() == 0 || stera_rules::value::is_mate(value) {
+        return value;
+    }
+    let bound = stera_rules::value::MATE_IN_MAX_PLY - 1;
+    let mean = Estimate::new(results, value, prior_games).mean;
+    let cp = WIN_RATE_SCALE * (mean / (1.0 - mean)).ln();
+    if cp.is_nan() {
+        return value;
+    }
+    // Clamped in f64 first: a score of 1 or 0 is an infinite logit.
+    cp.clamp(-f64::from(bound), f64::from(bound)).round() as i32
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -168,6 +168,19 @@ pub trait BookSource: Send + Sync {
     /// analysis has none.
     fn has_counts(&self) -> bool;
 
+    /// True when the source knows game results per move (a
+    /// [`ResultsBook`](crate::results_book::ResultsBook)), so that
+    /// [`MoveRule::Results`] can play it.
+    fn has_results(&self) -> bool {
+        false
+    }
+
+    /// The move with the best estimate from games ([`MoveRule::Results`]), `None`
+    /// out of book or without results.
+    fn results_choice(&self, _position: &Position, _prior_games: f64) -> Option<Move> {
+        None
+    }
+
     /// A short description, e.g. `store book.db (1234 positions)`.
     fn describe(&self) -> String;
 }
@@ -227,6 +240,11 @@ pub enum MoveRule {
     /// In proportion to `count` (moves with count 0 never played; all counts 0:
     /// the first move).
     Count,
+    /// The best estimate from games: each move's game score shrunk towards the
+    /// win rate of its value by `prior_games` pseudo-games
+    /// ([`crate::results_book::Estimate`]). Needs a source with results
+    /// ([`BookSource::has_results`]); over bare candidates it is [`MoveRule::Best`].
+    Results { prior_games: f64 },
 }
 
 impl MoveRule {
@@ -266,7 +284,7 @@ impl MoveRule {
             a.value.cmp(&b.value).then(std::cmp::Ordering::Greater)
         })?;
         match *self {
-            Self::Best => Some(vec![(best.mv, 1.0)]),
+            Self::Best | Self::Results { .. } => Some(vec![(best.mv, 1.0)]),
             Self::Softmax { temperature } => {
                 // An infinite temperature is no choice anyone makes on purpose:
                 // taken as 0 (the best moves), as before.
@@ -325,6 +343,7 @@ impl MoveRule {
             Self::Best => "best".to_owned(),
             Self::Softmax { temperature } => format!("softmax T={temperature}"),
             Self::Count => "by count".to_owned(),
+            Self::Results { prior_games } => format!("results (prior {prior_games} games)"),
             Self::YaneuraOu {
                 eval_diff,
                 black_limit,
@@ -386,6 +405,14 @@ impl BookPolicy for RuledBook {
     fn probabilities(&self, position: &Position) -> Option<Vec<(Move, f64)>> {
         if self.max_ply.is_some_and(|max| position.ply() > max) {
             return None;
+        }
+        if let MoveRule::Results { prior_games } = self.rule
+            && self.source.has_results()
+        {
+            return Some(vec![(
+                self.source.results_choice(position, prior_games)?,
+                1.0,
+            )]);
         }
         let candidates = self.source.candidates(position)?;
         self.rule

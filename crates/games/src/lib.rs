@@ -10,6 +10,9 @@
 //! * [`declaration`]: the CSA 27-point entering-king rule.
 //! * [`book`]: following a book ([`BookPolicy`], [`SoftmaxPolicy`] over the
 //!   tera-shock values).
+//! * [`results_book`]: book moves chosen by game results ([`ResultsBook`],
+//!   [`MoveRule::Results`]) and the Thompson-sampling [`LearningPolicy`] that
+//!   earns them against an opponent engine.
 //! * [`play`]: [`play_game`] between two [`stera_engine::Player`]s with books.
 //! * [`stats`]: score, Elo with a 95 % interval, likelihood of superiority.
 //! * [`csa`]: games as CSA text.
@@ -37,6 +40,7 @@ pub mod declaration;
 pub mod game;
 pub mod play;
 pub mod referee;
+pub mod results_book;
 pub mod stats;
 
 pub use book::{
@@ -47,3 +51,4 @@ pub use play::{PlayError, PlayOptions, Side, play_game};
 pub use referee::{
     Adjudication, DEFAULT_PLY_LIMIT, GameError, GameRules, Referee, Verified, Visited, verify,
 };
+pub use results_book::{LearningPolicy, ResultsBook};

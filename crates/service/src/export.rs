@@ -21,6 +21,7 @@ use std::marker::PhantomData;
 use std::path::{Path, PathBuf};
 
 use clap::{Arg, ArgAction, ArgMatches, Command, ValueEnum};
+use stera_book::results::DEFAULT_PRIOR_GAMES;
 use stera_book::terashock::{Backup, BookFormat, ExportOptions, Weights};
 use stera_proto::v1::{ExportBackup, ExportFormat, ExportRequest, ExportWeights};
 
@@ -76,6 +77,9 @@ pub enum ExportChoiceError {
     /// A request's leaf discount is outside 0..=MAX_LEAF_DISCOUNT.
     #[error("the export leaf discount must be 0 to {MAX_LEAF_DISCOUNT} centipawns, not {0}")]
     LeafDiscount(i32),
+    /// A request's or a flag's prior games are negative or not a number.
+    #[error("the export's prior games must be a finite number >= 0, not {0}")]
+    PriorGames(f64),
     /// A request's temperature is negative or not a number.
     #[error("the export temperature must be a positive number, not {0}")]
     Temperature(f64),
@@ -110,6 +114,10 @@ pub struct ExportChoice {
     /// Centipawns a move into an unthought position counts below its stored
     /// evaluation ([`ExportOptions::leaf_discount`]).
     pub leaf_discount: i16,
+    /// Value the moves with game results by them ([`ExportOptions::by_results`]).
+    pub by_results: bool,
+    /// The weight of a move's value against its games, in games.
+    pub prior_games: f64,
 }
 
 impl Default for ExportChoice {
@@ -122,6 +130,8 @@ impl Default for ExportChoice {
             weights: None,
             format: FormatChoice::Auto,
             leaf_discount: 0,
+            by_results: false,
+            prior_games: DEFAULT_PRIOR_GAMES,
         }
     }
 }
@@ -282,6 +292,8 @@ impl ExportChoice {
             weights: WeightsChoice::to_proto(self.weights).into(),
             format: self.format.to_proto().into(),
             leaf_discount: i32::from(self.leaf_discount),
+            by_results: self.by_results,
+            prior_games: self.prior_games,
         }
     }
 
@@ -304,6 +316,9 @@ impl ExportChoice {
         if !(temperature.is_finite() && temperature > 0.0) {
             return Err(ExportChoiceError::Temperature(request.temperature));
         }
+        if !(request.prior_games.is_finite() && request.prior_games >= 0.0) {
+            return Err(ExportChoiceError::PriorGames(request.prior_games));
+        }
         Ok(Self {
             shrink: request.shrink,
             raw: request.raw,
@@ -315,6 +330,8 @@ impl ExportChoice {
                 .ok()
                 .filter(|d| (0..=MAX_LEAF_DISCOUNT).contains(d))
                 .ok_or(ExportChoiceError::LeafDiscount(request.leaf_discount))?,
+            by_results: request.by_results,
+            prior_games: request.prior_games,
         })
     }
 
@@ -328,6 +345,7 @@ impl ExportChoice {
             weights: WeightsChoice::resolve(self.weights, self.backup),
             temperature: self.temperature,
             leaf_discount: self.leaf_discount,
+            by_results: self.by_results.then_some(self.prior_games),
         }
     }
 }
@@ -351,6 +369,8 @@ pub struct FlagNames {
     pub raw: Flag,
     pub format: Flag,
     pub leaf_discount: Flag,
+    pub by_results: Flag,
+    pub prior_games: Flag,
     /// Whether a temperature of 0 asks for the default (it travels in a request,
     /// where 0 is "not given") rather than for 0 itself.
     pub zero_temperature_is_default: bool,
@@ -391,6 +411,8 @@ const PLAIN: FlagNames = FlagNames {
     raw: plain("raw", ""),
     format: plain("format", "FORMAT"),
     leaf_discount: plain("leaf-discount", "CP"),
+    by_results: plain("by-results", ""),
+    prior_games: plain("prior-games", "GAMES"),
     zero_temperature_is_default: false,
 };
 
@@ -442,6 +464,16 @@ impl FrontEnd for CoordinatorExport {
             long: "export-leaf-discount",
             value_name: "CP",
         },
+        by_results: Flag {
+            id: "export_by_results",
+            long: "export-by-results",
+            value_name: "",
+        },
+        prior_games: Flag {
+            id: "export_prior_games",
+            long: "export-prior-games",
+            value_name: "GAMES",
+        },
         zero_temperature_is_default: true,
     };
 }
@@ -467,6 +499,10 @@ impl<F: FrontEnd> ExportFlags<F> {
     /// # Errors
     /// A negative or non-finite temperature, named by its flag.
     pub fn checked(&self) -> Result<ExportChoice, ExportChoiceError> {
+        let prior = self.choice.prior_games;
+        if !(prior >= 0.0 && prior.is_finite()) {
+            return Err(ExportChoiceError::PriorGames(prior));
+        }
         let t = self.choice.temperature;
         if !(t >= 0.0 && t.is_finite()) {
             return Err(ExportChoiceError::TemperatureFlag {
@@ -569,9 +605,28 @@ impl<F: FrontEnd> clap::Args for ExportFlags<F> {
                  than thought ones; half the mean drop, which `book-tools stats` \
                  measures, puts them on one footing. 0 is YaneuraOu's peta_shock"
             ));
+        let prior_flag = format!("--{}", names.prior_games.long);
+        let by_results = Arg::new(names.by_results.id)
+            .long(names.by_results.long)
+            .action(ArgAction::SetTrue)
+            .conflicts_with(raw.id)
+            .help(format!(
+                "Value every move that has game results by them (`book-tools learn`):                  its score shrunk towards its value by {prior_flag} pseudo-games, turned                  back into centipawns (600 ln(p / (1 - p))), the moves ordered by it, so                  that an engine playing the best value (YaneuraOu with BookEvalDiff 0)                  plays the move the games chose, as `book-tools match --book-moves                  results` does. Mates and moves without games keep their values.                  Default: off, the values of the analysis"
+            ));
+        let prior_games = Arg::new(names.prior_games.id)
+            .long(names.prior_games.long)
+            .value_name(names.prior_games.value_name)
+            .value_parser(clap::value_parser!(f64))
+            // DEFAULT_PRIOR_GAMES as text (test `each_front_end_has_the_same_defaults`).
+            .default_value("4")
+            .help(
+                "With the results: the weight of a move's value against its games, in                  games (the same flag as `book-tools learn` and `match`)",
+            );
         cmd.arg(backup)
             .arg(temperature)
             .arg(leaf_discount)
+            .arg(by_results)
+            .arg(prior_games)
             .arg(weights)
             .arg(shrink_arg)
             .arg(raw_arg)
@@ -605,6 +660,9 @@ impl<F: FrontEnd> clap::FromArgMatches for ExportFlags<F> {
         let leaf_discount = *matches
             .get_one::<i16>(names.leaf_discount.id)
             .ok_or_else(|| missing(names.leaf_discount))?;
+        let prior_games = *matches
+            .get_one::<f64>(names.prior_games.id)
+            .ok_or_else(|| missing(names.prior_games))?;
         Ok(Self {
             choice: ExportChoice {
                 shrink: matches.get_flag(names.shrink.id),
@@ -614,6 +672,8 @@ impl<F: FrontEnd> clap::FromArgMatches for ExportFlags<F> {
                 weights,
                 format,
                 leaf_discount,
+                by_results: matches.get_flag(names.by_results.id),
+                prior_games,
             },
             front_end: PhantomData,
         })
@@ -870,6 +930,42 @@ mod tests {
                 ExportChoice::from_request(&request).unwrap_err(),
                 ExportChoiceError::LeafDiscount(bad)
             );
+        }
+    }
+
+    #[test]
+    fn values_by_results_travel_through_every_front_end() {
+        let choice = offline(&["--by-results", "--prior-games", "10"]).unwrap();
+        assert!(choice.by_results);
+        assert_eq!(choice.options().by_results, Some(10.0));
+        assert_eq!(offline(&[]).unwrap().options().by_results, None);
+        let request = choice.to_request("book.db".into());
+        assert!(request.by_results);
+        assert_eq!(ExportChoice::from_request(&request).unwrap(), choice);
+        let c =
+            Coordinator::try_parse_from(["x", "--export-by-results", "--export-prior-games", "2"])
+                .unwrap();
+        assert_eq!(c.export.choice().options().by_results, Some(2.0));
+        let r = remote(&["--by-results"]).unwrap();
+        assert_eq!(r.options().by_results, Some(DEFAULT_PRIOR_GAMES));
+        // Results move values: not for a raw export.
+        assert!(offline(&["--by-results", "--raw"]).is_err());
+        // A negative or non-finite prior is refused, by flag and by request.
+        let flags = Offline::try_parse_from(["x", "--prior-games=-1"]).unwrap();
+        assert_eq!(
+            flags.export.checked().unwrap_err(),
+            ExportChoiceError::PriorGames(-1.0)
+        );
+        for bad in [-1.0, f64::NAN, f64::INFINITY] {
+            let request = ExportRequest {
+                by_results: true,
+                prior_games: bad,
+                ..ExportRequest::default()
+            };
+            assert!(matches!(
+                ExportChoice::from_request(&request),
+                Err(ExportChoiceError::PriorGames(_))
+            ));
         }
     }
 

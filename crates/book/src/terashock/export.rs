@@ -18,6 +18,7 @@ use super::{
     BookGraph, DEPTH_PERPETUAL_CHECK, NdfWeights, NodeExtras, Progress, SoftmaxValues, Solution,
     SolveStats, TeraShockError, compare_lines, softmax_policy, solve,
 };
+use crate::results::results_value;
 use crate::{Book, NodeId};
 
 /// What to write.
@@ -37,6 +38,13 @@ pub struct ExportOptions {
     /// Centipawns by which a move into an unthought position counts below its
     /// stored evaluation ([`BookGraph::set_leaf_discount`]; not for raw exports).
     pub leaf_discount: i16,
+    /// Value every move with game results by them: `Some(prior games)` writes
+    /// [`results_value`](crate::results::results_value) (the game score shrunk
+    /// towards the move's value by that many pseudo-games, in centipawns) and
+    /// orders the moves by it, so that an engine playing the best value plays
+    /// the move the games chose (`book-tools match --book-moves results`). Needs
+    /// [`NodeExtras::scan_games`]; moves without games keep their values.
+    pub by_results: Option<f64>,
 }
 
 /// How the export backs values up (not for raw exports).
@@ -404,6 +412,7 @@ pub(crate) fn export_in_chunks(
         shrink: options.shrink,
         weights: options.weights,
         temperature: options.temperature,
+        by_results: options.by_results,
     };
     let order = table.slots();
     let total = order.len() as u64;
@@ -524,9 +533,37 @@ struct FormatContext<'a> {
     shrink: bool,
     weights: Weights,
     temperature: f64,
+    by_results: Option<f64>,
 }
 
 impl FormatContext<'_> {
+    /// `lines` of the position `sfen` valued by their game results
+    /// ([`ExportOptions::by_results`]) and ordered by the new values (stable: the
+    /// analysis's order among equals).
+    fn value_by_results(
+        &self,
+        sfen: &[u8],
+        prior_games: f64,
+        lines: &mut [MoveLine],
+    ) -> Result<(), TeraShockError> {
+        let text = std::str::from_utf8(sfen)
+            .map_err(|_| crate::BookError::Corrupt("a SFEN that is not UTF-8".into()))?;
+        let position = Position::from_sfen(text)
+            .map_err(|e| crate::BookError::Corrupt(format!("`{text}`: {e}")))?;
+        for line in lines.iter_mut() {
+            let key = self.book.count_key(
+                position.key_after(line.mv),
+                position.flipped_key_after(line.mv),
+            );
+            if let Some(c) = self.extras.counts.get(&key) {
+                let value = results_value(c.flipped(), i32::from(line.value), prior_games);
+                line.value = stera_rules::value::clamp_to_i16(value);
+            }
+        }
+        lines.sort_by_key(|l| std::cmp::Reverse(l.value));
+        Ok(())
+    }
+
     /// Calls `emit` with each entry of `slots` (see [`SfenTable`]): its SFEN with
     /// ply, and its moves as written.
     fn entries(
@@ -572,6 +609,11 @@ impl FormatContext<'_> {
                 &moves,
                 &mut lines,
             );
+            if let Some(prior_games) = self.by_results
+                && self.solution.is_some()
+            {
+                self.value_by_results(&sfen, prior_games, &mut lines)?;
+            }
             if self.shrink
                 && let Some(best) = lines.first().map(|l| l.value)
             {

@@ -20,6 +20,10 @@ pub struct NodeExtras {
     /// Game results per node index (side to move's view), when loaded with
     /// [`NodeExtras::scan_games`]; only nodes with games.
     pub games: std::collections::HashMap<u32, crate::GameCounts>,
+    /// Game results by the key they are kept under ([`Book::count_key`]), every
+    /// position with games, in the book or not (a move into a leaf has its
+    /// results at the leaf); filled by [`NodeExtras::scan_games`].
+    pub counts: std::collections::HashMap<Key, crate::GameCounts>,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -73,8 +77,9 @@ impl NodeExtras {
         }
     }
 
-    /// Reads the game results that `scan` visits for the nodes of `book`
-    /// (positions not in the book are skipped).
+    /// Reads the game results that `scan` visits: by node for the nodes of
+    /// `book` ([`NodeExtras::games`]), by key for every position
+    /// ([`NodeExtras::counts`]).
     ///
     /// # Errors
     /// What `scan` returns.
@@ -83,11 +88,12 @@ impl NodeExtras {
         scan: impl FnOnce(&mut dyn FnMut(Key, crate::GameCounts)) -> Result<(), BookError>,
         book: &Book,
     ) -> Result<(), BookError> {
-        let games = &mut self.games;
+        let (games, by_key) = (&mut self.games, &mut self.counts);
         scan(&mut |key, counts| {
             if let Some(id) = book.get(key) {
                 games.insert(id.0, counts);
             }
+            by_key.insert(key, counts);
         })
     }
 
@@ -142,6 +148,7 @@ impl NodeExtras {
                 depths: Vec::new(),
             }),
             games: std::collections::HashMap::new(),
+            counts: std::collections::HashMap::new(),
         }
     }
 

@@ -1203,3 +1203,88 @@ fn ndf_weights_of_a_two_level_tree_equal_an_independent_computation() {
     assert!((at_a[windex("3c3d")] - pa[0] * 2.0 * wprior).abs() < 0.01 * 2.0 * wprior);
     assert!((at_a[windex("8c8d")] - pa[1] * 2.0 * wprior).abs() < 0.01 * 2.0 * wprior);
 }
+
+/// `--by-results`: moves with games are written at their [`results_value`] and
+/// ordered by it, into thought positions and leaves alike; the others keep
+/// their values.
+#[test]
+fn an_export_by_results_values_moves_by_their_games() {
+    use crate::results::results_value;
+    let start = Position::startpos();
+    let index = |usi: &str| {
+        start
+            .legal_moves()
+            .iter()
+            .position(|m| m.to_string() == usi)
+            .unwrap()
+    };
+    let (i2g, i5g) = (index("2g2f"), index("5g5f"));
+    let start_key = start.key();
+    let mut b = Builder::new(move |pos, i| {
+        if pos.key() != start_key {
+            0
+        } else if i == i2g {
+            10
+        } else if i == i5g {
+            5
+        } else {
+            -50
+        }
+    });
+    // 7g7f leads into a thought position whose replies are all worth 0.
+    let line = b.line(stera_rules::STARTPOS_SFEN, &["7g7f"]);
+    let after =
+        |usi: &str| Position::from_position_command(&format!("startpos moves {usi}")).unwrap();
+    let leaf = after("2g2f");
+    let mut extras = NodeExtras::default();
+    extras.plies = vec![0; b.book.len()];
+    extras.timestamps = vec![0; b.book.len()];
+    // From the side to move's view (White): 7g7f won 70 of 100 for Black, the
+    // leaf 2g2f 20 of 100; the leaf's counters under the smaller of its keys.
+    extras.counts = std::collections::HashMap::from([
+        (b.book.key(line[1]), counts(30, 0, 70)),
+        (leaf.key().min(leaf.flipped_key()), counts(80, 0, 20)),
+    ]);
+    let dir = tempfile::tempdir().unwrap();
+    let read = |options: &ExportOptions, name: &str| {
+        let path = dir.path().join(name);
+        export_db2016(&b.book, &extras, &path, options, &mut |_, _, _| {}).unwrap();
+        let entries: Vec<_> = stera_formats::db2016::Db2016Reader::open(&path)
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        let entry = entries
+            .into_iter()
+            .find(|e| e.position().unwrap().key() == start_key)
+            .unwrap();
+        entry
+            .moves
+            .iter()
+            .map(|m| (m.mv.to_string(), m.value))
+            .collect::<Vec<_>>()
+    };
+    let plain = read(&ExportOptions::default(), "plain.db");
+    assert_eq!(plain[0], ("2g2f".to_owned(), 10));
+    let by_results = read(
+        &ExportOptions {
+            by_results: Some(4.0),
+            ..ExportOptions::default()
+        },
+        "results.db",
+    );
+    let won = results_value(counts(70, 0, 30), 0, 4.0);
+    let lost = results_value(counts(20, 0, 80), 10, 4.0);
+    assert!(won > 400 && lost < -400, "{won} {lost}");
+    assert_eq!(by_results[0], ("7g7f".to_owned(), won));
+    assert_eq!(by_results[1], ("5g5f".to_owned(), 5));
+    assert_eq!(by_results.last().unwrap(), &("2g2f".to_owned(), lost));
+    // Every other move as before, in the same order.
+    let others = |list: &[(String, i32)]| {
+        list.iter()
+            .filter(|(m, _)| !["7g7f", "2g2f", "5g5f"].contains(&m.as_str()))
+            .cloned()
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(others(&plain), others(&by_results));
+    assert_eq!(plain.len(), by_results.len());
+}
