@@ -29,7 +29,9 @@
 # `fs-high-sprt`;
 # see below). Then the leaf discount (`high-d4`, `high-d8`, `high-d4-vs-d0`, `lowd5`,
 # `highd5`), and matches from the start position (`high-start`, `low-start`,
-# `none-start`, `single-start`). Last, the evaluator's noise on
+# `none-start`, `single-start`), and moves chosen by games (`learn-start`,
+# `learn-file-start`, `learn-vs-high-start`, `learn-start-2x`; LEARN_GAMES). Last,
+# the evaluator's noise on
 # 200 positions of each book (`scripts/evaluator-noise.py`). Needs cshogi.
 set -euo pipefail
 
@@ -262,6 +264,35 @@ if wanted single-start; then
     fi
     match single-start --db "$OUT/single.db" --book-moves best --openings "$OUT/startpos.txt" \
         --repeat-openings --node-jitter 0.9 --seed 7
+fi
+
+# Moves chosen by games (BENCHMARKS.md "Moves chosen by games"): `book-tools learn`
+# plays LEARN_GAMES [20000, ten times a match's] games from the start position on a
+# copy of `high`, its book side (Thompson sampling over the book's moves) against
+# the engine without a book at the match's budget, another seed than the
+# matches'; then the results rule against no book (`learn-start`), the export
+# `--by-results` played by its best value (`learn-file-start`, the same moves),
+# head to head against `high`'s minimax moves (`learn-vs-high-start`), and both
+# sides at twice the budget it learned at (`learn-start-2x`).
+LEARN_GAMES=${LEARN_GAMES:-20000}
+if wanted learn-start || wanted learn-file-start || wanted learn-vs-high-start || wanted learn-start-2x; then
+    echo startpos > "$OUT/startpos.txt"
+    if [ ! -d "$OUT/learn.db" ]; then
+        cp -r "$OUT/high.db" "$OUT/learn.tmp"
+        run "$BIN/book-tools" learn --db "$OUT/learn.tmp" --openings "$OUT/startpos.txt" \
+            --games "$LEARN_GAMES" --nodes "$NODES" --node-jitter 0.9 --concurrency "$JOBS" \
+            --seed 5 > "$OUT/learn.out" 2> "$OUT/learn.log"
+        mv "$OUT/learn.tmp" "$OUT/learn.db"
+    fi
+    cat "$OUT/learn.out"
+    [ -s "$OUT/learn-results.db2016" ] || run "$BIN/book-tools" export --db "$OUT/learn.db" \
+        --by-results --out "$OUT/learn-results.db2016" > /dev/null
+    start=(--openings "$OUT/startpos.txt" --repeat-openings --node-jitter 0.9 --seed 7)
+    match learn-start --db "$OUT/learn.db" --book-moves results "${start[@]}"
+    match learn-file-start --book "$OUT/learn-results.db2016" --book-moves best "${start[@]}"
+    match learn-vs-high-start --db "$OUT/learn.db" --book-moves results \
+        --against "$OUT/high.db" --against-book-moves best "${start[@]}"
+    NODES=$((2 * NODES)) match learn-start-2x --db "$OUT/learn.db" --book-moves results "${start[@]}"
 fi
 
 if wanted noise; then
