@@ -18,11 +18,8 @@
 //! `export --weights results` play and write what the games chose.
 
 use std::collections::HashMap;
-use std::io::IsTerminal;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, mpsc};
-use std::thread;
+use std::sync::Arc;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context, Result, bail};
@@ -32,7 +29,7 @@ use stera_engine::choice::{EngineChoice, LimitArgs};
 use stera_games::results_book::DEFAULT_PRIOR_GAMES;
 use stera_games::{
     AnalysedBook, BookPolicy, DEFAULT_PLY_LIMIT, Game, GameRules, LearningPolicy, PlayOptions,
-    ResultsBook, Side, play_game,
+    ResultsBook, Side,
 };
 use stera_rules::{Color, Key, Position};
 
@@ -65,7 +62,8 @@ pub struct Args {
     /// estimate is its game score shrunk towards the win rate of its value by
     /// this many pseudo-games (the same flag as `match --book-moves results` and
     /// `export --weights results`).
-    #[arg(long, value_name = "GAMES", default_value_t = DEFAULT_PRIOR_GAMES)]
+    #[arg(long, value_name = "GAMES", default_value_t = DEFAULT_PRIOR_GAMES,
+          value_parser = crate::game_threads::parse_prior_games)]
     prior_games: f64,
     /// Use the book only for positions up to this game ply. Default: every ply.
     #[arg(long, value_name = "PLY")]
@@ -99,12 +97,6 @@ impl Args {
         if self.eval_diff < 0 {
             bail!("--eval-diff must be at least 0, not {}", self.eval_diff);
         }
-        if !(self.prior_games >= 0.0 && self.prior_games.is_finite()) {
-            bail!(
-                "--prior-games must be a finite number >= 0, not {}",
-                self.prior_games
-            );
-        }
         if !(self.node_jitter >= 0.0 && self.node_jitter < 1.0) {
             bail!("--node-jitter must lie in [0, 1), not {}", self.node_jitter);
         }
@@ -130,7 +122,6 @@ struct Job {
     openings: Vec<Opening>,
     policy: LearningPolicy,
     book_max_ply: Option<u32>,
-    games: usize,
     first_index: u64,
 }
 
@@ -186,7 +177,6 @@ pub fn run(args: &Args) -> Result<()> {
         openings,
         policy: LearningPolicy::new(Arc::clone(&results), args.eval_diff, args.prior_games),
         book_max_ply: args.book_max_ply,
-        games: args.games,
         first_index: first_id,
     };
     eprintln!(
@@ -199,7 +189,15 @@ pub fn run(args: &Args) -> Result<()> {
         job.policy.describe(),
     );
     let mut tally = Tally::new(args.games);
-    run_games(&job, args.concurrency.max(1), |finished| {
+    let policy = UpToPly {
+        policy: &job.policy,
+        max_ply: job.book_max_ply,
+    };
+    let start = || Ok(job.engine.start_player()?);
+    let play = |index: usize, learner: &mut dyn Player, opponent: &mut dyn Player| {
+        play_one(&job, &policy, index, learner, opponent)
+    };
+    crate::game_threads::run(args.concurrency, args.games, &start, &play, |finished| {
         let counts = results
             .learning_counts(&finished.game, finished.learner)
             .context("a finished game")?;
@@ -211,7 +209,7 @@ pub fn run(args: &Args) -> Result<()> {
             results.add(&counts);
         }
         tally.add(&finished, !counts.is_empty());
-        Ok(())
+        Ok(false)
     })?;
     tally.finish();
     println!("{}", tally.summary());
@@ -287,14 +285,7 @@ struct Tally {
 
 impl Tally {
     fn new(total: usize) -> Self {
-        let bar = std::io::stderr().is_terminal().then(|| {
-            let bar = indicatif::ProgressBar::new(total as u64);
-            bar.set_style(
-                indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} {msg}")
-                    .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-            );
-            bar
-        });
+        let bar = crate::game_threads::games_bar(total);
         Self {
             total,
             games: 0,
@@ -311,24 +302,16 @@ impl Tally {
         let slot = &mut self.points[usize::from(finished.learner == Color::White)];
         slot.0 += finished.game.result.outcome.points_for(finished.learner);
         slot.1 += 1;
-        let line = self.line();
-        match &self.bar {
-            Some(bar) => {
-                bar.set_message(line);
-                bar.inc(1);
-            }
-            None => {
-                let step = (self.total / 20).max(1) as u64;
-                if self.games.is_multiple_of(step) || self.games == self.total as u64 {
-                    eprintln!(
-                        "game {}/{} ({:.0} s): {line}",
-                        self.games,
-                        self.total,
-                        self.started.elapsed().as_secs_f64()
-                    );
-                }
-            }
-        }
+        let step = (self.total / 20).max(1) as u64;
+        let due = self.games.is_multiple_of(step) || self.games == self.total as u64;
+        crate::game_threads::show_progress(self.bar.as_ref(), self.line(), due, |line| {
+            eprintln!(
+                "game {}/{} ({:.0} s): {line}",
+                self.games,
+                self.total,
+                self.started.elapsed().as_secs_f64()
+            );
+        });
     }
 
     fn score(&self, slot: usize) -> String {
@@ -365,40 +348,6 @@ impl Tally {
     }
 }
 
-/// Plays the games of `job` in `threads` threads, giving each to `count` (on this
-/// thread) as it ends; stops at the first error.
-fn run_games(
-    job: &Job,
-    threads: usize,
-    mut count: impl FnMut(Finished) -> Result<()>,
-) -> Result<()> {
-    let next = AtomicUsize::new(0);
-    let stop = AtomicBool::new(false);
-    let (sender, receiver) = mpsc::channel::<Result<Finished>>();
-    let mut failure = None;
-    thread::scope(|scope| {
-        for t in 0..threads.min(job.games) {
-            let sender = sender.clone();
-            let (next, stop) = (&next, &stop);
-            scope.spawn(move || {
-                if let Err(e) = game_thread(job, next, stop, &sender) {
-                    stop.store(true, Ordering::Relaxed);
-                    let _ = sender.send(Err(e.context(format!("game thread {t}"))));
-                }
-            });
-        }
-        drop(sender);
-        for message in receiver {
-            let outcome = message.and_then(&mut count);
-            if let Err(e) = outcome {
-                stop.store(true, Ordering::Relaxed);
-                failure.get_or_insert(e);
-            }
-        }
-    });
-    failure.map_or(Ok(()), Err)
-}
-
 /// Only the positions up to `max_ply` are the book's.
 struct UpToPly<'a> {
     policy: &'a LearningPolicy,
@@ -425,63 +374,38 @@ impl BookPolicy for UpToPly<'_> {
     }
 }
 
-/// One thread: its two engines play games until none are left.
-fn game_thread(
+/// Game `index` of `job`: the learner's colour alternates, the opening goes round.
+fn play_one(
     job: &Job,
-    next: &AtomicUsize,
-    stop: &AtomicBool,
-    sender: &mpsc::Sender<Result<Finished>>,
-) -> Result<()> {
-    let mut learner_engine: Box<dyn Player> =
-        job.engine.start_player().context("starting an engine")?;
-    let mut opponent_engine: Box<dyn Player> =
-        job.engine.start_player().context("starting an engine")?;
-    let policy = UpToPly {
-        policy: &job.policy,
-        max_ply: job.book_max_ply,
+    policy: &UpToPly<'_>,
+    index: usize,
+    learner_engine: &mut dyn Player,
+    opponent_engine: &mut dyn Player,
+) -> Result<Finished> {
+    let (slot, learner) = crate::game_threads::pair_slot(index, job.openings.len());
+    let opening = &job.openings[slot];
+    // A seed per game of this run and of the store's history, so that a second
+    // run does not replay the first one's draws.
+    let seed = crate::game_threads::game_seed(
+        job.options.seed,
+        job.first_index.wrapping_add(index as u64),
+    );
+    let learning = Side {
+        player: learner_engine,
+        book: Some(policy),
     };
-    loop {
-        if stop.load(Ordering::Relaxed) {
-            return Ok(());
-        }
-        let index = next.fetch_add(1, Ordering::Relaxed);
-        if index >= job.games {
-            return Ok(());
-        }
-        let opening = &job.openings[(index / 2) % job.openings.len()];
-        let learner = if index.is_multiple_of(2) {
-            Color::Black
-        } else {
-            Color::White
-        };
-        // A seed per game of this run and of the store's history, so that a
-        // second run does not replay the first one's draws.
-        let seed = job
-            .options
-            .seed
-            .wrapping_mul(0x9E37_79B9_7F4A_7C15)
-            .wrapping_add(job.first_index)
-            .wrapping_add(index as u64);
-        let learning = Side {
-            player: learner_engine.as_mut(),
-            book: Some(&policy),
-        };
-        let opponent = Side {
-            player: opponent_engine.as_mut(),
-            book: None,
-        };
-        let (black, white) = match learner {
-            Color::Black => (learning, opponent),
-            Color::White => (opponent, learning),
-        };
-        let options = PlayOptions {
-            seed,
-            ..job.options
-        };
-        let game = play_game(&opening.start, &opening.moves, black, white, &options)
-            .with_context(|| format!("game {}", index + 1))?;
-        if sender.send(Ok(Finished { game, learner })).is_err() {
-            return Ok(());
-        }
-    }
+    let opponent = Side {
+        player: opponent_engine,
+        book: None,
+    };
+    let game = crate::game_threads::play_as(
+        opening,
+        learning,
+        opponent,
+        learner,
+        &job.options,
+        seed,
+        index,
+    )?;
+    Ok(Finished { game, learner })
 }

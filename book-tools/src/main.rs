@@ -11,6 +11,7 @@ mod common;
 mod evaluate;
 mod export;
 mod file_book;
+mod game_threads;
 mod import;
 mod kifu;
 mod learn;

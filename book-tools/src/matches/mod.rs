@@ -27,9 +27,7 @@ pub(crate) mod suite;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, mpsc};
-use std::thread;
+use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
 use stera_book::{Book, NodeStore, SledStore};
@@ -42,7 +40,7 @@ use stera_games::results_book::DEFAULT_PRIOR_GAMES;
 use stera_games::stats::Sprt;
 use stera_games::{
     Adjudication, AnalysedBook, BookPolicy, BookSource, DEFAULT_PLY_LIMIT, Game, GameRules,
-    MoveRule, PlayOptions, ResultsBook, RuledBook, Side, play_game,
+    MoveRule, PlayOptions, ResultsBook, RuledBook, Side,
 };
 use stera_rules::Color;
 use stera_service::export::MAX_LEAF_DISCOUNT;
@@ -115,7 +113,8 @@ pub struct Args {
     leaf_discount: i16,
     /// `results`: the weight of a move's value against its games, in games (the
     /// same flag as `book-tools learn`).
-    #[arg(long, value_name = "GAMES", default_value_t = DEFAULT_PRIOR_GAMES)]
+    #[arg(long, value_name = "GAMES", default_value_t = DEFAULT_PRIOR_GAMES,
+          value_parser = crate::game_threads::parse_prior_games)]
     prior_games: f64,
     /// `softmax`: temperature in centipawns (the same flag name as the
     /// coordinator's selection and `book-tools export`).
@@ -253,12 +252,6 @@ impl Args {
         }
         if self.eval_diff < 0 {
             bail!("--eval-diff must be at least 0, not {}", self.eval_diff);
-        }
-        if !(self.prior_games >= 0.0 && self.prior_games.is_finite()) {
-            bail!(
-                "--prior-games must be a finite number >= 0, not {}",
-                self.prior_games
-            );
         }
         Ok(())
     }
@@ -516,18 +509,10 @@ impl Job {
     /// Game `index`: its opening, the colour of the book under test, its seed.
     fn plan(&self, index: usize) -> (&Opening, Color, u64) {
         let pair = index / 2;
-        let opening = &self.openings[pair % self.openings.len()];
-        let color = if index.is_multiple_of(2) {
-            Color::Black
-        } else {
-            Color::White
-        };
+        let (slot, color) = crate::game_threads::pair_slot(index, self.openings.len());
+        let opening = &self.openings[slot];
         // Both games of a pair draw the same numbers.
-        let seed = self
-            .options
-            .seed
-            .wrapping_mul(0x9E37_79B9_7F4A_7C15)
-            .wrapping_add(pair as u64);
+        let seed = crate::game_threads::game_seed(self.options.seed, pair as u64);
         (opening, color, seed)
     }
 }
@@ -587,101 +572,49 @@ fn same_store(a: &Path, b: &Path) -> bool {
 /// Plays the games of `job` in `threads` threads, giving each to `report` as it
 /// ends; stops early when the report's SPRT decides.
 fn run_games(job: &Job, threads: usize, report: &mut Report) -> Result<()> {
-    let next = AtomicUsize::new(0);
-    let stop = AtomicBool::new(false);
-    let (sender, receiver) = mpsc::channel::<Result<Finished>>();
-    let mut failure = None;
-    thread::scope(|scope| {
-        for t in 0..threads.min(job.games) {
-            let sender = sender.clone();
-            let (next, stop) = (&next, &stop);
-            scope.spawn(move || {
-                if let Err(e) = game_thread(job, next, stop, &sender) {
-                    stop.store(true, Ordering::Relaxed);
-                    let _ = sender.send(Err(e.context(format!("game thread {t}"))));
-                }
-            });
-        }
-        drop(sender);
-        for message in receiver {
-            match message {
-                Ok(game) => {
-                    if let Err(e) = report.add(game) {
-                        stop.store(true, Ordering::Relaxed);
-                        failure.get_or_insert(e);
-                    } else if report.decided() {
-                        // Games in flight still end and count; no new ones start.
-                        stop.store(true, Ordering::Relaxed);
-                    }
-                }
-                Err(e) => {
-                    stop.store(true, Ordering::Relaxed);
-                    failure.get_or_insert(e);
-                }
-            }
-        }
+    let start = || job.engine.start_player();
+    let play = |index: usize, own_engine: &mut dyn Player, other_engine: &mut dyn Player| {
+        play_one(job, index, own_engine, other_engine)
+    };
+    let outcome = crate::game_threads::run(threads, job.games, &start, &play, |game| {
+        report.add(game)?;
+        // Games in flight still end and count; no new ones start.
+        Ok(report.decided())
     });
-    match failure {
-        Some(e) => {
-            report.abandon();
-            Err(e)
-        }
-        None => Ok(()),
+    if outcome.is_err() {
+        report.abandon();
     }
+    outcome
 }
 
-/// One thread: its two engines play games until none are left.
-fn game_thread(
+/// Game `index` of `job` with one thread's two engines.
+fn play_one(
     job: &Job,
-    next: &AtomicUsize,
-    stop: &AtomicBool,
-    sender: &mpsc::Sender<Result<Finished>>,
-) -> Result<()> {
-    let mut own_engine = job.engine.start_player().context("starting an engine")?;
-    let mut other_engine = job.engine.start_player().context("starting an engine")?;
-    loop {
-        if stop.load(Ordering::Relaxed) {
-            return Ok(());
-        }
-        let index = next.fetch_add(1, Ordering::Relaxed);
-        if index >= job.games {
-            return Ok(());
-        }
-        let (opening, own_color, seed) = job.plan(index);
-        let own_book: &dyn BookPolicy = job.own.book.as_ref();
-        let own = Side {
-            player: own_engine.as_mut(),
-            book: Some(own_book),
-        };
-        let other = Side {
-            player: other_engine.as_mut(),
-            book: job
-                .other
-                .as_ref()
-                .map(|o| o.book.as_ref() as &dyn BookPolicy),
-        };
-        let (black, white) = match own_color {
-            Color::Black => (own, other),
-            Color::White => (other, own),
-        };
-        let options = PlayOptions {
-            seed,
-            ..job.options
-        };
-        let game = play_game(&opening.start, &opening.moves, black, white, &options)
-            .with_context(|| format!("game {}", index + 1))?;
-        let coverage = Coverage::of(&game, own_color, &job.own.book)
-            .with_context(|| format!("game {}", index + 1))?;
-        if sender
-            .send(Ok(Finished {
-                index,
-                game,
-                own_color,
-                coverage,
-            }))
-            .is_err()
-        {
-            return Ok(());
-        }
-    }
+    index: usize,
+    own_engine: &mut dyn Player,
+    other_engine: &mut dyn Player,
+) -> Result<Finished> {
+    let (opening, own_color, seed) = job.plan(index);
+    let own_book: &dyn BookPolicy = job.own.book.as_ref();
+    let own = Side {
+        player: own_engine,
+        book: Some(own_book),
+    };
+    let other = Side {
+        player: other_engine,
+        book: job
+            .other
+            .as_ref()
+            .map(|o| o.book.as_ref() as &dyn BookPolicy),
+    };
+    let game =
+        crate::game_threads::play_as(opening, own, other, own_color, &job.options, seed, index)?;
+    let coverage = Coverage::of(&game, own_color, &job.own.book)
+        .with_context(|| format!("game {}", index + 1))?;
+    Ok(Finished {
+        index,
+        game,
+        own_color,
+        coverage,
+    })
 }

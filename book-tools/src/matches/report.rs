@@ -7,7 +7,7 @@
 use std::collections::{HashMap, HashSet};
 use std::fs::File;
 use std::hash::{DefaultHasher, Hash, Hasher};
-use std::io::{BufWriter, IsTerminal, Write};
+use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -147,14 +147,7 @@ impl Report {
         settings: Settings,
         games_out: Option<GamesFile>,
     ) -> Self {
-        let bar = std::io::stderr().is_terminal().then(|| {
-            let bar = indicatif::ProgressBar::new(total as u64);
-            bar.set_style(
-                indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} {msg}")
-                    .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-            );
-            bar
-        });
+        let bar = crate::game_threads::games_bar(total);
         Self {
             total,
             sprt,
@@ -262,31 +255,23 @@ impl Report {
     }
 
     fn progress(&self, finished: &Finished) {
-        let line = self.line();
-        match &self.bar {
-            Some(bar) => {
-                bar.set_message(line);
-                bar.inc(1);
-            }
-            None => {
-                let n = self.games() as usize;
-                let step = (self.total / 50).max(1);
-                if n.is_multiple_of(step) || n == self.total || self.decided() {
-                    eprintln!(
-                        "game {n}/{} ({:.0} s; last: game {} {}, {}): {line}",
-                        self.total,
-                        self.started.elapsed().as_secs_f64(),
-                        finished.index + 1,
-                        if finished.own_color == Color::Black {
-                            "black"
-                        } else {
-                            "white"
-                        },
-                        finished.game.result,
-                    );
-                }
-            }
-        }
+        let n = self.games() as usize;
+        let step = (self.total / 50).max(1);
+        let due = n.is_multiple_of(step) || n == self.total || self.decided();
+        crate::game_threads::show_progress(self.bar.as_ref(), self.line(), due, |line| {
+            eprintln!(
+                "game {n}/{} ({:.0} s; last: game {} {}, {}): {line}",
+                self.total,
+                self.started.elapsed().as_secs_f64(),
+                finished.index + 1,
+                if finished.own_color == Color::Black {
+                    "black"
+                } else {
+                    "white"
+                },
+                finished.game.result,
+            );
+        });
     }
 
     /// `+W =D -L, P pairs elo E [lo, hi], distinct D/N, llr X`.

@@ -141,3 +141,14 @@ impl Drop for Coordinator {
         let _ = self.0.wait();
     }
 }
+
+/// A synthetic book grown from `startpos` alone (one root, 300 positions: the
+/// start, its 30 children and 269 positions at ply 2), in `dir/one-root`.
+pub fn single_root_book(dir: &Path) -> String {
+    let db = dir.join("one-root");
+    let roots = dir.join("roots.txt");
+    std::fs::write(&roots, "startpos\n").expect("write roots");
+    ok(&["roots", "set", "--db", s(&db), s(&roots)]);
+    ok(&["synth", "--db", s(&db), "--nodes", "300"]);
+    s(&db).to_owned()
+}

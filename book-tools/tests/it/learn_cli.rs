@@ -2,19 +2,9 @@
 //! counted in the store run after run; `match --book-moves results` and an
 //! export `--by-results` then play the moves the games chose, the same ones.
 
-use crate::common::{book_tools, fails, ok, s};
+use crate::common::{book_tools, fails, ok, s, single_root_book};
 
 use std::path::Path;
-
-/// A synthetic book grown from `startpos` alone (300 positions).
-fn single_root_book(dir: &Path) -> String {
-    let db = dir.join("one-root");
-    let roots = dir.join("roots.txt");
-    std::fs::write(&roots, "startpos\n").expect("write roots");
-    ok(&["roots", "set", "--db", s(&db), s(&roots)]);
-    ok(&["synth", "--db", s(&db), "--nodes", "300"]);
-    s(&db).to_owned()
-}
 
 fn games_recorded(db: &str) -> u64 {
     let out = ok(&["stats", "--db", db]);

@@ -3,7 +3,7 @@
 //! and one match with Fairy-Stockfish (skipped when it is not installed, failed
 //! then under STERA_REQUIRE_ENGINES=1).
 
-use crate::common::{book_tools, ok, s};
+use crate::common::{book_tools, ok, s, single_root_book};
 
 use crate::engines;
 
@@ -409,17 +409,6 @@ fn an_exported_book_file_plays_by_its_counts() {
         String::from_utf8_lossy(&book_tools(&["match", "--db", &db, "--book", s(&file)]).stderr)
             .into_owned();
     assert!(err.contains("cannot be used with"), "{err}");
-}
-
-/// A synthetic book grown from `startpos` alone (one root, 300 positions: the
-/// start, its 30 children and 269 positions at ply 2).
-fn single_root_book(dir: &Path) -> String {
-    let db = dir.join("one-root");
-    let roots = dir.join("roots.txt");
-    std::fs::write(&roots, "startpos\n").expect("write roots");
-    ok(&["roots", "set", "--db", s(&db), s(&roots)]);
-    ok(&["synth", "--db", s(&db), "--nodes", "300"]);
-    s(&db).to_owned()
 }
 
 #[test]

@@ -1,0 +1,167 @@
+//! Games on threads, each thread with its own two engines, finished games handed
+//! to the calling thread as they end: what `match` and `learn` share.
+
+use std::io::IsTerminal;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::mpsc;
+use std::thread;
+
+use anyhow::{Context, Result};
+use stera_engine::Player;
+use stera_games::{Game, PlayOptions, Side, play_game};
+use stera_rules::Color;
+
+use crate::matches::suite::Opening;
+
+/// Starts one engine for a game thread.
+pub type StartEngine<'a> = dyn Fn() -> Result<Box<dyn Player>> + Sync + 'a;
+
+/// Plays game `index` with a thread's two engines (the side under test first).
+pub type PlayOne<'a, T> = dyn Fn(usize, &mut dyn Player, &mut dyn Player) -> Result<T> + Sync + 'a;
+
+/// Plays games `0..games` on `threads` threads (each starts two engines with
+/// `start` and plays its games with `play`) and gives each finished game to
+/// `consume` on this thread; `consume` returning `true` starts no more games
+/// (those in flight still end and are consumed). Stops at the first error of a
+/// thread or of `consume`, and returns it.
+///
+/// # Errors
+/// The first error of an engine start, a game or `consume`.
+pub fn run<T: Send>(
+    threads: usize,
+    games: usize,
+    start: &StartEngine<'_>,
+    play: &PlayOne<'_, T>,
+    mut consume: impl FnMut(T) -> Result<bool>,
+) -> Result<()> {
+    let next = AtomicUsize::new(0);
+    let stop = AtomicBool::new(false);
+    let (sender, receiver) = mpsc::channel::<Result<T>>();
+    let mut failure = None;
+    thread::scope(|scope| {
+        for t in 0..threads.max(1).min(games) {
+            let sender = sender.clone();
+            let (next, stop) = (&next, &stop);
+            scope.spawn(move || {
+                let outcome = (|| -> Result<()> {
+                    let mut own = start().context("starting an engine")?;
+                    let mut other = start().context("starting an engine")?;
+                    loop {
+                        if stop.load(Ordering::Relaxed) {
+                            return Ok(());
+                        }
+                        let index = next.fetch_add(1, Ordering::Relaxed);
+                        if index >= games {
+                            return Ok(());
+                        }
+                        let game = play(index, own.as_mut(), other.as_mut())?;
+                        if sender.send(Ok(game)).is_err() {
+                            return Ok(());
+                        }
+                    }
+                })();
+                if let Err(e) = outcome {
+                    stop.store(true, Ordering::Relaxed);
+                    let _ = sender.send(Err(e.context(format!("game thread {t}"))));
+                }
+            });
+        }
+        drop(sender);
+        for message in receiver {
+            match message.and_then(&mut consume) {
+                Ok(false) => {}
+                Ok(true) => stop.store(true, Ordering::Relaxed),
+                Err(e) => {
+                    stop.store(true, Ordering::Relaxed);
+                    failure.get_or_insert(e);
+                }
+            }
+        }
+    });
+    failure.map_or(Ok(()), Err)
+}
+
+/// A bar of `total` games with a message on a terminal; `None` otherwise (the
+/// caller prints summary lines instead).
+#[must_use]
+pub fn games_bar(total: usize) -> Option<indicatif::ProgressBar> {
+    std::io::stderr().is_terminal().then(|| {
+        let bar = indicatif::ProgressBar::new(total as u64);
+        bar.set_style(
+            indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} {msg}")
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
+        bar
+    })
+}
+
+/// Game `index` (1-based in errors) from `opening`: `own` plays `own_color`,
+/// `other` the other colour, with the options' seed replaced by `seed`.
+///
+/// # Errors
+/// An engine failure or an illegal opening, naming the game.
+pub fn play_as<'a>(
+    opening: &Opening,
+    own: Side<'a>,
+    other: Side<'a>,
+    own_color: Color,
+    options: &PlayOptions,
+    seed: u64,
+    index: usize,
+) -> Result<Game> {
+    let (black, white) = match own_color {
+        Color::Black => (own, other),
+        Color::White => (other, own),
+    };
+    let options = PlayOptions { seed, ..*options };
+    play_game(&opening.start, &opening.moves, black, white, &options)
+        .with_context(|| format!("game {}", index + 1))
+}
+
+/// Shows `line` on the bar, or prints it as a summary line when `due`.
+pub fn show_progress(
+    bar: Option<&indicatif::ProgressBar>,
+    line: String,
+    due: bool,
+    print: impl FnOnce(&str),
+) {
+    match bar {
+        Some(bar) => {
+            bar.set_message(line);
+            bar.inc(1);
+        }
+        None if due => print(&line),
+        None => {}
+    }
+}
+
+/// Game `index` of a run of pairs (one opening, colours swapped): the index of its
+/// opening among `openings` used in turn, and the colour of the side under test
+/// (Black in the first game of a pair).
+#[must_use]
+pub fn pair_slot(index: usize, openings: usize) -> (usize, Color) {
+    let color = if index.is_multiple_of(2) {
+        Color::Black
+    } else {
+        Color::White
+    };
+    ((index / 2) % openings.max(1), color)
+}
+
+/// The seed of game (or pair) `n` of a run seeded with `seed`: distinct for every
+/// `n`, the same for the same two numbers.
+#[must_use]
+pub fn game_seed(seed: u64, n: u64) -> u64 {
+    seed.wrapping_mul(0x9E37_79B9_7F4A_7C15).wrapping_add(n)
+}
+
+/// `--prior-games`: a finite number of games, 0 or more.
+///
+/// # Errors
+/// Not a number, negative or not finite.
+pub fn parse_prior_games(text: &str) -> std::result::Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(v) if v >= 0.0 && v.is_finite() => Ok(v),
+        _ => Err(format!("must be a finite number >= 0, not `{text}`")),
+    }
+}
