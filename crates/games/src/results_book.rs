@@ -27,7 +27,9 @@
 //! // A book without a position plays nothing; results alone make no book move.
 //! let empty = Arc::new(AnalysedBook::new(stera_book::Book::new()).unwrap());
 //! let after = Position::from_position_command("startpos moves 2g2f").unwrap();
-//! let book = ResultsBook::new(empty, HashMap::from([(after.key(), GameCounts::LOSS)]));
+//! let book = ResultsBook::new(empty, HashMap::new());
+//! // White, to move after 2g2f, lost one game there.
+//! book.add(&[(book.count_key(&after), GameCounts::LOSS)]);
 //! let start = Position::startpos();
 //! assert_eq!(book.move_results(&start, "2g2f".parse().unwrap()), GameCounts::WIN);
 //! assert_eq!(book.best_by_results(&start, 4.0), None);
