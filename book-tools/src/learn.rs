@@ -15,7 +15,7 @@
 //! the one after the learner's last book move, W/D/L from the side to move's
 //! view, durable, one game id each), so a stopped run keeps what it learned and
 //! the next run goes on from it. `book-tools match --book-moves results` and
-//! `export --weights results` play and write what the games chose.
+//! `export --by-results` play and write what the games chose.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -61,7 +61,7 @@ pub struct Args {
     /// The weight of a move's value against its games, in games: a move's
     /// estimate is its game score shrunk towards the win rate of its value by
     /// this many pseudo-games (the same flag as `match --book-moves results` and
-    /// `export --weights results`).
+    /// `export --by-results`).
     #[arg(long, value_name = "GAMES", default_value_t = DEFAULT_PRIOR_GAMES,
           value_parser = crate::game_threads::parse_prior_games)]
     prior_games: f64,

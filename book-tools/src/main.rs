@@ -83,7 +83,7 @@ enum Command {
     Match(Box<matches::Args>),
     /// Games the way a book is used (its moves against an opponent engine
     /// without one), counted in the store, so that `match --book-moves results`
-    /// and `export --weights results` play the moves that won.
+    /// and `export --by-results` play the moves that won.
     Learn(Box<learn::Args>),
 }
 

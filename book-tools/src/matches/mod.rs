@@ -482,7 +482,7 @@ pub fn run(args: &Args) -> Result<()> {
 fn check_rule(rule: MoveRule, source: &dyn BookSource, flag: &str) -> Result<()> {
     if matches!(rule, MoveRule::Results { .. }) && !source.has_results() {
         bail!(
-            "{flag} results: {} has no game results (a book file carries none); play the store with --db, or export it with --weights results and play the file with --book-moves best",
+            "{flag} results: {} has no game results (a book file carries none); play the store with --db, or export it with --by-results and play the file with --book-moves best",
             source.describe()
         );
     }
