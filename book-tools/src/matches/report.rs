@@ -14,7 +14,7 @@ use std::time::Instant;
 use anyhow::{Context, Result, bail};
 use serde_json::{Value, json};
 use stera_games::stats::{
-    Estimate, Pentanomial, Sprt, SprtDecision, Tally, los, pentanomial, trinomial,
+    Estimate, Pentanomial, Sprt, SprtDecision, Tally, elo_from_score, los, pentanomial, trinomial,
 };
 use stera_games::{Game, MoveSource};
 use stera_rules::Color;
@@ -127,6 +127,10 @@ pub struct Report {
     half_pairs: HashMap<usize, (f64, u64)>,
     distinct_games: HashSet<u64>,
     distinct_pairs: HashSet<u64>,
+    /// The book under test's points in each distinct game, counted once, by its
+    /// colour (Black, White): see [`Report::distinct_once`].
+    distinct_by_colour: HashSet<(u64, Color)>,
+    distinct_points: [Tally; 2],
     /// Pairs whose two games are the same moves (neither book made a
     /// difference: the colours' results cancel).
     mirrored_pairs: u64,
@@ -160,6 +164,8 @@ impl Report {
             half_pairs: HashMap::new(),
             distinct_games: HashSet::new(),
             distinct_pairs: HashSet::new(),
+            distinct_by_colour: HashSet::new(),
+            distinct_points: [Tally::default(), Tally::default()],
             mirrored_pairs: 0,
             coverage: CoverageTally::default(),
             terminations: HashMap::new(),
@@ -188,6 +194,9 @@ impl Report {
         }
         let hash = game_hash(&finished.game);
         self.distinct_games.insert(hash);
+        if self.distinct_by_colour.insert((hash, finished.own_color)) {
+            self.distinct_points[usize::from(finished.own_color == Color::White)].add(points);
+        }
         let pair = finished.index / 2;
         if let Some((first, first_hash)) = self.half_pairs.remove(&pair) {
             self.pairs.add_pair(first, points);
@@ -247,6 +256,19 @@ impl Report {
         } else {
             (n - self.distinct_pairs.len() as u64) as f64 / n as f64
         }
+    }
+
+    /// The score of the book under test counting each distinct game once: the
+    /// mean of its scores as Black and as White over their distinct games, with
+    /// the Elo of that mean; `None` until both colours have a game. A second
+    /// reading beside the interval over pairs when the games from few openings
+    /// repeat: a game that comes back under other jitter draws is a real draw of
+    /// the same game, but a handful of lines can then weigh as much as the rest.
+    fn distinct_once(&self) -> Option<(f64, f64, f64)> {
+        let black = self.distinct_points[0].score()?;
+        let white = self.distinct_points[1].score()?;
+        let mean = (black + white) / 2.0;
+        Some((black, white, elo_from_score(mean)))
     }
 
     /// True when the pairs are independent enough for an interval.
@@ -374,6 +396,14 @@ impl Report {
             "pairs whose two games are the same moves: {}",
             self.mirrored_pairs
         );
+        if let Some((black, white, elo)) = self.distinct_once() {
+            println!(
+                "each distinct game once: {black:.3} as black ({} games), {white:.3} as white ({} games), elo {}",
+                self.distinct_points[0].games(),
+                self.distinct_points[1].games(),
+                elo_text(elo)
+            );
+        }
         println!("wins: {}", t.wins);
         println!("draws: {}", t.draws);
         println!("losses: {}", t.losses);
@@ -503,6 +533,13 @@ impl Report {
             "distinct_games": self.distinct_games.len(),
             "distinct_pairs": self.distinct_pairs.len(),
             "mirrored_pairs": self.mirrored_pairs,
+            "distinct_once": self.distinct_once().map(|(black, white, elo)| json!({
+                "black": black,
+                "black_games": self.distinct_points[0].games(),
+                "white": white,
+                "white_games": self.distinct_points[1].games(),
+                "elo": elo,
+            })),
             "repeat_share": self.repeat_share(),
             "independent": self.independent(),
             "wins": t.wins,
@@ -649,6 +686,13 @@ mod tests {
         let json = r.json();
         assert_eq!(json["distinct_games"], 6);
         assert_eq!(json["distinct_pairs"], 3);
+        // Each distinct game once: as Black 7g7f (won), 6g6f (won), 1g1f (draw):
+        // 2.5 of 3; as White 2g2f (lost), 5g5f (won), 9g9f (lost): 1 of 3.
+        let (black, white, elo) = r.distinct_once().unwrap();
+        assert!((black - 2.5 / 3.0).abs() < 1e-12 && (white - 1.0 / 3.0).abs() < 1e-12);
+        assert!((elo - elo_from_score(0.5 * (2.5 + 1.0) / 3.0)).abs() < 1e-9);
+        assert_eq!(json["distinct_once"]["black_games"], 3);
+        assert_eq!(json["distinct_once"]["white_games"], 3);
         assert_eq!(json["pentanomial_counts"], json!([0, 1, 2, 0, 1]));
         assert!(json["pentanomial"].is_null());
         let err = r.finish(None).unwrap_err();
