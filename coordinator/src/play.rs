@@ -359,29 +359,7 @@ impl PlayJobs {
                 let key = if twin { v.flipped_key } else { v.key };
                 seen.insert(key.0).then_some((key, v.side_to_move))
             })
-            .map(|(key, color)| {
-                let points = claimed.outcome.points_for(color);
-                let counts = if points > 0.75 {
-                    GameCounts {
-                        wins: 1,
-                        draws: 0,
-                        losses: 0,
-                    }
-                } else if points < 0.25 {
-                    GameCounts {
-                        wins: 0,
-                        draws: 0,
-                        losses: 1,
-                    }
-                } else {
-                    GameCounts {
-                        wins: 0,
-                        draws: 1,
-                        losses: 0,
-                    }
-                };
-                (key, counts)
-            })
+            .map(|(key, color)| (key, claimed.outcome.counts_for(color)))
             .collect();
         let line = format!(
             "sfen {} moves {}\t{}",

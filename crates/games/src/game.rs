@@ -2,6 +2,7 @@
 
 use std::fmt;
 
+use stera_book::GameCounts;
 use stera_rules::{Color, Move};
 
 /// Who won.
@@ -39,6 +40,24 @@ impl Outcome {
             None => 0.5,
             Some(c) if c == color => 1.0,
             Some(_) => 0.0,
+        }
+    }
+
+    /// The game as one counted result for `color`: a win, a draw or a loss.
+    ///
+    /// ```
+    /// use stera_book::GameCounts;
+    /// use stera_games::Outcome;
+    /// use stera_rules::Color;
+    /// assert_eq!(Outcome::BlackWins.counts_for(Color::White), GameCounts::LOSS);
+    /// assert_eq!(Outcome::Draw.counts_for(Color::Black), GameCounts::DRAW);
+    /// ```
+    #[must_use]
+    pub fn counts_for(self, color: Color) -> GameCounts {
+        match self.winner() {
+            None => GameCounts::DRAW,
+            Some(c) if c == color => GameCounts::WIN,
+            Some(_) => GameCounts::LOSS,
         }
     }
 }

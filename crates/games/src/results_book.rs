@@ -154,15 +154,7 @@ impl ResultsBook {
         for ply in 0..=last + 1 {
             let key = self.count_key(&position);
             if seen.insert(key) {
-                let points = game.result.outcome.points_for(position.side_to_move());
-                let c = if points > 0.75 {
-                    GameCounts::WIN
-                } else if points < 0.25 {
-                    GameCounts::LOSS
-                } else {
-                    GameCounts::DRAW
-                };
-                counts.push((key, c));
+                counts.push((key, game.result.outcome.counts_for(position.side_to_move())));
             }
             if ply <= last {
                 position.do_move(game.moves[ply].mv);
