@@ -175,9 +175,13 @@ pub trait BookSource: Send + Sync {
         false
     }
 
-    /// The move with the best estimate from games ([`MoveRule::Results`]), `None`
-    /// out of book or without results.
-    fn results_choice(&self, _position: &Position, _prior_games: f64) -> Option<Move> {
+    /// The game results of each of `candidates` (the moves of `position`), from
+    /// the mover's view, in their order; `None` when the source has none.
+    fn move_results(
+        &self,
+        _position: &Position,
+        _candidates: &[Candidate],
+    ) -> Option<Vec<stera_book::GameCounts>> {
         None
     }
 
@@ -240,10 +244,11 @@ pub enum MoveRule {
     /// In proportion to `count` (moves with count 0 never played; all counts 0:
     /// the first move).
     Count,
-    /// The best estimate from games: each move's game score shrunk towards the
-    /// win rate of its value by `prior_games` pseudo-games
-    /// ([`crate::results_book::Estimate`]). Needs a source with results
-    /// ([`BookSource::has_results`]); over bare candidates it is [`MoveRule::Best`].
+    /// The best [`results_value`](crate::results_book::results_value): each
+    /// move's game score shrunk towards the win rate of its value by
+    /// `prior_games` pseudo-games, in centipawns (ties: the first). Needs the
+    /// moves' results ([`MoveRule::probabilities_with_results`], from a source
+    /// with [`BookSource::has_results`]); without them it is [`MoveRule::Best`].
     Results { prior_games: f64 },
 }
 
@@ -279,12 +284,37 @@ impl MoveRule {
         candidates: &[Candidate],
         mover: stera_rules::Color,
     ) -> Option<Vec<(Move, f64)>> {
+        self.probabilities_with_results(candidates, None, mover)
+    }
+
+    /// [`MoveRule::probabilities`] with the game `results` of each candidate (in
+    /// their order, from the mover's view), which [`MoveRule::Results`] plays by.
+    #[must_use]
+    pub fn probabilities_with_results(
+        &self,
+        candidates: &[Candidate],
+        results: Option<&[stera_book::GameCounts]>,
+        mover: stera_rules::Color,
+    ) -> Option<Vec<(Move, f64)>> {
         let best = *candidates.iter().max_by(|a, b| {
             // The first of equal values wins: `max_by` keeps the last maximum.
             a.value.cmp(&b.value).then(std::cmp::Ordering::Greater)
         })?;
         match *self {
-            Self::Best | Self::Results { .. } => Some(vec![(best.mv, 1.0)]),
+            Self::Best => Some(vec![(best.mv, 1.0)]),
+            Self::Results { prior_games } => {
+                let Some(results) = results.filter(|r| r.len() == candidates.len()) else {
+                    return Some(vec![(best.mv, 1.0)]);
+                };
+                let mut chosen: Option<(Move, i32)> = None;
+                for (c, r) in candidates.iter().zip(results) {
+                    let value = stera_book::results::results_value(*r, c.value, prior_games);
+                    if chosen.is_none_or(|(_, b)| value > b) {
+                        chosen = Some((c.mv, value));
+                    }
+                }
+                chosen.map(|(mv, _)| vec![(mv, 1.0)])
+            }
             Self::Softmax { temperature } => {
                 // An infinite temperature is no choice anyone makes on purpose:
                 // taken as 0 (the best moves), as before.
@@ -406,17 +436,16 @@ impl BookPolicy for RuledBook {
         if self.max_ply.is_some_and(|max| position.ply() > max) {
             return None;
         }
-        if let MoveRule::Results { prior_games } = self.rule
-            && self.source.has_results()
-        {
-            return Some(vec![(
-                self.source.results_choice(position, prior_games)?,
-                1.0,
-            )]);
-        }
         let candidates = self.source.candidates(position)?;
-        self.rule
-            .probabilities(&candidates, position.side_to_move())
+        let results = match self.rule {
+            MoveRule::Results { .. } => self.source.move_results(position, &candidates),
+            _ => None,
+        };
+        self.rule.probabilities_with_results(
+            &candidates,
+            results.as_deref(),
+            position.side_to_move(),
+        )
     }
 
     fn describe(&self) -> String {

@@ -172,30 +172,37 @@ impl ResultsBook {
         prior_games: f64,
     ) -> Option<Vec<(Candidate, GameCounts, Estimate)>> {
         let candidates = self.analysed.candidates(position)?;
+        let results = self.results_of(position, &candidates);
         Some(
             candidates
                 .into_iter()
-                .map(|c| {
-                    let results = self.move_results(position, c.mv);
-                    (c, results, Estimate::new(results, c.value, prior_games))
-                })
+                .zip(results)
+                .map(|(c, r)| (c, r, Estimate::new(r, c.value, prior_games)))
                 .collect(),
         )
     }
 
-    /// The move with the best [`results_value`] (ties: the first, the better
-    /// book value): what `export --by-results` writes first.
+    /// The move [`MoveRule::Results`](crate::MoveRule::Results) plays: the best
+    /// [`results_value`] (ties: the first, the better book value), what `export
+    /// --by-results` writes first.
     #[must_use]
     pub fn best_by_results(&self, position: &Position, prior_games: f64) -> Option<Move> {
-        let estimates = self.estimates(position, prior_games)?;
-        let mut best: Option<(Move, i32)> = None;
-        for (c, results, _) in &estimates {
-            let value = results_value(*results, c.value, prior_games);
-            if best.is_none_or(|(_, b)| value > b) {
-                best = Some((c.mv, value));
-            }
-        }
-        best.map(|(mv, _)| mv)
+        let candidates = self.analysed.candidates(position)?;
+        let results = self.results_of(position, &candidates);
+        let chosen = crate::MoveRule::Results { prior_games }.probabilities_with_results(
+            &candidates,
+            Some(&results),
+            position.side_to_move(),
+        )?;
+        chosen.first().map(|&(mv, _)| mv)
+    }
+
+    /// The results of each of `candidates`, moves of `position`, in their order.
+    fn results_of(&self, position: &Position, candidates: &[Candidate]) -> Vec<GameCounts> {
+        candidates
+            .iter()
+            .map(|c| self.move_results(position, c.mv))
+            .collect()
     }
 }
 
@@ -221,8 +228,12 @@ impl BookSource for ResultsBook {
         true
     }
 
-    fn results_choice(&self, position: &Position, prior_games: f64) -> Option<Move> {
-        self.best_by_results(position, prior_games)
+    fn move_results(
+        &self,
+        position: &Position,
+        candidates: &[Candidate],
+    ) -> Option<Vec<GameCounts>> {
+        Some(self.results_of(position, candidates))
     }
 
     fn describe(&self) -> String {
