@@ -11,7 +11,7 @@ use stera_book::terashock::{
     Backup, BookFormat, ExportOptions, ExportSummary, NodeExtras, Weights, export_book,
 };
 use stera_book::{Book, NodeStore};
-use stera_service::export::{ExportFlags, OfflineExport, WeightsChoice};
+use stera_service::export::{ExportFlags, OfflineExport};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -44,7 +44,7 @@ pub fn run(args: &Args) -> Result<()> {
         &args.db,
         args.nodes,
         choice.raw,
-        choice.weights == Some(WeightsChoice::Ndf) || choice.by_results,
+        choice.options().needs_games(),
     )?;
     eprintln!(
         "loaded {} nodes, {} move values in {:.1} s",

@@ -161,7 +161,7 @@ pub fn game_seed(seed: u64, n: u64) -> u64 {
 /// Not a number, negative or not finite.
 pub fn parse_prior_games(text: &str) -> std::result::Result<f64, String> {
     match text.trim().parse::<f64>() {
-        Ok(v) if v >= 0.0 && v.is_finite() => Ok(v),
+        Ok(v) if stera_book::results::prior_games_valid(v) => Ok(v),
         _ => Err(format!("must be a finite number >= 0, not `{text}`")),
     }
 }

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use stera_book::terashock::{BookFormat, ExportOptions, NodeExtras, Weights, export_book};
+use stera_book::terashock::{BookFormat, ExportOptions, NodeExtras, export_book};
 use stera_book::{Book, LiveBook, SledReader, SledStore};
 use stera_proto::v1::{ExportReply, ExportRequest};
 use stera_service::export::{ExportChoice, FormatChoice};
@@ -70,7 +70,7 @@ fn export_snapshot(
     let start = Instant::now();
     let mut extras =
         NodeExtras::scan_first(|visit| reader.for_each_node(visit), book.len(), request.raw)?;
-    if options.weights == Weights::Ndf || options.by_results.is_some() {
+    if options.needs_games() {
         extras
             .scan_games(|f| reader.for_each_game_count(f), book)
             .map_err(MaintenanceError::GameResults)?;
@@ -97,7 +97,7 @@ fn export_snapshot(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use stera_book::terashock::Backup;
+    use stera_book::terashock::{Backup, Weights};
     use stera_proto::v1::{ExportBackup, ExportWeights};
 
     fn request(backup: ExportBackup, weights: ExportWeights, temperature: f64) -> ExportRequest {

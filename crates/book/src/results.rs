@@ -154,6 +154,18 @@ pub const WIN_RATE_SCALE: f64 = 600.0;
 /// so that a few games cannot overturn a value but a few hundred decide.
 pub const DEFAULT_PRIOR_GAMES: f64 = 4.0;
 
+/// True for a usable `--prior-games`: a finite number of games, 0 or more.
+///
+/// ```
+/// use stera_book::results::prior_games_valid;
+/// assert!(prior_games_valid(0.0) && prior_games_valid(4.0));
+/// assert!(!prior_games_valid(-1.0) && !prior_games_valid(f64::NAN));
+/// ```
+#[must_use]
+pub fn prior_games_valid(games: f64) -> bool {
+    games >= 0.0 && games.is_finite()
+}
+
 /// The win rate a value in centipawns stands for.
 ///
 /// ```

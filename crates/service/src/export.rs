@@ -21,7 +21,7 @@ use std::marker::PhantomData;
 use std::path::{Path, PathBuf};
 
 use clap::{Arg, ArgAction, ArgMatches, Command, ValueEnum};
-use stera_book::results::DEFAULT_PRIOR_GAMES;
+use stera_book::results::{DEFAULT_PRIOR_GAMES, prior_games_valid};
 use stera_book::terashock::{Backup, BookFormat, ExportOptions, Weights};
 use stera_proto::v1::{ExportBackup, ExportFormat, ExportRequest, ExportWeights};
 
@@ -316,7 +316,7 @@ impl ExportChoice {
         if !(temperature.is_finite() && temperature > 0.0) {
             return Err(ExportChoiceError::Temperature(request.temperature));
         }
-        if !(request.prior_games.is_finite() && request.prior_games >= 0.0) {
+        if !prior_games_valid(request.prior_games) {
             return Err(ExportChoiceError::PriorGames(request.prior_games));
         }
         Ok(Self {
@@ -500,7 +500,7 @@ impl<F: FrontEnd> ExportFlags<F> {
     /// A negative or non-finite temperature, named by its flag.
     pub fn checked(&self) -> Result<ExportChoice, ExportChoiceError> {
         let prior = self.choice.prior_games;
-        if !(prior >= 0.0 && prior.is_finite()) {
+        if !prior_games_valid(prior) {
             return Err(ExportChoiceError::PriorGames(prior));
         }
         let t = self.choice.temperature;

@@ -47,6 +47,15 @@ pub struct ExportOptions {
     pub by_results: Option<f64>,
 }
 
+impl ExportOptions {
+    /// True when the export reads the store's game counters
+    /// ([`NodeExtras::scan_games`]): NineDayFever weights or values by results.
+    #[must_use]
+    pub fn needs_games(&self) -> bool {
+        self.weights == Weights::Ndf || self.by_results.is_some()
+    }
+}
+
 /// How the export backs values up (not for raw exports).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum Backup {
