@@ -6,7 +6,7 @@ use std::path::Path;
 
 use anyhow::{Context, Result};
 use stera_book::terashock::NodeExtras;
-use stera_book::{Book, BookError, SledStore};
+use stera_book::{Book, BookError, NodeStore, OpponentId, OpponentSelection, SledStore};
 use stera_formats::{LineReader, MAX_LINE_BYTES};
 
 /// Opens an existing store for reading; never creates one (a missing path or a
@@ -154,4 +154,51 @@ pub fn listing(title: &str, items: &[String], limit: usize) -> String {
         text.push_str(&format!("\n  ... and {} more", items.len() - limit));
     }
     text
+}
+
+/// `--opponents`: `all` or a comma-separated list of learning opponents.
+///
+/// # Errors
+/// An empty item.
+pub fn parse_opponents(text: &str) -> std::result::Result<OpponentSelection, String> {
+    OpponentSelection::parse(text).map_err(|e| e.to_string())
+}
+
+/// The ids of the learning opponents `selection` names in `store` (at `db`);
+/// says so on stderr when the store has no learning games at all.
+///
+/// # Errors
+/// A listed opponent the store does not know, or a storage failure.
+pub fn selected_opponents(
+    store: &dyn NodeStore,
+    selection: &OpponentSelection,
+    db: &Path,
+) -> Result<Vec<OpponentId>> {
+    let known = store
+        .opponents()
+        .with_context(|| format!("cannot read the learning opponents of `{}`", db.display()))?;
+    if known.is_empty() {
+        eprintln!(
+            "note: `{}` holds no learning games (`book-tools learn` or the coordinator's --learn-share count them); results change nothing",
+            db.display()
+        );
+    }
+    Ok(selection
+        .resolve(&known)
+        .with_context(|| format!("--opponents for `{}`", db.display()))?)
+}
+
+/// Every position's learning counters against the opponents `selection` names,
+/// added (the pooled estimate for `all`).
+///
+/// # Errors
+/// See [`selected_opponents`].
+pub fn learning_counts(
+    store: &dyn NodeStore,
+    selection: &OpponentSelection,
+    db: &Path,
+) -> Result<std::collections::HashMap<stera_rules::Key, stera_book::GameCounts>> {
+    let ids = selected_opponents(store, selection, db)?;
+    stera_book::learning_counts(store, &ids)
+        .with_context(|| format!("cannot read the learning results of `{}`", db.display()))
 }

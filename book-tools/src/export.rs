@@ -10,7 +10,7 @@ use anyhow::{Context, Result};
 use stera_book::terashock::{
     Backup, BookFormat, ExportOptions, ExportSummary, NodeExtras, Weights, export_book,
 };
-use stera_book::{Book, NodeStore};
+use stera_book::{Book, NodeStore, OpponentSelection};
 use stera_service::export::{ExportFlags, OfflineExport};
 
 #[derive(clap::Args)]
@@ -32,6 +32,13 @@ pub struct Args {
     /// the same file can be made again offline. Default: every position.
     #[arg(long, value_name = "N")]
     nodes: Option<usize>,
+    /// With --by-results: whose learning games value the moves: `all` (every
+    /// learning opponent of the store, their games added: the pooled estimate) or a
+    /// comma-separated list of opponent numbers or identities as `book-tools stats`
+    /// lists them. Self-play games (the coordinator's play jobs) never count here.
+    #[arg(long, value_name = "LIST", default_value = "all",
+          value_parser = crate::common::parse_opponents)]
+    opponents: OpponentSelection,
 }
 
 pub fn run(args: &Args) -> Result<()> {
@@ -40,11 +47,13 @@ pub fn run(args: &Args) -> Result<()> {
     let choice = args.export.checked()?;
     let format = choice.format.resolve(&args.out)?;
     stera_book::store_path::check_output_path(&args.out, &args.db)?;
+    let learning = choice.options().needs_learning().then_some(&args.opponents);
     let (book, extras) = load_with_games(
         &args.db,
         args.nodes,
         choice.raw,
         choice.options().needs_games(),
+        learning,
     )?;
     eprintln!(
         "loaded {} nodes, {} move values in {:.1} s",
@@ -78,8 +87,9 @@ pub fn run(args: &Args) -> Result<()> {
     }
     if choice.by_results {
         println!(
-            "valued by results: {} positions with games, prior {} games",
-            extras.counts.len(),
+            "valued by results: {} positions with learning games (opponents: {}), prior {} games",
+            extras.learned.len(),
+            args.opponents,
             choice.prior_games
         );
     }
@@ -130,14 +140,16 @@ fn export_to(
 }
 
 /// Loads the book and its per-node extras with one scan (per-move depths when
-/// `with_depths`, the game results per position when `with_games`), then closes
-/// the store (sled keeps its data resident: closing it before the analysis
-/// halves the memory of a big export).
+/// `with_depths`, the self-play results per position when `with_games`, the
+/// learning results of the `learning` opponents when given), then closes the
+/// store (sled keeps its data resident: closing it before the analysis halves
+/// the memory of a big export).
 pub fn load_with_games(
     db: &Path,
     nodes: Option<usize>,
     with_depths: bool,
     with_games: bool,
+    learning: Option<&OpponentSelection>,
 ) -> Result<(Book, NodeExtras)> {
     let store = crate::common::open_existing(db)?;
     let nodes = nodes.unwrap_or(usize::MAX);
@@ -147,6 +159,16 @@ pub fn load_with_games(
         extras
             .scan_games(|f| store.for_each_game_count(f), &book)
             .with_context(|| format!("cannot read the game results in `{}`", db.display()))?;
+    }
+    if let Some(selection) = learning {
+        let opponents = crate::common::selected_opponents(&store, selection, db)?;
+        for opponent in opponents {
+            extras
+                .scan_learning(|f| store.for_each_learning_count(opponent, f))
+                .with_context(|| {
+                    format!("cannot read the learning results in `{}`", db.display())
+                })?;
+        }
     }
     Ok((book, extras))
 }

@@ -16,22 +16,34 @@
 //! view, durable, one game id each), so a stopped run keeps what it learned and
 //! the next run goes on from it. `book-tools match --book-moves results` and
 //! `export --by-results` play and write what the games chose.
+//!
+//! The opponents are a pool (`--opponent`, repeated, with weights): a book that
+//! learns against one engine at one budget learns that opponent's weaknesses
+//! (BENCHMARKS "Learning that generalises"). Each game draws its opponent by
+//! weight; its counters go to that opponent's ledger in the store
+//! ([`stera_book::opponents`]), never to the self-play counters, and the
+//! learner reads the pool's ledgers added. The score printed is the training
+//! score against the pool, not the book's strength: that is measured by
+//! `book-tools match` against an opponent outside the pool.
 
-use std::collections::HashMap;
+use std::cell::RefCell;
+use std::collections::{HashMap, HashSet};
+use std::hash::{Hash, Hasher};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context, Result, bail};
-use stera_book::{Book, GameCounts, NodeStore};
+use stera_book::{Book, NodeStore, OpponentId};
 use stera_engine::Player;
 use stera_engine::choice::{EngineChoice, LimitArgs};
+use stera_games::opponent::{BudgetedPlayer, Pool};
 use stera_games::results_book::DEFAULT_PRIOR_GAMES;
 use stera_games::{
-    AnalysedBook, BookPolicy, DEFAULT_PLY_LIMIT, Game, GameRules, LearningPolicy, PlayOptions,
-    ResultsBook, Side,
+    AnalysedBook, BookPolicy, DEFAULT_PLY_LIMIT, Game, GameRules, LearningPolicy, OpponentSpec,
+    PlayOptions, ResultsBook, Side,
 };
-use stera_rules::{Color, Key, Position};
+use stera_rules::{Color, Position};
 
 use crate::matches::suite::{self, Opening};
 
@@ -83,6 +95,22 @@ pub struct Args {
     /// Seed of the learner's draws and the node jitter.
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// An opponent of the pool (repeatable): engine flags and a budget, quoted as
+    /// one argument, as the book side's are given, with `--weight W` (its share
+    /// of the games, default 1) and `--node-jitter S` (default 0.5, with
+    /// `--nodes`), e.g. `--opponent "--nodes 500 --weight 2" --opponent "--engine
+    /// usi --engine-cmd /usr/games/fairy-stockfish --engine-option
+    /// UCI_Variant=shogi --nodes 20000"`. Its games are counted apart, under the
+    /// engine's identity and the budget. Default: one opponent, the book side's
+    /// engine and budget (--engine..., --nodes..., --node-jitter).
+    #[arg(long, value_name = "FLAGS", allow_hyphen_values = true)]
+    opponent: Vec<String>,
+    /// Stop once every position that matters most (each opening's position and
+    /// the one after the opponents' most played reply there) is settled: the move
+    /// the results rule plays is the best with at least this posterior
+    /// probability (checked every 100 games). Default: play all --games.
+    #[arg(long, value_name = "PROBABILITY")]
+    stop_when_settled: Option<f64>,
     #[command(flatten)]
     engine: EngineChoice,
     #[command(flatten)]
@@ -105,14 +133,37 @@ impl Args {
                 "--node-jitter needs --nodes (it jitters the node limit); pass --node-jitter 0 with another limit"
             );
         }
+        if let Some(p) = self.stop_when_settled
+            && !(p > 0.5 && p < 1.0)
+        {
+            bail!("--stop-when-settled must lie in (0.5, 1), not {p}");
+        }
         Ok(())
+    }
+
+    /// The pool of opponents: the `--opponent`s, or the book side's engine.
+    fn pool(&self) -> Result<Pool> {
+        let members = if self.opponent.is_empty() {
+            vec![OpponentSpec::of(
+                self.engine.clone(),
+                self.limits.limits(),
+                self.node_jitter,
+            )]
+        } else {
+            self.opponent
+                .iter()
+                .map(|text| OpponentSpec::parse(text).context("--opponent"))
+                .collect::<Result<_>>()?
+        };
+        Ok(Pool::new(members)?)
     }
 }
 
-/// A finished game and the colour the learner played.
+/// A finished game, the colour the learner played and its opponent (index in the pool).
 struct Finished {
     game: Game,
     learner: Color,
+    opponent: usize,
 }
 
 /// Everything the game threads share.
@@ -123,6 +174,13 @@ struct Job {
     policy: LearningPolicy,
     book_max_ply: Option<u32>,
     first_index: u64,
+    pool: Pool,
+}
+
+thread_local! {
+    /// A game thread's engines of the opponents whose engine differs from the
+    /// book side's, started at their first game (by pool index).
+    static OPPONENT_ENGINES: RefCell<HashMap<usize, Box<dyn Player>>> = RefCell::new(HashMap::new());
 }
 
 pub fn run(args: &Args) -> Result<()> {
@@ -147,12 +205,14 @@ pub fn run(args: &Args) -> Result<()> {
         Some(file) => suite::read_file(file)?,
         None => suite::parse_lines(&roots, &format!("the roots of `{}`", args.db.display()))?,
     };
-    let mut counts: HashMap<Key, GameCounts> = HashMap::new();
-    store
-        .for_each_game_count(&mut |key, c| {
-            counts.insert(key, c);
-        })
-        .with_context(|| format!("cannot read the game counters of `{}`", args.db.display()))?;
+    let pool = args.pool()?;
+    let opponent_ids = intern_pool(&mut store, &pool, &args.engine, &args.db)?;
+    let counts = stera_book::learning_counts(&store, &opponent_ids).with_context(|| {
+        format!(
+            "cannot read the learning counters of `{}`",
+            args.db.display()
+        )
+    })?;
     let known = counts.len();
     let analysed = AnalysedBook::new(book)
         .with_context(|| format!("cannot analyse the book in `{}`", args.db.display()))?;
@@ -178,9 +238,10 @@ pub fn run(args: &Args) -> Result<()> {
         policy: LearningPolicy::new(Arc::clone(&results), args.eval_diff, args.prior_games),
         book_max_ply: args.book_max_ply,
         first_index: first_id,
+        pool,
     };
     eprintln!(
-        "learn: {} ({} positions, results at {known} positions), {} games from {} openings, {} at a time; {}",
+        "learn: {} ({} positions, results against this pool at {known} positions), {} games from {} openings, {} at a time; {}",
         args.db.display(),
         results.analysed().len(),
         args.games,
@@ -188,7 +249,20 @@ pub fn run(args: &Args) -> Result<()> {
         args.concurrency.max(1),
         job.policy.describe(),
     );
-    let mut tally = Tally::new(args.games);
+    for (spec, id) in job.pool.members().iter().zip(&opponent_ids) {
+        eprintln!(
+            "opponent {id} (weight {}): {}{}",
+            spec.weight,
+            spec.text,
+            if spec.varies() {
+                String::new()
+            } else {
+                " -- no node limit to jitter: its games differ only where the book side's do; give it --nodes with --node-jitter, or openings of several moves, for games that differ".to_owned()
+            }
+        );
+    }
+    let key_positions = key_positions(&job.openings);
+    let mut tally = Tally::new(args.games, job.pool.members().len());
     let policy = UpToPly {
         policy: &job.policy,
         max_ply: job.book_max_ply,
@@ -197,6 +271,7 @@ pub fn run(args: &Args) -> Result<()> {
     let play = |index: usize, learner: &mut dyn Player, opponent: &mut dyn Player| {
         play_one(&job, &policy, index, learner, opponent)
     };
+    let mut settled_note = String::new();
     crate::game_threads::run(args.concurrency, args.games, &start, &play, |finished| {
         let counts = results
             .learning_counts(&finished.game, finished.learner)
@@ -204,44 +279,148 @@ pub fn run(args: &Args) -> Result<()> {
         let id = first_id + tally.games;
         if !counts.is_empty() {
             store
-                .record_game(id, &counts)
+                .record_learning_game(opponent_ids[finished.opponent], id, &counts)
                 .with_context(|| format!("cannot count game {id} in `{}`", args.db.display()))?;
             results.add(&counts);
         }
-        tally.add(&finished, !counts.is_empty());
+        tally.add(&finished, !counts.is_empty(), &settled_note);
+        if tally.games.is_multiple_of(SETTLED_EVERY) {
+            let (settled, total) =
+                settled_count(&job.policy, &key_positions, args.stop_when_settled);
+            settled_note = format!("{settled}/{total} key positions settled");
+            if args.stop_when_settled.is_some() && total > 0 && settled == total {
+                eprintln!(
+                    "every key position is settled after {} games: stopping (--stop-when-settled)",
+                    tally.games
+                );
+                return Ok(true);
+            }
+        }
         Ok(false)
     })?;
     tally.finish();
     println!("{}", tally.summary());
-    for opening in &job.openings {
-        print_choices(&results, opening, args.prior_games);
+    if let Some(line) = tally.distinct_note() {
+        println!("{line}");
+    }
+    let threshold = args.stop_when_settled.unwrap_or(DEFAULT_SETTLED);
+    for position in &key_positions {
+        print_estimates(&results, &job.policy, position, args.prior_games, threshold);
     }
     Ok(())
 }
 
-/// The moves the games chose so far at each opening (the learner as the side to
-/// move) and after the opponent's most played move there (the learner as the
-/// other side).
-fn print_choices(results: &ResultsBook, opening: &Opening, prior_games: f64) {
-    let mut position = opening.start.clone();
-    for &mv in &opening.moves {
-        position.do_move(mv);
+/// Games between two checks of the stopping rule.
+const SETTLED_EVERY: u64 = 100;
+
+/// The posterior probability at which a position's move counts as settled in
+/// reports when --stop-when-settled is not given.
+const DEFAULT_SETTLED: f64 = 0.95;
+
+/// Registers each of the pool's opponents in the store (engine identity as its
+/// engine reports it, and the budget) and returns their ids in pool order. An
+/// opponent's engine is started once here, so a description that cannot start
+/// fails before any game.
+fn intern_pool(
+    store: &mut stera_book::SledStore,
+    pool: &Pool,
+    book_engine: &EngineChoice,
+    db: &std::path::Path,
+) -> Result<Vec<OpponentId>> {
+    let mut book_identity: Option<String> = None;
+    pool.members()
+        .iter()
+        .map(|spec| {
+            let engine_identity = if spec.same_engine(book_engine) {
+                match &book_identity {
+                    Some(i) => i.clone(),
+                    None => {
+                        let i = book_engine.start_player()?.identity();
+                        book_identity = Some(i.clone());
+                        i
+                    }
+                }
+            } else {
+                spec.engine
+                    .start_player()
+                    .with_context(|| format!("starting opponent `{}`", spec.text))?
+                    .identity()
+            };
+            let identity = spec.identity(&engine_identity);
+            store.intern_opponent(&identity).with_context(|| {
+                format!(
+                    "cannot register opponent `{identity}` in `{}`",
+                    db.display()
+                )
+            })
+        })
+        .collect()
+}
+
+/// The positions that matter most: each opening's position and, after the
+/// opponents' most played reply there, the next one (as the report shows them).
+fn key_positions(openings: &[Opening]) -> Vec<Position> {
+    let mut seen = HashSet::new();
+    openings
+        .iter()
+        .filter_map(|opening| {
+            let mut position = opening.start.clone();
+            for &mv in &opening.moves {
+                position.do_move(mv);
+            }
+            seen.insert(position.key()).then_some(position)
+        })
+        .collect()
+}
+
+/// How many of `positions` (with the position after the most played reply of
+/// each) are in the book and settled at `threshold`; out-of-book positions do not
+/// count.
+fn settled_count(
+    policy: &LearningPolicy,
+    positions: &[Position],
+    threshold: Option<f64>,
+) -> (usize, usize) {
+    let threshold = threshold.unwrap_or(DEFAULT_SETTLED);
+    let mut settled = 0;
+    let mut total = 0;
+    for position in positions {
+        for p in [Some(position.clone()), policy.most_played_reply(position)]
+            .into_iter()
+            .flatten()
+        {
+            if let Some(s) = policy.settled(&p) {
+                total += 1;
+                settled += usize::from(s.probability >= threshold);
+            }
+        }
     }
-    print_estimates(results, &position, prior_games);
-    let most_played = position
-        .legal_moves()
-        .into_iter()
-        .map(|mv| (results.move_results(&position, mv).games(), mv))
-        .filter(|(games, _)| *games > 0)
-        .max_by_key(|(games, _)| *games);
-    if let Some((_, mv)) = most_played {
-        position.do_move(mv);
-        print_estimates(results, &position, prior_games);
+    (settled, total)
+}
+
+/// The moves the games chose so far at `position` (the learner to move) and
+/// after the opponents' most played reply there, with how settled each is.
+fn print_estimates(
+    results: &ResultsBook,
+    policy: &LearningPolicy,
+    position: &Position,
+    prior_games: f64,
+    threshold: f64,
+) {
+    print_position(results, policy, position, prior_games, threshold);
+    if let Some(after) = policy.most_played_reply(position) {
+        print_position(results, policy, &after, prior_games, threshold);
     }
 }
 
 /// One position's five best moves by their estimates from games.
-fn print_estimates(results: &ResultsBook, position: &Position, prior_games: f64) {
+fn print_position(
+    results: &ResultsBook,
+    policy: &LearningPolicy,
+    position: &Position,
+    prior_games: f64,
+    threshold: f64,
+) {
     let Some(mut estimates) = results.estimates(position, prior_games) else {
         println!("{}: not in the book", position.to_sfen());
         return;
@@ -261,8 +440,20 @@ fn print_estimates(results: &ResultsBook, position: &Position, prior_games: f64)
             )
         })
         .collect();
+    let settled = policy.settled(position).map_or(String::new(), |s| {
+        format!(
+            " -- plays {}, P(best) {:.3}{}",
+            s.best,
+            s.probability,
+            if s.probability >= threshold {
+                " (settled)"
+            } else {
+                ""
+            }
+        )
+    });
     println!(
-        "{}: {}",
+        "{}: {}{settled}",
         position.to_sfen(),
         if top.is_empty() {
             "no games yet".to_owned()
@@ -272,46 +463,84 @@ fn print_estimates(results: &ResultsBook, position: &Position, prior_games: f64)
     );
 }
 
-/// The learner's results of this run, by colour.
+/// The learner's results of this run, by colour, with its speed and how many
+/// of its games were distinct.
 struct Tally {
     total: usize,
     games: u64,
     counted: u64,
     /// Points and games as Black, as White.
     points: [(f64, u64); 2],
+    /// Games per opponent of the pool.
+    per_opponent: Vec<u64>,
+    /// A hash of each distinct game (start and moves).
+    distinct: HashSet<u64>,
     started: Instant,
     bar: Option<indicatif::ProgressBar>,
 }
 
 impl Tally {
-    fn new(total: usize) -> Self {
+    fn new(total: usize, opponents: usize) -> Self {
         let bar = crate::game_threads::games_bar(total);
         Self {
             total,
             games: 0,
             counted: 0,
             points: [(0.0, 0); 2],
+            per_opponent: vec![0; opponents],
+            distinct: HashSet::new(),
             started: Instant::now(),
             bar,
         }
     }
 
-    fn add(&mut self, finished: &Finished, counted: bool) {
+    fn add(&mut self, finished: &Finished, counted: bool, settled: &str) {
         self.games += 1;
         self.counted += u64::from(counted);
         let slot = &mut self.points[usize::from(finished.learner == Color::White)];
         slot.0 += finished.game.result.outcome.points_for(finished.learner);
         slot.1 += 1;
+        if let Some(n) = self.per_opponent.get_mut(finished.opponent) {
+            *n += 1;
+        }
+        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        finished.game.start_sfen.hash(&mut hasher);
+        for m in &finished.game.moves {
+            m.mv.hash(&mut hasher);
+        }
+        self.distinct.insert(hasher.finish());
         let step = (self.total / 20).max(1) as u64;
         let due = self.games.is_multiple_of(step) || self.games == self.total as u64;
-        crate::game_threads::show_progress(self.bar.as_ref(), self.line(), due, |line| {
-            eprintln!(
-                "game {}/{} ({:.0} s): {line}",
-                self.games,
-                self.total,
-                self.started.elapsed().as_secs_f64()
-            );
+        let mut line = self.line();
+        if !settled.is_empty() {
+            line.push_str("; ");
+            line.push_str(settled);
+        }
+        crate::game_threads::show_progress(self.bar.as_ref(), line, due, |line| {
+            eprintln!("game {}/{}: {line}", self.games, self.total);
         });
+    }
+
+    /// Games per second so far and the time left to --games at that rate.
+    fn speed(&self) -> String {
+        let secs = self.started.elapsed().as_secs_f64();
+        if secs <= 0.0 || self.games == 0 {
+            return String::new();
+        }
+        let rate = self.games as f64 / secs;
+        let left = (self.total as u64).saturating_sub(self.games) as f64 / rate;
+        format!("{rate:.2} games/s, {} left", duration_text(left))
+    }
+
+    /// A warning when many games repeat (a deterministic opponent).
+    fn distinct_note(&self) -> Option<String> {
+        let distinct = self.distinct.len() as u64;
+        (self.games >= 20 && distinct * 10 < self.games * 8).then(|| {
+            format!(
+                "warning: only {distinct} of {} games were distinct: an opponent deterministic at its budget replays games; give it --nodes with --node-jitter, or more openings",
+                self.games
+            )
+        })
     }
 
     fn score(&self, slot: usize) -> String {
@@ -325,10 +554,12 @@ impl Tally {
 
     fn line(&self) -> String {
         format!(
-            "learner scores {} as black, {} as white; {} games counted",
+            "training score {} as black, {} as white; {} games counted, {} distinct; {}",
             self.score(0),
             self.score(1),
-            self.counted
+            self.counted,
+            self.distinct.len(),
+            self.speed()
         )
     }
 
@@ -339,11 +570,18 @@ impl Tally {
     }
 
     fn summary(&self) -> String {
+        let per_opponent: Vec<String> = self
+            .per_opponent
+            .iter()
+            .enumerate()
+            .map(|(i, n)| format!("opponent {}: {n}", i + 1))
+            .collect();
         format!(
-            "{} games in {:.0} s: {}",
+            "{} games in {:.0} s: {} ({}). The training score is against the opponents learned against, not the book's strength: measure that with `book-tools match` against an opponent outside the pool.",
             self.games,
             self.started.elapsed().as_secs_f64(),
-            self.line()
+            self.line(),
+            per_opponent.join(", ")
         )
     }
 }
@@ -390,15 +628,90 @@ fn play_one(
         job.options.seed,
         job.first_index.wrapping_add(index as u64),
     );
+    let opponent = job.pool.pick(unit_draw(seed));
+    let spec = &job.pool.members()[opponent];
+    if spec.same_engine(&job.engine) {
+        let game = play_against(
+            job,
+            policy,
+            spec,
+            learner_engine,
+            opponent_engine,
+            opening,
+            learner,
+            seed,
+            index,
+        )?;
+        return Ok(Finished {
+            game,
+            learner,
+            opponent,
+        });
+    }
+    OPPONENT_ENGINES.with(|engines| {
+        let mut engines = engines.borrow_mut();
+        let engine = match engines.entry(opponent) {
+            std::collections::hash_map::Entry::Occupied(o) => o.into_mut(),
+            std::collections::hash_map::Entry::Vacant(v) => v.insert(
+                spec.engine
+                    .start_player()
+                    .with_context(|| format!("starting opponent `{}`", spec.text))?,
+            ),
+        };
+        let game = play_against(
+            job,
+            policy,
+            spec,
+            learner_engine,
+            engine.as_mut(),
+            opening,
+            learner,
+            seed,
+            index,
+        )?;
+        Ok(Finished {
+            game,
+            learner,
+            opponent,
+        })
+    })
+}
+
+/// One game of the learner (its engine at the book side's budget) against
+/// `spec` played by `opponent_engine` at the opponent's budget.
+#[allow(clippy::too_many_arguments)]
+fn play_against(
+    job: &Job,
+    policy: &UpToPly<'_>,
+    spec: &OpponentSpec,
+    learner_engine: &mut dyn Player,
+    opponent_engine: &mut dyn Player,
+    opening: &Opening,
+    learner: Color,
+    seed: u64,
+    index: usize,
+) -> Result<Game> {
+    let mut learner_player = BudgetedPlayer::new(
+        learner_engine,
+        job.options.limits,
+        job.options.node_jitter,
+        seed,
+    );
+    let mut opponent_player = BudgetedPlayer::new(
+        opponent_engine,
+        spec.limits,
+        spec.node_jitter,
+        seed ^ 0x0BB0_5E17,
+    );
     let learning = Side {
-        player: learner_engine,
+        player: &mut learner_player,
         book: Some(policy),
     };
     let opponent = Side {
-        player: opponent_engine,
+        player: &mut opponent_player,
         book: None,
     };
-    let game = crate::game_threads::play_as(
+    crate::game_threads::play_as(
         opening,
         learning,
         opponent,
@@ -406,6 +719,21 @@ fn play_one(
         &job.options,
         seed,
         index,
-    )?;
-    Ok(Finished { game, learner })
+    )
+}
+
+/// A number in [0, 1) drawn from `seed` (which opponent plays a game).
+fn unit_draw(seed: u64) -> f64 {
+    use rand::{Rng, SeedableRng};
+    rand::rngs::StdRng::seed_from_u64(seed ^ 0x0990_5E1E_C7ED).random::<f64>()
+}
+
+/// `secs` as `1 h 02 min`, `3 min 05 s` or `42 s`.
+fn duration_text(secs: f64) -> String {
+    let s = secs.max(0.0).round() as u64;
+    match (s / 3600, s % 3600 / 60, s % 60) {
+        (0, 0, sec) => format!("{sec} s"),
+        (0, min, sec) => format!("{min} min {sec:02} s"),
+        (h, min, _) => format!("{h} h {min:02} min"),
+    }
 }

@@ -171,8 +171,48 @@ pub fn run(args: &Args) -> Result<()> {
                 .map_or_else(|| "none (no legal move)".to_owned(), |m| m.to_string())
         )?;
         print_moves(out, &lines, book.values(id), &games, &weights)?;
+        print_learning(out, &pos, &games)?;
         print_quarantine(out, &quarantine)
     })
+}
+
+/// The learning opponents and the moves with learning games (every opponent's
+/// games added; `match --book-moves results --opponents` and `export
+/// --by-results --opponents` choose whose count).
+fn print_learning(out: &mut dyn Write, pos: &Position, games: &Games) -> io::Result<()> {
+    if games.opponents.is_empty() {
+        return writeln!(out, "learning games: none");
+    }
+    let list: Vec<String> = games
+        .opponents
+        .iter()
+        .map(|o| format!("{} {} ({} games)", o.id, o.identity, o.games))
+        .collect();
+    writeln!(out, "learning opponents: {}", list.join("; "))?;
+    let mut any = false;
+    for (mv, c) in pos.legal_moves().into_iter().zip(&games.learned_after) {
+        if c.games() > 0 {
+            if !any {
+                writeln!(
+                    out,
+                    "  move     learning games  won/drawn/lost  score (all opponents)"
+                )?;
+                any = true;
+            }
+            writeln!(
+                out,
+                "  {:<7} {:>15}  {:>14}  {}",
+                mv.to_string(),
+                c.games(),
+                format!("{}/{}/{}", c.wins, c.draws, c.losses),
+                score_text(*c)
+            )?;
+        }
+    }
+    if !any {
+        writeln!(out, "  no learning games through this position's moves")?;
+    }
+    Ok(())
 }
 
 /// Quarantine records that concern the shown position: it is quarantined
@@ -230,6 +270,11 @@ struct Games {
     after: Vec<GameCounts>,
     /// Every book position's games, by node index (for the NineDayFever weights).
     all: std::collections::HashMap<u32, GameCounts>,
+    /// The learning opponents with their games.
+    opponents: Vec<stera_book::OpponentRecord>,
+    /// Learning games after each legal move (canonical order), every opponent's
+    /// added, from the mover's view.
+    learned_after: Vec<GameCounts>,
 }
 
 /// The games through `pos` and its children, read from `store` (at `db`).
@@ -261,7 +306,27 @@ fn load_games(
             }
         })
         .with_context(|| format!("cannot read the game results in `{}`", db.display()))?;
-    Ok(Games { here, after, all })
+    let opponents = store
+        .opponents()
+        .with_context(|| format!("cannot read the learning opponents of `{}`", db.display()))?;
+    let ids: Vec<_> = opponents.iter().map(|o| o.id).collect();
+    let learned = stera_book::learning_counts(store, &ids)
+        .with_context(|| format!("cannot read the learning results in `{}`", db.display()))?;
+    let learned_after = pos
+        .legal_moves()
+        .into_iter()
+        .map(|mv| {
+            let key = book.count_key(pos.key_after(mv), pos.flipped_key_after(mv));
+            learned.get(&key).copied().unwrap_or_default().flipped()
+        })
+        .collect();
+    Ok(Games {
+        here,
+        after,
+        all,
+        opponents,
+        learned_after,
+    })
 }
 
 /// The key under which the book holds the position after `mv`: its own, or its

@@ -39,6 +39,8 @@ struct Games {
     recorded: u64,
     /// Per root (in the order of the roots), from its side to move's view.
     at_roots: Vec<GameCounts>,
+    /// The learning opponents with their games.
+    opponents: Vec<stera_book::OpponentRecord>,
 }
 
 pub fn run(args: &Args) -> Result<()> {
@@ -89,6 +91,9 @@ fn load(db: &Path) -> Result<(Vec<Root>, Book, NodeExtras, Games)> {
             })
             .collect::<Result<_, _>>()
             .context("cannot read the game results")?,
+        opponents: store
+            .opponents()
+            .context("cannot read the learning opponents")?,
     };
     Ok((roots, book, extras, games))
 }
@@ -262,9 +267,21 @@ fn pv_line(
     line
 }
 
-/// Games recorded, and the games through each root with its score.
+/// Games recorded, the learning opponents, and the self-play games through each
+/// root with its score.
 fn print_games(out: &mut dyn Write, roots: &[Root], games: &Games) -> io::Result<()> {
     writeln!(out, "games recorded   {}", games.recorded)?;
+    if games.opponents.is_empty() {
+        writeln!(out, "learning opponents: none (no learning games)")?;
+    } else {
+        writeln!(
+            out,
+            "learning opponents (their games counted apart; --opponents takes the numbers):"
+        )?;
+        for o in &games.opponents {
+            writeln!(out, "  {} {}: {} games", o.id, o.identity, o.games)?;
+        }
+    }
     writeln!(
         out,
         "games through the roots (won/drawn/lost and score for the side to move at the root):"

@@ -116,6 +116,13 @@ pub struct Args {
     #[arg(long, value_name = "GAMES", default_value_t = DEFAULT_PRIOR_GAMES,
           value_parser = crate::game_threads::parse_prior_games)]
     prior_games: f64,
+    /// `results`: whose learning games choose the moves: `all` (every learning
+    /// opponent of the store, their games added) or a comma-separated list of
+    /// opponent numbers or identities as `book-tools stats` lists them. Self-play
+    /// games (the coordinator's play jobs) never count here.
+    #[arg(long, value_name = "LIST", default_value = "all",
+          value_parser = crate::common::parse_opponents)]
+    opponents: stera_book::OpponentSelection,
     /// `softmax`: temperature in centipawns (the same flag name as the
     /// coordinator's selection and `book-tools export`).
     #[arg(long, value_name = "CP", default_value_t = DEFAULT_TEMPERATURE)]
@@ -333,7 +340,7 @@ pub fn run(args: &Args) -> Result<()> {
                 let (book, roots) = load_book(
                     db,
                     args.leaf_discount,
-                    matches!(own_rule, MoveRule::Results { .. }),
+                    matches!(own_rule, MoveRule::Results { .. }).then_some(&args.opponents),
                 )?;
                 (book, roots, db.display().to_string())
             }
@@ -363,7 +370,7 @@ pub fn run(args: &Args) -> Result<()> {
                     load_book(
                         path,
                         args.leaf_discount,
-                        matches!(other_rule, MoveRule::Results { .. }),
+                        matches!(other_rule, MoveRule::Results { .. }).then_some(&args.opponents),
                     )?
                     .0
                 };
@@ -518,13 +525,14 @@ impl Job {
 }
 
 /// Loads a store's book and analyses it (leaf moves `leaf_discount` below their
-/// stored values), with its game results when `with_results`; returns it with
-/// the store's roots.
+/// stored values), with the learning results of the `results` opponents when
+/// given; returns it with the store's roots.
 fn load_book(
     path: &Path,
     leaf_discount: i16,
-    with_results: bool,
+    results: Option<&stera_book::OpponentSelection>,
 ) -> Result<(Arc<dyn BookSource>, Vec<String>)> {
+    let with_results = results.is_some();
     let mut counts = HashMap::new();
     let (book, roots) = {
         // Never creates a store; sled admits one opener at a time, so the store
@@ -538,12 +546,8 @@ fn load_book(
             .with_context(|| format!("cannot read the roots of `{}`", path.display()))?
             .unwrap_or_default()
             .roots;
-        if with_results {
-            store
-                .for_each_game_count(&mut |key, c| {
-                    counts.insert(key, c);
-                })
-                .with_context(|| format!("cannot read the game results of `{}`", path.display()))?;
+        if let Some(selection) = results {
+            counts = crate::common::learning_counts(&store, selection, path)?;
         }
         (book, roots)
     };

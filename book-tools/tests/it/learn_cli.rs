@@ -3,6 +3,7 @@
 //! export `--by-results` then play the moves the games chose, the same ones.
 
 use crate::common::{book_tools, fails, ok, s, single_root_book};
+use crate::engines;
 
 use std::path::Path;
 
@@ -16,22 +17,42 @@ fn games_recorded(db: &str) -> u64 {
         .expect("a number")
 }
 
+/// The learning opponents `stats` lists: identity and games.
+fn learning_opponents(db: &str) -> Vec<(String, u64)> {
+    let out = ok(&["stats", "--db", db]);
+    out.lines()
+        .skip_while(|l| !l.starts_with("learning opponents"))
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        .map(|l| {
+            let (identity, games) = l.trim().rsplit_once(": ").expect("identity: N games");
+            let identity = identity.split_once(' ').expect("number identity").1;
+            let games = games.trim_end_matches(" games").parse().expect("a count");
+            (identity.to_owned(), games)
+        })
+        .collect()
+}
+
 fn learn(db: &str, games: &str, seed: &str) -> String {
-    ok(&[
+    learn_with(db, games, seed, &["--nodes", "100"])
+}
+
+fn learn_with(db: &str, games: &str, seed: &str, more: &[&str]) -> String {
+    let mut args = vec![
         "learn",
         "--db",
         db,
         "--games",
         games,
-        "--nodes",
-        "100",
         "--ply-limit",
         "60",
         "--concurrency",
         "2",
         "--seed",
         seed,
-    ])
+    ];
+    args.extend_from_slice(more);
+    ok(&args)
 }
 
 /// The moves and results of a CSA file's games (the headers name the books).
@@ -63,14 +84,131 @@ fn learning_counts_every_game_and_a_second_run_goes_on() {
         .find(|l| l.starts_with("lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL b - 1:"))
         .unwrap_or_else(|| panic!("no line for the start in {out}"));
     assert!(start.contains(" games, value "), "{start}");
-    // Every game had a book move of the learner (the start is in the book).
-    assert_eq!(games_recorded(&db), 20);
+    assert!(out.contains("training score"), "{out}");
+    assert!(out.contains("not the book's strength"), "{out}");
+    // Every game had a book move of the learner (the start is in the book),
+    // counted against the one opponent, never as self-play.
+    let opponents = learning_opponents(&db);
+    assert_eq!(opponents.len(), 1, "{opponents:?}");
+    assert!(
+        opponents[0].0.starts_with("stera-builtin") && opponents[0].0.ends_with(" at 100 nodes"),
+        "{opponents:?}"
+    );
+    assert_eq!(opponents[0].1, 20);
+    assert_eq!(games_recorded(&db), 0);
     learn(&db, "10", "1");
     assert_eq!(
-        games_recorded(&db),
+        learning_opponents(&db)[0].1,
         30,
         "a second run adds, ids never collide"
     );
+    // Another budget is another opponent: it never mixes into the first.
+    learn_with(&db, "6", "1", &["--nodes", "200"]);
+    let opponents = learning_opponents(&db);
+    assert_eq!(opponents.len(), 2, "{opponents:?}");
+    assert_eq!(opponents[0].1, 30);
+    assert!(opponents[1].0.ends_with(" at 200 nodes"), "{opponents:?}");
+    assert_eq!(opponents[1].1, 6);
+    // `show` lists them and the moves' learning games, every opponent's added.
+    let shown = ok(&["show", "--db", &db, "startpos"]);
+    assert!(
+        shown.contains("learning opponents: 1 stera-builtin"),
+        "{shown}"
+    );
+    let learned: u64 = shown
+        .lines()
+        .skip_while(|l| !l.contains("learning games  won/drawn/lost"))
+        .skip(1)
+        .take_while(|l| l.starts_with("  ") && !l.contains("no learning"))
+        .map(|l| l.split_whitespace().nth(1).unwrap().parse::<u64>().unwrap())
+        .sum();
+    // Every game passed through one of the start's moves.
+    assert_eq!(learned, 36, "{shown}");
+}
+
+#[test]
+fn a_pool_of_opponents_with_an_external_engine_counts_each_apart() {
+    let Some(engine) = engines::real_engine(
+        "fairy-stockfish",
+        "STERA_FAIRY_STOCKFISH",
+        "fairy-stockfish",
+    ) else {
+        return;
+    };
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db = single_root_book(dir.path());
+    let fairy = format!(
+        "--engine usi --engine-cmd {} --engine-option UCI_Variant=shogi --depth 1 --weight 2",
+        s(&engine)
+    );
+    let run = book_tools(&[
+        "learn",
+        "--db",
+        &db,
+        "--games",
+        "16",
+        "--ply-limit",
+        "60",
+        "--concurrency",
+        "2",
+        "--seed",
+        "4",
+        "--nodes",
+        "100",
+        "--opponent",
+        "--nodes 100",
+        "--opponent",
+        "--nodes 300 --node-jitter 0.2",
+        "--opponent",
+        &fairy,
+    ]);
+    let err = String::from_utf8_lossy(&run.stderr);
+    assert!(run.status.success(), "{err}");
+    // A depth-limited opponent cannot be jittered: the run says so.
+    assert!(err.contains("no node limit to jitter"), "{err}");
+    let opponents = learning_opponents(&db);
+    assert_eq!(opponents.len(), 3, "{opponents:?}");
+    assert!(opponents[1].0.ends_with(" at 300 nodes"), "{opponents:?}");
+    assert!(
+        opponents[2].0.contains("Fairy-Stockfish") && opponents[2].0.ends_with(" at depth 1"),
+        "{opponents:?}"
+    );
+    assert_eq!(
+        opponents.iter().map(|o| o.1).sum::<u64>(),
+        16,
+        "{opponents:?}"
+    );
+    assert!(
+        opponents[2].1 > 0,
+        "the weighted engine got games: {opponents:?}"
+    );
+    assert_eq!(games_recorded(&db), 0, "learning never counts as self-play");
+    // One opponent, a list or all: each an export by results; an unknown one is refused.
+    for list in ["3", "1,2", "all"] {
+        let file = dir.path().join(format!("by-{list}.db2016"));
+        let out = ok(&[
+            "export",
+            "--db",
+            &db,
+            "--by-results",
+            "--opponents",
+            list,
+            "--out",
+            s(&file),
+        ]);
+        assert!(out.contains(&format!("opponents: {list}")), "{out}");
+    }
+    let err = fails(&[
+        "export",
+        "--db",
+        &db,
+        "--by-results",
+        "--opponents",
+        "4",
+        "--out",
+        s(&dir.path().join("x.db2016")),
+    ]);
+    assert!(err.contains("no learning opponent `4`"), "{err}");
 }
 
 #[test]
@@ -162,6 +300,18 @@ fn bad_learning_flags_are_refused_before_a_game() {
         (vec!["--eval-diff=-5", "--nodes", "100"], "--eval-diff"),
         (vec!["--depth", "2"], "--node-jitter needs --nodes"),
         (vec!["--games", "0", "--nodes", "100"], "--games"),
+        (
+            vec!["--nodes", "100", "--opponent", "--engine builtin"],
+            "no budget",
+        ),
+        (
+            vec!["--nodes", "100", "--opponent", "--nodes 10 --weight -1"],
+            "--weight",
+        ),
+        (
+            vec!["--nodes", "100", "--stop-when-settled", "0.3"],
+            "--stop-when-settled",
+        ),
     ] {
         let mut full = vec!["learn", "--db", db.as_str()];
         full.extend(args.iter().copied());

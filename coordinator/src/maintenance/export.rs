@@ -75,6 +75,17 @@ fn export_snapshot(
             .scan_games(|f| reader.for_each_game_count(f), book)
             .map_err(MaintenanceError::GameResults)?;
     }
+    if options.needs_learning() {
+        // The pooled estimate: every learning opponent's games.
+        for opponent in reader
+            .learning_opponents()
+            .map_err(MaintenanceError::GameResults)?
+        {
+            extras
+                .scan_learning(|f| reader.for_each_learning_count(opponent, f))
+                .map_err(MaintenanceError::GameResults)?;
+        }
+    }
     let out = Path::new(&request.path);
     let mut last_log = Instant::now();
     let mut progress = |phase: &'static str, done: u64, total: u64| {

@@ -23,6 +23,7 @@ mod columns;
 mod error;
 mod live_book;
 mod node;
+pub mod opponents;
 pub mod results;
 mod selector;
 mod sled_guard;
@@ -39,6 +40,9 @@ pub use book::Book;
 pub use error::BookError;
 pub use live_book::LiveBook;
 pub use node::{NodeId, Origin, Thought, ThoughtNode};
+pub use opponents::{
+    OpponentId, OpponentRecord, OpponentSelection, check_opponent_identity, learning_counts,
+};
 pub use results::{GameCounts, GameCountsDecodeError};
 pub use selector::{DEFAULT_SELECT_SEED, Leaf, SelectMode, SelectStats, Selector, SoftmaxSelect};
 pub use sled_store::{

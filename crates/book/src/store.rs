@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use stera_rules::{Key, Move};
 
-use crate::{BookError, GameCounts, NodeId, ThoughtNode};
+use crate::{BookError, GameCounts, NodeId, OpponentId, OpponentRecord, ThoughtNode};
 
 /// Selection settings that belong to a book run and persist with it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -287,6 +287,45 @@ pub trait NodeStore {
     /// # Errors
     /// Storage failure or corrupt data.
     fn for_each_game_count(&self, f: &mut dyn FnMut(Key, GameCounts)) -> Result<(), BookError>;
+
+    /// Registers a learning opponent (engine identity and budget) and returns its
+    /// id; an identity met before keeps its id. Durable when it returns.
+    ///
+    /// # Errors
+    /// An identity [`crate::check_opponent_identity`] refuses, more than 65,536
+    /// opponents, storage failure.
+    fn intern_opponent(&mut self, identity: &str) -> Result<OpponentId, BookError>;
+
+    /// The learning opponents, in id order, with the games counted against each.
+    ///
+    /// # Errors
+    /// Storage failure or corrupt data.
+    fn opponents(&self) -> Result<Vec<OpponentRecord>, BookError>;
+
+    /// Counts one learning game against `opponent` (see [`crate::opponents`]):
+    /// like [`NodeStore::record_game`], on counters of that opponent only, never
+    /// the self-play ones. Game ids share one space with `record_game`'s
+    /// ([`NodeStore::max_game_id`] covers both); an id recorded before changes
+    /// nothing and returns `false`. All or nothing, durable when it returns `true`.
+    ///
+    /// # Errors
+    /// An opponent not interned, storage failure; nothing is recorded then.
+    fn record_learning_game(
+        &mut self,
+        opponent: OpponentId,
+        game_id: u64,
+        counts: &[(Key, GameCounts)],
+    ) -> Result<bool, BookError>;
+
+    /// Calls `f` with every position that has learning counters against `opponent`.
+    ///
+    /// # Errors
+    /// Storage failure or corrupt data.
+    fn for_each_learning_count(
+        &self,
+        opponent: OpponentId,
+        f: &mut dyn FnMut(Key, GameCounts),
+    ) -> Result<(), BookError>;
 }
 
 /// A store in memory (tests, dry runs). Same contract, no durability.
@@ -299,6 +338,8 @@ pub struct MemoryStore {
     config: Option<RunConfig>,
     game_counts: BTreeMap<Key, GameCounts>,
     game_ids: BTreeSet<u64>,
+    opponents: Vec<OpponentRecord>,
+    learning_counts: BTreeMap<(OpponentId, Key), GameCounts>,
 }
 
 impl MemoryStore {
@@ -406,6 +447,63 @@ impl NodeStore for MemoryStore {
     fn for_each_game_count(&self, f: &mut dyn FnMut(Key, GameCounts)) -> Result<(), BookError> {
         for (&key, &c) in &self.game_counts {
             f(key, c);
+        }
+        Ok(())
+    }
+
+    fn intern_opponent(&mut self, identity: &str) -> Result<OpponentId, BookError> {
+        crate::check_opponent_identity(identity)?;
+        if let Some(o) = self.opponents.iter().find(|o| o.identity == identity) {
+            return Ok(o.id);
+        }
+        let id = OpponentId(
+            u16::try_from(self.opponents.len())
+                .map_err(|_| BookError::Full("more than 65,536 opponents".into()))?,
+        );
+        self.opponents.push(OpponentRecord {
+            id,
+            identity: identity.to_owned(),
+            games: 0,
+        });
+        Ok(id)
+    }
+
+    fn opponents(&self) -> Result<Vec<OpponentRecord>, BookError> {
+        Ok(self.opponents.clone())
+    }
+
+    fn record_learning_game(
+        &mut self,
+        opponent: OpponentId,
+        game_id: u64,
+        counts: &[(Key, GameCounts)],
+    ) -> Result<bool, BookError> {
+        let record = self
+            .opponents
+            .get_mut(usize::from(opponent.0))
+            .ok_or_else(|| BookError::Invalid(format!("no learning opponent {opponent}")))?;
+        if !self.game_ids.insert(game_id) {
+            return Ok(false);
+        }
+        record.games += 1;
+        for &(key, c) in counts {
+            self.learning_counts
+                .entry((opponent, key))
+                .or_default()
+                .add(c);
+        }
+        Ok(true)
+    }
+
+    fn for_each_learning_count(
+        &self,
+        opponent: OpponentId,
+        f: &mut dyn FnMut(Key, GameCounts),
+    ) -> Result<(), BookError> {
+        for (&(o, key), &c) in &self.learning_counts {
+            if o == opponent {
+                f(key, c);
+            }
         }
         Ok(())
     }
@@ -522,5 +620,34 @@ impl<S: NodeStore> NodeStore for DryRun<S> {
     }
     fn for_each_game_count(&self, f: &mut dyn FnMut(Key, GameCounts)) -> Result<(), BookError> {
         self.inner.for_each_game_count(f)
+    }
+    fn intern_opponent(&mut self, identity: &str) -> Result<OpponentId, BookError> {
+        match self
+            .inner
+            .opponents()?
+            .iter()
+            .find(|o| o.identity == identity)
+        {
+            Some(o) => Ok(o.id),
+            None => Self::refuse("a new learning opponent"),
+        }
+    }
+    fn opponents(&self) -> Result<Vec<OpponentRecord>, BookError> {
+        self.inner.opponents()
+    }
+    fn record_learning_game(
+        &mut self,
+        _: OpponentId,
+        _: u64,
+        _: &[(Key, GameCounts)],
+    ) -> Result<bool, BookError> {
+        Self::refuse("recording a learning game")
+    }
+    fn for_each_learning_count(
+        &self,
+        opponent: OpponentId,
+        f: &mut dyn FnMut(Key, GameCounts),
+    ) -> Result<(), BookError> {
+        self.inner.for_each_learning_count(opponent, f)
     }
 }

@@ -13,6 +13,8 @@
 //! * [`results_book`]: book moves chosen by game results ([`ResultsBook`],
 //!   [`MoveRule::Results`]) and the Thompson-sampling [`LearningPolicy`] that
 //!   earns them against an opponent engine.
+//! * [`opponent`]: learning opponents, an engine and a budget ([`OpponentSpec`]),
+//!   and a weighted [`Pool`](opponent::Pool) of them.
 //! * [`play`]: [`play_game`] between two [`stera_engine::Player`]s with books.
 //! * [`stats`]: score, Elo with a 95 % interval, likelihood of superiority.
 //! * [`csa`]: games as CSA text.
@@ -38,6 +40,7 @@ pub mod book;
 pub mod csa;
 pub mod declaration;
 pub mod game;
+pub mod opponent;
 pub mod play;
 pub mod referee;
 pub mod results_book;
@@ -47,8 +50,9 @@ pub use book::{
     AnalysedBook, BookPolicy, BookSource, Candidate, MoveRule, RuledBook, SoftmaxPolicy,
 };
 pub use game::{Game, GameMove, GameResult, MoveSource, Outcome, Termination};
+pub use opponent::{OpponentSpec, Pool};
 pub use play::{PlayError, PlayOptions, Side, play_game};
 pub use referee::{
     Adjudication, DEFAULT_PLY_LIMIT, GameError, GameRules, Referee, Verified, Visited, verify,
 };
-pub use results_book::{LearningPolicy, ResultsBook};
+pub use results_book::{LearningPolicy, ResultsBook, Settled};

@@ -44,11 +44,14 @@ use std::path::{Path, PathBuf};
 use stera_formats::leftovers::INCOMPLETE_MARKER;
 use stera_rules::{Key, Move};
 
-use crate::{BookError, GameCounts, NodeId, NodeStore, RunConfig, ThoughtNode};
+use crate::{
+    BookError, GameCounts, NodeId, NodeStore, OpponentId, OpponentRecord, RunConfig, ThoughtNode,
+};
 
 mod backup;
 mod compaction;
 mod keys;
+mod learning;
 mod reader;
 
 pub(crate) use backup::PartialStore;
@@ -71,8 +74,10 @@ pub struct SledStore {
     kifu: sled::Tree,
     meta: sled::Tree,
     games: sled::Tree,
+    learning: sled::Tree,
     len: u32,
     evaluators: Vec<String>,
+    opponents: Vec<String>,
     encode_buffer: Vec<u8>,
 }
 
@@ -156,6 +161,7 @@ impl SledStore {
         let kifu = tree("kifu")?;
         let meta = tree("meta")?;
         let games = tree("games")?;
+        let learning = tree(learning::LEARNING)?;
         match meta.get("format").map_err(|e| store_error(path, e))? {
             Some(f) if f.as_ref() == FORMAT => {}
             Some(f) => {
@@ -214,6 +220,7 @@ impl SledStore {
             }
             evaluators.push(String::from_utf8_lossy(&v).into_owned());
         }
+        let opponents = learning::load_identities(&meta, path)?;
         Ok(Self {
             path: path.to_owned(),
             db,
@@ -222,8 +229,10 @@ impl SledStore {
             kifu,
             meta,
             games,
+            learning,
             len,
             evaluators,
+            opponents,
             encode_buffer: Vec::new(),
         })
     }
@@ -321,6 +330,7 @@ impl SledStore {
             path: self.path.clone(),
             nodes: self.nodes.clone(),
             games: self.games.clone(),
+            learning: self.learning.clone(),
         }
     }
 
@@ -648,6 +658,76 @@ impl NodeStore for SledStore {
     }
 
     fn max_game_id(&self) -> Result<Option<u64>, BookError> {
+        let learned = self.learning_view().max_game_id()?;
+        Ok(self.max_self_play_game_id()?.max(learned))
+    }
+
+    fn for_each_game_count(&self, f: &mut dyn FnMut(Key, GameCounts)) -> Result<(), BookError> {
+        game_counts_of(&self.games, &self.path, f)
+    }
+
+    fn intern_opponent(&mut self, identity: &str) -> Result<OpponentId, BookError> {
+        if let Some(i) = self.opponents.iter().position(|e| e == identity) {
+            return Ok(OpponentId(u16::try_from(i).map_err(|_| {
+                BookError::Corrupt("an opponent id beyond 65,535".into())
+            })?));
+        }
+        self.room(identity.len() + 64)?;
+        let mut identities = std::mem::take(&mut self.opponents);
+        let interned = learning::Learning {
+            tree: &self.learning,
+            path: &self.path,
+        }
+        .intern(&self.meta, &mut identities, identity);
+        self.opponents = identities;
+        let id = interned?;
+        self.db.flush().map_err(|e| self.err(e))?;
+        Ok(id)
+    }
+
+    fn opponents(&self) -> Result<Vec<OpponentRecord>, BookError> {
+        self.learning_view().records(&self.opponents)
+    }
+
+    fn record_learning_game(
+        &mut self,
+        opponent: OpponentId,
+        game_id: u64,
+        counts: &[(Key, GameCounts)],
+    ) -> Result<bool, BookError> {
+        if usize::from(opponent.0) >= self.opponents.len() {
+            return Err(BookError::Invalid(format!(
+                "no learning opponent {opponent} in `{}`",
+                self.path.display()
+            )));
+        }
+        let Some(batch) = self.learning_view().game_batch(opponent, game_id, counts)? else {
+            return Ok(false);
+        };
+        self.room(counts.len() * 40 + 32)?;
+        self.learning.apply_batch(batch).map_err(|e| self.err(e))?;
+        self.db.flush().map_err(|e| self.err(e))?;
+        Ok(true)
+    }
+
+    fn for_each_learning_count(
+        &self,
+        opponent: OpponentId,
+        f: &mut dyn FnMut(Key, GameCounts),
+    ) -> Result<(), BookError> {
+        self.learning_view().for_each_count(opponent, f)
+    }
+}
+
+impl SledStore {
+    fn learning_view(&self) -> learning::Learning<'_> {
+        learning::Learning {
+            tree: &self.learning,
+            path: &self.path,
+        }
+    }
+
+    fn max_self_play_game_id(&self) -> Result<Option<u64>, BookError> {
         match self.games.scan_prefix(b"g").next_back() {
             Some(item) => {
                 let (k, _) = item.map_err(|e| self.err(e))?;
@@ -658,10 +738,6 @@ impl NodeStore for SledStore {
             }
             None => Ok(None),
         }
-    }
-
-    fn for_each_game_count(&self, f: &mut dyn FnMut(Key, GameCounts)) -> Result<(), BookError> {
-        game_counts_of(&self.games, &self.path, f)
     }
 }
 

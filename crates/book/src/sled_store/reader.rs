@@ -80,6 +80,7 @@ pub struct SledReader {
     pub(super) path: PathBuf,
     pub(super) nodes: sled::Tree,
     pub(super) games: sled::Tree,
+    pub(super) learning: sled::Tree,
 }
 
 impl std::fmt::Debug for SledReader {
@@ -106,5 +107,34 @@ impl SledReader {
     /// Storage failure or corrupt counters.
     pub fn for_each_game_count(&self, f: &mut dyn FnMut(Key, GameCounts)) -> Result<(), BookError> {
         game_counts_of(&self.games, &self.path, f)
+    }
+
+    /// Every position's learning counters against `opponent` (see
+    /// [`crate::opponents`]).
+    ///
+    /// # Errors
+    /// Storage failure or corrupt counters.
+    pub fn for_each_learning_count(
+        &self,
+        opponent: crate::OpponentId,
+        f: &mut dyn FnMut(Key, GameCounts),
+    ) -> Result<(), BookError> {
+        super::learning::Learning {
+            tree: &self.learning,
+            path: &self.path,
+        }
+        .for_each_count(opponent, f)
+    }
+
+    /// The learning opponents with at least one counted game.
+    ///
+    /// # Errors
+    /// Storage failure or corrupt keys.
+    pub fn learning_opponents(&self) -> Result<Vec<crate::OpponentId>, BookError> {
+        super::learning::Learning {
+            tree: &self.learning,
+            path: &self.path,
+        }
+        .opponents_with_games()
     }
 }

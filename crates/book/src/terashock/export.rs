@@ -42,17 +42,26 @@ pub struct ExportOptions {
     /// [`results_value`](crate::results::results_value) (the game score shrunk
     /// towards the move's value by that many pseudo-games, in centipawns) and
     /// orders the moves by it, so that an engine playing the best value plays
-    /// the move the games chose (`book-tools match --book-moves results`). Needs
-    /// [`NodeExtras::scan_games`]; moves without games keep their values.
+    /// the move the games chose (`book-tools match --book-moves results`). Reads
+    /// the learning counters ([`NodeExtras::scan_learning`], the opponents the
+    /// front end selected), never the self-play ones; moves without games keep
+    /// their values.
     pub by_results: Option<f64>,
 }
 
 impl ExportOptions {
-    /// True when the export reads the store's game counters
-    /// ([`NodeExtras::scan_games`]): NineDayFever weights or values by results.
+    /// True when the export reads the store's self-play game counters
+    /// ([`NodeExtras::scan_games`]): NineDayFever weights.
     #[must_use]
     pub fn needs_games(&self) -> bool {
-        self.weights == Weights::Ndf || self.by_results.is_some()
+        self.weights == Weights::Ndf
+    }
+
+    /// True when the export reads learning counters
+    /// ([`NodeExtras::scan_learning`]): values by results.
+    #[must_use]
+    pub fn needs_learning(&self) -> bool {
+        self.by_results.is_some()
     }
 }
 
@@ -564,7 +573,7 @@ impl FormatContext<'_> {
                 position.key_after(line.mv),
                 position.flipped_key_after(line.mv),
             );
-            if let Some(c) = self.extras.counts.get(&key) {
+            if let Some(c) = self.extras.learned.get(&key) {
                 let value = results_value(c.flipped(), i32::from(line.value), prior_games);
                 line.value = stera_rules::value::clamp_to_i16(value);
             }

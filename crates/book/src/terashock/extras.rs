@@ -24,6 +24,10 @@ pub struct NodeExtras {
     /// position with games, in the book or not (a move into a leaf has its
     /// results at the leaf); filled by [`NodeExtras::scan_games`].
     pub counts: std::collections::HashMap<Key, crate::GameCounts>,
+    /// Learning games' results by key, the selected opponents' counters added
+    /// (what `--by-results` values moves by; never the self-play counters);
+    /// filled by [`NodeExtras::scan_learning`].
+    pub learned: std::collections::HashMap<Key, crate::GameCounts>,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -97,6 +101,19 @@ impl NodeExtras {
         })
     }
 
+    /// Adds the learning counters that `scan` visits (by key, see
+    /// [`NodeExtras::learned`]); call it once per selected opponent.
+    ///
+    /// # Errors
+    /// What `scan` returns.
+    pub fn scan_learning(
+        &mut self,
+        scan: impl FnOnce(&mut dyn FnMut(Key, crate::GameCounts)) -> Result<(), BookError>,
+    ) -> Result<(), BookError> {
+        let learned = &mut self.learned;
+        scan(&mut |key, counts| learned.entry(key).or_default().add(counts))
+    }
+
     /// Loads the book and its extras with one scan of `store`.
     ///
     /// # Errors
@@ -149,6 +166,7 @@ impl NodeExtras {
             }),
             games: std::collections::HashMap::new(),
             counts: std::collections::HashMap::new(),
+            learned: std::collections::HashMap::new(),
         }
     }
 

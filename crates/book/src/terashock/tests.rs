@@ -1241,9 +1241,14 @@ fn an_export_by_results_values_moves_by_their_games() {
     extras.timestamps = vec![0; b.book.len()];
     // From the side to move's view (White): 7g7f won 70 of 100 for Black, the
     // leaf 2g2f 20 of 100; the leaf's counters under the smaller of its keys.
-    extras.counts = std::collections::HashMap::from([
+    extras.learned = std::collections::HashMap::from([
         (b.book.key(line[1]), counts(30, 0, 70)),
         (leaf.key().min(leaf.flipped_key()), counts(80, 0, 20)),
+    ]);
+    // Self-play counters that say the opposite are never read by `--by-results`.
+    extras.counts = std::collections::HashMap::from([
+        (b.book.key(line[1]), counts(100, 0, 0)),
+        (leaf.key().min(leaf.flipped_key()), counts(0, 0, 100)),
     ]);
     let dir = tempfile::tempdir().unwrap();
     let read = |options: &ExportOptions, name: &str| {

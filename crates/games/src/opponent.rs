@@ -1,0 +1,367 @@
+//! Learning opponents: an engine and a budget, with a weight in a pool.
+//!
+//! A learned book wins against the opponents it learned against (BENCHMARKS
+//! "Learning that generalises"): learning against one engine at one budget
+//! finds that opponent's weaknesses. A pool of opponents (several budgets,
+//! several engines) asks for moves that win against all of them. Each
+//! [`OpponentSpec`] is written the way the engine flags of the command line are,
+//! so an opponent is described exactly as a worker or `book-tools evaluate`
+//! would be:
+//!
+//! ```
+//! use stera_games::opponent::{OpponentSpec, Pool};
+//! let weak = OpponentSpec::parse("--nodes 500 --weight 2").unwrap();
+//! let usi = OpponentSpec::parse(
+//!     "--engine usi --engine-cmd /usr/games/fairy-stockfish \
+//!      --engine-option UCI_Variant=shogi --depth 2",
+//! ).unwrap();
+//! assert_eq!(weak.budget(), "500 nodes");
+//! assert_eq!(usi.budget(), "depth 2");
+//! assert!(!usi.varies());            // depth limits do not jitter
+//! let pool = Pool::new(vec![weak, usi]).unwrap();
+//! // Weight 2 against 1: two thirds of the games go to the first.
+//! assert_eq!(pool.pick(0.5), 0);
+//! assert_eq!(pool.pick(0.9), 1);
+//! ```
+
+use clap::Parser;
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use stera_engine::{EvalError, Limits, Player, PlayerMove};
+use stera_rules::Position;
+
+use crate::PlayOptions;
+use stera_engine::choice::{EngineChoice, EngineKind, LimitArgs};
+use thiserror::Error;
+
+/// The default share by which an opponent's node limit is jittered per move.
+pub const DEFAULT_OPPONENT_NODE_JITTER: f64 = 0.5;
+
+/// An opponent description that cannot be used.
+#[derive(Debug, Error)]
+#[error("opponent `{spec}`: {reason}")]
+pub struct OpponentError {
+    /// The description as given (at most 200 characters).
+    pub spec: String,
+    /// What is wrong.
+    pub reason: String,
+}
+
+/// The flags one opponent is described with.
+#[derive(Debug, Clone, Parser)]
+#[command(no_binary_name = true, disable_help_flag = true)]
+struct OpponentFlags {
+    #[command(flatten)]
+    engine: EngineChoice,
+    #[command(flatten)]
+    limits: LimitArgs,
+    /// Share of the games played against this opponent, relative to the others.
+    #[arg(long, default_value_t = 1.0)]
+    weight: f64,
+    /// Jitter of this opponent's node limit per move.
+    #[arg(long, default_value_t = DEFAULT_OPPONENT_NODE_JITTER)]
+    node_jitter: f64,
+}
+
+/// One opponent: an engine, its budget per move, and its weight in a pool.
+#[derive(Debug, Clone)]
+pub struct OpponentSpec {
+    /// The engine, as the engine flags describe it.
+    pub engine: EngineChoice,
+    /// Its budget per move.
+    pub limits: Limits,
+    /// Its share of the games, relative to the pool's other opponents.
+    pub weight: f64,
+    /// Jitter of its node limit per move (0 with a depth or time limit only).
+    pub node_jitter: f64,
+    /// The description as given.
+    pub text: String,
+}
+
+impl OpponentSpec {
+    /// Reads an opponent from the engine flags (`--engine`, `--engine-cmd`,
+    /// `--engine-option`, `--eval-file`...), the budget flags (`--nodes`,
+    /// `--depth`, `--time-ms`), `--weight` (1) and `--node-jitter` (0.5, only
+    /// with `--nodes`), quoted as in a shell.
+    ///
+    /// # Errors
+    /// Unbalanced quotes, an unknown flag, no budget, a weight that is not
+    /// positive, a jitter outside [0, 1).
+    pub fn parse(text: &str) -> Result<Self, OpponentError> {
+        let error = |reason: String| OpponentError {
+            spec: stera_rules::excerpt(text),
+            reason,
+        };
+        let words = shlex::split(text).ok_or_else(|| error("unbalanced quotes".into()))?;
+        let flags = OpponentFlags::try_parse_from(&words).map_err(|e| {
+            error(
+                e.render()
+                    .to_string()
+                    .lines()
+                    .next()
+                    .unwrap_or("bad flags")
+                    .to_owned(),
+            )
+        })?;
+        let limits = flags.limits.limits();
+        if limits.nodes.is_none() && limits.depth.is_none() && limits.time.is_none() {
+            return Err(error(
+                "no budget: give --nodes, --depth or --time-ms (an opponent is an engine and a budget)"
+                    .into(),
+            ));
+        }
+        if !(flags.weight.is_finite() && flags.weight > 0.0) {
+            return Err(error(format!(
+                "--weight must be a positive number, not {}",
+                flags.weight
+            )));
+        }
+        if !(0.0..1.0).contains(&flags.node_jitter) {
+            return Err(error(format!(
+                "--node-jitter must lie in [0, 1), not {}",
+                flags.node_jitter
+            )));
+        }
+        let node_jitter = if limits.nodes.is_some() {
+            flags.node_jitter
+        } else {
+            0.0
+        };
+        Ok(Self {
+            engine: flags.engine,
+            limits,
+            weight: flags.weight,
+            node_jitter,
+            text: text.trim().to_owned(),
+        })
+    }
+
+    /// The opponent that plays `engine` at `limits` (a single-opponent pool).
+    #[must_use]
+    pub fn of(engine: EngineChoice, limits: Limits, node_jitter: f64) -> Self {
+        let text = format!("{} at {}", engine_words(&engine), budget_text(&limits));
+        Self {
+            engine,
+            node_jitter: if limits.nodes.is_some() {
+                node_jitter
+            } else {
+                0.0
+            },
+            limits,
+            weight: 1.0,
+            text,
+        }
+    }
+
+    /// Its budget in words: `1000 nodes`, `depth 3`, `200 ms`.
+    #[must_use]
+    pub fn budget(&self) -> String {
+        budget_text(&self.limits)
+    }
+
+    /// The identity its learning games are counted under: the engine's own
+    /// identity (as its `Player` reports it) and the budget.
+    #[must_use]
+    pub fn identity(&self, engine_identity: &str) -> String {
+        format!("{engine_identity} at {}", self.budget())
+    }
+
+    /// True when its games differ from one another by its own play: its node
+    /// limit is jittered. An opponent limited by depth or time alone (with a
+    /// deterministic engine) replays a game whenever the book side does.
+    #[must_use]
+    pub fn varies(&self) -> bool {
+        self.node_jitter > 0.0
+    }
+
+    /// True when `other` runs the same engine program with the same options, so
+    /// one started engine can serve both (with their own budgets).
+    #[must_use]
+    pub fn same_engine(&self, other: &EngineChoice) -> bool {
+        engine_words(&self.engine) == engine_words(other)
+    }
+}
+
+/// The engine flags in words, for comparing engines and naming them.
+fn engine_words(engine: &EngineChoice) -> String {
+    match engine.engine {
+        EngineKind::Builtin => match &engine.eval_file {
+            Some(path) => format!(
+                "builtin eval-file {} fv-scale {:?}",
+                path.display(),
+                engine.fv_scale
+            ),
+            None => "builtin".into(),
+        },
+        EngineKind::Usi => format!(
+            "usi {} {}",
+            engine.engine_cmd.as_deref().unwrap_or(""),
+            engine.engine_option.join(" ")
+        ),
+    }
+}
+
+/// A budget in words.
+#[must_use]
+pub fn budget_text(limits: &Limits) -> String {
+    let mut parts = Vec::new();
+    if let Some(n) = limits.nodes {
+        parts.push(format!("{n} nodes"));
+    }
+    if let Some(d) = limits.depth {
+        parts.push(format!("depth {d}"));
+    }
+    if let Some(t) = limits.time {
+        parts.push(format!("{} ms", t.as_millis()));
+    }
+    if parts.is_empty() {
+        "the engine's default budget".into()
+    } else {
+        parts.join(", ")
+    }
+}
+
+/// Opponents with weights: which one plays a game.
+#[derive(Debug, Clone)]
+pub struct Pool {
+    members: Vec<OpponentSpec>,
+    total_weight: f64,
+}
+
+impl Pool {
+    /// A pool of `members` (at least one).
+    ///
+    /// # Errors
+    /// An empty pool.
+    pub fn new(members: Vec<OpponentSpec>) -> Result<Self, OpponentError> {
+        if members.is_empty() {
+            return Err(OpponentError {
+                spec: String::new(),
+                reason: "a pool needs at least one opponent".into(),
+            });
+        }
+        let total_weight = members.iter().map(|m| m.weight).sum();
+        Ok(Self {
+            members,
+            total_weight,
+        })
+    }
+
+    /// Its opponents.
+    #[must_use]
+    pub fn members(&self) -> &[OpponentSpec] {
+        &self.members
+    }
+
+    /// The opponent of a game whose draw is `uniform` (in [0, 1)): each in
+    /// proportion to its weight.
+    #[must_use]
+    pub fn pick(&self, uniform: f64) -> usize {
+        let mut target = uniform.clamp(0.0, 1.0) * self.total_weight;
+        for (i, member) in self.members.iter().enumerate() {
+            if target < member.weight {
+                return i;
+            }
+            target -= member.weight;
+        }
+        self.members.len() - 1
+    }
+}
+
+/// A [`Player`] that searches with its own budget, whatever the game asks:
+/// each side of a game plays at its own limits (the book side at the book's
+/// budget, the opponent at its own), each move's node limit jittered from its
+/// own seed.
+pub struct BudgetedPlayer<'a> {
+    player: &'a mut dyn Player,
+    options: PlayOptions,
+    jitter: StdRng,
+}
+
+impl<'a> BudgetedPlayer<'a> {
+    /// `player` at `limits`, node limits jittered by `node_jitter` from `seed`.
+    pub fn new(player: &'a mut dyn Player, limits: Limits, node_jitter: f64, seed: u64) -> Self {
+        Self {
+            player,
+            options: PlayOptions {
+                limits,
+                node_jitter,
+                ..PlayOptions::default()
+            },
+            jitter: StdRng::seed_from_u64(seed ^ 0x3C6E_F372_FE94_F82B),
+        }
+    }
+}
+
+impl Player for BudgetedPlayer<'_> {
+    fn new_game(&mut self) -> Result<(), EvalError> {
+        self.player.new_game()
+    }
+
+    fn play(&mut self, position: &Position, _: &Limits) -> Result<PlayerMove, EvalError> {
+        let limits = self.options.move_limits(self.jitter.random::<f64>());
+        self.player.play(position, &limits)
+    }
+
+    fn identity(&self) -> String {
+        self.player.identity()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_opponent_needs_a_budget_and_a_positive_weight() {
+        let err = OpponentSpec::parse("--engine builtin")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("no budget"), "{err}");
+        assert!(OpponentSpec::parse("--nodes 100 --weight 0").is_err());
+        assert!(OpponentSpec::parse("--nodes 100 --weight nan").is_err());
+        assert!(OpponentSpec::parse("--nodes 100 --node-jitter 1").is_err());
+        let err = OpponentSpec::parse("--nodes 100 --frobnicate")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("frobnicate"), "{err}");
+        assert!(OpponentSpec::parse("--engine-cmd 'unclosed").is_err());
+    }
+
+    #[test]
+    fn quoted_commands_and_options_are_read_as_in_a_shell() {
+        let o = OpponentSpec::parse(
+            "--engine usi --engine-cmd '/opt/my engine/run --fast' --engine-option Threads=1 --time-ms 50",
+        )
+        .unwrap();
+        assert_eq!(
+            o.engine.engine_cmd.as_deref(),
+            Some("/opt/my engine/run --fast")
+        );
+        assert_eq!(o.engine.engine_option, ["Threads=1"]);
+        assert_eq!(o.budget(), "50 ms");
+        assert_eq!(o.node_jitter, 0.0);
+        assert_eq!(o.identity("X 1.0"), "X 1.0 at 50 ms");
+    }
+
+    #[test]
+    fn the_same_engine_is_found_whatever_the_budget() {
+        let a = OpponentSpec::parse("--nodes 500").unwrap();
+        let b = OpponentSpec::parse("--nodes 4000 --weight 3").unwrap();
+        assert!(a.same_engine(&b.engine));
+        let c = OpponentSpec::parse("--engine usi --engine-cmd x --depth 2").unwrap();
+        assert!(!a.same_engine(&c.engine));
+    }
+
+    #[test]
+    fn picks_follow_the_weights() {
+        let pool = Pool::new(vec![
+            OpponentSpec::parse("--nodes 500").unwrap(),
+            OpponentSpec::parse("--nodes 1000 --weight 3").unwrap(),
+        ])
+        .unwrap();
+        let picks: Vec<usize> = (0..100).map(|i| pool.pick(f64::from(i) / 100.0)).collect();
+        assert_eq!(picks.iter().filter(|&&p| p == 0).count(), 25);
+        assert!(Pool::new(Vec::new()).is_err());
+    }
+}
