@@ -38,7 +38,7 @@ use stera_book::{Book, NodeStore, OpponentId};
 use stera_engine::Player;
 use stera_engine::choice::{EngineChoice, LimitArgs};
 use stera_games::opponent::{BudgetedPlayer, Pool};
-use stera_games::results_book::DEFAULT_PRIOR_GAMES;
+use stera_games::results_book::{DEFAULT_LEARNING_WINDOW, DEFAULT_PRIOR_GAMES};
 use stera_games::{
     AnalysedBook, BookPolicy, DEFAULT_PLY_LIMIT, Game, GameRules, LearningPolicy, OpponentSpec,
     PlayOptions, ResultsBook, Side,
@@ -47,10 +47,8 @@ use stera_rules::{Color, Position};
 
 use crate::matches::suite::{self, Opening};
 
-/// The learner's default margin: moves this far below the best value are
-/// never tried (a book's values spread over a few tens of centipawns at the
-/// start; a move 100 cp worse is a mistake at any budget).
-pub const DEFAULT_LEARN_EVAL_DIFF: i32 = 100;
+/// The learner's default margin (see [`DEFAULT_LEARNING_WINDOW`]).
+pub const DEFAULT_LEARN_EVAL_DIFF: i32 = DEFAULT_LEARNING_WINDOW;
 
 #[derive(clap::Args)]
 pub struct Args {

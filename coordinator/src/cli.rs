@@ -161,6 +161,8 @@ pub struct CoordinatorArgs {
     pub status_every_secs: u64,
     #[command(flatten)]
     pub play: play::PlayArgs,
+    #[command(flatten)]
+    pub learn: crate::learn::LearnArgs,
 }
 
 pub use stera_service::select::{DEFAULT_SELECT_TEMPERATURE, SelectKind};
@@ -242,6 +244,7 @@ pub(crate) fn dispatch_config(args: &CoordinatorArgs, play: play::PlaySettings) 
         max_worker_failures: args.max_worker_failures.max(1),
         version: env!("CARGO_PKG_VERSION").to_owned(),
         play,
+        learn_games: args.learn.learn_games,
     }
 }
 

@@ -53,6 +53,8 @@ pub struct DispatchConfig {
     pub version: String,
     /// Games: share of the slots, target, limits, rules.
     pub play: PlaySettings,
+    /// Learning games this run counts before it ends (0: none; see `learn`).
+    pub learn_games: u64,
 }
 
 pub struct Dispatcher<S: NodeStore> {
@@ -91,6 +93,7 @@ impl<S: NodeStore> Dispatcher<S> {
             limits,
             think_limit,
             config.play.clone(),
+            config.learn_games,
             registry.clone(),
         )?;
         // Lease ids start from the clock, so a result for a lease of an earlier run
@@ -218,6 +221,21 @@ impl<S: NodeStore> Dispatcher<S> {
             Event::Backup { path, reply } => self.maintenance.queue.submit_backup(path, reply),
             Event::Search { request, answer } => {
                 self.kinds.submit_search(request, answer, self.draining);
+            }
+            Event::LearnSnapshot { budgets, reply } => {
+                let _ = reply.send(crate::learn::LearnLedger::snapshot(
+                    self.kinds.live.store(),
+                    self.kinds.live.book(),
+                    &budgets,
+                ));
+            }
+            Event::LearnGame {
+                identity,
+                counts,
+                reply,
+            } => {
+                let counted = self.kinds.count_learning_game(&identity, &counts);
+                let _ = reply.send(counted);
             }
             Event::Drain { reason } => {
                 self.draining = true;

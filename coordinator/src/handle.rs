@@ -68,6 +68,20 @@ pub enum Event {
         request: SearchRequest,
         answer: SearchAnswer,
     },
+    /// The learning threads ask for the book and the pool's learning counters.
+    LearnSnapshot {
+        /// The pool's budgets (`1000 nodes`): opponents whose identity ends with
+        /// ` at ` one of them are the pool's ledgers.
+        budgets: Vec<String>,
+        reply: crate::learn::SnapshotReply,
+    },
+    /// A finished learning game to count against the opponent `identity`
+    /// (empty counts: nothing to teach, counted towards the target only).
+    LearnGame {
+        identity: String,
+        counts: Vec<(stera_rules::Key, stera_book::GameCounts)>,
+        reply: crate::learn::CountReply,
+    },
     /// Stop handing out jobs (shutdown); leases in flight may still complete.
     Drain {
         reason: String,

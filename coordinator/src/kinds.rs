@@ -154,6 +154,7 @@ pub(crate) struct Kinds<S: NodeStore> {
     pub(crate) think: ThinkJobs,
     pub(crate) play: PlayJobs,
     pub(crate) search: SearchJobs,
+    pub(crate) learn: crate::learn::LearnLedger,
     registry: Arc<Registry>,
     /// Nothing could be selected while nothing was in flight.
     stalled: bool,
@@ -172,6 +173,7 @@ impl<S: NodeStore> Kinds<S> {
         limits: Limits,
         think_limit: Option<u64>,
         play: PlaySettings,
+        learn_games: u64,
         registry: Arc<Registry>,
     ) -> Result<Self, String> {
         let play = PlayJobs::new(play, &live.config().roots)?;
@@ -180,6 +182,7 @@ impl<S: NodeStore> Kinds<S> {
             think: ThinkJobs::new(selector, limits, think_limit),
             play,
             search: SearchJobs::new(limits),
+            learn: crate::learn::LearnLedger::new(learn_games),
             registry,
             stalled: false,
             empty_selections: 0,
@@ -375,10 +378,29 @@ impl<S: NodeStore> Kinds<S> {
     /// reached and stored and the games target met, or stalled with no game out.
     pub(crate) fn done(&self, in_flight: usize) -> bool {
         let think_in_flight = self.think_in_flight(in_flight);
-        (self.stalled && self.play.in_flight() == 0)
+        (self.stalled && self.play.in_flight() == 0 && self.learn.done())
             || (self.think.limit_reached(think_in_flight)
                 && self.think.limit_done()
-                && self.play.target_done())
+                && self.play.target_done()
+                && self.learn.done())
+    }
+
+    /// Counts a finished learning game in the store (see [`crate::learn`]);
+    /// the games counted in this run.
+    pub(crate) fn count_learning_game(
+        &mut self,
+        identity: &str,
+        counts: &[(stera_rules::Key, stera_book::GameCounts)],
+    ) -> Result<u64, String> {
+        let counted = self
+            .learn
+            .count(self.live.store_mut(), identity, counts)
+            .inspect_err(|e| tracing::error!(error = %e, "cannot count a learning game"))?;
+        self.registry
+            .counters
+            .learning_games
+            .store(counted, std::sync::atomic::Ordering::Relaxed);
+        Ok(counted)
     }
 }
 

@@ -29,6 +29,7 @@ pub(crate) mod dashboard;
 pub mod dispatcher;
 pub(crate) mod handle;
 pub(crate) mod kinds;
+pub(crate) mod learn;
 pub mod leases;
 pub(crate) mod local_workers;
 pub(crate) mod maintenance;
@@ -104,6 +105,7 @@ pub async fn run(args: CoordinatorArgs, export: Option<ExportFn<SledStore>>) -> 
     // "listening" must drain the coordinator, not kill it with the default action.
     let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
     let mut live = open_live_book(&args.db).await?;
+    let roots = live.config().roots.clone();
     live.set_leaf_discount(args.selection.leaf_discount);
     let mut selector = Selector::new();
     selector
@@ -161,6 +163,10 @@ pub async fn run(args: CoordinatorArgs, export: Option<ExportFn<SledStore>>) -> 
     let (server, addr) =
         server::start_server(&args, tls, &token, &handle, &registry, server_stopped).await?;
     let local_workers = local_workers::start_local_workers(&args, addr, token.as_deref())?;
+    let learning =
+        learn::LearnDriver::start(handle.clone(), &args.learn, &roots, args.play.ply_limit)
+            .await
+            .map_err(|e| anyhow::anyhow!("cannot start learning games: {e}"))?;
     let periodic = args
         .export
         .as_ref()
@@ -188,6 +194,7 @@ pub async fn run(args: CoordinatorArgs, export: Option<ExportFn<SledStore>>) -> 
     );
 
     server::wait_for_the_end(&args, &handle, &mut progress, &mut term).await;
+    learning.stop().await;
     status.stop().await;
     let thought = progress.borrow().thought;
     let mut export_result = Ok(());

@@ -149,6 +149,8 @@ pub struct Counters {
     pub play_in_flight: AtomicU64,
     /// Games recorded in the store (all runs).
     pub games_stored: AtomicU64,
+    /// Learning games counted by this process.
+    pub learning_games: AtomicU64,
     /// Compaction passes run, and the node chunks they merged away.
     pub compactions: AtomicU64,
     pub chunks_merged: AtomicU64,

@@ -132,6 +132,9 @@ pub(crate) async fn wait_for_the_end(
         // A run ends at the limits it was given: the think limit, the games
         // target, or both (a games-only run, `--think-limit 0`, thinks nothing).
         let thought = progress.borrow().thought;
+        if args.learn.learn_games > 0 {
+            tracing::info!(games = args.learn.learn_games, "learning games counted");
+        }
         let thinks = args.think_limit != Some(0);
         match (thinks, args.play.games) {
             (false, Some(games)) => {

@@ -95,6 +95,27 @@ impl NodeStore for FlakyStore {
     fn for_each_game_count(&self, f: &mut dyn FnMut(Key, GameCounts)) -> Result<(), BookError> {
         self.inner.for_each_game_count(f)
     }
+    fn intern_opponent(&mut self, identity: &str) -> Result<stera_book::OpponentId, BookError> {
+        self.inner.intern_opponent(identity)
+    }
+    fn opponents(&self) -> Result<Vec<stera_book::OpponentRecord>, BookError> {
+        self.inner.opponents()
+    }
+    fn record_learning_game(
+        &mut self,
+        opponent: stera_book::OpponentId,
+        game_id: u64,
+        counts: &[(Key, GameCounts)],
+    ) -> Result<bool, BookError> {
+        self.inner.record_learning_game(opponent, game_id, counts)
+    }
+    fn for_each_learning_count(
+        &self,
+        opponent: stera_book::OpponentId,
+        f: &mut dyn FnMut(Key, GameCounts),
+    ) -> Result<(), BookError> {
+        self.inner.for_each_learning_count(opponent, f)
+    }
 }
 
 type Outbound = mpsc::UnboundedReceiver<Result<CoordinatorMessage, tonic::Status>>;
@@ -165,6 +186,7 @@ fn copies_of_a_result_are_never_acknowledged_before_the_store_write() {
         max_worker_failures: 10,
         version: "test".into(),
         play: Default::default(),
+        learn_games: 0,
     };
     let (progress, _progress_rx) = watch::channel(Progress::default());
     // Holds the dispatcher in its maintenance poll while the test queues events.

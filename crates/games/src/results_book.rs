@@ -245,6 +245,11 @@ impl BookSource for ResultsBook {
     }
 }
 
+/// The learner's default window: moves more than this many centipawns below a
+/// position's best value are never tried (a book's values spread over a few tens
+/// of centipawns at the start; a move 100 cp worse is a mistake at any budget).
+pub const DEFAULT_LEARNING_WINDOW: i32 = 100;
+
 /// Thompson sampling over a [`ResultsBook`]'s moves within `margin` centipawns of
 /// the best value: each move's estimate is drawn from its posterior (normal
 /// approximation) and the largest draw is played. Deterministic in the `uniform`
@@ -265,6 +270,12 @@ impl LearningPolicy {
             margin: margin.max(0),
             prior_games,
         }
+    }
+
+    /// The results the learner reads (and a caller adds finished games to).
+    #[must_use]
+    pub fn results(&self) -> &Arc<ResultsBook> {
+        &self.book
     }
 
     /// The moves the learner considers in `position`, with their estimates.

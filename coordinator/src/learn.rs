@@ -1,0 +1,539 @@
+//! Learning games on the cluster: the book side played by the learner
+//! ([`LearningPolicy`], the same one `book-tools learn` plays), the opponents by
+//! the workers' engines at the budgets of a pool, every finished game counted
+//! in the store against its opponent.
+//!
+//! The game stays in the coordinator, as a client's game does in `book-tools
+//! match --coordinator`: each engine move, the opponent's and the book side's
+//! out of book, is one search job (the position with every move so far) served
+//! by any worker, so a worker lost mid-game costs one search, and every move is
+//! checked legal when it comes back (`search.rs`) and played under the
+//! coordinator's own [`stera_games::Referee`]: the game counted is the one the
+//! coordinator saw, not a worker's claim. `--learn-concurrency` games run at
+//! once, each holding at most one search: that is the share of the workers'
+//! slots learning takes (searches go before think and play jobs).
+//!
+//! Two halves, as everywhere in the coordinator: [`LearnLedger`] lives with the
+//! dispatcher (the one owner of the store) and counts a finished game durably
+//! ([`stera_book::NodeStore::record_learning_game`], one game id each, so a game
+//! is counted at most once and a restarted coordinator goes on from the ids
+//! stored); [`LearnDriver`] plays the games on threads of its own and talks to
+//! the dispatcher through its handle only.
+//!
+//! An opponent is the workers' engine (its identity as the search replies name
+//! it) at a budget of the pool: a game whose opponent moves came from two
+//! engines is not counted (its opponent is no one), so a mixed cluster never
+//! mixes engines in one ledger.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::thread::JoinHandle;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use stera_book::{Book, GameCounts, NodeStore};
+use stera_engine::{EvalError, Limits, Player, PlayerMove};
+use stera_games::opponent::{BudgetedPlayer, Pool};
+use stera_games::results_book::{DEFAULT_LEARNING_WINDOW, DEFAULT_PRIOR_GAMES};
+use stera_games::{
+    AnalysedBook, GameRules, LearningPolicy, OpponentSpec, PlayOptions, ResultsBook, Side,
+};
+use stera_proto::v1::SearchRequest;
+use stera_rules::{Color, Key, Position};
+use tokio::sync::oneshot;
+
+use crate::handle::{DispatcherHandle, Event};
+
+/// The flags of learning games.
+#[derive(Debug, Clone, clap::Args)]
+pub struct LearnArgs {
+    /// Learning games to play in this run (the run ends only when they are
+    /// counted): the book side follows the learner (Thompson sampling over the
+    /// book's moves by their learning results, as `book-tools learn`), the
+    /// opponents are the workers' engines at the budgets of --learn-opponent.
+    /// Default 0: no learning games.
+    #[arg(long, default_value_t = 0)]
+    pub learn_games: u64,
+    /// Learning games played at once. Each holds one search job at a time, and
+    /// searches go before think and play jobs: this is the number of the
+    /// workers' job slots learning takes.
+    #[arg(long, value_name = "N", default_value_t = 2)]
+    pub learn_concurrency: usize,
+    /// An opponent of the pool (repeatable): a budget (`--nodes N`, `--depth D`
+    /// or `--time-ms MS`) with `--weight W` (its share of the games, default 1)
+    /// and `--node-jitter S` (default 0.5), quoted as one argument, e.g.
+    /// `--learn-opponent "--nodes 500" --learn-opponent "--nodes 4000 --weight 2"`.
+    /// The engine is the workers' own; its games are counted under the engine's
+    /// identity and the budget. Default: one opponent at --learn-nodes.
+    #[arg(long, value_name = "FLAGS", allow_hyphen_values = true)]
+    pub learn_opponent: Vec<String>,
+    /// Node budget of each book-side engine move (once its line leaves the
+    /// book): the budget the book is made for, jittered by ±50 %.
+    #[arg(long, value_name = "N", default_value_t = 1000)]
+    pub learn_nodes: u64,
+    /// Seed of the learner's draws, the node jitter and the opponents' turns.
+    #[arg(long, default_value_t = 1)]
+    pub learn_seed: u64,
+}
+
+/// Node jitter of the book side's engine moves.
+const BOOK_SIDE_NODE_JITTER: f64 = 0.5;
+
+impl LearnArgs {
+    /// The pool these flags name.
+    ///
+    /// # Errors
+    /// An opponent that cannot be read, or one that names an engine (the
+    /// workers' engines play on the cluster).
+    pub fn pool(&self) -> Result<Pool, String> {
+        if self.learn_concurrency == 0 {
+            return Err("--learn-concurrency must be at least 1".into());
+        }
+        if self.learn_nodes == 0 {
+            return Err("--learn-nodes must be at least 1".into());
+        }
+        let members = if self.learn_opponent.is_empty() {
+            vec![
+                OpponentSpec::parse(&format!("--nodes {}", self.learn_nodes))
+                    .map_err(|e| e.to_string())?,
+            ]
+        } else {
+            self.learn_opponent
+                .iter()
+                .map(|text| {
+                    let spec = OpponentSpec::parse(text).map_err(|e| e.to_string())?;
+                    let plain = OpponentSpec::parse("--nodes 1").map_err(|e| e.to_string())?;
+                    if !spec.same_engine(&plain.engine) {
+                        return Err(format!(
+                            "--learn-opponent `{}`: on the cluster the workers' engines play; give a budget, a weight and a jitter only",
+                            stera_rules::excerpt(text)
+                        ));
+                    }
+                    Ok(spec)
+                })
+                .collect::<Result<_, _>>()?
+        };
+        Pool::new(members).map_err(|e| e.to_string())
+    }
+}
+
+/// The dispatcher's half: counts finished learning games in the store.
+pub(crate) struct LearnLedger {
+    /// Games this run plays (0: none).
+    target: u64,
+    /// Games counted in this run (recorded or without a book move to teach).
+    counted: u64,
+    /// The next game id: above every id of the store and the clock floor.
+    next_id: u64,
+}
+
+impl LearnLedger {
+    pub(crate) fn new(target: u64) -> Self {
+        Self {
+            target,
+            counted: 0,
+            next_id: 0,
+        }
+    }
+
+    /// True when the run's learning games are all counted (or none were asked for).
+    pub(crate) fn done(&self) -> bool {
+        self.counted >= self.target
+    }
+
+    /// The book now and the learning counters of the opponents whose identity
+    /// ends with one of `budgets` (the pool's ledgers of earlier runs).
+    pub(crate) fn snapshot<S: NodeStore>(
+        store: &S,
+        book: &Book,
+        budgets: &[String],
+    ) -> Result<(Book, HashMap<Key, GameCounts>), String> {
+        let opponents = store.opponents().map_err(|e| e.to_string())?;
+        let ids: Vec<_> = opponents
+            .iter()
+            .filter(|o| {
+                budgets
+                    .iter()
+                    .any(|b| o.identity.ends_with(&format!(" at {b}")))
+            })
+            .map(|o| o.id)
+            .collect();
+        let counts = stera_book::learning_counts(store, &ids).map_err(|e| e.to_string())?;
+        Ok((book.clone(), counts))
+    }
+
+    /// Counts one finished game against `identity`: its counters (empty when
+    /// the learner played no book move) under a new game id, durably. Returns
+    /// the games counted in this run.
+    pub(crate) fn count<S: NodeStore>(
+        &mut self,
+        store: &mut S,
+        identity: &str,
+        counts: &[(Key, GameCounts)],
+    ) -> Result<u64, String> {
+        if !counts.is_empty() {
+            if self.next_id == 0 {
+                let clock_floor = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| {
+                    u64::try_from(d.as_millis()).unwrap_or(u64::MAX) << 16
+                });
+                let stored = store
+                    .max_game_id()
+                    .map_err(|e| e.to_string())?
+                    .map_or(0, |m| m.saturating_add(1));
+                self.next_id = stored.max(clock_floor);
+            }
+            let opponent = store.intern_opponent(identity).map_err(|e| e.to_string())?;
+            store
+                .record_learning_game(opponent, self.next_id, counts)
+                .map_err(|e| e.to_string())?;
+            self.next_id += 1;
+        }
+        self.counted += 1;
+        Ok(self.counted)
+    }
+}
+
+/// What a learning thread asks the dispatcher for.
+pub(crate) type SnapshotReply = oneshot::Sender<Result<(Book, HashMap<Key, GameCounts>), String>>;
+/// The answer to a counted game: the games counted in this run.
+pub(crate) type CountReply = oneshot::Sender<Result<u64, String>>;
+
+/// Everything the learning threads share.
+struct Shared {
+    handle: DispatcherHandle,
+    runtime: tokio::runtime::Handle,
+    pool: Pool,
+    policy: LearningPolicy,
+    openings: Vec<(Position, Vec<stera_rules::Move>)>,
+    rules: GameRules,
+    book_limits: Limits,
+    seed: u64,
+    target: u64,
+    started: AtomicU64,
+    stop: AtomicBool,
+}
+
+/// The threads that play learning games; [`LearnDriver::stop`] ends them.
+pub struct LearnDriver {
+    shared: Option<Arc<Shared>>,
+    threads: Vec<JoinHandle<()>>,
+}
+
+impl LearnDriver {
+    /// A driver that plays nothing (no learning games asked for).
+    #[must_use]
+    pub fn none() -> Self {
+        Self {
+            shared: None,
+            threads: Vec::new(),
+        }
+    }
+
+    /// Starts `args.learn_concurrency` threads that play `args.learn_games`
+    /// games from `roots` (each a position command) through `handle`.
+    ///
+    /// # Errors
+    /// Bad flags or roots, or no book to learn on.
+    pub async fn start(
+        handle: DispatcherHandle,
+        args: &LearnArgs,
+        roots: &[String],
+        ply_limit: u32,
+    ) -> Result<Self, String> {
+        if args.learn_games == 0 {
+            return Ok(Self::none());
+        }
+        let pool = args.pool()?;
+        let budgets: Vec<String> = pool.members().iter().map(OpponentSpec::budget).collect();
+        let (reply, rx) = oneshot::channel();
+        handle
+            .send(Event::LearnSnapshot { budgets, reply })
+            .map_err(|e| e.to_string())?;
+        let (book, counts) = rx.await.map_err(|e| e.to_string())??;
+        let openings = roots
+            .iter()
+            .map(|root| {
+                Position::from_position_command(root)
+                    .map(|p| stera_engine::player::history(&p))
+                    .map_err(|e| format!("root `{}`: {e}", stera_rules::excerpt(root)))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let analysed = tokio::task::spawn_blocking(move || AnalysedBook::new(book))
+            .await
+            .map_err(|e| e.to_string())?
+            .map_err(|e| format!("cannot analyse the book: {e}"))?;
+        let results = Arc::new(ResultsBook::new(Arc::new(analysed), counts));
+        let policy = LearningPolicy::new(results, DEFAULT_LEARNING_WINDOW, DEFAULT_PRIOR_GAMES);
+        tracing::info!(
+            games = args.learn_games,
+            at_once = args.learn_concurrency,
+            opponents = %pool.members().iter().map(|m| format!("{} (weight {})", m.budget(), m.weight)).collect::<Vec<_>>().join(", "),
+            "learning games: {}",
+            policy_description(&policy)
+        );
+        let shared = Arc::new(Shared {
+            handle,
+            runtime: tokio::runtime::Handle::current(),
+            pool,
+            policy,
+            openings,
+            rules: GameRules {
+                ply_limit,
+                adjudication: None,
+            },
+            book_limits: Limits {
+                nodes: Some(args.learn_nodes),
+                ..Limits::default()
+            },
+            seed: args.learn_seed,
+            target: args.learn_games,
+            started: AtomicU64::new(0),
+            stop: AtomicBool::new(false),
+        });
+        let threads = (0..args
+            .learn_concurrency
+            .min(usize::try_from(args.learn_games).unwrap_or(usize::MAX)))
+            .map(|i| {
+                let shared = Arc::clone(&shared);
+                std::thread::Builder::new()
+                    .name(format!("learn-{i}"))
+                    .spawn(move || play_games(&shared))
+                    .map_err(|e| format!("cannot start a learning thread: {e}"))
+            })
+            .collect::<Result<_, _>>()?;
+        Ok(Self {
+            shared: Some(shared),
+            threads,
+        })
+    }
+
+    /// Stops the threads (a game in progress is given up, not counted) and
+    /// waits for them.
+    pub async fn stop(self) {
+        if let Some(shared) = &self.shared {
+            shared.stop.store(true, Ordering::Relaxed);
+        }
+        let threads = self.threads;
+        let _ = tokio::task::spawn_blocking(move || {
+            for t in threads {
+                let _ = t.join();
+            }
+        })
+        .await;
+    }
+}
+
+fn policy_description(policy: &LearningPolicy) -> String {
+    use stera_games::BookPolicy;
+    policy.describe()
+}
+
+/// One thread's games, until the target is started or the driver stops.
+fn play_games(shared: &Shared) {
+    let mut failures_in_a_row = 0u32;
+    while !shared.stop.load(Ordering::Relaxed) {
+        let index = shared.started.fetch_add(1, Ordering::Relaxed);
+        if index >= shared.target {
+            return;
+        }
+        match play_one(shared, index) {
+            Ok(()) => failures_in_a_row = 0,
+            Err(e) => {
+                if shared.stop.load(Ordering::Relaxed) {
+                    return;
+                }
+                // The game is played again under another index: the target
+                // counts games counted, not games tried.
+                shared.started.fetch_sub(1, Ordering::Relaxed);
+                failures_in_a_row += 1;
+                tracing::warn!(error = %e, "a learning game failed; playing another");
+                std::thread::sleep(Duration::from_millis(
+                    200 * u64::from(failures_in_a_row.min(25)),
+                ));
+            }
+        }
+    }
+}
+
+/// Game `index`: the opening goes round, the learner's colour alternates, the
+/// opponent is drawn by weight.
+fn play_one(shared: &Shared, index: u64) -> Result<(), String> {
+    use rand::{Rng, SeedableRng};
+    let slot = usize::try_from(index / 2).unwrap_or(0) % shared.openings.len().max(1);
+    let (start, moves) = shared
+        .openings
+        .get(slot)
+        .ok_or_else(|| "no opening to play from".to_owned())?;
+    let learner = if index.is_multiple_of(2) {
+        Color::Black
+    } else {
+        Color::White
+    };
+    let seed = shared
+        .seed
+        .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+        .wrapping_add(index)
+        ^ SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+    let draw = rand::rngs::StdRng::seed_from_u64(seed ^ 0x0990_5E1E_C7ED).random::<f64>();
+    let spec = &shared.pool.members()[shared.pool.pick(draw)];
+    let mut book_engine = DispatchPlayer::new(shared);
+    let mut opponent_engine = DispatchPlayer::new(shared);
+    let game = {
+        let mut book_player = BudgetedPlayer::new(
+            &mut book_engine,
+            shared.book_limits,
+            BOOK_SIDE_NODE_JITTER,
+            seed,
+        );
+        let mut opponent_player = BudgetedPlayer::new(
+            &mut opponent_engine,
+            spec.limits,
+            spec.node_jitter,
+            seed ^ 0x0BB0_5E17,
+        );
+        let learning = Side {
+            player: &mut book_player,
+            book: Some(&shared.policy),
+        };
+        let opponent = Side {
+            player: &mut opponent_player,
+            book: None,
+        };
+        let (black, white) = match learner {
+            Color::Black => (learning, opponent),
+            Color::White => (opponent, learning),
+        };
+        let options = PlayOptions {
+            rules: shared.rules,
+            limits: shared.book_limits,
+            seed,
+            node_jitter: 0.0,
+        };
+        stera_games::play_game(start, moves, black, white, &options).map_err(|e| e.to_string())?
+    };
+    let Some(engine) = opponent_engine.single_engine()? else {
+        // The opponent never moved (the book side won inside its book): nobody
+        // was played against, and there is nothing to learn about an opponent.
+        return count(shared, None, &[]);
+    };
+    let counts = shared
+        .policy
+        .results()
+        .learning_counts(&game, learner)
+        .map_err(|e| e.to_string())?;
+    let identity = spec.identity(&engine);
+    count(shared, Some(&identity), &counts)?;
+    shared.policy.results().add(&counts);
+    Ok(())
+}
+
+/// Counts a game in the dispatcher's ledger and waits until it is durable.
+fn count(
+    shared: &Shared,
+    identity: Option<&str>,
+    counts: &[(Key, GameCounts)],
+) -> Result<(), String> {
+    let (reply, rx) = oneshot::channel();
+    shared
+        .handle
+        .send(Event::LearnGame {
+            identity: identity.unwrap_or("").to_owned(),
+            counts: if identity.is_some() {
+                counts.to_vec()
+            } else {
+                Vec::new()
+            },
+            reply,
+        })
+        .map_err(|e| e.to_string())?;
+    let counted = shared.runtime.block_on(rx).map_err(|e| e.to_string())??;
+    if counted.is_multiple_of(100) {
+        tracing::info!(counted, target = shared.target, "learning games counted");
+    }
+    Ok(())
+}
+
+/// A [`Player`] whose moves the workers search (the dispatcher's search jobs).
+struct DispatchPlayer<'a> {
+    shared: &'a Shared,
+    /// The engines that answered this game's searches.
+    engines: Vec<String>,
+}
+
+impl<'a> DispatchPlayer<'a> {
+    fn new(shared: &'a Shared) -> Self {
+        Self {
+            shared,
+            engines: Vec::new(),
+        }
+    }
+
+    /// The one engine that played this side's moves; `None` when it never
+    /// moved; an error when two engines did (the game has no one opponent).
+    fn single_engine(&self) -> Result<Option<String>, String> {
+        match self.engines.as_slice() {
+            [] => Ok(None),
+            [one] => Ok(Some(one.clone())),
+            more => Err(format!(
+                "the opponent's moves came from {} engines ({}): the game is not counted",
+                more.len(),
+                more.join(", ")
+            )),
+        }
+    }
+
+    fn failure(reason: String) -> EvalError {
+        EvalError::Engine {
+            engine: "the workers".into(),
+            reason,
+        }
+    }
+}
+
+impl Player for DispatchPlayer<'_> {
+    fn new_game(&mut self) -> Result<(), EvalError> {
+        Ok(())
+    }
+
+    fn play(&mut self, position: &Position, limits: &Limits) -> Result<PlayerMove, EvalError> {
+        if self.shared.stop.load(Ordering::Relaxed) {
+            return Err(Self::failure("the coordinator is stopping".into()));
+        }
+        let (start, moves) = stera_engine::player::history(position);
+        let request = SearchRequest {
+            start_sfen: start.to_sfen(),
+            moves: moves.iter().map(ToString::to_string).collect(),
+            limits: Some(stera_service::convert::limits_to_proto(limits)),
+        };
+        let reply = self
+            .shared
+            .runtime
+            .block_on(self.shared.handle.search(request))
+            .map_err(|s| Self::failure(format!("search: {}", s.message())))?;
+        if !self.engines.contains(&reply.engine) {
+            self.engines.push(reply.engine.clone());
+        }
+        match reply.usi.as_str() {
+            "resign" => Ok(PlayerMove::Resign),
+            "win" => Ok(PlayerMove::Win),
+            usi => {
+                let mv = position.parse_move(usi).map_err(|e| {
+                    Self::failure(format!("the workers answered `{usi}`, not legal here: {e}"))
+                })?;
+                Ok(PlayerMove::Move {
+                    mv,
+                    score: reply.has_score.then_some(reply.score),
+                })
+            }
+        }
+    }
+
+    fn identity(&self) -> String {
+        self.engines
+            .first()
+            .cloned()
+            .unwrap_or_else(|| "the workers".into())
+    }
+}
