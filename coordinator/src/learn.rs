@@ -186,6 +186,7 @@ impl LearnLedger {
             store
                 .record_learning_game(opponent, self.next_id, counts)
                 .map_err(|e| e.to_string())?;
+            tracing::debug!(id = self.next_id, %opponent, "learning game recorded");
             self.next_id += 1;
         }
         self.counted += 1;

@@ -8,6 +8,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
+#[path = "../../../crates/engine/tests/fixtures/engines.rs"]
+mod engines;
 mod web;
 
 mod backup;
@@ -23,6 +25,7 @@ mod games;
 mod games_real;
 mod hostile;
 mod input_limits;
+mod learning;
 mod metrics;
 mod output_paths;
 mod prometheus_queries;

@@ -1,0 +1,224 @@
+//! Learning games on the cluster: a real coordinator plays them through real
+//! worker processes (the built-in engine, and Fairy-Stockfish as an engine of
+//! the workers), counts each once in the store against the workers' engine at
+//! its budget, and keeps every counted game across a SIGKILL and a restart.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use stera_book::{NodeStore, SledStore};
+
+use crate::common::{self, Coord, LONG};
+
+/// Learning games per opponent identity in a (closed) store.
+fn opponents(db: &Path) -> Vec<(String, u64)> {
+    let store = SledStore::open(db).expect("reopen the store");
+    store
+        .opponents()
+        .expect("read the opponents")
+        .into_iter()
+        .map(|o| (o.identity, o.games))
+        .collect()
+}
+
+fn total(db: &Path) -> u64 {
+    opponents(db).iter().map(|o| o.1).sum()
+}
+
+/// The ids of the games a coordinator's log says it recorded.
+fn recorded_ids(log: &[String]) -> Vec<u64> {
+    log.iter()
+        .filter(|l| l.contains("learning game recorded"))
+        .filter_map(|l| {
+            l.split("id=")
+                .nth(1)?
+                .split_whitespace()
+                .next()?
+                .parse()
+                .ok()
+        })
+        .collect()
+}
+
+const LEARN_LOG: (&str, &str) = ("RUST_LOG", "info,stera_coordinator::learn=debug");
+
+fn learning_args<'a>(games: &'a str) -> Vec<&'a str> {
+    vec![
+        "--think-limit",
+        "0",
+        "--local-workers",
+        "1",
+        "--local-slots",
+        "2",
+        "--learn-games",
+        games,
+        "--learn-concurrency",
+        "2",
+        "--learn-nodes",
+        "60",
+        "--learn-opponent",
+        "--nodes 60",
+        "--learn-opponent",
+        "--nodes 120 --weight 2",
+        "--ply-limit",
+        "40",
+    ]
+}
+
+#[test]
+fn counted_learning_games_survive_a_sigkill_and_a_restart_exactly_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("book.db");
+    common::synthetic_store(&db, 400, 100);
+    assert_eq!(total(&db), 0);
+
+    // A long run, killed once it has counted a few games.
+    let mut c = Coord::start(&db, "127.0.0.1:0", &learning_args("100000"), &[LEARN_LOG]);
+    let start = Instant::now();
+    while recorded_ids(&c.log.lock().unwrap()).len() < 4 {
+        assert!(
+            start.elapsed() < LONG,
+            "no learning games recorded: {:?}",
+            c.log.lock().unwrap()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    c.kill9();
+    std::thread::sleep(Duration::from_millis(300));
+    let first = recorded_ids(&c.log.lock().unwrap());
+    drop(c);
+    let stored = total(&db);
+    // Every game it said it recorded is there; at most the games in flight
+    // (recorded, not yet logged) more.
+    assert!(
+        stored >= first.len() as u64 && stored <= first.len() as u64 + 2,
+        "{stored} stored, {} logged",
+        first.len()
+    );
+
+    // A restart goes on from the stored ids and ends at its own target.
+    let mut c = Coord::start(&db, "127.0.0.1:0", &learning_args("6"), &[LEARN_LOG]);
+    let status = c.wait_exit(LONG);
+    assert!(status.success(), "{:?}", c.log.lock().unwrap());
+    let log = c.log.lock().unwrap().clone();
+    let second = recorded_ids(&log);
+    assert!(
+        log.iter()
+            .any(|l| l.contains("learning games counted games=6")),
+        "{log:?}"
+    );
+    assert_eq!(
+        total(&db),
+        stored + second.len() as u64,
+        "every game of the second run counted once, none of the first again"
+    );
+    let first_max = first.iter().max().copied().unwrap_or(0);
+    assert!(
+        second.iter().all(|&id| id > first_max),
+        "{first:?} then {second:?}"
+    );
+    let mut distinct = second.clone();
+    distinct.sort_unstable();
+    distinct.dedup();
+    assert_eq!(distinct.len(), second.len());
+    // Counted against the workers' engine at the pool's budgets, never as self-play.
+    let found = opponents(&db);
+    assert!(
+        found
+            .iter()
+            .all(|(identity, _)| identity.starts_with("stera-builtin")
+                && (identity.ends_with(" at 60 nodes") || identity.ends_with(" at 120 nodes"))),
+        "{found:?}"
+    );
+    let store = SledStore::open(&db).unwrap();
+    assert_eq!(store.games_recorded().unwrap(), 0);
+}
+
+#[test]
+fn an_external_engine_of_the_workers_is_the_opponent() {
+    let Some(engine) = crate::engines::real_engine(
+        "fairy-stockfish",
+        "STERA_FAIRY_STOCKFISH",
+        "fairy-stockfish",
+    ) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("book.db");
+    common::synthetic_store(&db, 300, 100);
+    let mut c = Coord::start(
+        &db,
+        "127.0.0.1:0",
+        &[
+            "--think-limit",
+            "0",
+            "--learn-games",
+            "4",
+            "--learn-nodes",
+            "200",
+            "--learn-opponent",
+            "--depth 1",
+            "--ply-limit",
+            "30",
+        ],
+        &[LEARN_LOG],
+    );
+    let mut worker = common::start_worker(
+        &c.url(),
+        &[
+            "--slots",
+            "2",
+            "--engine",
+            "usi",
+            "--engine-cmd",
+            engine.to_str().unwrap(),
+            "--engine-option",
+            "UCI_Variant=shogi",
+        ],
+        &[("RUST_LOG", "info")],
+    );
+    let status = c.wait_exit(Duration::from_secs(300));
+    let _ = worker.kill();
+    let _ = worker.wait();
+    assert!(status.success(), "{:?}", c.log.lock().unwrap());
+    let recorded = recorded_ids(&c.log.lock().unwrap()).len() as u64;
+    drop(c);
+    let found = opponents(&db);
+    assert!(recorded > 0 && !found.is_empty(), "{found:?}");
+    assert_eq!(
+        found.iter().map(|o| o.1).sum::<u64>(),
+        recorded,
+        "{found:?}"
+    );
+    assert!(
+        found
+            .iter()
+            .all(|(identity, _)| identity.contains("Fairy-Stockfish")
+                && identity.ends_with(" at depth 1")),
+        "{found:?}"
+    );
+}
+
+#[test]
+fn an_opponent_that_names_an_engine_is_refused_on_the_cluster() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("book.db");
+    common::synthetic_store(&db, 50, 50);
+    let out = std::process::Command::new(common::EXE)
+        .args(["--db", dir.path().join("book.db").to_str().unwrap()])
+        .args([
+            "--listen",
+            "127.0.0.1:0",
+            "--think-limit",
+            "0",
+            "--learn-games",
+            "2",
+        ])
+        .args(["--learn-opponent", "--engine usi --engine-cmd x --depth 1"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("the workers' engines play"), "{err}");
+    assert_eq!(total(&db), 0);
+}
