@@ -183,9 +183,9 @@ pub fn selected_opponents(
             db.display()
         );
     }
-    Ok(selection
+    selection
         .resolve(&known)
-        .with_context(|| format!("--opponents for `{}`", db.display()))?)
+        .with_context(|| format!("--opponents for `{}`", db.display()))
 }
 
 /// Every position's learning counters against the opponents `selection` names,

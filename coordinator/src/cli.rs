@@ -244,7 +244,14 @@ pub(crate) fn dispatch_config(args: &CoordinatorArgs, play: play::PlaySettings) 
         max_worker_failures: args.max_worker_failures.max(1),
         version: env!("CARGO_PKG_VERSION").to_owned(),
         play,
-        learn_games: args.learn.learn_games,
+        learn: crate::dispatcher::LearnConfig {
+            games: args.learn.learn_games,
+            grow_share: if args.learn.learn_grow_plies > 0 {
+                args.learn.learn_grow_share
+            } else {
+                0.0
+            },
+        },
     }
 }
 

@@ -53,8 +53,18 @@ pub struct DispatchConfig {
     pub version: String,
     /// Games: share of the slots, target, limits, rules.
     pub play: PlaySettings,
-    /// Learning games this run counts before it ends (0: none; see `learn`).
-    pub learn_games: u64,
+    /// Learning games this run counts, and the share of think jobs for where they
+    /// left the book (see `learn`).
+    pub learn: LearnConfig,
+}
+
+/// What the dispatcher needs of the learning flags.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct LearnConfig {
+    /// Learning games this run counts before it ends (0: none).
+    pub games: u64,
+    /// Share of the think jobs given to queued exits of learning games.
+    pub grow_share: f64,
 }
 
 pub struct Dispatcher<S: NodeStore> {
@@ -93,7 +103,7 @@ impl<S: NodeStore> Dispatcher<S> {
             limits,
             think_limit,
             config.play.clone(),
-            config.learn_games,
+            config.learn,
             registry.clone(),
         )?;
         // Lease ids start from the clock, so a result for a lease of an earlier run
@@ -232,8 +242,10 @@ impl<S: NodeStore> Dispatcher<S> {
             Event::LearnGame {
                 identity,
                 counts,
+                exit,
                 reply,
             } => {
+                self.kinds.learn.queue_exit(exit);
                 let counted = self.kinds.count_learning_game(&identity, &counts);
                 let _ = reply.send(counted);
             }

@@ -18,6 +18,19 @@ use crate::maintenance::queue::{BackupReplyTx, ExportReplyTx};
 use crate::maintenance::{MaintenanceError, Requester};
 use crate::search::SearchAnswer;
 
+/// The answer to [`Event::LearnSnapshot`]: the book and the pool's learning counters.
+pub(crate) type SnapshotReply = oneshot::Sender<
+    Result<
+        (
+            stera_book::Book,
+            std::collections::HashMap<stera_rules::Key, stera_book::GameCounts>,
+        ),
+        String,
+    >,
+>;
+/// The answer to [`Event::LearnGame`]: the learning games counted in this run.
+pub(crate) type CountReply = oneshot::Sender<Result<u64, String>>;
+
 /// Messages to a worker's stream.
 pub type StreamTx = mpsc::UnboundedSender<Result<CoordinatorMessage, Status>>;
 
@@ -73,14 +86,17 @@ pub enum Event {
         /// The pool's budgets (`1000 nodes`): opponents whose identity ends with
         /// ` at ` one of them are the pool's ledgers.
         budgets: Vec<String>,
-        reply: crate::learn::SnapshotReply,
+        reply: SnapshotReply,
     },
     /// A finished learning game to count against the opponent `identity`
     /// (empty counts: nothing to teach, counted towards the target only).
     LearnGame {
         identity: String,
         counts: Vec<(stera_rules::Key, stera_book::GameCounts)>,
-        reply: crate::learn::CountReply,
+        /// Where the game left the book early: the position before the
+        /// opponent's reply the book lacks, and the reply.
+        exit: Option<Box<(stera_rules::Position, stera_rules::Move)>>,
+        reply: CountReply,
     },
     /// Stop handing out jobs (shutdown); leases in flight may still complete.
     Drain {

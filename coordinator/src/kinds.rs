@@ -173,7 +173,7 @@ impl<S: NodeStore> Kinds<S> {
         limits: Limits,
         think_limit: Option<u64>,
         play: PlaySettings,
-        learn_games: u64,
+        learn: crate::dispatcher::LearnConfig,
         registry: Arc<Registry>,
     ) -> Result<Self, String> {
         let play = PlayJobs::new(play, &live.config().roots)?;
@@ -182,7 +182,7 @@ impl<S: NodeStore> Kinds<S> {
             think: ThinkJobs::new(selector, limits, think_limit),
             play,
             search: SearchJobs::new(limits),
-            learn: crate::learn::LearnLedger::new(learn_games),
+            learn: crate::learn::LearnLedger::new(learn.games, learn.grow_share),
             registry,
             stalled: false,
             empty_selections: 0,
@@ -327,7 +327,13 @@ impl<S: NodeStore> Kinds<S> {
         let mut games = self.play.wanted(capacity, Instant::now()).min(free);
         let think = (free - games).min(self.think.room(think_in_flight));
         let leaves = if think > 0 {
-            self.select(think)
+            // Where learning games left the book first (their share), then
+            // the selection.
+            let mut leaves = self.learn.exit_leaves(&mut self.live, think);
+            if leaves.len() < think {
+                leaves.extend(self.select(think - leaves.len()));
+            }
+            leaves
         } else {
             Vec::new()
         };

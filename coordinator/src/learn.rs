@@ -74,6 +74,18 @@ pub struct LearnArgs {
     /// Seed of the learner's draws, the node jitter and the opponents' turns.
     #[arg(long, default_value_t = 1)]
     pub learn_seed: u64,
+    /// Grow where the games go: where a learning game left the book (an
+    /// opponent's reply the book lacks, or a move the learner tried that nobody
+    /// thought) before this game ply, that position is queued for thinking (0:
+    /// off). Early exits are what the book's users meet in every game; deeper
+    /// ones are left to the selection.
+    #[arg(long, value_name = "PLY", default_value_t = 16)]
+    pub learn_grow_plies: u32,
+    /// Share of the think jobs given to the positions queued by
+    /// --learn-grow-plies while any are queued (0 to 1; the rest follow the
+    /// Super Tera-Shock selection).
+    #[arg(long, value_name = "SHARE", default_value_t = 0.5)]
+    pub learn_grow_share: f64,
 }
 
 /// Node jitter of the book side's engine moves.
@@ -91,6 +103,12 @@ impl LearnArgs {
         }
         if self.learn_nodes == 0 {
             return Err("--learn-nodes must be at least 1".into());
+        }
+        if !(0.0..=1.0).contains(&self.learn_grow_share) {
+            return Err(format!(
+                "--learn-grow-share must lie in [0, 1], not {}",
+                self.learn_grow_share
+            ));
         }
         let members = if self.learn_opponent.is_empty() {
             vec![
@@ -125,15 +143,62 @@ pub(crate) struct LearnLedger {
     counted: u64,
     /// The next game id: above every id of the store and the clock floor.
     next_id: u64,
+    /// Where games left the book early, to be thought: the position before the
+    /// opponent's reply and the reply (claimed when handed out).
+    exits: std::collections::VecDeque<(Position, stera_rules::Move)>,
+    /// Share of the think jobs the exits get while any are queued.
+    grow_share: f64,
 }
 
+/// Exits kept waiting at most (the oldest are dropped beyond): a cluster that
+/// plays far more games than it thinks positions would otherwise queue without
+/// end.
+const MAX_QUEUED_EXITS: usize = 10_000;
+
 impl LearnLedger {
-    pub(crate) fn new(target: u64) -> Self {
+    pub(crate) fn new(target: u64, grow_share: f64) -> Self {
         Self {
             target,
             counted: 0,
             next_id: 0,
+            exits: std::collections::VecDeque::new(),
+            grow_share,
         }
+    }
+
+    /// Queues where a game left the book (see [`LearnArgs::learn_grow_plies`]).
+    pub(crate) fn queue_exit(&mut self, exit: Option<Box<(Position, stera_rules::Move)>>) {
+        if let Some(exit) = exit {
+            tracing::debug!(sfen = %exit.0.to_sfen(), mv = %exit.1, "a learning game left the book");
+            if self.exits.len() >= MAX_QUEUED_EXITS {
+                self.exits.pop_front();
+            }
+            self.exits.push_back(*exit);
+        }
+    }
+
+    /// Up to the exits' share of `think` leaves: queued exits still outside the
+    /// book, claimed in `live` (marked in flight).
+    pub(crate) fn exit_leaves<S: NodeStore>(
+        &mut self,
+        live: &mut stera_book::LiveBook<S>,
+        think: usize,
+    ) -> Vec<stera_book::Leaf> {
+        if self.exits.is_empty() || think == 0 || self.grow_share <= 0.0 {
+            return Vec::new();
+        }
+        let wanted = ((think as f64 * self.grow_share).ceil() as usize).min(think);
+        let mut leaves = Vec::new();
+        while leaves.len() < wanted {
+            let Some((parent, mv)) = self.exits.pop_front() else {
+                break;
+            };
+            if let Some(leaf) = live.claim_child(&parent, mv) {
+                tracing::debug!(sfen = %leaf.sfen(), "thinking where a learning game left the book");
+                leaves.push(leaf);
+            }
+        }
+        leaves
     }
 
     /// True when the run's learning games are all counted (or none were asked for).
@@ -194,11 +259,6 @@ impl LearnLedger {
     }
 }
 
-/// What a learning thread asks the dispatcher for.
-pub(crate) type SnapshotReply = oneshot::Sender<Result<(Book, HashMap<Key, GameCounts>), String>>;
-/// The answer to a counted game: the games counted in this run.
-pub(crate) type CountReply = oneshot::Sender<Result<u64, String>>;
-
 /// Everything the learning threads share.
 struct Shared {
     handle: DispatcherHandle,
@@ -208,6 +268,7 @@ struct Shared {
     openings: Vec<(Position, Vec<stera_rules::Move>)>,
     rules: GameRules,
     book_limits: Limits,
+    grow_plies: u32,
     seed: u64,
     target: u64,
     started: AtomicU64,
@@ -286,6 +347,7 @@ impl LearnDriver {
                 nodes: Some(args.learn_nodes),
                 ..Limits::default()
             },
+            grow_plies: args.learn_grow_plies,
             seed: args.learn_seed,
             target: args.learn_games,
             started: AtomicU64::new(0),
@@ -417,7 +479,7 @@ fn play_one(shared: &Shared, index: u64) -> Result<(), String> {
     let Some(engine) = opponent_engine.single_engine()? else {
         // The opponent never moved (the book side won inside its book): nobody
         // was played against, and there is nothing to learn about an opponent.
-        return count(shared, None, &[]);
+        return count(shared, None, &[], None);
     };
     let counts = shared
         .policy
@@ -425,9 +487,37 @@ fn play_one(shared: &Shared, index: u64) -> Result<(), String> {
         .learning_counts(&game, learner)
         .map_err(|e| e.to_string())?;
     let identity = spec.identity(&engine);
-    count(shared, Some(&identity), &counts)?;
+    let exit = exit_of(shared, &game);
+    count(shared, Some(&identity), &counts, exit)?;
     shared.policy.results().add(&counts);
     Ok(())
+}
+
+/// Where `game` left the book: the first move, at a game ply below
+/// `grow_plies`, from a position the book holds into one it does not (as the
+/// learner's snapshot of the book sees it; the dispatcher checks again). An
+/// opponent's reply the book lacks, or the learner's own try of a move nobody
+/// thought: either way, where games go and the book has nothing.
+fn exit_of(shared: &Shared, game: &stera_games::Game) -> Option<(Position, stera_rules::Move)> {
+    use stera_games::BookSource;
+    if shared.grow_plies == 0 {
+        return None;
+    }
+    let analysed = shared.policy.results().analysed();
+    let held = |p: &Position| analysed.candidates(p).is_some();
+    let mut position = Position::from_sfen(&game.start_sfen).ok()?;
+    for m in &game.moves {
+        if position.ply() >= shared.grow_plies {
+            return None;
+        }
+        let mut after = position.clone();
+        after.do_move(m.mv);
+        if held(&position) && !held(&after) {
+            return Some((position, m.mv));
+        }
+        position = after;
+    }
+    None
 }
 
 /// Counts a game in the dispatcher's ledger and waits until it is durable.
@@ -435,6 +525,7 @@ fn count(
     shared: &Shared,
     identity: Option<&str>,
     counts: &[(Key, GameCounts)],
+    exit: Option<(Position, stera_rules::Move)>,
 ) -> Result<(), String> {
     let (reply, rx) = oneshot::channel();
     shared
@@ -446,6 +537,7 @@ fn count(
             } else {
                 Vec::new()
             },
+            exit: exit.map(Box::new),
             reply,
         })
         .map_err(|e| e.to_string())?;

@@ -30,7 +30,7 @@ fn dispatcher(lease: Duration) -> Dispatcher<MemoryStore> {
         max_worker_failures: 10,
         version: "test".into(),
         play: PlaySettings::default(),
-        learn_games: 0,
+        learn: Default::default(),
     };
     let (progress, _) = watch::channel(Progress::default());
     Dispatcher::new(

@@ -186,7 +186,7 @@ fn copies_of_a_result_are_never_acknowledged_before_the_store_write() {
         max_worker_failures: 10,
         version: "test".into(),
         play: Default::default(),
-        learn_games: 0,
+        learn: Default::default(),
     };
     let (progress, _progress_rx) = watch::channel(Progress::default());
     // Holds the dispatcher in its maintenance poll while the test queues events.

@@ -42,7 +42,7 @@ fn recorded_ids(log: &[String]) -> Vec<u64> {
 
 const LEARN_LOG: (&str, &str) = ("RUST_LOG", "info,stera_coordinator::learn=debug");
 
-fn learning_args<'a>(games: &'a str) -> Vec<&'a str> {
+fn learning_args(games: &str) -> Vec<&str> {
     vec![
         "--think-limit",
         "0",
@@ -221,4 +221,84 @@ fn an_opponent_that_names_an_engine_is_refused_on_the_cluster() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("the workers' engines play"), "{err}");
     assert_eq!(total(&db), 0);
+}
+
+/// Where learning games leave the book early is thought: with the whole think
+/// share on them, the positions the log says were handed out as exits are in
+/// the book afterwards, each a position the book did not hold before.
+#[test]
+fn positions_where_learning_games_left_the_book_are_thought() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("book.db");
+    // One root, so the book is deep enough for the learner's moves to stay in
+    // it and the opponents' replies to leave it.
+    {
+        let store = SledStore::open(&db).unwrap();
+        let config = stera_book::RunConfig {
+            roots: vec!["startpos".to_owned()],
+            ..Default::default()
+        };
+        let mut live = stera_book::LiveBook::open(store, Some(config)).unwrap();
+        let mut selector = stera_book::Selector::new();
+        let eval = stera_book::synthetic::PseudoEvaluator::new(1);
+        stera_book::synthetic::grow(
+            &mut live,
+            &mut selector,
+            &eval,
+            300,
+            Default::default(),
+            &mut |_| {},
+        )
+        .unwrap();
+    }
+    let before = common::book_len(&db);
+    let mut c = Coord::start(
+        &db,
+        "127.0.0.1:0",
+        &[
+            // Thinking is slow beside the games (each think job takes about as
+            // long as a whole learning game), so exits are queued while the
+            // think limit is far from reached.
+            "--think-limit",
+            "20",
+            "--nodes",
+            "30000",
+            "--local-workers",
+            "1",
+            "--local-slots",
+            "2",
+            "--learn-games",
+            "30",
+            "--learn-nodes",
+            "60",
+            "--learn-opponent",
+            "--nodes 60",
+            "--learn-grow-plies",
+            "12",
+            "--learn-grow-share",
+            "1",
+            "--ply-limit",
+            "40",
+        ],
+        &[LEARN_LOG],
+    );
+    let status = c.wait_exit(LONG);
+    assert!(status.success(), "{:?}", c.log.lock().unwrap());
+    let log = c.log.lock().unwrap().clone();
+    drop(c);
+    let exits: Vec<String> = log
+        .iter()
+        .filter(|l| l.contains("thinking where a learning game left the book"))
+        .filter_map(|l| {
+            let sfen = l.split("sfen=").nth(1)?;
+            Some(sfen.trim().trim_matches('"').to_owned())
+        })
+        .collect();
+    assert!(!exits.is_empty(), "no exit was thought: {log:?}");
+    assert_eq!(common::book_contains_all(&db, &exits), Vec::<String>::new());
+    assert!(common::book_len(&db) > before);
+    for sfen in &exits {
+        let ply: u32 = sfen.split_whitespace().last().unwrap().parse().unwrap();
+        assert!(ply <= 12, "{sfen} beyond --learn-grow-plies");
+    }
 }

@@ -284,6 +284,40 @@ impl<S: NodeStore> LiveBook<S> {
         real.key() != leaf.key
     }
 
+    /// A leaf for the position after `mv` in `parent`, a position the book holds
+    /// as itself: where a game left the book (growth aimed at where games go).
+    /// `None` when the move is banned or not legal, the child (or its
+    /// colour-flipped twin) is thought or in flight, it has no legal move, or it
+    /// lies beyond the run's ply limit. The leaf is marked in flight; it carries
+    /// no line from a root (`path` is empty, `root` 0).
+    pub fn claim_child(&mut self, parent: &Position, mv: Move) -> Option<Leaf> {
+        let parent_id = self.book.get(parent.key())?;
+        if !parent.is_legal(mv) || self.is_banned(parent_id, mv) {
+            return None;
+        }
+        let key = parent.key_after(mv);
+        let twin = parent.flipped_key_after(mv);
+        if self.book.get_or_twin(key, twin).is_some()
+            || self.in_flight.contains(&key.0)
+            || self.in_flight.contains(&twin.0)
+        {
+            return None;
+        }
+        let mut position = parent.clone();
+        position.do_move(mv);
+        if position.ply() > self.config.ply_limit || position.legal_moves().is_empty() {
+            return None;
+        }
+        self.in_flight.insert(key.0);
+        Some(Leaf {
+            root: 0,
+            path: Vec::new(),
+            parent: Some((parent_id, mv)),
+            key,
+            position,
+        })
+    }
+
     /// Takes back one thought leaf: see [`LiveBook::complete_batch`].
     ///
     /// # Errors

@@ -321,7 +321,7 @@ impl LearningPolicy {
         let best = self.book.best_by_results(position, self.prior_games)?;
         let games = contenders
             .iter()
-            .map(|(mv, _)| u64::from(self.book.move_results(position, *mv).games()))
+            .map(|(mv, _)| self.book.move_results(position, *mv).games())
             .sum();
         let Some(chosen) = contenders.iter().position(|(mv, _)| *mv == best) else {
             // The results rule's move lies outside the margin: the learner never
