@@ -1,10 +1,10 @@
 //! Helpers shared by the subcommands: opening stores, reading line files, writing
 //! to stdout.
 
-use std::io::{self, Write};
-use std::path::Path;
+use std::io::{self, Read, Write};
+use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, bail};
 use stera_book::terashock::NodeExtras;
 use stera_book::{Book, BookError, SledStore};
 use stera_formats::{LineReader, MAX_LINE_BYTES};
@@ -70,7 +70,8 @@ pub fn to_stdout(write: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> Result
 /// UTF-8 or longer than [`MAX_LINE_BYTES`] (what is wrong with it).
 pub type NumberedLine = (u64, Result<String, String>);
 
-/// Calls `each` with every line of `path`, read with bounded memory, from a file
+/// Calls `each` with every line of `path` (`-`: standard input; opened once, so a
+/// pipe is read whole), read with bounded memory, from a file
 /// that may hold at most `max_bytes`: larger (or endless) input is an error once
 /// that much was read. A UTF-8 byte order mark at the start of the file is not
 /// part of its first line.
@@ -79,8 +80,8 @@ pub fn for_each_line_within(
     max_bytes: u64,
     mut each: impl FnMut(NumberedLine),
 ) -> Result<()> {
-    let file =
-        std::fs::File::open(path).with_context(|| format!("cannot read `{}`", path.display()))?;
+    let file = stera_formats::input::open_input(path)
+        .with_context(|| format!("cannot read `{}`", path.display()))?;
     let read = std::rc::Rc::new(std::cell::Cell::new(0u64));
     let counted = Counted {
         inner: file,
@@ -154,4 +155,87 @@ pub fn listing(title: &str, items: &[String], limit: usize) -> String {
         text.push_str(&format!("\n  ... and {} more", items.len() - limit));
     }
     text
+}
+
+/// An input that is read more than once or sought in (`import` checks a book
+/// before it stores it): the file itself, or, for a stream (`-`, a pipe, a FIFO,
+/// `/dev/stdin`), a temporary copy in the system's temporary directory, removed
+/// when this is dropped. A stream is read once, whole.
+pub struct Rereadable {
+    path: PathBuf,
+    _copy: Option<tempfile::TempPath>,
+}
+
+impl Rereadable {
+    /// `path` as is when it is a regular file; a stream is copied first. A copy
+    /// starting with `binary_magic` is named with `binary_extension` (a stream has
+    /// no extension to tell its format by). A text stream with no line end in
+    /// [`stera_formats::MAX_SKIPPED_LINE_BYTES`] (such as `/dev/zero`) is refused
+    /// rather than copied until the disk is full.
+    ///
+    /// # Errors
+    /// The input cannot be read or the copy written.
+    pub fn open(path: &Path, binary_magic: &[u8], binary_extension: &str) -> Result<Self> {
+        if !stera_formats::input::is_stream(path) {
+            return Ok(Self {
+                path: path.to_path_buf(),
+                _copy: None,
+            });
+        }
+        let name = path.display();
+        let mut input = stera_formats::input::open_input(path)
+            .with_context(|| format!("cannot read `{name}`"))?;
+        let mut head = Vec::new();
+        (&mut input)
+            .take(binary_magic.len() as u64)
+            .read_to_end(&mut head)
+            .with_context(|| format!("cannot read `{name}`"))?;
+        let binary = head == binary_magic;
+        let suffix = if binary {
+            format!(".{binary_extension}")
+        } else {
+            ".txt".to_owned()
+        };
+        let copy = tempfile::Builder::new()
+            .prefix("stera-input-")
+            .suffix(&suffix)
+            .tempfile()
+            .context("cannot create a temporary copy of the input")?;
+        let (file, temp) = copy.into_parts();
+        let mut out = io::BufWriter::new(file);
+        let write_error = || "cannot write the temporary copy of the input";
+        out.write_all(&head).with_context(write_error)?;
+        let mut since_line_end = head.len() as u64;
+        let mut buf = vec![0u8; 1 << 16];
+        loop {
+            let n = match input.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e).with_context(|| format!("cannot read `{name}`")),
+            };
+            let chunk = &buf[..n];
+            since_line_end = match chunk.iter().rposition(|&b| b == b'\n') {
+                Some(at) => (n - at - 1) as u64,
+                None => since_line_end + n as u64,
+            };
+            if !binary && since_line_end > stera_formats::MAX_SKIPPED_LINE_BYTES {
+                bail!(
+                    "`{name}`: no line end in {} MiB (MAX_SKIPPED_LINE_BYTES): not a book",
+                    stera_formats::MAX_SKIPPED_LINE_BYTES >> 20
+                );
+            }
+            out.write_all(chunk).with_context(write_error)?;
+        }
+        out.flush().with_context(write_error)?;
+        Ok(Self {
+            path: temp.to_path_buf(),
+            _copy: Some(temp),
+        })
+    }
+
+    /// Where to read it.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
 }

@@ -26,7 +26,7 @@ enum Command {
         /// The book store directory (created if missing).
         #[arg(long)]
         db: PathBuf,
-        /// The file of roots.
+        /// The file of roots; `-` is standard input.
         file: PathBuf,
         /// Leaves each root hands out before the next root takes its turn (1 to
         /// 10,000). Many roots with a small number spread the thinking over all of
