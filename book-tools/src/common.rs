@@ -55,6 +55,31 @@ pub fn load(store: &SledStore, db: &Path, with_depths: bool) -> Result<(Book, No
         .with_context(|| format!("cannot load the book in `{}`", db.display()))
 }
 
+/// `println!` for the subcommands: a line on standard output, where a reader that
+/// went away (`book-tools kifu add ... | head`) is no error and no panic: the line
+/// is dropped and the command goes on, so what it stores after printing is kept.
+#[macro_export]
+macro_rules! say {
+    () => {
+        $crate::common::say_line(format_args!(""))
+    };
+    ($($arg:tt)*) => {
+        $crate::common::say_line(format_args!($($arg)*))
+    };
+}
+
+/// Writes one line for [`say!`]: a closed pipe drops it quietly; another failure
+/// (a full disk under a redirection) is told on standard error, once per line.
+pub fn say_line(args: std::fmt::Arguments<'_>) {
+    let mut out = io::stdout().lock();
+    match out.write_fmt(args).and_then(|()| out.write_all(b"\n")) {
+        Err(e) if e.kind() != io::ErrorKind::BrokenPipe => {
+            let _ = writeln!(io::stderr(), "cannot write to standard output: {e}");
+        }
+        _ => {}
+    }
+}
+
 /// Writes to a locked stdout; a reader that went away (`book-tools stats | head`)
 /// ends the output quietly instead of a panic or an error.
 pub fn to_stdout(write: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> Result<()> {

@@ -122,7 +122,7 @@ pub fn run(args: &Args) -> Result<()> {
     let links = collected.pending.link(&collected.edges);
     drop(collected.edges);
     let imported = store_linked(&mut store, args, &collected.pending, &links, evaluator)?;
-    println!(
+    crate::say!(
         "entries {}: imported {imported} ({} linked to a parent, {} by SFEN), already in the book {}, duplicate positions {}, twins of other entries {}{}, incomplete {}, bad {}; {:.1} s",
         checked.entries,
         links.linked,
@@ -204,13 +204,15 @@ fn report_problems(args: &Args, checked: &Checked) -> Result<()> {
         }
     }
     for inc in checked.incomplete.iter().take(args.list) {
-        println!(
+        crate::say!(
             "incomplete, skipped: sfen {} ({} of {} legal moves have no value or -32768, value unknown)",
-            inc.sfen, inc.missing, inc.legal
+            inc.sfen,
+            inc.missing,
+            inc.legal
         );
     }
     if checked.incomplete.len() > args.list {
-        println!(
+        crate::say!(
             "... and {} more incomplete entries",
             checked.incomplete.len() - args.list
         );

@@ -55,7 +55,7 @@ fn add(db: &std::path::Path, files: &[PathBuf], list: usize) -> Result<()> {
         if let Some(e) = replay_error {
             anyhow::bail!("`{}`: a game read back illegal: {e}", file.display());
         }
-        println!(
+        crate::say!(
             "{}: {:?}, {} games read, {} skipped, {} positions",
             file.display(),
             summary.format,
@@ -71,7 +71,7 @@ fn add(db: &std::path::Path, files: &[PathBuf], list: usize) -> Result<()> {
         errors.extend(summary.errors.into_iter().take(room));
     }
     for e in &errors {
-        println!(
+        crate::say!(
             "  skipped: {}:{} (game {}): {}",
             e.file.display(),
             e.line,
@@ -81,7 +81,7 @@ fn add(db: &std::path::Path, files: &[PathBuf], list: usize) -> Result<()> {
     }
     let unlisted = skipped.saturating_sub(errors.len() as u64);
     if unlisted > 0 {
-        println!("  ... and {unlisted} more skipped games");
+        crate::say!("  ... and {unlisted} more skipped games");
     }
     if games == 0 && skipped > 0 {
         let listed: Vec<String> = errors.iter().map(ToString::to_string).collect();
@@ -109,7 +109,7 @@ fn add(db: &std::path::Path, files: &[PathBuf], list: usize) -> Result<()> {
     store
         .add_kifu_keys(&new)
         .context("cannot store the kifu positions")?;
-    println!(
+    crate::say!(
         "games read {games}, skipped {skipped}; positions {positions}, distinct {}, added {} (kifu set now {})",
         keys.len(),
         new.len(),

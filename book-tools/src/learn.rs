@@ -212,7 +212,7 @@ pub fn run(args: &Args) -> Result<()> {
         Ok(false)
     })?;
     tally.finish();
-    println!("{}", tally.summary());
+    crate::say!("{}", tally.summary());
     for opening in &job.openings {
         print_choices(&results, opening, args.prior_games);
     }
@@ -243,7 +243,7 @@ fn print_choices(results: &ResultsBook, opening: &Opening, prior_games: f64) {
 /// One position's five best moves by their estimates from games.
 fn print_estimates(results: &ResultsBook, position: &Position, prior_games: f64) {
     let Some(mut estimates) = results.estimates(position, prior_games) else {
-        println!("{}: not in the book", position.to_sfen());
+        crate::say!("{}: not in the book", position.to_sfen());
         return;
     };
     estimates.sort_by(|a, b| b.2.mean.total_cmp(&a.2.mean));
@@ -261,7 +261,7 @@ fn print_estimates(results: &ResultsBook, position: &Position, prior_games: f64)
             )
         })
         .collect();
-    println!(
+    crate::say!(
         "{}: {}",
         position.to_sfen(),
         if top.is_empty() {

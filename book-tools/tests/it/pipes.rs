@@ -187,3 +187,43 @@ fn roots_set_reads_a_pipe() {
         n
     );
 }
+
+/// Runs `book-tools ARGS` with its standard output a pipe whose reader is gone
+/// before anything is written (as `| head` leaves it once it has its lines).
+fn into_closed_pipe(args: &[&str]) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_book-tools"))
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run book-tools");
+    drop(child.stdout.take());
+    child.wait_with_output().unwrap()
+}
+
+/// No panic on a closed pipe (issue 35): `kifu add` stores its positions although
+/// its report finds no reader, and `roots list` ends quietly.
+#[test]
+fn a_closed_stdout_neither_panics_nor_loses_work() {
+    let dir = Dir::new();
+    let db = dir.path("k.db");
+    let file = dir.path("games.usi");
+    let (text, n) = games(30, 0);
+    std::fs::write(&file, &text).unwrap();
+    let out = into_closed_pipe(&["kifu", "add", "--db", s(&db), s(&file)]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{:?}: {stderr}", out.status);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    // Stored: the same games add nothing now.
+    let again = ok(&["kifu", "add", "--db", s(&db), s(&file)]);
+    assert!(again.contains(&format!("games read {n}")), "{again}");
+    assert!(again.contains("added 0"), "{again}");
+
+    let roots = dir.path("roots.txt");
+    std::fs::write(&roots, &text).unwrap();
+    ok(&["roots", "set", "--db", s(&db), s(&roots)]);
+    let out = into_closed_pipe(&["roots", "list", "--db", s(&db)]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{:?}: {stderr}", out.status);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
