@@ -16,9 +16,12 @@ use rsshogi::types::{Color as BColor, Hand, HandPiece, PieceType, Square};
 
 use crate::{Key, Position, zobrist};
 
+/// Directions (file, rank).
+type Directions = &'static [(i8, i8)];
+
 /// Steps and rays (file, rank) of a Black piece: rank 0 is Black's far rank, so
 /// forward is rank - 1. White's are the same negated.
-fn geometry(pt: PieceType) -> (&'static [(i8, i8)], &'static [(i8, i8)]) {
+fn geometry(pt: PieceType) -> (Directions, Directions) {
     const FORWARD: &[(i8, i8)] = &[(0, -1)];
     const KNIGHT: &[(i8, i8)] = &[(-1, -2), (1, -2)];
     const SILVER: &[(i8, i8)] = &[(-1, -1), (0, -1), (1, -1), (-1, 1), (1, 1)];
