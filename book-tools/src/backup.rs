@@ -41,7 +41,7 @@ pub fn run(args: &Args) -> Result<()> {
     }
     let after =
         directory_size(&out).with_context(|| format!("cannot measure {}", out.display()))?;
-    println!(
+    crate::say!(
         "backup: {} positions, {} entries; {} -> {} bytes on disk ({})",
         summary.nodes,
         summary.entries,

@@ -204,7 +204,7 @@ fn select(args: &SelectArgs) -> Result<()> {
         live.in_flight(),
         live.store().size_on_disk()? >> 20
     );
-    println!(
+    crate::say!(
         "select p50_ms={:.3} p99_ms={:.3} per_s={:.0} rss_mb={} nodes={}",
         percentile(&sorted, 0.5),
         percentile(&sorted, 0.99),

@@ -1,10 +1,10 @@
 //! Helpers shared by the subcommands: opening stores, reading line files, writing
 //! to stdout.
 
-use std::io::{self, Write};
-use std::path::Path;
+use std::io::{self, Read, Write};
+use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, bail};
 use stera_book::terashock::NodeExtras;
 use stera_book::{Book, BookError, NodeStore, OpponentId, OpponentSelection, SledStore};
 use stera_formats::{LineReader, MAX_LINE_BYTES};
@@ -55,6 +55,31 @@ pub fn load(store: &SledStore, db: &Path, with_depths: bool) -> Result<(Book, No
         .with_context(|| format!("cannot load the book in `{}`", db.display()))
 }
 
+/// `println!` for the subcommands: a line on standard output, where a reader that
+/// went away (`book-tools kifu add ... | head`) is no error and no panic: the line
+/// is dropped and the command goes on, so what it stores after printing is kept.
+#[macro_export]
+macro_rules! say {
+    () => {
+        $crate::common::say_line(format_args!(""))
+    };
+    ($($arg:tt)*) => {
+        $crate::common::say_line(format_args!($($arg)*))
+    };
+}
+
+/// Writes one line for [`say!`]: a closed pipe drops it quietly; another failure
+/// (a full disk under a redirection) is told on standard error, once per line.
+pub fn say_line(args: std::fmt::Arguments<'_>) {
+    let mut out = io::stdout().lock();
+    match out.write_fmt(args).and_then(|()| out.write_all(b"\n")) {
+        Err(e) if e.kind() != io::ErrorKind::BrokenPipe => {
+            let _ = writeln!(io::stderr(), "cannot write to standard output: {e}");
+        }
+        _ => {}
+    }
+}
+
 /// Writes to a locked stdout; a reader that went away (`book-tools stats | head`)
 /// ends the output quietly instead of a panic or an error.
 pub fn to_stdout(write: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> Result<()> {
@@ -70,7 +95,8 @@ pub fn to_stdout(write: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> Result
 /// UTF-8 or longer than [`MAX_LINE_BYTES`] (what is wrong with it).
 pub type NumberedLine = (u64, Result<String, String>);
 
-/// Calls `each` with every line of `path`, read with bounded memory, from a file
+/// Calls `each` with every line of `path` (`-`: standard input; opened once, so a
+/// pipe is read whole), read with bounded memory, from a file
 /// that may hold at most `max_bytes`: larger (or endless) input is an error once
 /// that much was read. A UTF-8 byte order mark at the start of the file is not
 /// part of its first line.
@@ -79,8 +105,8 @@ pub fn for_each_line_within(
     max_bytes: u64,
     mut each: impl FnMut(NumberedLine),
 ) -> Result<()> {
-    let file =
-        std::fs::File::open(path).with_context(|| format!("cannot read `{}`", path.display()))?;
+    let file = stera_formats::input::open_input(path)
+        .with_context(|| format!("cannot read `{}`", path.display()))?;
     let read = std::rc::Rc::new(std::cell::Cell::new(0u64));
     let counted = Counted {
         inner: file,
@@ -179,7 +205,7 @@ pub fn selected_opponents(
         .with_context(|| format!("cannot read the learning opponents of `{}`", db.display()))?;
     if known.is_empty() {
         eprintln!(
-            "note: `{}` holds no learning games (`book-tools learn` or the coordinator's --learn-share count them); results change nothing",
+            "note: `{}` holds no learning games (`book-tools learn` or the coordinator's --learn-games count them); results change nothing",
             db.display()
         );
     }
@@ -201,4 +227,87 @@ pub fn learning_counts(
     let ids = selected_opponents(store, selection, db)?;
     stera_book::learning_counts(store, &ids)
         .with_context(|| format!("cannot read the learning results of `{}`", db.display()))
+}
+
+/// An input that is read more than once or sought in (`import` checks a book
+/// before it stores it): the file itself, or, for a stream (`-`, a pipe, a FIFO,
+/// `/dev/stdin`), a temporary copy in the system's temporary directory, removed
+/// when this is dropped. A stream is read once, whole.
+pub struct Rereadable {
+    path: PathBuf,
+    _copy: Option<tempfile::TempPath>,
+}
+
+impl Rereadable {
+    /// `path` as is when it is a regular file; a stream is copied first. A copy
+    /// starting with `binary_magic` is named with `binary_extension` (a stream has
+    /// no extension to tell its format by). A text stream with no line end in
+    /// [`stera_formats::MAX_SKIPPED_LINE_BYTES`] (such as `/dev/zero`) is refused
+    /// rather than copied until the disk is full.
+    ///
+    /// # Errors
+    /// The input cannot be read or the copy written.
+    pub fn open(path: &Path, binary_magic: &[u8], binary_extension: &str) -> Result<Self> {
+        if !stera_formats::input::is_stream(path) {
+            return Ok(Self {
+                path: path.to_path_buf(),
+                _copy: None,
+            });
+        }
+        let name = path.display();
+        let mut input = stera_formats::input::open_input(path)
+            .with_context(|| format!("cannot read `{name}`"))?;
+        let mut head = Vec::new();
+        (&mut input)
+            .take(binary_magic.len() as u64)
+            .read_to_end(&mut head)
+            .with_context(|| format!("cannot read `{name}`"))?;
+        let binary = head == binary_magic;
+        let suffix = if binary {
+            format!(".{binary_extension}")
+        } else {
+            ".txt".to_owned()
+        };
+        let copy = tempfile::Builder::new()
+            .prefix("stera-input-")
+            .suffix(&suffix)
+            .tempfile()
+            .context("cannot create a temporary copy of the input")?;
+        let (file, temp) = copy.into_parts();
+        let mut out = io::BufWriter::new(file);
+        let write_error = || "cannot write the temporary copy of the input";
+        out.write_all(&head).with_context(write_error)?;
+        let mut since_line_end = head.len() as u64;
+        let mut buf = vec![0u8; 1 << 16];
+        loop {
+            let n = match input.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e).with_context(|| format!("cannot read `{name}`")),
+            };
+            let chunk = &buf[..n];
+            since_line_end = match chunk.iter().rposition(|&b| b == b'\n') {
+                Some(at) => (n - at - 1) as u64,
+                None => since_line_end + n as u64,
+            };
+            if !binary && since_line_end > stera_formats::MAX_SKIPPED_LINE_BYTES {
+                bail!(
+                    "`{name}`: no line end in {} MiB (MAX_SKIPPED_LINE_BYTES): not a book",
+                    stera_formats::MAX_SKIPPED_LINE_BYTES >> 20
+                );
+            }
+            out.write_all(chunk).with_context(write_error)?;
+        }
+        out.flush().with_context(write_error)?;
+        Ok(Self {
+            path: temp.to_path_buf(),
+            _copy: Some(temp),
+        })
+    }
+
+    /// Where to read it.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
 }

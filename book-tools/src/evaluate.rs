@@ -1,7 +1,7 @@
 //! `book-tools evaluate`: every legal move's value from the built-in engine or an
 //! external USI engine, as the worker would compute it.
 
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::sync::mpsc;
 use std::thread;
 use std::time::{Duration, Instant};
@@ -32,12 +32,12 @@ pub fn run(args: &Args) -> Result<()> {
     eprintln!("engine: {}", evaluator.identity());
     let evaluation = with_progress(|| evaluator.evaluate(&position, &limits))
         .with_context(|| format!("evaluating `{}`", position.to_sfen()))?;
-    let mut out = std::io::stdout().lock();
-    for m in &evaluation.moves {
-        writeln!(out, "{} {} {}", m.mv, m.value, m.depth)?;
-    }
-    writeln!(out, "moves {}", evaluation.moves.len())?;
-    out.flush()?;
+    crate::common::to_stdout(|out| {
+        for m in &evaluation.moves {
+            writeln!(out, "{} {} {}", m.mv, m.value, m.depth)?;
+        }
+        writeln!(out, "moves {}", evaluation.moves.len())
+    })?;
     eprintln!(
         "nodes {}, time {:.3} s",
         evaluation.nodes,

@@ -68,25 +68,31 @@ pub fn run(args: &Args) -> Result<()> {
     }
     let summary = export_to(&book, &extras, &args.out, format, &options)?;
     let s = summary.solve;
-    println!(
+    crate::say!(
         "nodes {} edges {} leaf edges {}",
-        summary.nodes, summary.edges, summary.leaf_edges
+        summary.nodes,
+        summary.edges,
+        summary.leaf_edges
     );
     if !choice.raw {
-        println!(
+        crate::say!(
             "solved: {} acyclic, {} on or above cycles ({} evaluations), {} perpetual-check loops, {} unconverged",
-            s.acyclic, s.cyclic, s.iterations, s.perpetual_loops, s.unconverged
+            s.acyclic,
+            s.cyclic,
+            s.iterations,
+            s.perpetual_loops,
+            s.unconverged
         );
     }
     if weights == Weights::Ndf {
-        println!(
+        crate::say!(
             "ndf weights: {} positions weighted by {} positions with games",
             summary.ndf_positions,
             extras.games.len()
         );
     }
     if choice.by_results {
-        println!(
+        crate::say!(
             "valued by results: {} positions with learning games (opponents: {}), prior {} games",
             extras.learned.len(),
             args.opponents,
@@ -94,18 +100,19 @@ pub fn run(args: &Args) -> Result<()> {
         );
     }
     if backup == Backup::Softmax {
-        println!(
+        crate::say!(
             "softmax backup at T={}: {} unconverged",
-            choice.temperature, summary.softmax_unconverged
+            choice.temperature,
+            summary.softmax_unconverged
         );
     }
-    println!(
+    crate::say!(
         "wrote {} entries, {} moves to {}",
         summary.written.entries_written,
         summary.written.moves_written,
         args.out.display()
     );
-    println!(
+    crate::say!(
         "time: graph {:.1} s, solve {:.1} s, write {:.1} s, total {:.1} s",
         summary.graph_time.as_secs_f64(),
         summary.solve_time.as_secs_f64(),

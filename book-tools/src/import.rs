@@ -32,7 +32,9 @@ pub struct Args {
     #[arg(long)]
     db: PathBuf,
     /// The book to import: YaneuraOu DB2016 text, or `.ybb` binary when the
-    /// name ends in `.ybb`.
+    /// name ends in `.ybb`; `-` is standard input (a stream is copied to a
+    /// temporary file first, read whole, and taken as `.ybb` when it starts with
+    /// the `.ybb` magic).
     file: PathBuf,
     /// Import the good entries even if some lines are malformed or illegal
     /// (they are listed and skipped).
@@ -89,7 +91,10 @@ fn values_of(
 
 pub fn run(args: &Args) -> Result<()> {
     let start = Instant::now();
-    let mut checked = check_file(args)?;
+    let input = crate::common::Rereadable::open(&args.file, stera_formats::ybb::MAGIC, "ybb")
+        .with_context(|| format!("cannot import `{}`", args.file.display()))?;
+    let input = input.path();
+    let mut checked = check_file(args, input)?;
     if checked.entries == 0 && checked.bad.is_empty() {
         // A `.ybb` whose record count says 0, or a text book without entries:
         // most likely a broken or wrong file; importing it would change nothing
@@ -105,7 +110,7 @@ pub fn run(args: &Args) -> Result<()> {
     let evaluator = store
         .intern_evaluator(&evaluator_name(&args.file))
         .context("cannot store the evaluator identity")?;
-    let collected = collect_new_entries(args, &checked, &existing)?;
+    let collected = collect_new_entries(args, input, &checked, &existing)?;
     drop(existing);
     checked.complete = HashSet::new();
     if args.keep_twins && collected.twins > 0 {
@@ -117,7 +122,7 @@ pub fn run(args: &Args) -> Result<()> {
     let links = collected.pending.link(&collected.edges);
     drop(collected.edges);
     let imported = store_linked(&mut store, args, &collected.pending, &links, evaluator)?;
-    println!(
+    crate::say!(
         "entries {}: imported {imported} ({} linked to a parent, {} by SFEN), already in the book {}, duplicate positions {}, twins of other entries {}{}, incomplete {}, bad {}; {:.1} s",
         checked.entries,
         links.linked,
@@ -147,13 +152,12 @@ struct Checked {
 
 /// The reader both passes use: with the legality check, so that an entry the
 /// check refuses (an illegal move or ponder) is refused by both, never stored.
-fn reader(args: &Args) -> Result<BookFile> {
-    BookFile::open(&args.file, true)
-        .with_context(|| format!("cannot import `{}`", args.file.display()))
+fn reader(args: &Args, input: &Path) -> Result<BookFile> {
+    BookFile::open(input, true).with_context(|| format!("cannot import `{}`", args.file.display()))
 }
 
 /// Pass 1: check everything, store nothing.
-fn check_file(args: &Args) -> Result<Checked> {
+fn check_file(args: &Args, input: &Path) -> Result<Checked> {
     let mut legal = Vec::with_capacity(600);
     let mut checked = Checked {
         entries: 0,
@@ -161,7 +165,7 @@ fn check_file(args: &Args) -> Result<Checked> {
         incomplete: Vec::new(),
         complete: HashSet::new(),
     };
-    for item in reader(args)? {
+    for item in reader(args, input)? {
         match item {
             Ok(entry) => {
                 checked.entries += 1;
@@ -200,13 +204,15 @@ fn report_problems(args: &Args, checked: &Checked) -> Result<()> {
         }
     }
     for inc in checked.incomplete.iter().take(args.list) {
-        println!(
+        crate::say!(
             "incomplete, skipped: sfen {} ({} of {} legal moves have no value or -32768, value unknown)",
-            inc.sfen, inc.missing, inc.legal
+            inc.sfen,
+            inc.missing,
+            inc.legal
         );
     }
     if checked.incomplete.len() > args.list {
-        println!(
+        crate::say!(
             "... and {} more incomplete entries",
             checked.incomplete.len() - args.list
         );
@@ -239,7 +245,12 @@ struct Collected {
 
 /// Pass 2: read the complete entries not yet in the book into memory and find
 /// which of them lead to one another.
-fn collect_new_entries(args: &Args, checked: &Checked, existing: &Book) -> Result<Collected> {
+fn collect_new_entries(
+    args: &Args,
+    input: &Path,
+    checked: &Checked,
+    existing: &Book,
+) -> Result<Collected> {
     let mut legal = Vec::with_capacity(600);
     let mut pending = Pending::default();
     let mut edges_by_key: Vec<(u32, u16, u128)> = Vec::new();
@@ -247,7 +258,7 @@ fn collect_new_entries(args: &Args, checked: &Checked, existing: &Book) -> Resul
     let mut progress = Reporter::new();
     let mut read = 0u64;
     let mut sfen = String::with_capacity(160);
-    for item in reader(args)? {
+    for item in reader(args, input)? {
         // Errors were reported by the checking pass.
         let Ok(entry) = item else { continue };
         read += 1;

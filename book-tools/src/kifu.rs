@@ -22,7 +22,7 @@ enum Command {
         /// The book store directory (created if missing).
         #[arg(long)]
         db: PathBuf,
-        /// Game record files.
+        /// Game record files; `-` is standard input (a pipe is read whole).
         #[arg(required = true)]
         files: Vec<PathBuf>,
         /// How many skipped games to list (all are counted).
@@ -55,7 +55,7 @@ fn add(db: &std::path::Path, files: &[PathBuf], list: usize) -> Result<()> {
         if let Some(e) = replay_error {
             anyhow::bail!("`{}`: a game read back illegal: {e}", file.display());
         }
-        println!(
+        crate::say!(
             "{}: {:?}, {} games read, {} skipped, {} positions",
             file.display(),
             summary.format,
@@ -66,10 +66,12 @@ fn add(db: &std::path::Path, files: &[PathBuf], list: usize) -> Result<()> {
         games += summary.games_read;
         skipped += summary.games_skipped;
         positions += summary.positions;
-        errors.extend(summary.errors);
+        // Only what is listed is kept: all skipped games are counted.
+        let room = list.saturating_sub(errors.len());
+        errors.extend(summary.errors.into_iter().take(room));
     }
-    for e in errors.iter().take(list) {
-        println!(
+    for e in &errors {
+        crate::say!(
             "  skipped: {}:{} (game {}): {}",
             e.file.display(),
             e.line,
@@ -77,13 +79,18 @@ fn add(db: &std::path::Path, files: &[PathBuf], list: usize) -> Result<()> {
             e.reason
         );
     }
-    if errors.len() > list {
-        println!("  ... and {} more skipped games", errors.len() - list);
+    let unlisted = skipped.saturating_sub(errors.len() as u64);
+    if unlisted > 0 {
+        crate::say!("  ... and {unlisted} more skipped games");
     }
     if games == 0 && skipped > 0 {
         let listed: Vec<String> = errors.iter().map(ToString::to_string).collect();
         let title = format!("no game could be read ({skipped} skipped), nothing stored");
-        anyhow::bail!("{}", crate::common::listing(&title, &listed, list));
+        let mut text = crate::common::listing(&title, &listed, list);
+        if unlisted > 0 {
+            text.push_str(&format!("\n  ... and {unlisted} more"));
+        }
+        anyhow::bail!("{text}");
     }
     let mut store = crate::common::open_or_create(db)?;
     let existing: HashSet<u128> = store
@@ -102,7 +109,7 @@ fn add(db: &std::path::Path, files: &[PathBuf], list: usize) -> Result<()> {
     store
         .add_kifu_keys(&new)
         .context("cannot store the kifu positions")?;
-    println!(
+    crate::say!(
         "games read {games}, skipped {skipped}; positions {positions}, distinct {}, added {} (kifu set now {})",
         keys.len(),
         new.len(),

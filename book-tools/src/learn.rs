@@ -297,9 +297,9 @@ pub fn run(args: &Args) -> Result<()> {
         Ok(false)
     })?;
     tally.finish();
-    println!("{}", tally.summary());
+    crate::say!("{}", tally.summary());
     if let Some(line) = tally.distinct_note() {
-        println!("{line}");
+        crate::say!("{line}");
     }
     let threshold = args.stop_when_settled.unwrap_or(DEFAULT_SETTLED);
     for position in &key_positions {
@@ -420,7 +420,7 @@ fn print_position(
     threshold: f64,
 ) {
     let Some(mut estimates) = results.estimates(position, prior_games) else {
-        println!("{}: not in the book", position.to_sfen());
+        crate::say!("{}: not in the book", position.to_sfen());
         return;
     };
     estimates.sort_by(|a, b| b.2.mean.total_cmp(&a.2.mean));
@@ -450,7 +450,7 @@ fn print_position(
             }
         )
     });
-    println!(
+    crate::say!(
         "{}: {}{settled}",
         position.to_sfen(),
         if top.is_empty() {

@@ -42,7 +42,7 @@ pub fn run(args: &Args) -> Result<()> {
         .map_err(|e| anyhow::anyhow!("{e}"))?;
     let mut store = common::open_existing(&args.db)?;
     if store.twins_merged()? {
-        println!(
+        crate::say!(
             "`{}` holds one node per colour-flipped twin pair already ({} positions): nothing to do",
             args.db.display(),
             store.len()
@@ -57,7 +57,7 @@ pub fn run(args: &Args) -> Result<()> {
     })
     .with_context(|| format!("cannot walk the book in `{}`", args.db.display()))?;
     progress.finish();
-    println!(
+    crate::say!(
         "positions {}, colour-flipped twin pairs {} ({} positions after merging, {} rebuilt from their SFEN)",
         book.len(),
         pairs.pairs(),
@@ -69,7 +69,7 @@ pub fn run(args: &Args) -> Result<()> {
     }
     if pairs.pairs() == 0 {
         store.set_twins_merged(true)?;
-        println!(
+        crate::say!(
             "no twin pairs: `{}` is marked as one node per pair",
             args.db.display()
         );
@@ -87,7 +87,7 @@ pub fn run(args: &Args) -> Result<()> {
     })
     .with_context(|| format!("cannot write the merged store `{}`", out.display()))?;
     progress.finish();
-    println!(
+    crate::say!(
         "merged: {} -> {} positions, {} twin pairs, {} rebuilt from their SFEN, {} bans moved to twins, {} game counters added to twins; {:.1} s ({})",
         summary.nodes_before,
         summary.nodes_after,
@@ -98,7 +98,7 @@ pub fn run(args: &Args) -> Result<()> {
         start.elapsed().as_secs_f64(),
         out.display()
     );
-    println!(
+    crate::say!(
         "to use it: stop the coordinator, keep `{}` as a backup and put `{}` in its place",
         args.db.display(),
         out.display()

@@ -3,7 +3,6 @@
 //! BookMiner). An outside thinker can value them (`--think-file`) and the result
 //! comes back with `book-tools import`.
 
-use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
@@ -108,9 +107,7 @@ pub fn run(args: &Args) -> Result<()> {
             );
         }
         None => {
-            let mut out = std::io::stdout().lock();
-            out.write_all(text.as_bytes())
-                .context("cannot write to standard output")?;
+            crate::common::to_stdout(|out| out.write_all(text.as_bytes()))?;
         }
     }
     if leaves.len() < count {

@@ -26,7 +26,7 @@ pub fn run(args: &Args) -> Result<()> {
     let nodes = if args.divide && args.depth > 0 {
         let branches = pos.perft_divide(args.depth);
         for (mv, n) in &branches {
-            println!("{mv} {n}");
+            crate::say!("{mv} {n}");
         }
         branches.iter().map(|(_, n)| n).sum()
     } else {
@@ -34,7 +34,7 @@ pub fn run(args: &Args) -> Result<()> {
     };
     let secs = start.elapsed().as_secs_f64();
     let rate = if secs > 0.0 { nodes as f64 / secs } else { 0.0 };
-    println!("time {secs:.3} s, {rate:.0} nodes/s");
-    println!("nodes {nodes}");
+    crate::say!("time {secs:.3} s, {rate:.0} nodes/s");
+    crate::say!("nodes {nodes}");
     Ok(())
 }

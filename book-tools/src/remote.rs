@@ -104,7 +104,7 @@ pub fn run(args: &Args) -> Result<()> {
                     .await
                     .map_err(|s| refused("export", &s))?
                     .into_inner();
-                println!(
+                crate::say!(
                     "wrote {} entries, {} moves to {} on the coordinator in {:.1} s \
                      (a snapshot of {} positions: `book-tools export --nodes {}` writes it again)",
                     reply.entries,
@@ -127,7 +127,7 @@ pub fn run(args: &Args) -> Result<()> {
                     .await
                     .map_err(|s| refused("backup", &s))?
                     .into_inner();
-                println!(
+                crate::say!(
                     "backed up {} positions ({} entries) to {} on the coordinator in {:.1} s",
                     reply.nodes,
                     reply.entries,
@@ -147,9 +147,10 @@ pub fn run(args: &Args) -> Result<()> {
                     .duration_since(std::time::UNIX_EPOCH)
                     .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
                 if *json {
-                    println!("{}", status::json(&reply, now));
+                    crate::say!("{}", status::json(&reply, now));
                 } else {
-                    print!("{}", status::text(&reply, now));
+                    let text = status::text(&reply, now);
+                    crate::common::to_stdout(|out| out.write_all(text.as_bytes()))?;
                 }
                 Ok(())
             }

@@ -26,7 +26,7 @@ enum Command {
         /// The book store directory (created if missing).
         #[arg(long)]
         db: PathBuf,
-        /// The file of roots.
+        /// The file of roots; `-` is standard input.
         file: PathBuf,
         /// Leaves each root hands out before the next root takes its turn (1 to
         /// 10,000). Many roots with a small number spread the thinking over all of
@@ -68,7 +68,7 @@ fn list(db: &Path) -> Result<()> {
         "defaults: none stored"
     };
     let config = stored.unwrap_or_default();
-    println!(
+    crate::say!(
         "# {} roots ({origin}), {} leaves per turn, kifu bonus {}, ply limit {}",
         config.roots.len(),
         config.leaves_per_turn,
@@ -76,7 +76,7 @@ fn list(db: &Path) -> Result<()> {
         config.ply_limit
     );
     for r in &config.roots {
-        println!("{r}");
+        crate::say!("{r}");
     }
     Ok(())
 }
@@ -146,15 +146,15 @@ fn set(db: &Path, file: &Path, leaves_per_turn: Option<u32>) -> Result<()> {
         .save_config(&config)
         .context("cannot store the run configuration")?;
     if duplicates > 0 {
-        println!("dropped {duplicates} duplicate root(s): the same position as an earlier line");
+        crate::say!("dropped {duplicates} duplicate root(s): the same position as an earlier line");
     }
-    println!(
+    crate::say!(
         "stored {} roots, {} leaves per turn:",
         config.roots.len(),
         config.leaves_per_turn
     );
     for r in &config.roots {
-        println!("  {r}");
+        crate::say!("  {r}");
     }
     Ok(())
 }

@@ -118,6 +118,6 @@ pub fn run(args: &Args) -> Result<()> {
             args.nodes
         );
     }
-    println!("synth nodes={reached} added={added} seconds={secs:.1}");
+    crate::say!("synth nodes={reached} added={added} seconds={secs:.1}");
     Ok(())
 }

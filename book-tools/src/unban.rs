@@ -50,16 +50,16 @@ pub fn run(args: &Args) -> Result<()> {
         store
             .unban(node, mv)
             .with_context(|| format!("cannot lift the quarantine of `{sfen}`"))?;
-        println!("lifted: sfen {sfen}");
+        crate::say!("lifted: sfen {sfen}");
         lifted += 1;
     }
     if lifted == 0 {
         if let Some(sfen) = &args.sfen {
             bail!("`{sfen}` is not quarantined in `{}`", args.db.display());
         }
-        println!("nothing is quarantined in `{}`", args.db.display());
+        crate::say!("nothing is quarantined in `{}`", args.db.display());
     } else {
-        println!("{lifted} quarantine(s) lifted");
+        crate::say!("{lifted} quarantine(s) lifted");
     }
     Ok(())
 }

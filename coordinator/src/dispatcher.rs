@@ -407,6 +407,11 @@ impl<S: NodeStore> Dispatcher<S> {
                 }
             }
             Intake::Refused(kind, why) => self.workers.reject(stream, id, kind, why),
+            Intake::Forged(why) => {
+                self.workers
+                    .reject(stream, id, RejectReason::Invalid, why.clone());
+                self.count_failure(stream, None, &why);
+            }
         }
     }
 

@@ -89,7 +89,7 @@ pub async fn run(args: CoordinatorArgs, export: Option<ExportFn<SledStore>>) -> 
         export::options_of(&cli::export_request(&args, path))
             .map_err(|e| anyhow::anyhow!("bad export flags: {e}"))?;
     }
-    let play = args
+    let mut play = args
         .play
         .settings()
         .map_err(|e| anyhow::anyhow!("bad game flags: {e}"))?;
@@ -97,6 +97,11 @@ pub async fn run(args: CoordinatorArgs, export: Option<ExportFn<SledStore>>) -> 
     std::fs::create_dir_all(&args.db)
         .with_context(|| format!("cannot create {}", args.db.display()))?;
     cli::check_export_paths(&args)?;
+    if let Some(path) = &args.play.out_games {
+        let out = stera_book::store_path::BoundOutput::append(path, Some(&args.db))
+            .with_context(|| format!("bad --out-games {}", path.display()))?;
+        play.games_out = Some(std::sync::Arc::new(out));
+    }
     if let Some(dir) = &args.backup_dir {
         backup::prepare_dir(dir, &args.db)?;
     }

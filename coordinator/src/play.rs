@@ -13,7 +13,6 @@
 //! Like [`crate::think`], this module never sees a stream or a lease table.
 
 use std::collections::HashSet;
-use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::mpsc::{Receiver, TryRecvError};
@@ -44,8 +43,9 @@ pub struct PlaySettings {
     pub temperature: f64,
     /// The opening snapshot is rebuilt once the book has grown by this fraction.
     pub refresh_growth: f64,
-    /// Counted games are appended here (one USI line each), if set.
-    pub games_out: Option<PathBuf>,
+    /// Counted games are appended here (one USI line each), if set: opened at
+    /// start (`--out-games`), so the file stays the one checked then.
+    pub games_out: Option<std::sync::Arc<stera_book::store_path::BoundOutput>>,
     /// Seed of the opening draws.
     pub seed: u64,
 }
@@ -456,16 +456,11 @@ impl PlayJobs {
     }
 
     fn write_out(&self, line: &str) {
-        let Some(path) = &self.settings.games_out else {
+        let Some(out) = &self.settings.games_out else {
             return;
         };
-        let written = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(path)
-            .and_then(|mut f| writeln!(f, "{line}"));
-        if let Err(e) = written {
-            tracing::warn!(path = %path.display(), error = %e, "cannot append the game");
+        if let Err(e) = out.append_line(line) {
+            tracing::warn!(path = %out.path().display(), error = %e, "cannot append the game");
         }
     }
 }
@@ -553,7 +548,8 @@ impl PlayArgs {
             rules,
             temperature: self.play_temperature,
             refresh_growth: 0.1,
-            games_out: self.out_games.clone(),
+            // Bound at start, once the store directory exists (`lib.rs`).
+            games_out: None,
             seed: self.play_seed,
         })
     }

@@ -79,8 +79,9 @@ impl ParkedLeaf {
 /// so its result stays rejected even when it names a position. A think result for
 /// an unknown id at or above it (a lease of an earlier run, before a restart, or
 /// one forgotten) is checked against the position it names (`ThinkResult.sfen`)
-/// and stored if that position is not in the book yet: finished work survives a
-/// restart.
+/// and stored if that position is not in the book yet and a lease could have
+/// named it (a root or a child of a thought position, see `could_be_handed_out`):
+/// finished work survives a restart, made-up work does not get in.
 pub(crate) const EARLIEST_LEASE: LeaseId = 1_577_836_800_000 << 16;
 
 /// A result accepted into this batch, waiting for the store write.
@@ -111,8 +112,13 @@ pub(crate) enum Intake {
         reason: String,
         held: bool,
     },
-    /// Rejected without counting a failure (a result by position).
+    /// Rejected without counting a failure (a result of an unknown lease that
+    /// names no position: a late result of another kind, or made-up id).
     Refused(RejectReason, String),
+    /// A result of an unknown lease whose position no lease could have named, or
+    /// that is wrong for it: rejected as invalid and counted as a failure of the
+    /// worker, never of the position (which this run did not hand out).
+    Forged(String),
 }
 
 /// The think results of a batch of results, stored in one store write.
@@ -261,10 +267,12 @@ impl ThinkJobs {
 
     /// The leaf of a result whose lease this run does not know (handed out before a
     /// restart, or forgotten): the position the result names (`ThinkResult.sfen`),
-    /// without a parent, so it is stored with that SFEN as its origin. The selector
-    /// finds children by key, so the node still counts as the child of every book
-    /// node with a move into it. `None` when the result names no position (a worker
-    /// that predates the field, or a result of another kind).
+    /// once [`could_be_handed_out`] found that a run on this book could have named
+    /// it; under the thought parent it was found a child of, so it is stored as a
+    /// leased leaf is, or without a parent (with that SFEN as its origin) for a root
+    /// or a child of a parent's colour-flipped twin. `None` when the result names
+    /// no position (a worker that predates the field, or a result of another
+    /// kind).
     ///
     /// Such a leaf was not selected by this run and may not be in flight: never put
     /// it back or count failures against it (the position may be in flight under
@@ -272,18 +280,25 @@ impl ThinkJobs {
     /// [`stera_book::LiveBook::complete_batch`].
     ///
     /// # Errors
-    /// The named position is not an SFEN.
-    pub fn leaf_by_position(result: &JobResult) -> Option<Result<Leaf, String>> {
+    /// The named position is not an SFEN, or no run on this book could have
+    /// handed it out.
+    pub fn leaf_by_position<S: NodeStore>(
+        live: &LiveBook<S>,
+        result: &JobResult,
+    ) -> Option<Result<Leaf, String>> {
         let sfen = result.think_sfen();
         if sfen.is_empty() {
             return None;
         }
-        Some(named_position(sfen).map(|position| Leaf {
-            root: 0,
-            path: Vec::new(),
-            parent: None,
-            key: position.key(),
-            position,
+        Some(named_position(sfen).and_then(|position| {
+            let parent = could_be_handed_out(live, &position)?;
+            Ok(Leaf {
+                root: 0,
+                path: Vec::new(),
+                parent,
+                key: position.key(),
+                position,
+            })
         }))
     }
 
@@ -344,11 +359,14 @@ impl ThinkJobs {
         }
     }
 
-    /// A think result for a lease this run does not know: checked against the
-    /// position it names, as a leased one is against its leaf. The leaf was not
-    /// selected by this run, so nothing is put back and no failure is counted
-    /// against it: its position may be in flight under a live lease, and that
-    /// lease's in-flight mark must stay.
+    /// A think result for a lease this run does not know: taken by the position
+    /// it names only when a run on this book could have handed that position out
+    /// (see [`could_be_handed_out`]), then checked against it as a leased one is
+    /// against its leaf. The leaf was not selected by this run, so nothing is put
+    /// back and no failure is counted against its position: it may be in flight
+    /// under a live lease, and that lease's in-flight mark must stay. A result that
+    /// names a position no lease could have named, or fails the check, is counted
+    /// against its worker ([`Intake::Forged`]).
     pub(crate) fn intake_by_position<S: NodeStore>(
         live: &LiveBook<S>,
         stream: StreamId,
@@ -357,7 +375,7 @@ impl ThinkJobs {
         now_unix: u32,
     ) -> Intake {
         let leaf = if id >= EARLIEST_LEASE {
-            Self::leaf_by_position(result)
+            Self::leaf_by_position(live, result)
         } else {
             None
         };
@@ -366,10 +384,7 @@ impl ThinkJobs {
                 let why = format!("unknown or expired lease {id}");
                 return Intake::Refused(RejectReason::UnknownLease, why);
             }
-            Some(Err(reason)) => {
-                let why = format!("unknown lease {id}: {reason}");
-                return Intake::Refused(RejectReason::Invalid, why);
-            }
+            Some(Err(reason)) => return Intake::Forged(format!("unknown lease {id}: {reason}")),
             Some(Ok(leaf)) => leaf,
         };
         match Self::check(live, &leaf, result, now_unix) {
@@ -385,10 +400,9 @@ impl ThinkJobs {
                 by_position: true,
                 held: false,
             }),
-            Checked::Invalid(reason) => {
-                let why = format!("unknown lease {id}, checked by its position: {reason}");
-                Intake::Refused(RejectReason::Invalid, why)
-            }
+            Checked::Invalid(reason) => Intake::Forged(format!(
+                "unknown lease {id}, checked by its position: {reason}"
+            )),
         }
     }
 
@@ -554,6 +568,67 @@ impl ThinkJobs {
             None => Ok(false),
         }
     }
+}
+
+/// Whether a run on this book could have handed out `position`, for a result
+/// whose lease is unknown: a lease names a root, or a child of a thought position
+/// (the selector descends only through thought positions, following a child held
+/// as its colour-flipped twin as the book links twins), at most one ply past the
+/// run's ply limit (a thought position past it scores as a draw and is not
+/// descended). The parent is found among the positions one move back
+/// ([`Position::predecessor_keys`]) held in the book, and the move confirmed
+/// forward. `Ok(Some((parent, move)))` when found under its own parent,
+/// `Ok(None)` for a root or a child of a twin.
+///
+/// # Errors
+/// Why no lease could have named it (the result is forged or corrupt).
+fn could_be_handed_out<S: NodeStore>(
+    live: &LiveBook<S>,
+    position: &Position,
+) -> Result<Option<(NodeId, Move)>, String> {
+    let limit = live.config().ply_limit;
+    if position.ply() > limit.saturating_add(1) {
+        return Err(format!(
+            "`{}` is at ply {}, past the run's ply limit {limit}: no lease names it",
+            position.to_sfen(),
+            position.ply()
+        ));
+    }
+    let key = position.key();
+    if live
+        .roots()
+        .iter()
+        .any(|root| root.key() == key || root.flipped_key() == key)
+    {
+        return Ok(None);
+    }
+    let book = live.book();
+    let mut tried = std::collections::HashSet::new();
+    for (own, twin) in position.predecessor_keys() {
+        for candidate in [own, twin] {
+            let Some(id) = book.get(candidate) else {
+                continue;
+            };
+            if !tried.insert(id) {
+                continue;
+            }
+            let Ok(parent) = book.position_of(id) else {
+                continue;
+            };
+            for mv in parent.legal_moves() {
+                if parent.key_after(mv) == key {
+                    return Ok(Some((id, mv)));
+                }
+                if parent.flipped_key_after(mv) == key {
+                    return Ok(None);
+                }
+            }
+        }
+    }
+    Err(format!(
+        "`{}` is neither a root nor a child of a thought position: no lease names it",
+        position.to_sfen()
+    ))
 }
 
 /// Why a result that names a position (`ThinkResult.sfen`, echoed from the job)

@@ -333,6 +333,14 @@ pub fn run(args: &Args) -> Result<()> {
         }
         .with_context(|| format!("bad {flag} `{}`", out.display()))?;
     }
+    // Opened now: a directory of its path swapped later cannot redirect it.
+    let json_out = match args.json.as_deref() {
+        Some(path) if path != Path::new("-") => Some(
+            stera_book::store_path::BoundOutput::create(path, args.db.as_deref())
+                .with_context(|| format!("bad --json `{}`", path.display()))?,
+        ),
+        _ => None,
+    };
     let own_rule = args.rule(args.book_moves);
     let (own_source, roots, own_name): (Arc<dyn BookSource>, Vec<String>, String) =
         match (&args.db, &args.book) {
@@ -482,7 +490,7 @@ pub fn run(args: &Args) -> Result<()> {
         games: args.games,
     };
     run_games(&job, args.concurrency.max(1), &mut report)?;
-    report.finish(args.json.as_deref())
+    report.finish(args.json.as_deref(), json_out.as_ref())
 }
 
 /// A rule the book cannot play by is refused before any game.

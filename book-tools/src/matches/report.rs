@@ -336,7 +336,11 @@ impl Report {
     /// # Errors
     /// The JSON file cannot be written, or the games are not independent enough
     /// for an interval (the counts are printed first).
-    pub fn finish(self, json_out: Option<&Path>) -> Result<()> {
+    pub fn finish(
+        self,
+        json_out: Option<&Path>,
+        bound: Option<&stera_book::store_path::BoundOutput>,
+    ) -> Result<()> {
         if let Some(bar) = &self.bar {
             bar.finish();
         }
@@ -348,8 +352,12 @@ impl Report {
             Some(path) => {
                 self.print_text();
                 let text = serde_json::to_string_pretty(&json)?;
-                std::fs::write(path, text + "\n")
-                    .with_context(|| format!("cannot write `{}`", path.display()))?;
+                let text = text + "\n";
+                match bound {
+                    Some(out) => out.replace(text.as_bytes()),
+                    None => std::fs::write(path, text),
+                }
+                .with_context(|| format!("cannot write `{}`", path.display()))?;
             }
             None => self.print_text(),
         }
@@ -695,7 +703,7 @@ mod tests {
         assert_eq!(json["distinct_once"]["white_games"], 3);
         assert_eq!(json["pentanomial_counts"], json!([0, 1, 2, 0, 1]));
         assert!(json["pentanomial"].is_null());
-        let err = r.finish(None).unwrap_err();
+        let err = r.finish(None, None).unwrap_err();
         assert!(
             format!("{err}").contains("only 3 of 4 pairs of games are distinct"),
             "{err}"
@@ -725,7 +733,7 @@ mod tests {
         assert!((json["pentanomial"]["score"].as_f64().unwrap() - 0.75).abs() < 1e-12);
         assert_eq!(json["sprt"]["decision"], "undecided");
         assert_eq!(json["wins"], 3);
-        r.finish(None).unwrap();
+        r.finish(None, None).unwrap();
     }
 
     #[test]

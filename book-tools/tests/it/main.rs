@@ -25,4 +25,5 @@ mod next_cli;
 mod output_paths;
 mod partial_outputs;
 mod peta_shock_fixtures;
+mod pipes;
 mod ybb_cli;

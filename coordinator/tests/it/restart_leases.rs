@@ -228,13 +228,21 @@ fn results_of_a_killed_run_are_kept() {
     assert_eq!(accepted, 4, "logged once per stored result");
     stop(&mut c);
 
-    // Reopened: each position once, with the values sent, its SFEN as origin.
+    // Reopened: each position once, with the values sent, under the thought
+    // parent it was found a child of (the root) as a leased leaf would be.
     assert_eq!(common::book_len(&db), 5);
     assert!(common::book_contains_all(&db, &sfens).is_empty());
+    let root = Position::startpos();
     for sfen in &sfens {
         let (origin, values) = node_of(&db, sfen).expect("stored");
         let pos = Position::from_sfen(sfen).unwrap();
-        assert_eq!(origin, Origin::Sfen(pos.to_sfen_without_ply()));
+        match origin {
+            Origin::Child { parent, mv } => {
+                assert_eq!(parent.index(), 0, "the root is the first node");
+                assert_eq!(root.key_after(mv), pos.key());
+            }
+            Origin::Sfen(s) => panic!("`{sfen}` stored with the SFEN origin `{s}`"),
+        }
         assert_eq!(values, good_values(sfen));
     }
 
@@ -362,4 +370,90 @@ fn old_result_for_a_thought_position_is_a_duplicate() {
         "stored by its live lease, with its parent: {origin:?}"
     );
     assert_eq!(values, good_values(&sfen), "the stored node is unchanged");
+}
+
+/// A result, every move valued 32,000, for `sfen`.
+fn all_mates(lease_id: u64, sfen: &str) -> JobResult {
+    let mut r = result_for(lease_id, sfen, Answer::Good);
+    if let Some(job_result::Kind::Think(t)) = &mut r.kind {
+        for m in &mut t.moves {
+            m.value = 32_000;
+        }
+    }
+    r
+}
+
+/// A token holder's results for positions no lease of this book could have named
+/// (issue 35), each with a lease id no run knows and every move valued 32,000: a
+/// child of the thought root at ply 9,000 (past the ply limit), a position two
+/// moves from any thought one, and one of a middle game. Each is rejected, nothing
+/// is stored, and each counts against the worker: with `--max-worker-failures 3`
+/// the third refuses it. A late result for the colour-flipped twin of a child of
+/// the root (a position the book links to the root) is still taken.
+#[test]
+fn forged_results_for_positions_never_handed_out_are_rejected_and_counted() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("book.db");
+    let old = run_one_then_kill(&db, 1).remove(0);
+    let child = Position::from_sfen(old.think_sfen()).unwrap();
+    let far_ply = format!("{} 9000", child.to_sfen_without_ply());
+    let grandchild = Position::from_position_command("startpos moves 7g7f 3c3d")
+        .unwrap()
+        .to_sfen();
+    let middle = Position::from_position_command(
+        "startpos moves 7g7f 3c3d 2g2f 4c4d 3i4h 3a4b 5i6h 5a6b 6h7h 6b7b",
+    )
+    .unwrap()
+    .to_sfen();
+    let forged = [far_ply, grandchild, middle];
+
+    let mut c = Coord::start(&db, "127.0.0.1:0", &["--max-worker-failures", "3"], &[]);
+    rt().block_on(async {
+        let mut s = Session::open(c.url(), "forger", 1).await;
+        let results: Vec<JobResult> = forged
+            .iter()
+            .enumerate()
+            .map(|(i, sfen)| all_mates(old.lease_id + 1 + i as u64, sfen))
+            .collect();
+        let answers = s.exchange(results).await;
+        for (answer, sfen) in answers.iter().zip(&forged) {
+            match answer {
+                Answered::Rejected(_, reason) => {
+                    assert!(reason.contains("no lease names it"), "{sfen}: {reason}");
+                }
+                Answered::Ack(id) => panic!("the forged result {id} for `{sfen}` was taken"),
+            }
+        }
+        if let Answered::Rejected(_, reason) = &answers[0] {
+            assert!(reason.contains("ply limit"), "{reason}");
+        }
+        // Counted against the worker: the third failure in a row refuses it.
+        let status = loop {
+            match tokio::time::timeout(LONG, s.inbound.message()).await {
+                Ok(Ok(Some(_))) => {}
+                Ok(Err(status)) => break status,
+                other => panic!("the forger's stream was not refused: {other:?}"),
+            }
+        };
+        assert_eq!(status.code(), tonic::Code::FailedPrecondition, "{status:?}");
+        assert!(status.message().contains("refused"), "{status:?}");
+        assert_eq!(common::status(&c.url(), None).await.nodes, 1);
+
+        // The twin of a child of the thought root, from another worker.
+        let twin = child.flipped().to_sfen();
+        let mut s = Session::open(c.url(), "honest", 1).await;
+        let late = result_for(old.lease_id + 10, &twin, Answer::Good);
+        assert_eq!(
+            s.exchange(vec![late]).await,
+            vec![Answered::Ack(old.lease_id + 10)]
+        );
+        assert_eq!(common::status(&c.url(), None).await.nodes, 2);
+    });
+    c.wait_log("worker refused", LONG);
+    stop(&mut c);
+    assert_eq!(common::book_len(&db), 2, "the root and the twin");
+    for sfen in &forged {
+        let pos = Position::from_sfen(sfen).unwrap();
+        assert!(node_of(&db, &pos.to_sfen()).is_none(), "`{sfen}` stored");
+    }
 }

@@ -71,6 +71,13 @@ pub enum OutputPathError {
         path.display()
     )]
     HardLinked { path: PathBuf, links: u64 },
+    /// The checked path could not be opened.
+    #[error("cannot open `{}`: {source}", path.display())]
+    Open {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
     /// The path is a symbolic link to nothing.
     #[error(
         "refusing to write `{}`: it is a symbolic link to `{}`, which does not exist; remove the link or choose another name",
@@ -151,6 +158,98 @@ pub fn check_output_path(out: &Path, store: &Path) -> Result<PathBuf, OutputPath
     check_outside_stores(out, &resolved, Some(store))?;
     check_links(out, &resolved, Some(store))?;
     Ok(resolved)
+}
+
+/// An output file bound at start: its path checked ([`check_output_path`], or
+/// [`check_output_path_outside_stores`] without a store) and the resolved file
+/// opened at once, before anything runs. Every later write goes into the file
+/// opened here, whatever becomes of the path: a directory on it swapped for a
+/// symbolic link into a store after start cannot redirect the writes there.
+#[derive(Debug)]
+pub struct BoundOutput {
+    path: PathBuf,
+    file: std::sync::Mutex<std::fs::File>,
+}
+
+impl BoundOutput {
+    /// Checks `out` and opens it for appending (created if missing).
+    ///
+    /// # Errors
+    /// [`OutputPathError`]: a rule the path breaks, or the file cannot be opened.
+    pub fn append(out: &Path, store: Option<&Path>) -> Result<Self, OutputPathError> {
+        Self::open(
+            out,
+            store,
+            std::fs::OpenOptions::new().append(true).create(true),
+        )
+    }
+
+    /// Checks `out` and creates it (emptied if it exists): for a file written
+    /// whole at the end (with [`BoundOutput::replace`]).
+    ///
+    /// # Errors
+    /// As [`BoundOutput::append`].
+    pub fn create(out: &Path, store: Option<&Path>) -> Result<Self, OutputPathError> {
+        let mut options = std::fs::OpenOptions::new();
+        options.write(true).create(true).truncate(true);
+        Self::open(out, store, &options)
+    }
+
+    fn open(
+        out: &Path,
+        store: Option<&Path>,
+        options: &std::fs::OpenOptions,
+    ) -> Result<Self, OutputPathError> {
+        let resolved = match store {
+            Some(store) => check_output_path(out, store)?,
+            None => check_output_path_outside_stores(out)?,
+        };
+        let file = options
+            .open(&resolved)
+            .map_err(|source| OutputPathError::Open {
+                path: out.to_path_buf(),
+                source,
+            })?;
+        Ok(Self {
+            path: out.to_path_buf(),
+            file: std::sync::Mutex::new(file),
+        })
+    }
+
+    /// The path as given.
+    #[must_use]
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Appends `line` and a line end in one write.
+    ///
+    /// # Errors
+    /// The write failed.
+    pub fn append_line(&self, line: &str) -> std::io::Result<()> {
+        use std::io::Write;
+        let mut file = self
+            .file
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        file.write_all(format!("{line}\n").as_bytes())
+    }
+
+    /// Makes `bytes` the whole content of the file, durably.
+    ///
+    /// # Errors
+    /// The write failed.
+    pub fn replace(&self, bytes: &[u8]) -> std::io::Result<()> {
+        use std::io::{Seek, Write};
+        let mut file = self
+            .file
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        file.set_len(0)?;
+        file.seek(std::io::SeekFrom::Start(0))?;
+        file.write_all(bytes)?;
+        file.sync_data()
+    }
 }
 
 /// [`check_output_path`] for a writer that uses no store of its own (e.g.
@@ -341,6 +440,37 @@ mod tests {
         std::fs::create_dir_all(dir).unwrap();
         std::fs::write(dir.join("conf"), b"x").unwrap();
         std::fs::write(dir.join("db"), b"x").unwrap();
+    }
+
+    /// Outputs bound at open (issue 35): the directory of a bound output swapped
+    /// for a symbolic link into a store after it was opened does not redirect the
+    /// writes; the store's `db` and `conf` stay as they were and the lines go into
+    /// the file opened at start.
+    #[test]
+    fn a_directory_swapped_for_a_link_into_a_store_after_open_changes_nothing() {
+        let tmp = tempfile::tempdir().unwrap();
+        let store = tmp.path().join("other.db");
+        fake_store(&store);
+        let out_dir = tmp.path().join("out");
+        std::fs::create_dir(&out_dir).unwrap();
+        let games = BoundOutput::append(&out_dir.join("conf"), None).unwrap();
+        let json = BoundOutput::create(&out_dir.join("db"), None).unwrap();
+        games.append_line("first").unwrap();
+        // The directory goes away; a link named like it points into the store.
+        let moved = tmp.path().join("moved");
+        std::fs::rename(&out_dir, &moved).unwrap();
+        std::os::unix::fs::symlink(&store, &out_dir).unwrap();
+        games.append_line("second").unwrap();
+        json.replace(b"{}\n").unwrap();
+        assert_eq!(std::fs::read(store.join("conf")).unwrap(), b"x");
+        assert_eq!(std::fs::read(store.join("db")).unwrap(), b"x");
+        assert_eq!(
+            std::fs::read_to_string(moved.join("conf")).unwrap(),
+            "first\nsecond\n"
+        );
+        assert_eq!(std::fs::read_to_string(moved.join("db")).unwrap(), "{}\n");
+        // Bound now, the same path is refused.
+        assert!(BoundOutput::append(&out_dir.join("conf"), None).is_err());
     }
 
     #[test]

@@ -52,6 +52,7 @@
 
 mod book_file;
 pub mod db2016;
+pub mod input;
 pub mod kifu;
 pub mod leftovers;
 mod lines;

@@ -20,6 +20,7 @@ pub mod packed_sfen;
 mod perft;
 mod position;
 mod repetition;
+mod retro;
 mod sfen;
 pub mod value;
 mod zobrist;

@@ -20,7 +20,6 @@ mod kif;
 mod position_lines;
 
 use std::fmt;
-use std::fs::File;
 use std::io::{BufReader, Read};
 use std::path::{Path, PathBuf};
 
@@ -171,7 +170,8 @@ pub struct KifuSummary {
     pub games_skipped: u64,
     /// Positions in the kept games, start positions included (not deduplicated).
     pub positions: u64,
-    /// One entry per skipped game.
+    /// The first [`MAX_KEPT_ERRORS`] skipped games, in file order (all are counted
+    /// in `games_skipped`): endless bad input must not grow memory.
     pub errors: Vec<GameError>,
 }
 
@@ -209,6 +209,9 @@ pub enum KifuError {
     TooLarge { path: PathBuf, format: KifuFormat },
 }
 
+/// How many skipped games a [`KifuSummary`] keeps with their reasons.
+pub const MAX_KEPT_ERRORS: usize = 1_000;
+
 /// Collects games and counts while a reader goes through a file.
 pub(crate) struct Collector<'a> {
     file: PathBuf,
@@ -226,6 +229,9 @@ impl Collector<'_> {
     pub(crate) fn skip(&mut self, line: u64, reason: String) {
         self.summary.games_skipped += 1;
         let game = self.summary.games_read + self.summary.games_skipped;
+        if self.summary.errors.len() >= MAX_KEPT_ERRORS {
+            return;
+        }
         self.summary.errors.push(GameError {
             file: self.file.clone(),
             line,
@@ -235,8 +241,9 @@ impl Collector<'_> {
     }
 }
 
-/// Reads every game of a file. The format comes from the extension (`.csa`, `.kif`,
-/// `.kifu`, `.sfen`, `.usi`) or, for `.txt` and others, from the content.
+/// Reads every game of a file (`-`: standard input). The format comes from the
+/// extension (`.csa`, `.kif`, `.kifu`, `.sfen`, `.usi`) or, for `.txt` and others,
+/// from the content.
 ///
 /// # Errors
 /// [`KifuError`] when the file cannot be read or its format cannot be told; bad games
@@ -249,7 +256,8 @@ pub fn read_kifu_file(path: impl AsRef<Path>) -> Result<KifuReport, KifuError> {
 
 /// Streams the games of a file to `on_game` without keeping them (USI and SFEN line
 /// files are read line by line, so they may be larger than memory); `format` overrides
-/// detection.
+/// detection. The file is opened once and read through (`-`: standard input), so a
+/// pipe is read whole.
 ///
 /// # Errors
 /// As [`read_kifu_file`].
@@ -263,22 +271,23 @@ pub fn read_kifu_file_with(
         path: path.to_path_buf(),
         source,
     };
-    let mut file = BufReader::new(File::open(path).map_err(io)?);
+    // Opened once: the format is sniffed from the first bytes, which are then
+    // read again from memory, so a pipe or `/dev/stdin` is read whole.
+    let mut input = crate::input::open_input(path).map_err(io)?;
+    let mut head = Vec::new();
     let format = match format.or_else(|| format_from_extension(path)) {
         Some(f) => f,
         None => {
-            let mut head = Vec::new();
-            (&mut file)
+            (&mut input)
                 .take(detect::SNIFF_BYTES)
                 .read_to_end(&mut head)
                 .map_err(io)?;
-            let format = sniff_format(&head).ok_or_else(|| KifuError::UnknownFormat {
+            sniff_format(&head).ok_or_else(|| KifuError::UnknownFormat {
                 path: path.to_path_buf(),
-            })?;
-            file = BufReader::new(File::open(path).map_err(io)?);
-            format
+            })?
         }
     };
+    let file = BufReader::new(std::io::Cursor::new(head).chain(input));
     let mut collector = Collector {
         file: path.to_path_buf(),
         summary: empty_summary(format),
