@@ -26,6 +26,7 @@ use anyhow::{Context, Result, bail};
 use stera_book::{Book, GameCounts, NodeStore};
 use stera_engine::Player;
 use stera_engine::choice::{EngineChoice, LimitArgs};
+use stera_games::openings::{self, Opening};
 use stera_games::results_book::DEFAULT_PRIOR_GAMES;
 use stera_games::{
     AnalysedBook, BookPolicy, DEFAULT_PLY_LIMIT, Game, GameRules, LearningPolicy, PlayOptions,
@@ -33,7 +34,6 @@ use stera_games::{
 };
 use stera_rules::{Color, Key, Position};
 
-use crate::matches::suite::{self, Opening};
 
 /// The learner's default margin: moves this far below the best value are
 /// never tried (a book's values spread over a few tens of centipawns at the
@@ -144,8 +144,11 @@ pub fn run(args: &Args) -> Result<()> {
         .unwrap_or_default()
         .roots;
     let openings = match &args.openings {
-        Some(file) => suite::read_file(file)?,
-        None => suite::parse_lines(&roots, &format!("the roots of `{}`", args.db.display()))?,
+        Some(file) => openings::read_file(file)?,
+        None => openings::parse_lines(
+            roots.iter().map(String::as_str),
+            &format!("the roots of `{}`", args.db.display()),
+        )?,
     };
     let mut counts: HashMap<Key, GameCounts> = HashMap::new();
     store

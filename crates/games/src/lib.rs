@@ -13,6 +13,8 @@
 //! * [`results_book`]: book moves chosen by game results ([`ResultsBook`],
 //!   [`MoveRule::Results`]) and the Thompson-sampling [`LearningPolicy`] that
 //!   earns them against an opponent engine.
+//! * [`openings`]: where games start ([`Opening`]), read from openings files and
+//!   position lines by one bounded reader.
 //! * [`play`]: [`play_game`] between two [`stera_engine::Player`]s with books.
 //! * [`stats`]: score, Elo with a 95 % interval, likelihood of superiority.
 //! * [`csa`]: games as CSA text.
@@ -38,6 +40,7 @@ pub mod book;
 pub mod csa;
 pub mod declaration;
 pub mod game;
+pub mod openings;
 pub mod play;
 pub mod referee;
 pub mod results_book;
@@ -47,7 +50,8 @@ pub use book::{
     AnalysedBook, BookPolicy, BookSource, Candidate, MoveRule, RuledBook, SoftmaxPolicy,
 };
 pub use game::{Game, GameMove, GameResult, MoveSource, Outcome, Termination};
-pub use play::{PlayError, PlayOptions, Side, play_game};
+pub use openings::{Opening, OpeningsError};
+pub use play::{Budget, PlayError, PlayOptions, Side, play_game, play_game_with_budgets};
 pub use referee::{
     Adjudication, DEFAULT_PLY_LIMIT, GameError, GameRules, Referee, Verified, Visited, verify,
 };
