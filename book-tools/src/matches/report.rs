@@ -793,7 +793,10 @@ pub fn budget_text(budget: &Budget) -> String {
     if let Some(nodes) = l.nodes {
         let mut text = format!("{} nodes", thousands(nodes));
         if budget.node_jitter > 0.0 {
-            text.push_str(&format!(" ±{} %", 100.0 * budget.node_jitter));
+            // One decimal at most: 0.3 is `30 %`, 0.125 `12.5 %`.
+            let percent = format!("{:.1}", 100.0 * budget.node_jitter);
+            let percent = percent.strip_suffix(".0").unwrap_or(&percent);
+            text.push_str(&format!(" ±{percent} %"));
         }
         parts.push(text);
     }
@@ -875,7 +878,7 @@ mod tests {
                 },
             },
             coverage: Coverage {
-                own_book_plies: 0,
+                own_book_plies: 1,
                 other_book_plies: 0,
                 exit: Exit::Opening,
                 exit_ply: 0,
@@ -948,6 +951,127 @@ mod tests {
         assert_eq!(json["sprt"]["decision"], "undecided");
         assert_eq!(json["wins"], 3);
         r.finish(None).unwrap();
+    }
+
+    #[test]
+    fn repeated_games_withhold_the_interval_though_every_pair_differs() {
+        use Outcome::{BlackWins, WhiteWins};
+        let mut r = Report::new(8, None, settings(), None);
+        // Four distinct pairs, but game 0 comes back as game 2 and game 1 as
+        // game 7, the book under test on the same side: 2 of 8 games repeat.
+        r.add(finished(0, &["7g7f"], BlackWins)).unwrap();
+        r.add(finished(1, &["2g2f"], WhiteWins)).unwrap();
+        r.add(finished(2, &["7g7f"], BlackWins)).unwrap();
+        r.add(finished(3, &["5g5f"], WhiteWins)).unwrap();
+        r.add(finished(4, &["1g1f"], BlackWins)).unwrap();
+        r.add(finished(5, &["9g9f"], WhiteWins)).unwrap();
+        r.add(finished(6, &["6g6f"], BlackWins)).unwrap();
+        r.add(finished(7, &["2g2f"], WhiteWins)).unwrap();
+        assert_eq!(r.distinct_pairs.len(), 4);
+        assert!((r.repeated_game_share() - 0.25).abs() < 1e-12);
+        assert!(!r.independent());
+        let json = r.json();
+        assert!(json["pentanomial"].is_null());
+        assert!(
+            json["withheld"]
+                .as_str()
+                .unwrap()
+                .contains("only 6 of 8 games are distinct"),
+            "{json}"
+        );
+        let err = r.finish(None).unwrap_err();
+        assert!(format!("{err}").contains("25.0 % repeat"), "{err}");
+    }
+
+    #[test]
+    fn a_book_that_played_no_move_gets_no_interval() {
+        use Outcome::{BlackWins, WhiteWins};
+        let mut r = Report::new(4, None, settings(), None);
+        for (i, moves, outcome) in [
+            (0, ["7g7f"], BlackWins),
+            (1, ["7g7f"], BlackWins),
+            (2, ["2g2f"], WhiteWins),
+            (3, ["2g2f"], WhiteWins),
+        ] {
+            let mut game = finished(i, &moves, outcome);
+            game.coverage.own_book_plies = 0;
+            r.add(game).unwrap();
+        }
+        // Every pair the same game twice: 1 point each, a zero-width interval
+        // if it were shown.
+        assert_eq!(r.pairs.counts, [0, 0, 2, 0, 0]);
+        assert!(r.book_never_used() && !r.independent());
+        let reason = r.withheld_reason();
+        assert!(
+            reason.contains("played no move in any of the 4 games")
+                && reason.contains("2 of 2 pairs are the same game twice"),
+            "{reason}"
+        );
+        assert_eq!(r.json()["book_never_used"], true);
+        assert!(r.finish(None).is_err());
+    }
+
+    #[test]
+    fn an_interval_is_never_infinite_nor_of_zero_width() {
+        let estimate = |counts: [u64; 5]| pentanomial(&Pentanomial { counts }).unwrap();
+        // Every pair lost: a bound, the rule of three's over 10 pairs.
+        let lost = Shown::of(&estimate([10, 0, 0, 0, 0]), 10, "pair");
+        let p = 1.0 - 0.025f64.powf(0.1);
+        assert!((lost.score_high - p).abs() < 1e-12 && lost.score_low == 0.0);
+        let text = lost.elo_text();
+        assert_eq!(
+            text,
+            format!(
+                "below {:+.1} (no game won or drawn yet)",
+                elo_from_score(p)
+            )
+        );
+        assert!(lost.note.as_deref().unwrap().starts_with("every pair lost"));
+        // Every pair won.
+        let won = Shown::of(&estimate([0, 0, 0, 0, 3]), 3, "pair");
+        assert!(won.elo_text().starts_with("above +"), "{}", won.elo_text());
+        // Every pair 1 of 2: an interval around 0 that is not of zero width.
+        let even = Shown::of(&estimate([0, 0, 5, 0, 0]), 5, "pair");
+        assert!(even.score_low < 0.5 && even.score_high > 0.5);
+        let text = even.elo_text();
+        assert!(text.starts_with("+0.0 [-") && !text.contains("inf"), "{text}");
+        // All draws over games: no decisive games yet.
+        let draws = trinomial(&Tally {
+            wins: 0,
+            draws: 4,
+            losses: 0,
+        })
+        .unwrap();
+        let shown = Shown::of(&draws, 4, "game");
+        assert!(shown.note.unwrap().contains("no decisive games yet"));
+        // A normal interval reaching a score of 0 is unbounded below, in words.
+        let wide = Shown::of(&estimate([3, 1, 0, 0, 0]), 4, "pair");
+        assert!(wide.note.is_none());
+        assert!(wide.elo_text().contains("[unbounded, "), "{}", wide.elo_text());
+    }
+
+    #[test]
+    fn budgets_read_as_words() {
+        use std::time::Duration;
+        use stera_engine::Limits;
+        let budget = |nodes, depth, time: Option<u64>, node_jitter| {
+            budget_text(&Budget {
+                limits: Limits {
+                    nodes,
+                    depth,
+                    time: time.map(Duration::from_millis),
+                },
+                node_jitter,
+            })
+        };
+        assert_eq!(budget(Some(1_000), None, None, 0.3), "1,000 nodes ±30 %");
+        assert_eq!(budget(Some(1_234_567), None, None, 0.0), "1,234,567 nodes");
+        assert_eq!(budget(Some(500), None, None, 0.125), "500 nodes ±12.5 %");
+        assert_eq!(budget(None, Some(2), Some(1_500), 0.0), "depth 2, 1,500 ms");
+        assert_eq!(
+            budget(None, None, None, 0.0),
+            "no limit given (the built-in engine: 300,000 nodes)"
+        );
     }
 
     #[test]

@@ -20,7 +20,7 @@ fn synthetic_book(dir: &Path) -> String {
 }
 
 /// The `name: value` lines of the summary.
-fn summary(stdout: &str) -> HashMap<String, String> {
+pub(crate) fn summary(stdout: &str) -> HashMap<String, String> {
     stdout
         .lines()
         .filter_map(|l| l.split_once(": "))
@@ -28,7 +28,7 @@ fn summary(stdout: &str) -> HashMap<String, String> {
         .collect()
 }
 
-fn number(map: &HashMap<String, String>, key: &str) -> u64 {
+pub(crate) fn number(map: &HashMap<String, String>, key: &str) -> u64 {
     map.get(key)
         .unwrap_or_else(|| panic!("no `{key}` in {map:?}"))
         .parse()
@@ -54,7 +54,7 @@ fn with_interval(text: &str) -> (f64, f64, f64) {
 
 /// Points of the `--db` side recounted from the CSA file: the `'result:` line of
 /// each game and which player (`N+`/`N-`) carried the `--db` book.
-fn recount_from_csa(text: &str, db: &str) -> (u64, u64, u64) {
+pub(crate) fn recount_from_csa(text: &str, db: &str) -> (u64, u64, u64) {
     let (mut wins, mut draws, mut losses) = (0, 0, 0);
     for game in text.split("\n/\n") {
         let line = |prefix: &str| {
@@ -499,6 +499,8 @@ fn one_opening_for_many_games_is_refused_and_repeated_games_get_no_interval() {
         "60",
         "--book-moves",
         "best",
+        "--node-jitter",
+        "0",
     ];
     // Refused before any game, saying what to add.
     let out = book_tools(&base);
@@ -530,7 +532,12 @@ fn one_opening_for_many_games_is_refused_and_repeated_games_get_no_interval() {
         .expect("--nodes")
         + 1;
     repeat[nodes] = "3000";
-    repeat.extend(["--node-jitter", "0.5"]);
+    let jitter = repeat
+        .iter()
+        .position(|a| *a == "--node-jitter")
+        .expect("--node-jitter")
+        + 1;
+    repeat[jitter] = "0.5";
     let out = book_tools(&repeat);
     let stdout = String::from_utf8_lossy(&out.stdout);
     let m = summary(&stdout);
