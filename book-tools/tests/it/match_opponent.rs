@@ -285,9 +285,15 @@ fn a_side_that_loses_every_game_gets_a_bound_not_an_infinite_elo() {
         "{stdout}"
     );
     assert_eq!(number(&m, "wins") + number(&m, "draws"), 0, "{stdout}");
-    // Every pair lost: an upper bound by the rule of three over 2 pairs.
-    let elo = &m["elo (pentanomial, 95 %)"];
-    assert!(elo.starts_with("below -"), "{stdout}");
+    // Every pair lost: an upper bound by the rule of three over 2 pairs (a
+    // pair scores more than 0 with probability below p, 0.025 = (1 - p)^2).
+    let p = 1.0 - 0.025f64.sqrt();
+    let bound = -400.0 * (1.0 / p - 1.0).log10();
+    assert_eq!(
+        m["elo (pentanomial, 95 %)"],
+        format!("below {bound:+.1} (no game won or drawn yet)"),
+        "{stdout}"
+    );
     assert!(
         m["interval (pentanomial)"].starts_with("every pair lost"),
         "{stdout}"
