@@ -1027,8 +1027,11 @@ mod tests {
             )
         );
         assert!(lost.note.as_deref().unwrap().starts_with("every pair lost"));
-        // Every pair won.
+        // Every pair won: over 3 pairs the bound is still below an even
+        // score (0.025^(1/3) = 0.29), over 10 above it.
         let won = Shown::of(&estimate([0, 0, 0, 0, 3]), 3, "pair");
+        assert!(won.elo_text().starts_with("above -"), "{}", won.elo_text());
+        let won = Shown::of(&estimate([0, 0, 0, 0, 10]), 10, "pair");
         assert!(won.elo_text().starts_with("above +"), "{}", won.elo_text());
         // Every pair 1 of 2: an interval around 0 that is not of zero width.
         let even = Shown::of(&estimate([0, 0, 5, 0, 0]), 5, "pair");
