@@ -61,7 +61,8 @@ pub fn run_sides<T: Send>(
             let (next, stop) = (&next, &stop);
             scope.spawn(move || {
                 let outcome = (|| -> Result<()> {
-                    let mut own = start[0]().context("starting the engine of the side under test")?;
+                    let mut own =
+                        start[0]().context("starting the engine of the side under test")?;
                     let mut other = start[1]().context("starting the opponent's engine")?;
                     loop {
                         if stop.load(Ordering::Relaxed) {
@@ -155,8 +156,15 @@ pub fn play_with_budgets<'a>(
         Color::Black => (own, other, [own_budget, other_budget]),
         Color::White => (other, own, [other_budget, own_budget]),
     };
-    play_game_with_budgets(&opening.start, &opening.moves, black, white, options, budgets)
-        .with_context(|| format!("game {}", index + 1))
+    play_game_with_budgets(
+        &opening.start,
+        &opening.moves,
+        black,
+        white,
+        options,
+        budgets,
+    )
+    .with_context(|| format!("game {}", index + 1))
 }
 
 /// Shows `line` on the bar, or prints it as a summary line when `due`.

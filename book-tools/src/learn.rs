@@ -34,7 +34,6 @@ use stera_games::{
 };
 use stera_rules::{Color, Key, Position};
 
-
 /// The learner's default margin: moves this far below the best value are
 /// never tried (a book's values spread over a few tens of centipawns at the
 /// start; a move 100 cp worse is a mistake at any budget).

@@ -42,13 +42,13 @@ use stera_engine::choice::{EngineChoice, LimitArgs, OpponentChoice};
 use stera_games::book::{
     DEFAULT_TEMPERATURE, YANEURAOU_BLACK_LIMIT, YANEURAOU_EVAL_DIFF, YANEURAOU_WHITE_LIMIT,
 };
-use stera_games::results_book::DEFAULT_PRIOR_GAMES;
-use stera_games::stats::Sprt;
 use stera_games::openings::Opening;
 use stera_games::play::DEFAULT_NODE_JITTER;
+use stera_games::results_book::DEFAULT_PRIOR_GAMES;
+use stera_games::stats::Sprt;
 use stera_games::{
-    Adjudication, AnalysedBook, BookPolicy, BookSource, Budget, DEFAULT_PLY_LIMIT, Game,
-    GameRules, MoveRule, PlayOptions, ResultsBook, RuledBook, Side,
+    Adjudication, AnalysedBook, BookPolicy, BookSource, Budget, DEFAULT_PLY_LIMIT, Game, GameRules,
+    MoveRule, PlayOptions, ResultsBook, RuledBook, Side,
 };
 use stera_rules::Color;
 use stera_service::export::MAX_LEAF_DISCOUNT;
@@ -259,7 +259,7 @@ impl Args {
             ("--opponent-node-jitter", self.opponent_node_jitter),
         ] {
             if let Some(j) = jitter
-                && !(j >= 0.0 && j < 1.0)
+                && !(0.0..1.0).contains(&j)
             {
                 bail!("{flag} must lie in [0, 1), not {j}");
             }

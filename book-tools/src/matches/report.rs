@@ -442,7 +442,10 @@ impl Report {
             None => println!("against: {}", s.against),
         }
         println!("engine: {}, {}", s.engine, s.limits);
-        println!("opponent's engine: {}, {}", s.opponent_engine, s.opponent_limits);
+        println!(
+            "opponent's engine: {}, {}",
+            s.opponent_engine, s.opponent_limits
+        );
         println!("openings: {} ({})", s.openings, s.suite);
         println!("games: {} of {}", t.games(), self.total);
         println!(
@@ -1021,10 +1024,7 @@ mod tests {
         let text = lost.elo_text();
         assert_eq!(
             text,
-            format!(
-                "below {:+.1} (no game won or drawn yet)",
-                elo_from_score(p)
-            )
+            format!("below {:+.1} (no game won or drawn yet)", elo_from_score(p))
         );
         assert!(lost.note.as_deref().unwrap().starts_with("every pair lost"));
         // Every pair won: over 3 pairs the bound is still below an even
@@ -1037,7 +1037,10 @@ mod tests {
         let even = Shown::of(&estimate([0, 0, 5, 0, 0]), 5, "pair");
         assert!(even.score_low < 0.5 && even.score_high > 0.5);
         let text = even.elo_text();
-        assert!(text.starts_with("+0.0 [-") && !text.contains("inf"), "{text}");
+        assert!(
+            text.starts_with("+0.0 [-") && !text.contains("inf"),
+            "{text}"
+        );
         // All draws over games: no decisive games yet.
         let draws = trinomial(&Tally {
             wins: 0,
@@ -1050,7 +1053,11 @@ mod tests {
         // A normal interval reaching a score of 0 is unbounded below, in words.
         let wide = Shown::of(&estimate([3, 1, 0, 0, 0]), 4, "pair");
         assert!(wide.note.is_none());
-        assert!(wide.elo_text().contains("[unbounded, "), "{}", wide.elo_text());
+        assert!(
+            wide.elo_text().contains("[unbounded, "),
+            "{}",
+            wide.elo_text()
+        );
     }
 
     #[test]

@@ -133,7 +133,10 @@ fn opponent_flags_that_cannot_work_are_refused_before_any_game() {
     ]);
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("--opponent-node-jitter needs a node limit"), "{err}");
+    assert!(
+        err.contains("--opponent-node-jitter needs a node limit"),
+        "{err}"
+    );
     // An opponent engine that does not start names the opponent.
     let out = book_tools(&[
         "match",
@@ -241,7 +244,10 @@ fn a_book_that_never_plays_a_move_is_said_to_and_gets_no_interval() {
         stderr.contains("the book under test played no move in any of the 6 games"),
         "{stderr}"
     );
-    assert!(stdout.contains("played no move in any of the 6 games"), "{stdout}");
+    assert!(
+        stdout.contains("played no move in any of the 6 games"),
+        "{stdout}"
+    );
     // No interval, zero-width or other.
     assert!(!stdout.contains("elo (pentanomial"), "{stdout}");
     assert!(!stdout.contains("[+0.0, +0.0]"), "{stdout}");
@@ -277,9 +283,15 @@ fn a_side_that_loses_every_game_gets_a_bound_not_an_infinite_elo() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stdout}\n{stderr}");
-    assert!(!stdout.contains("inf") && !stderr.contains("inf"), "{stdout}\n{stderr}");
+    assert!(
+        !stdout.contains("inf") && !stderr.contains("inf"),
+        "{stdout}\n{stderr}"
+    );
     let m = summary(&stdout);
-    assert_eq!(m["engine"], "stera-builtin 0.1.0 (hce), 1 nodes", "{stdout}");
+    assert_eq!(
+        m["engine"], "stera-builtin 0.1.0 (hce), 1 nodes",
+        "{stdout}"
+    );
     assert_eq!(
         m["opponent's engine"], "stera-builtin 0.1.0 (hce), 20,000 nodes",
         "{stdout}"

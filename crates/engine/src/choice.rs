@@ -220,11 +220,13 @@ impl OpponentChoice {
         if !self.names_engine() {
             return own.clone();
         }
-        let kind = self.opponent_engine.unwrap_or(if self.opponent_engine_cmd.is_some() {
-            EngineKind::Usi
-        } else {
-            EngineKind::Builtin
-        });
+        let kind = self
+            .opponent_engine
+            .unwrap_or(if self.opponent_engine_cmd.is_some() {
+                EngineKind::Usi
+            } else {
+                EngineKind::Builtin
+            });
         EngineChoice {
             engine: kind,
             engine_cmd: self.opponent_engine_cmd.clone(),

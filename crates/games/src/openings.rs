@@ -128,10 +128,7 @@ pub fn read_file(path: &Path) -> Result<Vec<Opening>, OpeningsError> {
     let mut lines = Vec::new();
     for (i, line) in bytes.split(|&b| b == b'\n').enumerate() {
         if line.len() > MAX_OPENINGS_LINE_BYTES {
-            return Err(OpeningsError::LineTooLong {
-                name,
-                line: i + 1,
-            });
+            return Err(OpeningsError::LineTooLong { name, line: i + 1 });
         }
         let text = std::str::from_utf8(line).map_err(|_| OpeningsError::NotUtf8 {
             name: name.clone(),
