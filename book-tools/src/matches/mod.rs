@@ -158,8 +158,9 @@ pub struct Args {
     /// Jitter each engine move's node limit by up to this share (0.1 = ±10 %),
     /// drawn from --seed, so that deterministic engines do not replay the same
     /// game (0: every move at --nodes). Only with --nodes. Default: 0.5 with
-    /// --nodes (the share whose games from one opening repeated least, as
-    /// measured; `book-tools learn` has the same default), else 0.
+    /// --nodes (the least share measured at which openings used 3-4 times
+    /// still gave 95 % distinct games; `book-tools learn` has the same
+    /// default), else 0.
     #[arg(long, value_name = "SHARE")]
     node_jitter: Option<f64>,
     /// --node-jitter of the opponent's engine. Only with a node limit for the
