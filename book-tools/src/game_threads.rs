@@ -1,5 +1,6 @@
-//! Games on threads, each thread with its own two engines, finished games handed
-//! to the calling thread as they end: what `match` and `learn` share.
+//! Games on threads, each thread with its own two engines (one per side, each
+//! started from its side's choice), finished games handed to the calling thread
+//! as they end: what `match` and `learn` share.
 
 use std::io::IsTerminal;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -8,10 +9,10 @@ use std::thread;
 
 use anyhow::{Context, Result};
 use stera_engine::Player;
-use stera_games::{Game, PlayOptions, Side, play_game};
+use stera_games::{Budget, Game, PlayOptions, Side, play_game_with_budgets};
 use stera_rules::Color;
 
-use crate::matches::suite::Opening;
+use stera_games::openings::Opening;
 
 /// Starts one engine for a game thread.
 pub type StartEngine<'a> = dyn Fn() -> Result<Box<dyn Player>> + Sync + 'a;
@@ -19,18 +20,34 @@ pub type StartEngine<'a> = dyn Fn() -> Result<Box<dyn Player>> + Sync + 'a;
 /// Plays game `index` with a thread's two engines (the side under test first).
 pub type PlayOne<'a, T> = dyn Fn(usize, &mut dyn Player, &mut dyn Player) -> Result<T> + Sync + 'a;
 
-/// Plays games `0..games` on `threads` threads (each starts two engines with
-/// `start` and plays its games with `play`) and gives each finished game to
-/// `consume` on this thread; `consume` returning `true` starts no more games
-/// (those in flight still end and are consumed). Stops at the first error of a
-/// thread or of `consume`, and returns it.
+/// Plays games `0..games` on `threads` threads, both sides' engines started
+/// with `start`: [`run_sides`] with one engine for both sides.
 ///
 /// # Errors
-/// The first error of an engine start, a game or `consume`.
+/// As [`run_sides`].
 pub fn run<T: Send>(
     threads: usize,
     games: usize,
     start: &StartEngine<'_>,
+    play: &PlayOne<'_, T>,
+    consume: impl FnMut(T) -> Result<bool>,
+) -> Result<()> {
+    run_sides(threads, games, [start, start], play, consume)
+}
+
+/// Plays games `0..games` on `threads` threads (each starts the side under
+/// test's engine with `start[0]` and the other side's with `start[1]`, and
+/// plays its games with `play`) and gives each finished game to `consume` on
+/// this thread; `consume` returning `true` starts no more games (those in
+/// flight still end and are consumed). Stops at the first error of a thread or
+/// of `consume`, and returns it.
+///
+/// # Errors
+/// The first error of an engine start, a game or `consume`.
+pub fn run_sides<T: Send>(
+    threads: usize,
+    games: usize,
+    start: [&StartEngine<'_>; 2],
     play: &PlayOne<'_, T>,
     mut consume: impl FnMut(T) -> Result<bool>,
 ) -> Result<()> {
@@ -44,8 +61,9 @@ pub fn run<T: Send>(
             let (next, stop) = (&next, &stop);
             scope.spawn(move || {
                 let outcome = (|| -> Result<()> {
-                    let mut own = start().context("starting an engine")?;
-                    let mut other = start().context("starting an engine")?;
+                    let mut own =
+                        start[0]().context("starting the engine of the side under test")?;
+                    let mut other = start[1]().context("starting the opponent's engine")?;
                     loop {
                         if stop.load(Ordering::Relaxed) {
                             return Ok(());
@@ -96,7 +114,8 @@ pub fn games_bar(total: usize) -> Option<indicatif::ProgressBar> {
 }
 
 /// Game `index` (1-based in errors) from `opening`: `own` plays `own_color`,
-/// `other` the other colour, with the options' seed replaced by `seed`.
+/// `other` the other colour, both at the options' budget, with the options'
+/// seed replaced by `seed`.
 ///
 /// # Errors
 /// An engine failure or an illegal opening, naming the game.
@@ -109,13 +128,43 @@ pub fn play_as<'a>(
     seed: u64,
     index: usize,
 ) -> Result<Game> {
-    let (black, white) = match own_color {
-        Color::Black => (own, other),
-        Color::White => (other, own),
-    };
+    let budget = options.budget();
     let options = PlayOptions { seed, ..*options };
-    play_game(&opening.start, &opening.moves, black, white, &options)
-        .with_context(|| format!("game {}", index + 1))
+    play_with_budgets(
+        opening,
+        [(own, budget), (other, budget)],
+        own_color,
+        &options,
+        index,
+    )
+}
+
+/// Game `index` (1-based in errors) from `opening`: `sides[0]` (the side under
+/// test) plays `own_color` at its budget, `sides[1]` the other colour at its own.
+///
+/// # Errors
+/// An engine failure or an illegal opening, naming the game.
+pub fn play_with_budgets<'a>(
+    opening: &Opening,
+    sides: [(Side<'a>, Budget); 2],
+    own_color: Color,
+    options: &PlayOptions,
+    index: usize,
+) -> Result<Game> {
+    let [(own, own_budget), (other, other_budget)] = sides;
+    let (black, white, budgets) = match own_color {
+        Color::Black => (own, other, [own_budget, other_budget]),
+        Color::White => (other, own, [other_budget, own_budget]),
+    };
+    play_game_with_budgets(
+        &opening.start,
+        &opening.moves,
+        black,
+        white,
+        options,
+        budgets,
+    )
+    .with_context(|| format!("game {}", index + 1))
 }
 
 /// Shows `line` on the bar, or prints it as a summary line when `due`.

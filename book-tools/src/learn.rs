@@ -37,6 +37,7 @@ use anyhow::{Context, Result, bail};
 use stera_book::{Book, NodeStore, OpponentId};
 use stera_engine::Player;
 use stera_engine::choice::{EngineChoice, LimitArgs};
+use stera_games::openings::{self, Opening};
 use stera_games::opponent::{BudgetedPlayer, Pool};
 use stera_games::results_book::{DEFAULT_LEARNING_WINDOW, DEFAULT_PRIOR_GAMES};
 use stera_games::{
@@ -44,8 +45,6 @@ use stera_games::{
     PlayOptions, ResultsBook, Side,
 };
 use stera_rules::{Color, Position};
-
-use crate::matches::suite::{self, Opening};
 
 /// The learner's default margin (see [`DEFAULT_LEARNING_WINDOW`]).
 pub const DEFAULT_LEARN_EVAL_DIFF: i32 = DEFAULT_LEARNING_WINDOW;
@@ -200,8 +199,11 @@ pub fn run(args: &Args) -> Result<()> {
         .unwrap_or_default()
         .roots;
     let openings = match &args.openings {
-        Some(file) => suite::read_file(file)?,
-        None => suite::parse_lines(&roots, &format!("the roots of `{}`", args.db.display()))?,
+        Some(file) => openings::read_file(file)?,
+        None => openings::parse_lines(
+            roots.iter().map(String::as_str),
+            &format!("the roots of `{}`", args.db.display()),
+        )?,
     };
     let pool = args.pool()?;
     let opponent_ids = intern_pool(&mut store, &pool, &args.engine, &args.db)?;

@@ -71,6 +71,12 @@ pub struct LearnArgs {
     /// book): the budget the book is made for, jittered by ±50 %.
     #[arg(long, value_name = "N", default_value_t = 1000)]
     pub learn_nodes: u64,
+    /// Openings of the learning games, one per line (`startpos`, an SFEN, or a
+    /// position command with moves; `#` starts a comment), used in turn, each
+    /// with the learner as Black and as White: the same reader as `book-tools
+    /// match` and `learn`. Default: the store's roots.
+    #[arg(long, value_name = "FILE")]
+    pub learn_openings: Option<std::path::PathBuf>,
     /// Seed of the learner's draws, the node jitter and the opponents' turns.
     #[arg(long, default_value_t = 1)]
     pub learn_seed: u64,
@@ -265,7 +271,7 @@ struct Shared {
     runtime: tokio::runtime::Handle,
     pool: Pool,
     policy: LearningPolicy,
-    openings: Vec<(Position, Vec<stera_rules::Move>)>,
+    openings: Vec<stera_games::Opening>,
     rules: GameRules,
     book_limits: Limits,
     grow_plies: u32,
@@ -312,14 +318,14 @@ impl LearnDriver {
             .send(Event::LearnSnapshot { budgets, reply })
             .map_err(|e| e.to_string())?;
         let (book, counts) = rx.await.map_err(|e| e.to_string())??;
-        let openings = roots
-            .iter()
-            .map(|root| {
-                Position::from_position_command(root)
-                    .map(|p| stera_engine::player::history(&p))
-                    .map_err(|e| format!("root `{}`: {e}", stera_rules::excerpt(root)))
-            })
-            .collect::<Result<Vec<_>, _>>()?;
+        let openings = match &args.learn_openings {
+            Some(file) => stera_games::openings::read_file(file),
+            None => stera_games::openings::parse_lines(
+                roots.iter().map(String::as_str),
+                "the store's roots",
+            ),
+        }
+        .map_err(|e| e.to_string())?;
         let analysed = tokio::task::spawn_blocking(move || AnalysedBook::new(book))
             .await
             .map_err(|e| e.to_string())?
@@ -423,10 +429,11 @@ fn play_games(shared: &Shared) {
 fn play_one(shared: &Shared, index: u64) -> Result<(), String> {
     use rand::{Rng, SeedableRng};
     let slot = usize::try_from(index / 2).unwrap_or(0) % shared.openings.len().max(1);
-    let (start, moves) = shared
+    let opening = shared
         .openings
         .get(slot)
         .ok_or_else(|| "no opening to play from".to_owned())?;
+    let (start, moves) = (&opening.start, &opening.moves);
     let learner = if index.is_multiple_of(2) {
         Color::Black
     } else {

@@ -1,5 +1,7 @@
-//! `book-tools match`: one book against another (or against no book) with the
-//! same engine on both sides once the books end.
+//! `book-tools match`: one book against another (or against no book), each side
+//! with its engine once its book ends: the same engine on both sides by default,
+//! or an opponent engine of its own (`--opponent-engine*`, `--opponent-nodes`...),
+//! so that a book made for one engine can be measured against another.
 //!
 //! A match measures a book only if its games are independent: engines at a node
 //! limit are deterministic, so games from one opening repeat. Hence:
@@ -7,8 +9,11 @@
 //!   own opening of a suite ([`suite`]): distinct positions reached through the
 //!   book's moves at the plies asked for (the default), the lines of a file, or
 //!   random balanced plies; an opening is used again only when asked;
+//! * engines at a node limit get a jittered limit by default
+//!   ([`DEFAULT_NODE_JITTER`]);
 //! * the report ([`report`]) counts distinct games and pairs and withholds the
-//!   interval when repeats exceed a small share;
+//!   interval when repeated games or pairs exceed a small share, or when the
+//!   book under test played no move in any game;
 //! * results are pentanomial over pairs (Elo with a 95 % interval, LOS) and can
 //!   stop early by SPRT;
 //! * where the book side leaves its book is reported ([`coverage`]).
@@ -16,8 +21,9 @@
 //! Each side plays its book's moves while its position is in its book, by a
 //! [`MoveRule`] (YaneuraOu's own rule by default), and its engine's moves
 //! otherwise. Games run in `--concurrency` threads, each with one engine per
-//! side: local engines, or the workers of a running coordinator
-//! (`--coordinator`, see [`crate::remote_player`]). Finished games are counted
+//! side, each started from its side's choice: local engines, or the workers of
+//! a running coordinator (`--coordinator`, see [`crate::remote_player`]; an
+//! opponent engine named by `--opponent-*` flags runs locally). Finished games are counted
 //! and written as they end, so memory does not grow with the number of games.
 //! The result is from the point of view of the book under test.
 
@@ -32,14 +38,16 @@ use std::sync::Arc;
 use anyhow::{Context, Result, bail};
 use stera_book::{Book, NodeStore, SledStore};
 use stera_engine::Player;
-use stera_engine::choice::{EngineChoice, LimitArgs};
+use stera_engine::choice::{EngineChoice, LimitArgs, OpponentChoice};
 use stera_games::book::{
     DEFAULT_TEMPERATURE, YANEURAOU_BLACK_LIMIT, YANEURAOU_EVAL_DIFF, YANEURAOU_WHITE_LIMIT,
 };
+use stera_games::openings::Opening;
+use stera_games::play::DEFAULT_NODE_JITTER;
 use stera_games::results_book::DEFAULT_PRIOR_GAMES;
 use stera_games::stats::Sprt;
 use stera_games::{
-    Adjudication, AnalysedBook, BookPolicy, BookSource, DEFAULT_PLY_LIMIT, Game, GameRules,
+    Adjudication, AnalysedBook, BookPolicy, BookSource, Budget, DEFAULT_PLY_LIMIT, Game, GameRules,
     MoveRule, PlayOptions, ResultsBook, RuledBook, Side,
 };
 use stera_rules::Color;
@@ -49,7 +57,7 @@ use crate::file_book::FileBook;
 use crate::remote_player::{Cluster, RemotePlayer};
 use coverage::Coverage;
 use report::{Report, Settings};
-use suite::{Opening, SuiteSource};
+use suite::SuiteSource;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -156,12 +164,22 @@ pub struct Args {
     repeat_openings: bool,
     /// Jitter each engine move's node limit by up to this share (0.1 = ±10 %),
     /// drawn from --seed, so that deterministic engines do not replay the same
-    /// game. Only with --nodes.
-    #[arg(long, value_name = "SHARE", default_value_t = 0.0)]
-    node_jitter: f64,
-    /// The largest share of repeated games for which an interval is printed;
-    /// above it the games are not independent and the match reports counts only
-    /// (and exits with an error).
+    /// game (0: every move at --nodes). Only with --nodes. Default: 0.5 with
+    /// --nodes (the least share measured at which openings used 3-4 times
+    /// still gave 95 % distinct games; `book-tools learn` has the same
+    /// default), else 0.
+    #[arg(long, value_name = "SHARE")]
+    node_jitter: Option<f64>,
+    /// --node-jitter of the opponent's engine. Only with a node limit for the
+    /// opponent (--opponent-nodes, or --nodes when it has no limits of its own).
+    /// Default: --node-jitter (or its default) when the opponent has a node
+    /// limit, else 0.
+    #[arg(long, value_name = "SHARE")]
+    opponent_node_jitter: Option<f64>,
+    /// The largest share of repeated games (the same moves with the book under
+    /// test on the same side) and of repeated pairs for which an interval is
+    /// printed; above it the games are not independent and the match reports
+    /// counts only (and exits with an error).
     #[arg(long, value_name = "SHARE", default_value_t = 0.05)]
     max_repeats: f64,
     /// Stop by a sequential probability ratio test of ELO0 against ELO1 (e.g.
@@ -205,6 +223,8 @@ pub struct Args {
     #[command(flatten)]
     limits: LimitArgs,
     #[command(flatten)]
+    opponent: OpponentChoice,
+    #[command(flatten)]
     cluster: Cluster,
 }
 
@@ -242,11 +262,25 @@ impl Args {
         if self.games == 0 {
             bail!("--games must be at least 1");
         }
-        if !(self.node_jitter >= 0.0 && self.node_jitter < 1.0) {
-            bail!("--node-jitter must lie in [0, 1), not {}", self.node_jitter);
+        for (flag, jitter) in [
+            ("--node-jitter", self.node_jitter),
+            ("--opponent-node-jitter", self.opponent_node_jitter),
+        ] {
+            if let Some(j) = jitter
+                && !(0.0..1.0).contains(&j)
+            {
+                bail!("{flag} must lie in [0, 1), not {j}");
+            }
         }
-        if self.node_jitter > 0.0 && self.limits.nodes.is_none() {
+        if self.node_jitter.is_some_and(|j| j > 0.0) && self.limits.nodes.is_none() {
             bail!("--node-jitter needs --nodes (it jitters the node limit)");
+        }
+        if self.opponent_node_jitter.is_some_and(|j| j > 0.0)
+            && self.opponent.limits(&self.limits).nodes.is_none()
+        {
+            bail!(
+                "--opponent-node-jitter needs a node limit for the opponent (--opponent-nodes, or --nodes when it has no --opponent-* limits)"
+            );
         }
         if !(self.max_repeats >= 0.0 && self.max_repeats <= 1.0) {
             bail!("--max-repeats must lie in [0, 1], not {}", self.max_repeats);
@@ -261,6 +295,37 @@ impl Args {
             bail!("--eval-diff must be at least 0, not {}", self.eval_diff);
         }
         Ok(())
+    }
+
+    /// Both sides' budgets: the side under test's, then its opponent's.
+    fn budgets(&self) -> [Budget; 2] {
+        let own = self.limits.limits();
+        let default = |nodes: Option<u64>| {
+            if nodes.is_some() {
+                DEFAULT_NODE_JITTER
+            } else {
+                0.0
+            }
+        };
+        let own_jitter = self.node_jitter.unwrap_or_else(|| default(own.nodes));
+        let other = self.opponent.limits(&self.limits).limits();
+        let other_jitter = self.opponent_node_jitter.unwrap_or_else(|| {
+            if other.nodes.is_some() {
+                self.node_jitter.unwrap_or(DEFAULT_NODE_JITTER)
+            } else {
+                0.0
+            }
+        });
+        [
+            Budget {
+                limits: own,
+                node_jitter: own_jitter,
+            },
+            Budget {
+                limits: other,
+                node_jitter: other_jitter,
+            },
+        ]
     }
 
     fn sprt(&self) -> Result<Option<Sprt>> {
@@ -409,8 +474,22 @@ pub fn run(args: &Args) -> Result<()> {
     } else {
         Engines::Local(args.engine.clone())
     };
+    let opponent_engines = if args.opponent.names_engine() {
+        Engines::Local(args.opponent.engine(&args.engine))
+    } else {
+        engines.clone()
+    };
     let mut first_player = engines.start_player().context("cannot start the engine")?;
     let identity = first_player.identity();
+    let opponent_identity = if args.opponent.names_engine() {
+        opponent_engines
+            .start_player()
+            .context("cannot start the opponent's engine")?
+            .identity()
+    } else {
+        identity.clone()
+    };
+    let budgets = args.budgets();
     let pairs = args.games.div_ceil(2);
     let suite_source = match (&args.openings, args.random_plies) {
         (Some(file), _) => SuiteSource::File(file.clone()),
@@ -422,9 +501,9 @@ pub fn run(args: &Args) -> Result<()> {
     };
     let options = PlayOptions {
         rules,
-        limits: args.limits.limits(),
+        limits: budgets[0].limits,
         seed: args.seed,
-        node_jitter: args.node_jitter,
+        node_jitter: budgets[0].node_jitter,
     };
     let openings = suite::build(&mut suite::Request {
         source: &suite_source,
@@ -453,7 +532,11 @@ pub fn run(args: &Args) -> Result<()> {
         suite_source.describe(),
         args.concurrency.max(1),
     );
-    eprintln!("engine: {identity}");
+    eprintln!("engine: {identity}, {}", report::budget_text(&budgets[0]));
+    eprintln!(
+        "opponent's engine: {opponent_identity}, {}",
+        report::budget_text(&budgets[1])
+    );
     if let Some(s) = &sprt {
         let (lower, upper) = s.bounds();
         eprintln!(
@@ -467,8 +550,11 @@ pub fn run(args: &Args) -> Result<()> {
         against: against.clone(),
         against_policy: other.as_ref().map(|o| o.book.describe()),
         engine: identity.clone(),
-        limits: format!("{:?}", options.limits),
-        node_jitter: args.node_jitter,
+        limits: report::budget_text(&budgets[0]),
+        node_jitter: budgets[0].node_jitter,
+        opponent_engine: opponent_identity.clone(),
+        opponent_limits: report::budget_text(&budgets[1]),
+        opponent_node_jitter: budgets[1].node_jitter,
         openings: openings.len(),
         suite: suite_source.describe(),
         seed: args.seed,
@@ -476,13 +562,18 @@ pub fn run(args: &Args) -> Result<()> {
     };
     let games_out = match &args.out_games {
         Some(path) => Some(report::GamesFile::create(
-            path, &own.name, &against, &identity,
+            path,
+            &own.name,
+            &against,
+            &identity,
+            &opponent_identity,
         )?),
         None => None,
     };
     let mut report = Report::new(args.games, sprt, settings, games_out);
     let job = Job {
-        engine: engines,
+        engines: [engines, opponent_engines],
+        budgets,
         options,
         openings,
         own,
@@ -512,7 +603,9 @@ fn check_rule(rule: MoveRule, source: &dyn BookSource, flag: &str) -> Result<()>
 
 /// Everything the game threads share.
 struct Job {
-    engine: Engines,
+    /// The side under test's engines, then its opponent's.
+    engines: [Engines; 2],
+    budgets: [Budget; 2],
     options: PlayOptions,
     openings: Vec<Opening>,
     own: SideBook,
@@ -584,15 +677,22 @@ fn same_store(a: &Path, b: &Path) -> bool {
 /// Plays the games of `job` in `threads` threads, giving each to `report` as it
 /// ends; stops early when the report's SPRT decides.
 fn run_games(job: &Job, threads: usize, report: &mut Report) -> Result<()> {
-    let start = || job.engine.start_player();
+    let start_own = || job.engines[0].start_player();
+    let start_other = || job.engines[1].start_player();
     let play = |index: usize, own_engine: &mut dyn Player, other_engine: &mut dyn Player| {
         play_one(job, index, own_engine, other_engine)
     };
-    let outcome = crate::game_threads::run(threads, job.games, &start, &play, |game| {
-        report.add(game)?;
-        // Games in flight still end and count; no new ones start.
-        Ok(report.decided())
-    });
+    let outcome = crate::game_threads::run_sides(
+        threads,
+        job.games,
+        [&start_own, &start_other],
+        &play,
+        |game| {
+            report.add(game)?;
+            // Games in flight still end and count; no new ones start.
+            Ok(report.decided())
+        },
+    );
     if outcome.is_err() {
         report.abandon();
     }
@@ -619,8 +719,17 @@ fn play_one(
             .as_ref()
             .map(|o| o.book.as_ref() as &dyn BookPolicy),
     };
-    let game =
-        crate::game_threads::play_as(opening, own, other, own_color, &job.options, seed, index)?;
+    let options = PlayOptions {
+        seed,
+        ..job.options
+    };
+    let game = crate::game_threads::play_with_budgets(
+        opening,
+        [(own, job.budgets[0]), (other, job.budgets[1])],
+        own_color,
+        &options,
+        index,
+    )?;
     let coverage = Coverage::of(&game, own_color, &job.own.book)
         .with_context(|| format!("game {}", index + 1))?;
     Ok(Finished {

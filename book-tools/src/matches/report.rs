@@ -1,6 +1,13 @@
 //! The running and final result of a match: tallies, independence (distinct
 //! games and pairs), pentanomial Elo, SPRT, coverage; as a progress line while
-//! games run, then as text and JSON. Each game is counted and written when it
+//! games run, then as text and JSON.
+//!
+//! The report says what the games can and cannot show: the interval is withheld
+//! (and the match exits with an error) when more than `--max-repeats` of the
+//! games or of the pairs repeat, or when the book under test played no move in
+//! any game (every game is then its engine's, and a pair of them the same game
+//! twice); an Elo is never printed as infinite: where every pair (or game) ends
+//! alike the interval is the rule of three's bound ([`Shown`]). Each game is counted and written when it
 //! ends and then dropped: memory stays flat however many games are played (a
 //! hash of 8 bytes per game and per pair is kept to count repeats).
 
@@ -16,7 +23,7 @@ use serde_json::{Value, json};
 use stera_games::stats::{
     Estimate, Pentanomial, Sprt, SprtDecision, Tally, elo_from_score, los, pentanomial, trinomial,
 };
-use stera_games::{Game, MoveSource};
+use stera_games::{Budget, Game, MoveSource};
 use stera_rules::Color;
 
 use super::Finished;
@@ -29,9 +36,15 @@ pub struct Settings {
     pub own_policy: String,
     pub against: String,
     pub against_policy: Option<String>,
+    /// The side under test's engine, its limits as text and their jitter.
     pub engine: String,
     pub limits: String,
     pub node_jitter: f64,
+    /// The opponent's engine, limits and jitter (the same as the side under
+    /// test's unless `--opponent-*` flags say otherwise).
+    pub opponent_engine: String,
+    pub opponent_limits: String,
+    pub opponent_node_jitter: f64,
     pub openings: usize,
     pub suite: String,
     pub seed: u64,
@@ -48,18 +61,24 @@ pub struct GamesFile {
 }
 
 impl GamesFile {
-    /// Creates (or truncates) `path`; the players are named after the engine and
-    /// the books.
+    /// Creates (or truncates) `path`; the players are named after their engines
+    /// (`engine` for the side under test, `opponent` for the other) and books.
     ///
     /// # Errors
     /// The file cannot be created.
-    pub fn create(path: &Path, own: &str, against: &str, engine: &str) -> Result<Self> {
+    pub fn create(
+        path: &Path,
+        own: &str,
+        against: &str,
+        engine: &str,
+        opponent: &str,
+    ) -> Result<Self> {
         let file = File::create(path)
             .with_context(|| format!("cannot create the games file `{}`", path.display()))?;
         let other = if against == "no book" {
-            engine.to_owned()
+            opponent.to_owned()
         } else {
-            format!("{engine} + book {against}")
+            format!("{opponent} + book {against}")
         };
         Ok(Self {
             path: path.to_path_buf(),
@@ -271,9 +290,31 @@ impl Report {
         Some((black, white, elo_from_score(mean)))
     }
 
-    /// True when the pairs are independent enough for an interval.
+    /// The share of games that repeat an earlier game with the book under test
+    /// on the same side: a repeated game is a sample counted twice, whether or
+    /// not its pair repeats too. (The two games of one pair may be the same
+    /// moves, the book under test on either side: two samples.)
+    fn repeated_game_share(&self) -> f64 {
+        let n = self.games();
+        if n == 0 {
+            0.0
+        } else {
+            (n - self.distinct_by_colour.len() as u64) as f64 / n as f64
+        }
+    }
+
+    /// True once a game was played in which the book under test played none
+    /// of its moves in any game so far: the match then measures its engine.
+    fn book_never_used(&self) -> bool {
+        self.games() > 0 && self.with_book.games() == 0
+    }
+
+    /// True when the games are independent enough for an interval and the book
+    /// under test took part in them.
     fn independent(&self) -> bool {
-        self.repeat_share() <= self.settings.max_repeats
+        !self.book_never_used()
+            && self.repeat_share() <= self.settings.max_repeats
+            && self.repeated_game_share() <= self.settings.max_repeats
     }
 
     fn progress(&self, finished: &Finished) {
@@ -301,12 +342,10 @@ impl Report {
         let t = &self.tally;
         let mut line = format!("+{} ={} -{}", t.wins, t.draws, t.losses);
         if let Some(e) = pentanomial(&self.pairs) {
+            let n = self.pairs.pairs();
             line.push_str(&format!(
-                ", {} pairs elo {} [{}, {}]",
-                self.pairs.pairs(),
-                elo_text(e.elo),
-                elo_text(e.elo_low),
-                elo_text(e.elo_high)
+                ", {n} pairs elo {}",
+                Shown::of(&e, n, "pair").elo_text()
             ));
         }
         line.push_str(&format!(
@@ -368,11 +407,36 @@ impl Report {
     }
 
     fn withheld_reason(&self) -> String {
+        if self.book_never_used() {
+            return format!(
+                "interval withheld: the book under test played no move in any of the {} games (its openings start where it has no moves, or --book-max-ply ends it before them), so every game is its engine's and the match says nothing about the book{}; take openings from the book (--suite-plies, the default) or fewer --random-plies",
+                self.games(),
+                if self.mirrored_pairs > 0 {
+                    format!(
+                        " ({} of {} pairs are the same game twice, colours swapped)",
+                        self.mirrored_pairs,
+                        self.pairs.pairs()
+                    )
+                } else {
+                    String::new()
+                },
+            );
+        }
+        let hint = "play fewer --games, give more openings (--suite-plies, --openings, --random-plies) or raise --node-jitter (with --nodes)";
+        if self.repeat_share() > self.settings.max_repeats {
+            return format!(
+                "interval withheld: only {} of {} pairs of games are distinct ({:.1} % repeat, above --max-repeats {:.1} %): repeated games are not independent, so an interval over them would be too narrow; {hint}",
+                self.distinct_pairs.len(),
+                self.pairs.pairs(),
+                100.0 * self.repeat_share(),
+                100.0 * self.settings.max_repeats,
+            );
+        }
         format!(
-            "interval withheld: only {} of {} pairs of games are distinct ({:.1} % repeat, above --max-repeats {:.1} %): repeated games are not independent, so an interval over them would be too narrow; play fewer --games, give more openings (--suite-plies, --openings, --random-plies) or add --node-jitter",
-            self.distinct_pairs.len(),
-            self.pairs.pairs(),
-            100.0 * self.repeat_share(),
+            "interval withheld: only {} of {} games are distinct with the book under test on the same side ({:.1} % repeat an earlier game, above --max-repeats {:.1} %): repeated games are not independent, so an interval over them would be too narrow; {hint}",
+            self.distinct_by_colour.len(),
+            self.games(),
+            100.0 * self.repeated_game_share(),
             100.0 * self.settings.max_repeats,
         )
     }
@@ -385,7 +449,11 @@ impl Report {
             Some(policy) => println!("against: {} ({policy})", s.against),
             None => println!("against: {}", s.against),
         }
-        println!("engine: {} {}", s.engine, s.limits);
+        println!("engine: {}, {}", s.engine, s.limits);
+        println!(
+            "opponent's engine: {}, {}",
+            s.opponent_engine, s.opponent_limits
+        );
         println!("openings: {} ({})", s.openings, s.suite);
         println!("games: {} of {}", t.games(), self.total);
         println!(
@@ -404,12 +472,18 @@ impl Report {
             "pairs whose two games are the same moves: {}",
             self.mirrored_pairs
         );
+        println!(
+            "repeated games (the same moves, the book under test on the same side): {} of {} ({:.1} %)",
+            t.games() - self.distinct_by_colour.len() as u64,
+            t.games(),
+            100.0 * self.repeated_game_share()
+        );
         if let Some((black, white, elo)) = self.distinct_once() {
             println!(
                 "each distinct game once: {black:.3} as black ({} games), {white:.3} as white ({} games), elo {}",
                 self.distinct_points[0].games(),
                 self.distinct_points[1].games(),
-                elo_text(elo)
+                point_elo_text(elo)
             );
         }
         println!("wins: {}", t.wins);
@@ -422,10 +496,10 @@ impl Report {
         );
         if self.independent() {
             if let Some(e) = pentanomial(&self.pairs) {
-                print_estimate("pentanomial", &e, self.pairs.pairs(), "pairs");
+                print_estimate("pentanomial", &Shown::of(&e, self.pairs.pairs(), "pair"));
             }
             if let Some(e) = trinomial(t) {
-                print_estimate("trinomial", &e, t.games(), "games");
+                print_estimate("trinomial", &Shown::of(&e, t.games(), "game"));
             }
             println!("los: {:.4}", los(t.wins, t.losses));
             if let Some(sprt) = &self.sprt {
@@ -488,16 +562,20 @@ impl Report {
     fn json(&self) -> Value {
         let t = &self.tally;
         let s = &self.settings;
-        let estimate = |e: Option<Estimate>| -> Value {
+        let estimate = |e: Option<Estimate>, n: u64, unit: &'static str| -> Value {
             match e {
-                Some(e) if self.independent() => json!({
-                    "score": e.score,
-                    "score_low": e.score_low,
-                    "score_high": e.score_high,
-                    "elo": finite(e.elo),
-                    "elo_low": finite(e.elo_low),
-                    "elo_high": finite(e.elo_high),
-                }),
+                Some(e) if self.independent() => {
+                    let shown = Shown::of(&e, n, unit);
+                    json!({
+                        "score": e.score,
+                        "score_low": shown.score_low,
+                        "score_high": shown.score_high,
+                        "elo": finite(e.elo),
+                        "elo_low": finite(elo_from_score(shown.score_low)),
+                        "elo_high": finite(elo_from_score(shown.score_high)),
+                        "bound": shown.note,
+                    })
+                }
                 _ => Value::Null,
             }
         };
@@ -524,7 +602,7 @@ impl Report {
                 .collect::<serde_json::Map<String, Value>>()
                 .into()
         };
-        json!({
+        let mut value = json!({
             "book": s.own,
             "book_policy": s.own_policy,
             "against": s.against,
@@ -554,8 +632,8 @@ impl Report {
             "draws": t.draws,
             "losses": t.losses,
             "pentanomial_counts": self.pairs.counts,
-            "pentanomial": estimate(pentanomial(&self.pairs)),
-            "trinomial": estimate(trinomial(t)),
+            "pentanomial": estimate(pentanomial(&self.pairs), self.pairs.pairs(), "pair"),
+            "trinomial": estimate(trinomial(t), t.games(), "game"),
             "los": self.independent().then(|| los(t.wins, t.losses)),
             "sprt": sprt,
             "coverage": {
@@ -577,7 +655,22 @@ impl Report {
                 "exit_plies": buckets(&PLY_NAMES, &cov.exit_plies),
             },
             "seconds": self.started.elapsed().as_secs_f64(),
-        })
+        });
+        // Beside the rest (one `json!` of them all is past its macro's depth).
+        for (key, v) in [
+            ("opponent_engine", json!(s.opponent_engine)),
+            ("opponent_limits", json!(s.opponent_limits)),
+            ("opponent_node_jitter", json!(s.opponent_node_jitter)),
+            ("repeated_game_share", json!(self.repeated_game_share())),
+            ("book_never_used", json!(self.book_never_used())),
+            (
+                "withheld",
+                json!((!self.independent()).then(|| self.withheld_reason())),
+            ),
+        ] {
+            value[key] = v;
+        }
+        value
     }
 }
 
@@ -595,27 +688,159 @@ fn named(names: &[&str; 5], counts: &[u64; 5]) -> String {
         .join(", ")
 }
 
-fn print_estimate(kind: &str, e: &Estimate, n: u64, unit: &str) {
+fn print_estimate(kind: &str, shown: &Shown) {
     println!(
-        "score ({kind}, {n} {unit}): {:.4} [{:.4}, {:.4}]",
-        e.score, e.score_low, e.score_high
+        "score ({kind}, {} {}s): {:.4} [{:.4}, {:.4}]",
+        shown.n, shown.unit, shown.score, shown.score_low, shown.score_high
     );
-    println!(
-        "elo ({kind}, 95 %): {} [{}, {}]",
-        elo_text(e.elo),
-        elo_text(e.elo_low),
-        elo_text(e.elo_high)
-    );
+    println!("elo ({kind}, 95 %): {}", shown.elo_text());
+    if let Some(note) = &shown.note {
+        println!("interval ({kind}): {note}");
+    }
 }
 
-/// Elo with one decimal and a sign; `inf` where the score is 0 or 1.
-fn elo_text(elo: f64) -> String {
+/// An estimate as the report shows it: the normal interval, or where every
+/// sample scored the same (no variance: a zero-width interval that claims
+/// certainty) the rule of three's bound, and Elo ends that are never infinite.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Shown {
+    n: u64,
+    unit: &'static str,
+    score: f64,
+    score_low: f64,
+    score_high: f64,
+    /// Why the interval is not the normal one, if it is not.
+    note: Option<String>,
+}
+
+impl Shown {
+    /// `e` over `n` samples (`unit`: "pair" or "game").
+    fn of(e: &Estimate, n: u64, unit: &'static str) -> Self {
+        let mut shown = Self {
+            n,
+            unit,
+            score: e.score,
+            score_low: e.score_low,
+            score_high: e.score_high,
+            note: None,
+        };
+        if e.score_low == e.score_high && n > 0 {
+            // Every sample scored v: with 95 % confidence fewer than a share p
+            // of samples score otherwise, P(all n alike) = (1 - p)^n = 2.5 %
+            // at each end; the mean lies within p of v towards 0 and 1.
+            let v = e.score;
+            let p = 1.0 - 0.025f64.powf(1.0 / n as f64);
+            shown.score_low = v * (1.0 - p);
+            shown.score_high = v + p * (1.0 - v);
+            let what = if v <= 0.0 {
+                "lost".to_owned()
+            } else if v >= 1.0 {
+                "won".to_owned()
+            } else if (v - 0.5).abs() < 1e-12 && unit == "game" {
+                "drawn (no decisive games yet)".to_owned()
+            } else if (v - 0.5).abs() < 1e-12 {
+                "scored 1 of 2 (its colours' results cancel)".to_owned()
+            } else {
+                format!("scored {v:.2}")
+            };
+            shown.note = Some(format!(
+                "every {unit} {what}: no variance to measure, the bounds are the rule of three's over {n} {unit}s"
+            ));
+        }
+        shown
+    }
+
+    /// `E [L, H]`; a score of 0 or 1 (infinite Elo) as a bound instead.
+    fn elo_text(&self) -> String {
+        let (low, high) = (
+            elo_from_score(self.score_low),
+            elo_from_score(self.score_high),
+        );
+        if self.score <= 0.0 && high.is_finite() {
+            format!("below {} (no game won or drawn yet)", point_elo_text(high))
+        } else if self.score >= 1.0 && low.is_finite() {
+            format!("above {} (no game lost or drawn yet)", point_elo_text(low))
+        } else {
+            format!(
+                "{} [{}, {}]",
+                point_elo_text(elo_from_score(self.score)),
+                end_text(low),
+                end_text(high)
+            )
+        }
+    }
+}
+
+/// An interval's end: a score interval that reaches 0 or 1 has no Elo bound.
+fn end_text(elo: f64) -> String {
+    if elo.is_finite() {
+        point_elo_text(elo)
+    } else {
+        "unbounded".to_owned()
+    }
+}
+
+/// Elo with one decimal and a sign; a score of 0 or 1 says so instead of an
+/// infinite Elo.
+fn point_elo_text(elo: f64) -> String {
     if elo.is_infinite() {
-        if elo > 0.0 { "+inf" } else { "-inf" }.to_owned()
+        if elo > 0.0 {
+            "none (every game won)"
+        } else {
+            "none (every game lost)"
+        }
+        .to_owned()
     } else {
         // `+ 0.0` turns -0.0 (an even score) into 0.0.
         format!("{:+.1}", elo + 0.0)
     }
+}
+
+/// A budget as the report names it: `1,000 nodes ±30 %`, `depth 2`,
+/// `1,500 ms`, or the engine's own default when no limit is given.
+pub fn budget_text(budget: &Budget) -> String {
+    let l = &budget.limits;
+    let mut parts = Vec::new();
+    if let Some(nodes) = l.nodes {
+        let mut text = format!("{} nodes", thousands(nodes));
+        if budget.node_jitter > 0.0 {
+            // One decimal at most: 0.3 is `30 %`, 0.125 `12.5 %`.
+            let percent = format!("{:.1}", 100.0 * budget.node_jitter);
+            let percent = percent.strip_suffix(".0").unwrap_or(&percent);
+            text.push_str(&format!(" ±{percent} %"));
+        }
+        parts.push(text);
+    }
+    if let Some(depth) = l.depth {
+        parts.push(format!("depth {depth}"));
+    }
+    if let Some(time) = l.time {
+        parts.push(format!(
+            "{} ms",
+            thousands(u64::try_from(time.as_millis()).unwrap_or(u64::MAX))
+        ));
+    }
+    if parts.is_empty() {
+        format!(
+            "no limit given (the built-in engine: {} nodes)",
+            thousands(stera_engine::builtin::DEFAULT_NODES)
+        )
+    } else {
+        parts.join(", ")
+    }
+}
+
+/// `1234567` as `1,234,567`.
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }
 
 #[cfg(test)]
@@ -631,8 +856,11 @@ mod tests {
             against: "no book".to_owned(),
             against_policy: None,
             engine: "e".to_owned(),
-            limits: "nodes 1".to_owned(),
+            limits: "1 nodes".to_owned(),
             node_jitter: 0.0,
+            opponent_engine: "e".to_owned(),
+            opponent_limits: "1 nodes".to_owned(),
+            opponent_node_jitter: 0.0,
             openings: 1,
             suite: "test".to_owned(),
             seed: 1,
@@ -661,7 +889,7 @@ mod tests {
                 },
             },
             coverage: Coverage {
-                own_book_plies: 0,
+                own_book_plies: 1,
                 other_book_plies: 0,
                 exit: Exit::Opening,
                 exit_ply: 0,
@@ -737,10 +965,138 @@ mod tests {
     }
 
     #[test]
+    fn repeated_games_withhold_the_interval_though_every_pair_differs() {
+        use Outcome::{BlackWins, WhiteWins};
+        let mut r = Report::new(8, None, settings(), None);
+        // Four distinct pairs, but game 0 comes back as game 2 and game 1 as
+        // game 7, the book under test on the same side: 2 of 8 games repeat.
+        r.add(finished(0, &["7g7f"], BlackWins)).unwrap();
+        r.add(finished(1, &["2g2f"], WhiteWins)).unwrap();
+        r.add(finished(2, &["7g7f"], BlackWins)).unwrap();
+        r.add(finished(3, &["5g5f"], WhiteWins)).unwrap();
+        r.add(finished(4, &["1g1f"], BlackWins)).unwrap();
+        r.add(finished(5, &["9g9f"], WhiteWins)).unwrap();
+        r.add(finished(6, &["6g6f"], BlackWins)).unwrap();
+        r.add(finished(7, &["2g2f"], WhiteWins)).unwrap();
+        assert_eq!(r.distinct_pairs.len(), 4);
+        assert!((r.repeated_game_share() - 0.25).abs() < 1e-12);
+        assert!(!r.independent());
+        let json = r.json();
+        assert!(json["pentanomial"].is_null());
+        assert!(
+            json["withheld"]
+                .as_str()
+                .unwrap()
+                .contains("only 6 of 8 games are distinct"),
+            "{json}"
+        );
+        let err = r.finish(None).unwrap_err();
+        assert!(format!("{err}").contains("25.0 % repeat"), "{err}");
+    }
+
+    #[test]
+    fn a_book_that_played_no_move_gets_no_interval() {
+        use Outcome::{BlackWins, WhiteWins};
+        let mut r = Report::new(4, None, settings(), None);
+        for (i, moves, outcome) in [
+            (0, ["7g7f"], BlackWins),
+            (1, ["7g7f"], BlackWins),
+            (2, ["2g2f"], WhiteWins),
+            (3, ["2g2f"], WhiteWins),
+        ] {
+            let mut game = finished(i, &moves, outcome);
+            game.coverage.own_book_plies = 0;
+            r.add(game).unwrap();
+        }
+        // Every pair the same game twice: 1 point each, a zero-width interval
+        // if it were shown.
+        assert_eq!(r.pairs.counts, [0, 0, 2, 0, 0]);
+        assert!(r.book_never_used() && !r.independent());
+        let reason = r.withheld_reason();
+        assert!(
+            reason.contains("played no move in any of the 4 games")
+                && reason.contains("2 of 2 pairs are the same game twice"),
+            "{reason}"
+        );
+        assert_eq!(r.json()["book_never_used"], true);
+        assert!(r.finish(None).is_err());
+    }
+
+    #[test]
+    fn an_interval_is_never_infinite_nor_of_zero_width() {
+        let estimate = |counts: [u64; 5]| pentanomial(&Pentanomial { counts }).unwrap();
+        // Every pair lost: a bound, the rule of three's over 10 pairs.
+        let lost = Shown::of(&estimate([10, 0, 0, 0, 0]), 10, "pair");
+        let p = 1.0 - 0.025f64.powf(0.1);
+        assert!((lost.score_high - p).abs() < 1e-12 && lost.score_low == 0.0);
+        let text = lost.elo_text();
+        assert_eq!(
+            text,
+            format!("below {:+.1} (no game won or drawn yet)", elo_from_score(p))
+        );
+        assert!(lost.note.as_deref().unwrap().starts_with("every pair lost"));
+        // Every pair won: over 3 pairs the bound is still below an even
+        // score (0.025^(1/3) = 0.29), over 10 above it.
+        let won = Shown::of(&estimate([0, 0, 0, 0, 3]), 3, "pair");
+        assert!(won.elo_text().starts_with("above -"), "{}", won.elo_text());
+        let won = Shown::of(&estimate([0, 0, 0, 0, 10]), 10, "pair");
+        assert!(won.elo_text().starts_with("above +"), "{}", won.elo_text());
+        // Every pair 1 of 2: an interval around 0 that is not of zero width.
+        let even = Shown::of(&estimate([0, 0, 5, 0, 0]), 5, "pair");
+        assert!(even.score_low < 0.5 && even.score_high > 0.5);
+        let text = even.elo_text();
+        assert!(
+            text.starts_with("+0.0 [-") && !text.contains("inf"),
+            "{text}"
+        );
+        // All draws over games: no decisive games yet.
+        let draws = trinomial(&Tally {
+            wins: 0,
+            draws: 4,
+            losses: 0,
+        })
+        .unwrap();
+        let shown = Shown::of(&draws, 4, "game");
+        assert!(shown.note.unwrap().contains("no decisive games yet"));
+        // A normal interval reaching a score of 0 is unbounded below, in words.
+        let wide = Shown::of(&estimate([3, 1, 0, 0, 0]), 4, "pair");
+        assert!(wide.note.is_none());
+        assert!(
+            wide.elo_text().contains("[unbounded, "),
+            "{}",
+            wide.elo_text()
+        );
+    }
+
+    #[test]
+    fn budgets_read_as_words() {
+        use std::time::Duration;
+        use stera_engine::Limits;
+        let budget = |nodes, depth, time: Option<u64>, node_jitter| {
+            budget_text(&Budget {
+                limits: Limits {
+                    nodes,
+                    depth,
+                    time: time.map(Duration::from_millis),
+                },
+                node_jitter,
+            })
+        };
+        assert_eq!(budget(Some(1_000), None, None, 0.3), "1,000 nodes ±30 %");
+        assert_eq!(budget(Some(1_234_567), None, None, 0.0), "1,234,567 nodes");
+        assert_eq!(budget(Some(500), None, None, 0.125), "500 nodes ±12.5 %");
+        assert_eq!(budget(None, Some(2), Some(1_500), 0.0), "depth 2, 1,500 ms");
+        assert_eq!(
+            budget(None, None, None, 0.0),
+            "no limit given (the built-in engine: 300,000 nodes)"
+        );
+    }
+
+    #[test]
     fn the_games_file_names_each_game_and_separates_them() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("g.csa");
-        let mut out = GamesFile::create(&path, "db", "no book", "engine").unwrap();
+        let mut out = GamesFile::create(&path, "db", "no book", "engine", "other").unwrap();
         out.write(&finished(1, &["7g7f"], Outcome::BlackWins))
             .unwrap();
         out.write(&finished(0, &["2g2f"], Outcome::WhiteWins))
@@ -749,7 +1105,7 @@ mod tests {
         let text = std::fs::read_to_string(&path).unwrap();
         assert!(text.starts_with("V2.2\n'game 2 pair 1\n"), "{text}");
         assert!(text.contains("\n/\nV2.2\n'game 1 pair 1\n"), "{text}");
-        assert!(text.contains("N+engine\n"), "{text}");
+        assert!(text.contains("N+other\n"), "{text}");
         assert!(text.contains("N-engine + book db\n"), "{text}");
     }
 }

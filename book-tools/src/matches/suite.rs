@@ -13,7 +13,7 @@
 
 use std::collections::HashSet;
 use std::fmt;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::str::FromStr;
 
 use anyhow::{Context, Result, bail};
@@ -22,7 +22,8 @@ use rand::rngs::StdRng;
 use rand::seq::{IndexedRandom, SliceRandom};
 use stera_engine::{Limits, Player, PlayerMove};
 use stera_games::BookSource;
-use stera_rules::{Move, Position};
+use stera_games::openings::{self, Opening};
+use stera_rules::Position;
 
 /// The most positions a book suite collects before sampling: enough for any
 /// match, bounded for a 15M-position book.
@@ -30,20 +31,6 @@ pub const MAX_BOOK_SUITE: usize = 1_000_000;
 
 /// The largest ply a book suite reaches.
 pub const MAX_SUITE_PLY: u32 = 64;
-
-/// Where one pair of games starts.
-#[derive(Debug, Clone)]
-pub struct Opening {
-    pub start: Position,
-    pub moves: Vec<Move>,
-}
-
-impl Opening {
-    fn of(position: &Position) -> Self {
-        let (start, moves) = stera_engine::player::history(position);
-        Self { start, moves }
-    }
-}
 
 /// Plies from a root: `LO-HI` or `N`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -134,9 +121,12 @@ pub struct Request<'a> {
 /// Unreadable or malformed openings, an engine failure scoring random ones, or
 /// too few openings (saying what to add).
 pub fn build(request: &mut Request<'_>) -> Result<Vec<Opening>> {
-    let roots = || parse_lines(&root_lines(request.roots), "the book's roots");
+    let roots = || {
+        let lines = root_lines(request.roots);
+        openings::parse_lines(lines.iter().map(String::as_str), "the book's roots")
+    };
     let openings = match request.source {
-        SuiteSource::File(path) => read_file(path)?,
+        SuiteSource::File(path) => openings::read_file(path)?,
         SuiteSource::Book(plies) => {
             from_book(request.book, &roots()?, *plies, request.pairs, request.seed)
         }
@@ -308,37 +298,11 @@ fn random(
     Ok(openings)
 }
 
-pub fn read_file(file: &Path) -> Result<Vec<Opening>> {
-    let text = std::fs::read_to_string(file)
-        .with_context(|| format!("cannot read openings from `{}`", file.display()))?;
-    let lines: Vec<String> = text.lines().map(str::to_owned).collect();
-    parse_lines(&lines, &file.display().to_string())
-}
-
-/// Parses opening lines (blank lines and `#` comments skipped).
-pub fn parse_lines(lines: &[String], name: &str) -> Result<Vec<Opening>> {
-    let mut openings = Vec::new();
-    for (i, line) in lines.iter().enumerate() {
-        let text = line.split('#').next().unwrap_or("").trim();
-        // A byte-order mark at the start of a file is not part of the line.
-        let text = text.trim_start_matches('\u{feff}').trim();
-        if text.is_empty() {
-            continue;
-        }
-        let pos = Position::from_position_command(text)
-            .with_context(|| format!("{name}, line {}: `{text}`", i + 1))?;
-        openings.push(Opening::of(&pos));
-    }
-    if openings.is_empty() {
-        bail!("{name}: no openings");
-    }
-    Ok(openings)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use stera_games::Candidate;
+    use stera_rules::Move;
 
     /// A book of every position up to `depth` plies along the first `width`
     /// legal moves of each position.
@@ -391,7 +355,7 @@ mod tests {
     }
 
     fn startpos() -> Vec<Opening> {
-        parse_lines(&["startpos".to_owned()], "roots").unwrap()
+        openings::parse_lines(["startpos"], "roots").unwrap()
     }
 
     #[test]
@@ -475,21 +439,6 @@ mod tests {
         assert!("8-2".parse::<PlyRange>().is_err());
         assert!("x".parse::<PlyRange>().is_err());
         assert!("2-1000".parse::<PlyRange>().is_err());
-    }
-
-    #[test]
-    fn opening_lines_skip_comments_and_a_byte_order_mark() {
-        let lines = vec![
-            "\u{feff}startpos moves 7g7f".to_owned(),
-            "# a comment".to_owned(),
-            String::new(),
-            "startpos moves 2g2f 8c8d # trailing".to_owned(),
-        ];
-        let openings = parse_lines(&lines, "file").unwrap();
-        assert_eq!(openings.len(), 2);
-        assert_eq!(openings[1].moves.len(), 2);
-        let err = parse_lines(&["startpos moves 7g7e".to_owned()], "file").unwrap_err();
-        assert!(format!("{err:#}").contains("file, line 1"), "{err:#}");
     }
 
     #[test]

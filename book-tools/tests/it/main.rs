@@ -21,6 +21,7 @@ mod hostile_input;
 mod input_limits;
 mod learn_cli;
 mod match_cli;
+mod match_opponent;
 mod next_cli;
 mod output_paths;
 mod partial_outputs;

@@ -13,6 +13,9 @@ use crate::{BuiltinEvaluator, BuiltinPlayer, EvalError, Evaluator, Limits, UsiPl
 /// The largest accepted `--fv-scale` (YaneuraOu's option allows the same range).
 pub const MAX_FV_SCALE: i32 = 128;
 
+/// The default of `--timeout-secs`.
+pub const DEFAULT_TIMEOUT_SECS: u64 = 120;
+
 /// The kind of evaluator.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum EngineKind {
@@ -53,7 +56,7 @@ pub struct EngineChoice {
     #[arg(long, value_enum, default_value = "auto")]
     pub go_mode: GoModeArg,
     /// Seconds one USI search may run beyond its byoyomi before the engine is killed.
-    #[arg(long, value_name = "SECS", default_value_t = 120)]
+    #[arg(long, value_name = "SECS", default_value_t = DEFAULT_TIMEOUT_SECS)]
     pub timeout_secs: u64,
     /// The USI engine prints win rates scaled by SCALE in `score cp` (e.g. 10000);
     /// they are converted with cp = -K ln(1/p - 1). Default: `score cp` is
@@ -104,6 +107,152 @@ impl LimitArgs {
             nodes: self.nodes,
             depth: self.depth,
             time: self.time_ms.map(Duration::from_millis),
+        }
+    }
+}
+
+/// The opponent's engine and budget, when it is not the engine of the side
+/// under test (`book-tools match`): a prefixed copy of [`EngineChoice`] and
+/// [`LimitArgs`] whose every flag is optional. Without any `--opponent-*`
+/// engine flag the opponent is the side's own engine ([`OpponentChoice::engine`]);
+/// without any `--opponent-*` limit, its limits ([`OpponentChoice::limits`]).
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct OpponentChoice {
+    /// The opponent's evaluator (as --engine). Default: the same engine as the
+    /// side under test (--engine and its flags), unless another --opponent-*
+    /// engine flag describes one: then `usi` with --opponent-engine-cmd, else
+    /// `builtin`.
+    #[arg(long, value_enum, value_name = "ENGINE")]
+    pub opponent_engine: Option<EngineKind>,
+    /// The opponent's USI command line (as --engine-cmd), e.g.
+    /// `/usr/games/fairy-stockfish`. Default: the side under test's engine.
+    #[arg(long, value_name = "CMD")]
+    pub opponent_engine_cmd: Option<String>,
+    /// A USI option of the opponent's engine as `Name=Value` (repeatable; as
+    /// --engine-option, e.g. `UCI_Variant=shogi`). Default: none.
+    #[arg(long, value_name = "NAME=VALUE")]
+    pub opponent_engine_option: Vec<String>,
+    /// Which `go` limits the opponent's USI engine understands (as --go-mode).
+    /// Default: auto.
+    #[arg(long, value_enum, value_name = "MODE")]
+    pub opponent_go_mode: Option<GoModeArg>,
+    /// Seconds one search of the opponent's USI engine may run beyond its
+    /// byoyomi (as --timeout-secs). Default: 120.
+    #[arg(long, value_name = "SECS")]
+    pub opponent_timeout_secs: Option<u64>,
+    /// The opponent's USI engine prints win rates scaled by SCALE in `score cp`
+    /// (as --cp-is-win-rate). Default: centipawns.
+    #[arg(long, value_name = "SCALE")]
+    pub opponent_cp_is_win_rate: Option<f64>,
+    /// K of the opponent's win-rate conversion (as --win-rate-coefficient).
+    /// Default: the same default as --win-rate-coefficient.
+    #[arg(long, value_name = "K")]
+    pub opponent_win_rate_coefficient: Option<f64>,
+    /// NNUE evaluation file of a built-in opponent (as --eval-file). Default:
+    /// the hand-crafted evaluation.
+    #[arg(long, value_name = "PATH")]
+    pub opponent_eval_file: Option<PathBuf>,
+    /// Divisor of the opponent's NNUE output (as --fv-scale). Default: 16.
+    #[arg(long, value_name = "N")]
+    pub opponent_fv_scale: Option<i32>,
+    /// The opponent's node limit (as --nodes). Given any of --opponent-nodes,
+    /// --opponent-depth and --opponent-time-ms, the opponent plays at those
+    /// limits alone. Default: the side under test's limits.
+    #[arg(long, value_name = "N")]
+    pub opponent_nodes: Option<u64>,
+    /// The opponent's depth limit (as --depth). Default: the side under test's
+    /// limits (see --opponent-nodes).
+    #[arg(long, value_name = "D")]
+    pub opponent_depth: Option<u32>,
+    /// The opponent's time limit in milliseconds (as --time-ms). Default: the
+    /// side under test's limits (see --opponent-nodes).
+    #[arg(long, value_name = "MS")]
+    pub opponent_time_ms: Option<u64>,
+}
+
+impl OpponentChoice {
+    /// True when an `--opponent-*` engine flag names an engine of its own.
+    #[must_use]
+    pub fn names_engine(&self) -> bool {
+        self.opponent_engine.is_some()
+            || self.opponent_engine_cmd.is_some()
+            || !self.opponent_engine_option.is_empty()
+            || self.opponent_go_mode.is_some()
+            || self.opponent_timeout_secs.is_some()
+            || self.opponent_cp_is_win_rate.is_some()
+            || self.opponent_win_rate_coefficient.is_some()
+            || self.opponent_eval_file.is_some()
+            || self.opponent_fv_scale.is_some()
+    }
+
+    /// True when an `--opponent-*` limit is given.
+    #[must_use]
+    pub fn names_limits(&self) -> bool {
+        self.opponent_nodes.is_some()
+            || self.opponent_depth.is_some()
+            || self.opponent_time_ms.is_some()
+    }
+
+    /// The opponent's engine: `own` when no `--opponent-*` engine flag is
+    /// given, otherwise the engine those flags describe, each unset flag at the
+    /// default of its unprefixed twin (nothing is taken from `own`: another
+    /// engine gets none of the side's USI options).
+    ///
+    /// ```
+    /// use clap::Parser;
+    /// use stera_engine::choice::{EngineChoice, EngineKind, OpponentChoice};
+    /// #[derive(Parser)]
+    /// struct Cli {
+    ///     #[command(flatten)]
+    ///     engine: EngineChoice,
+    ///     #[command(flatten)]
+    ///     opponent: OpponentChoice,
+    /// }
+    /// let same = Cli::parse_from(["x"]);
+    /// assert_eq!(same.opponent.engine(&same.engine).engine, EngineKind::Builtin);
+    /// let other = Cli::parse_from(["x", "--opponent-engine-cmd", "/usr/games/fairy-stockfish"]);
+    /// let engine = other.opponent.engine(&other.engine);
+    /// assert_eq!(engine.engine, EngineKind::Usi);
+    /// assert_eq!(engine.engine_cmd.as_deref(), Some("/usr/games/fairy-stockfish"));
+    /// ```
+    #[must_use]
+    pub fn engine(&self, own: &EngineChoice) -> EngineChoice {
+        if !self.names_engine() {
+            return own.clone();
+        }
+        let kind = self
+            .opponent_engine
+            .unwrap_or(if self.opponent_engine_cmd.is_some() {
+                EngineKind::Usi
+            } else {
+                EngineKind::Builtin
+            });
+        EngineChoice {
+            engine: kind,
+            engine_cmd: self.opponent_engine_cmd.clone(),
+            engine_option: self.opponent_engine_option.clone(),
+            go_mode: self.opponent_go_mode.unwrap_or(GoModeArg::Auto),
+            timeout_secs: self.opponent_timeout_secs.unwrap_or(DEFAULT_TIMEOUT_SECS),
+            cp_is_win_rate: self.opponent_cp_is_win_rate,
+            win_rate_coefficient: self
+                .opponent_win_rate_coefficient
+                .unwrap_or(crate::usi::DEFAULT_WIN_RATE_COEFFICIENT),
+            eval_file: self.opponent_eval_file.clone(),
+            fv_scale: self.opponent_fv_scale,
+        }
+    }
+
+    /// The opponent's limits: `own` when no `--opponent-*` limit is given,
+    /// otherwise those limits alone.
+    #[must_use]
+    pub fn limits(&self, own: &LimitArgs) -> LimitArgs {
+        if !self.names_limits() {
+            return *own;
+        }
+        LimitArgs {
+            nodes: self.opponent_nodes,
+            depth: self.opponent_depth,
+            time_ms: self.opponent_time_ms,
         }
     }
 }

@@ -15,6 +15,8 @@
 //!   earns them against an opponent engine.
 //! * [`opponent`]: learning opponents, an engine and a budget ([`OpponentSpec`]),
 //!   and a weighted [`Pool`](opponent::Pool) of them.
+//! * [`openings`]: where games start ([`Opening`]), read from openings files and
+//!   position lines by one bounded reader.
 //! * [`play`]: [`play_game`] between two [`stera_engine::Player`]s with books.
 //! * [`stats`]: score, Elo with a 95 % interval, likelihood of superiority.
 //! * [`csa`]: games as CSA text.
@@ -40,6 +42,7 @@ pub mod book;
 pub mod csa;
 pub mod declaration;
 pub mod game;
+pub mod openings;
 pub mod opponent;
 pub mod play;
 pub mod referee;
@@ -50,8 +53,9 @@ pub use book::{
     AnalysedBook, BookPolicy, BookSource, Candidate, MoveRule, RuledBook, SoftmaxPolicy,
 };
 pub use game::{Game, GameMove, GameResult, MoveSource, Outcome, Termination};
+pub use openings::{Opening, OpeningsError};
 pub use opponent::{OpponentSpec, Pool};
-pub use play::{PlayError, PlayOptions, Side, play_game};
+pub use play::{Budget, PlayError, PlayOptions, Side, play_game, play_game_with_budgets};
 pub use referee::{
     Adjudication, DEFAULT_PLY_LIMIT, GameError, GameRules, Referee, Verified, Visited, verify,
 };

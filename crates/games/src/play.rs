@@ -35,7 +35,68 @@ pub struct PlayOptions {
     pub node_jitter: f64,
 }
 
+/// The default node jitter of `book-tools match` and `learn` at a node limit
+/// (±50 %): the least of 0, 0.1, 0.3 and 0.5 at which a match on a small
+/// single-root book from its 30 ply-1 positions, each used for 3 or 4 pairs,
+/// played at least 95 % distinct games (the built-in engine at 1,000 nodes, 200
+/// games: 30 %, 60.5 %, 86.5 % and 96 % distinct); it keeps the mean budget
+/// (BENCHMARKS "Distinct games by node jitter").
+pub const DEFAULT_NODE_JITTER: f64 = 0.5;
+
+/// One side's budget per engine move: its limits and their node jitter. A
+/// match against another engine gives each side its own
+/// ([`play_game_with_budgets`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Budget {
+    /// The engine's limits per move.
+    pub limits: Limits,
+    /// Node-limit jitter as a fraction (0 to 1), as [`PlayOptions::node_jitter`].
+    pub node_jitter: f64,
+}
+
+impl Budget {
+    /// The limits of one engine move: [`Budget::limits`] with the node limit
+    /// jittered by `uniform` (in [0, 1)) when jitter is on.
+    ///
+    /// ```
+    /// use stera_engine::Limits;
+    /// use stera_games::play::Budget;
+    /// let budget = Budget {
+    ///     limits: Limits { nodes: Some(1000), ..Limits::default() },
+    ///     node_jitter: 0.2,
+    /// };
+    /// assert_eq!(budget.move_limits(0.0).nodes, Some(800));
+    /// assert_eq!(budget.move_limits(0.5).nodes, Some(1000));
+    /// // Without a node limit there is nothing to jitter.
+    /// let depth = Budget { limits: Limits { depth: Some(2), ..Limits::default() }, node_jitter: 0.2 };
+    /// assert_eq!(depth.move_limits(0.0), depth.limits);
+    /// ```
+    #[must_use]
+    pub fn move_limits(&self, uniform: f64) -> Limits {
+        let jitter = self.node_jitter.clamp(0.0, 1.0);
+        match self.limits.nodes {
+            Some(nodes) if jitter > 0.0 => {
+                let factor = 1.0 + jitter * (2.0 * uniform - 1.0);
+                Limits {
+                    nodes: Some(((nodes as f64 * factor).round() as u64).max(1)),
+                    ..self.limits
+                }
+            }
+            _ => self.limits,
+        }
+    }
+}
+
 impl PlayOptions {
+    /// The budget both sides play with in [`play_game`].
+    #[must_use]
+    pub fn budget(&self) -> Budget {
+        Budget {
+            limits: self.limits,
+            node_jitter: self.node_jitter,
+        }
+    }
+
     /// The limits of one engine move: [`PlayOptions::limits`] with the node
     /// limit jittered by `uniform` (in [0, 1)) when jitter is on.
     ///
@@ -52,17 +113,7 @@ impl PlayOptions {
     /// ```
     #[must_use]
     pub fn move_limits(&self, uniform: f64) -> Limits {
-        let jitter = self.node_jitter.clamp(0.0, 1.0);
-        match self.limits.nodes {
-            Some(nodes) if jitter > 0.0 => {
-                let factor = 1.0 + jitter * (2.0 * uniform - 1.0);
-                Limits {
-                    nodes: Some(((nodes as f64 * factor).round() as u64).max(1)),
-                    ..self.limits
-                }
-            }
-            _ => self.limits,
-        }
+        self.budget().move_limits(uniform)
     }
 }
 
@@ -101,6 +152,27 @@ pub fn play_game<'a>(
     white: Side<'a>,
     options: &PlayOptions,
 ) -> Result<Game, PlayError> {
+    let budget = options.budget();
+    play_game_with_budgets(start, opening, black, white, options, [budget, budget])
+}
+
+/// [`play_game`] with a budget for each colour (`budgets[0]` Black's,
+/// `budgets[1]` White's) instead of [`PlayOptions::limits`] and
+/// [`PlayOptions::node_jitter`]: two engines each at its own limits. The
+/// jitter draws come from one generator seeded with [`PlayOptions::seed`], one
+/// draw per engine move whichever side plays it, so equal budgets give the
+/// games of [`play_game`].
+///
+/// # Errors
+/// As [`play_game`].
+pub fn play_game_with_budgets<'a>(
+    start: &Position,
+    opening: &[Move],
+    black: Side<'a>,
+    white: Side<'a>,
+    options: &PlayOptions,
+    budgets: [Budget; 2],
+) -> Result<Game, PlayError> {
     let mut sides = [black, white];
     for (side, color) in sides.iter_mut().zip([Color::Black, Color::White]) {
         side.player
@@ -118,7 +190,8 @@ pub fn play_game<'a>(
     let mut jitter = StdRng::seed_from_u64(options.seed ^ JITTER_STREAM);
     while referee.result().is_none() {
         let color = referee.position().side_to_move();
-        let side = &mut sides[usize::from(color == Color::White)];
+        let index = usize::from(color == Color::White);
+        let side = &mut sides[index];
         if let Some(book) = side.book
             && let Some(mv) = book.choose(referee.position(), rng.random::<f64>())
         {
@@ -129,7 +202,7 @@ pub fn play_game<'a>(
             .player
             .play(
                 referee.position(),
-                &options.move_limits(jitter.random::<f64>()),
+                &budgets[index].move_limits(jitter.random::<f64>()),
             )
             .map_err(|source| PlayError::Engine { color, source })?;
         match answer {
