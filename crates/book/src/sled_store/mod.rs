@@ -47,20 +47,43 @@ use stera_rules::{Key, Move};
 use crate::{BookError, GameCounts, NodeId, NodeStore, RunConfig, ThoughtNode};
 
 mod backup;
+mod check;
 mod compaction;
 mod keys;
 mod reader;
+mod whole;
 
 pub(crate) use backup::PartialStore;
 pub use backup::{BackupSnapshot, BackupSummary};
+pub use check::CheckReport;
 pub use compaction::{CompactSummary, Compactor};
 pub use reader::SledReader;
+pub use whole::{Holdings, RECORD_FILE};
 
 use keys::{
     FORMAT, GAMES_RECORDED, QUARANTINE, TWINS_MERGED, ban_key, chunk_count, chunk_first_id,
     counts_key, decode_ban_key, decode_counts, game_id_key,
 };
 use reader::{game_counts_of, nodes_of};
+use whole::{RECORD_KEPT, WholeRecord};
+
+/// The sled trees (tables) of a store, each described in the module
+/// documentation. Every one exists in every store opened (sled's own default
+/// tree aside); whatever copies a store table by table must handle each
+/// (`crate::twins::write_merged` refuses a store with a table it does not know).
+pub const TABLES: [&str; 6] = ["nodes", "bans", QUARANTINE, "kifu", "meta", "games"];
+
+/// How a store is opened.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum OpenMode {
+    /// Made when missing; its record is checked (or begun).
+    Create,
+    /// Must exist; its record is checked (or begun).
+    Existing,
+    /// Must exist; the record is read but neither checked nor written (what
+    /// [`SledStore::check`] compares itself).
+    Inspect,
+}
 
 /// A book store in a sled database directory.
 pub struct SledStore {
@@ -74,6 +97,16 @@ pub struct SledStore {
     len: u32,
     evaluators: Vec<String>,
     encode_buffer: Vec<u8>,
+    /// What the store holds now (kept current by every write).
+    holdings: Holdings,
+    /// The record of what it must hold (`None` only for [`OpenMode::Inspect`]).
+    record: Option<WholeRecord>,
+    /// The record read at open, in [`OpenMode::Inspect`].
+    inspected: Option<Holdings>,
+    /// True when this open wrote the first record of an existing store.
+    record_begun: bool,
+    /// The last failure to write the record (retried with every write).
+    record_error: Option<String>,
 }
 
 impl std::fmt::Debug for SledStore {
@@ -91,13 +124,13 @@ impl SledStore {
     pub fn open(path: &Path) -> Result<Self, BookError> {
         refuse_incomplete(path)?;
         refuse_inside_store(path)?;
-        Self::open_with(path, true)
+        Self::open_with(path, OpenMode::Create)
     }
 
     /// Opens (or creates) the store being written in a [`PartialStore`]'s
     /// directory, which holds the incomplete marker until it is published.
     pub(crate) fn open_partial(partial: &PartialStore) -> Result<Self, BookError> {
-        Self::open_with(partial.path(), true)
+        Self::open_with(partial.path(), OpenMode::Create)
     }
 
     /// Opens an existing store and never creates one: a missing path, a file, or a
@@ -108,6 +141,10 @@ impl SledStore {
     /// [`BookError::NotAStore`], [`BookError::InUse`] when another process has it
     /// open, and the errors of [`SledStore::open`].
     pub fn open_existing(path: &Path) -> Result<Self, BookError> {
+        Self::open_existing_as(path, OpenMode::Existing)
+    }
+
+    fn open_existing_as(path: &Path, mode: OpenMode) -> Result<Self, BookError> {
         let not_a_store = |reason: &str| BookError::NotAStore {
             path: path.display().to_string(),
             reason: reason.to_owned(),
@@ -123,16 +160,17 @@ impl SledStore {
         if !path.join("conf").is_file() || !path.join("db").is_file() {
             return Err(not_a_store("it holds no sled database"));
         }
-        Self::open_with(path, false)
+        Self::open_with(path, mode)
     }
 
     /// Opens the store; a panic of sled on damaged files (it panics on some
     /// instead of failing) is [`BookError::Damaged`].
-    fn open_with(path: &Path, create: bool) -> Result<Self, BookError> {
-        crate::sled_guard::guarded(path, || Self::open_unguarded(path, create))
+    fn open_with(path: &Path, mode: OpenMode) -> Result<Self, BookError> {
+        crate::sled_guard::guarded(path, || Self::open_unguarded(path, mode))
     }
 
-    fn open_unguarded(path: &Path, create: bool) -> Result<Self, BookError> {
+    fn open_unguarded(path: &Path, mode: OpenMode) -> Result<Self, BookError> {
+        let create = mode == OpenMode::Create;
         // A directory that already holds sled's files is an existing store, even
         // when the caller may create one: if its marker is gone, its files were
         // cut short, and starting it afresh would silently drop the book.
@@ -156,6 +194,8 @@ impl SledStore {
         let kifu = tree("kifu")?;
         let meta = tree("meta")?;
         let games = tree("games")?;
+        // Opened here (not only when used) so that every store lists every table.
+        tree(QUARANTINE)?;
         match meta.get("format").map_err(|e| store_error(path, e))? {
             Some(f) if f.as_ref() == FORMAT => {}
             Some(f) => {
@@ -214,7 +254,8 @@ impl SledStore {
             }
             evaluators.push(String::from_utf8_lossy(&v).into_owned());
         }
-        Ok(Self {
+        let holdings = holdings_of(len, &kifu, &meta, &games, path)?;
+        let mut store = Self {
             path: path.to_owned(),
             db,
             nodes,
@@ -225,7 +266,89 @@ impl SledStore {
             len,
             evaluators,
             encode_buffer: Vec::new(),
-        })
+            holdings,
+            record: None,
+            inspected: None,
+            record_begun: false,
+            record_error: None,
+        };
+        if mode == OpenMode::Inspect {
+            store.inspected = WholeRecord::read(path)?.map(|(_, h)| h);
+        } else {
+            store.check_record(existed)?;
+        }
+        Ok(store)
+    }
+
+    /// Compares the store with its record of what it must hold (see
+    /// [`whole`]): a store holding less was cut short and is
+    /// [`BookError::Damaged`]. A store without a record gets one (an existing
+    /// store made before records: [`SledStore::record_begun`]); a store whose
+    /// `meta` says it keeps one and whose record is gone is damaged.
+    fn check_record(&mut self, existed: bool) -> Result<(), BookError> {
+        let path = &self.path;
+        let record = match WholeRecord::read(path)? {
+            Some((seq, recorded)) => {
+                if let Some(missing) = recorded.missing_from(&self.holdings) {
+                    return Err(BookError::Damaged {
+                        path: path.display().to_string(),
+                        detail: format!(
+                            "it holds less than its record `{RECORD_FILE}` says was stored ({missing}): its files were cut short or restored incompletely; nothing was opened as a smaller book"
+                        ),
+                    });
+                }
+                let mut record = WholeRecord::open(path, seq, recorded)?;
+                // A crash after sled's flush leaves the record behind: catch up.
+                if let Err(e) = record.write(self.holdings) {
+                    self.record_error = Some(e.to_string());
+                }
+                record
+            }
+            None => {
+                if self.meta.contains_key(RECORD_KEPT).map_err(|e| self.err(e))? {
+                    return Err(BookError::Damaged {
+                        path: path.display().to_string(),
+                        detail: format!(
+                            "its record `{RECORD_FILE}` of what the store must hold is missing (a copy that left it out?), so it cannot be told whole"
+                        ),
+                    });
+                }
+                // The record first, then the key saying there is one: a crash
+                // between the two leaves a record and no key, which is fine.
+                let record = WholeRecord::create(path, self.holdings)?;
+                self.meta
+                    .insert(RECORD_KEPT, &[])
+                    .map_err(|e| self.err(e))?;
+                self.db.flush().map_err(|e| self.err(e))?;
+                self.record_begun = existed && self.holdings != Holdings::default();
+                record
+            }
+        };
+        self.record = Some(record);
+        Ok(())
+    }
+
+    /// True when this open began the record of what the store must hold (a
+    /// store made before stores kept one: it was not checked this time, and is
+    /// from now on).
+    #[must_use]
+    pub fn record_begun(&self) -> bool {
+        self.record_begun
+    }
+
+    /// What the store holds now.
+    #[must_use]
+    pub fn holdings(&self) -> Holdings {
+        self.holdings
+    }
+
+    /// Records the store's holdings after a flushed write. A failure leaves the
+    /// record behind the store (a weaker check, never a false alarm); it is
+    /// retried with the next write and reported by [`NodeStore::flush`].
+    fn note_write(&mut self) {
+        if let Some(record) = &mut self.record {
+            self.record_error = record.write(self.holdings).err().map(|e| e.to_string());
+        }
     }
 
     fn err(&self, e: sled::Error) -> BookError {
@@ -311,7 +434,50 @@ impl SledStore {
         }
         self.games.apply_batch(batch).map_err(|e| self.err(e))?;
         self.db.flush().map_err(|e| self.err(e))?;
+        self.holdings.games = games_recorded_in(&self.games, &self.path)?;
+        self.note_write();
         Ok(merged)
+    }
+
+    /// The names of the store's sled trees (its tables, see [`TABLES`]), sled's
+    /// own default tree left out.
+    ///
+    /// # Errors
+    /// A tree name that is not UTF-8 ([`BookError::Corrupt`]).
+    pub fn table_names(&self) -> Result<Vec<String>, BookError> {
+        let mut names = Vec::new();
+        for name in self.db.tree_names() {
+            if name.as_ref() == b"__sled__default" {
+                continue;
+            }
+            names.push(String::from_utf8(name.to_vec()).map_err(|_| {
+                BookError::Corrupt(format!("a table name of {} bytes is not UTF-8", name.len()))
+            })?);
+        }
+        Ok(names)
+    }
+
+    /// The entries of the table `name` (0 for a table the store does not have).
+    ///
+    /// # Errors
+    /// Storage failure.
+    pub fn table_len(&self, name: &str) -> Result<usize, BookError> {
+        if !self.db.tree_names().iter().any(|n| n.as_ref() == name.as_bytes()) {
+            return Ok(0);
+        }
+        Ok(self.db.open_tree(name).map_err(|e| self.err(e))?.len())
+    }
+
+    /// The keys of the `meta` tree.
+    ///
+    /// # Errors
+    /// Storage failure.
+    pub fn meta_keys(&self) -> Result<Vec<Vec<u8>>, BookError> {
+        self.meta
+            .iter()
+            .keys()
+            .map(|k| k.map(|k| k.to_vec()).map_err(|e| self.err(e)))
+            .collect()
     }
 
     /// A read-only view for another thread (see [`SledReader`]).
@@ -359,6 +525,47 @@ impl SledStore {
             db: self.db.clone(),
             nodes: self.nodes.clone(),
         }
+    }
+}
+
+/// What a store of `nodes` positions with these trees holds.
+pub(super) fn holdings_of(
+    nodes: u32,
+    kifu: &sled::Tree,
+    meta: &sled::Tree,
+    games: &sled::Tree,
+    path: &Path,
+) -> Result<Holdings, BookError> {
+    let err = |e| store_error(path, e);
+    let evaluators = meta.scan_prefix("evaluator").count();
+    Ok(Holdings {
+        nodes,
+        kifu_batches: kifu_batches(kifu, path)?,
+        evaluators: u32::try_from(evaluators).unwrap_or(u32::MAX),
+        config: meta.contains_key("config").map_err(err)?,
+        games: games_recorded_in(games, path)?,
+    })
+}
+
+/// The number of game ids recorded in a `games` tree.
+fn games_recorded_in(games: &sled::Tree, path: &Path) -> Result<u64, BookError> {
+    match games.get(GAMES_RECORDED).map_err(|e| store_error(path, e))? {
+        Some(v) => {
+            let b: [u8; 8] = v
+                .as_ref()
+                .try_into()
+                .map_err(|_| BookError::Corrupt(format!("game count of {} bytes", v.len())))?;
+            Ok(u64::from_le_bytes(b))
+        }
+        None => Ok(0),
+    }
+}
+
+/// The number of kifu batches added: one past the last batch number.
+fn kifu_batches(kifu: &sled::Tree, path: &Path) -> Result<u32, BookError> {
+    match kifu.last().map_err(|e| store_error(path, e))? {
+        Some((k, _)) => Ok(chunk_first_id(&k)?.saturating_add(1)),
+        None => Ok(0),
     }
 }
 
@@ -445,9 +652,11 @@ impl NodeStore for SledStore {
             .map_err(|e| store_error(&self.path, e))?;
         self.db.flush().map_err(|e| store_error(&self.path, e))?;
         self.len = next;
+        self.holdings.nodes = next;
         if buf.capacity() > (16 << 20) {
             *buf = Vec::new();
         }
+        self.note_write();
         Ok(NodeId(first))
     }
 
@@ -459,7 +668,21 @@ impl NodeStore for SledStore {
         &self,
         visit: &mut dyn FnMut(NodeId, ThoughtNode) -> Result<(), BookError>,
     ) -> Result<(), BookError> {
-        nodes_of(&self.nodes, &self.path, visit)
+        let mut seen = 0u32;
+        nodes_of(&self.nodes, &self.path, &mut |id, node| {
+            seen += 1;
+            visit(id, node)
+        })?;
+        if seen != self.len {
+            return Err(BookError::Damaged {
+                path: self.path.display().to_string(),
+                detail: format!(
+                    "a scan of its positions ended after {seen} of {}",
+                    self.len
+                ),
+            });
+        }
+        Ok(())
     }
 
     fn ban(&mut self, node: NodeId, mv: Move) -> Result<(), BookError> {
@@ -525,6 +748,8 @@ impl NodeStore for SledStore {
             .insert(next.to_be_bytes(), value)
             .map_err(|e| self.err(e))?;
         self.db.flush().map_err(|e| self.err(e))?;
+        self.holdings.kifu_batches = self.holdings.kifu_batches.max(next.saturating_add(1));
+        self.note_write();
         Ok(())
     }
 
@@ -561,6 +786,8 @@ impl NodeStore for SledStore {
             .map_err(|e| self.err(e))?;
         self.db.flush().map_err(|e| self.err(e))?;
         self.evaluators.push(identity.to_owned());
+        self.holdings.evaluators = self.holdings.evaluators.saturating_add(1);
+        self.note_write();
         Ok(id)
     }
 
@@ -575,6 +802,8 @@ impl NodeStore for SledStore {
             .insert("config", text.as_bytes())
             .map_err(|e| self.err(e))?;
         self.db.flush().map_err(|e| self.err(e))?;
+        self.holdings.config = true;
+        self.note_write();
         Ok(())
     }
 
@@ -591,7 +820,16 @@ impl NodeStore for SledStore {
 
     fn flush(&mut self) -> Result<(), BookError> {
         self.db.flush().map_err(|e| self.err(e))?;
-        Ok(())
+        self.note_write();
+        match &self.record_error {
+            Some(e) => Err(BookError::Store {
+                path: self.path.join(RECORD_FILE).display().to_string(),
+                source: sled::Error::Io(std::io::Error::other(format!(
+                    "cannot write the record of what the store holds: {e}"
+                ))),
+            }),
+            None => Ok(()),
+        }
     }
 
     fn record_game(
@@ -624,6 +862,8 @@ impl NodeStore for SledStore {
         self.room(counts.len() * 40 + 32)?;
         self.games.apply_batch(batch).map_err(|e| self.err(e))?;
         self.db.flush().map_err(|e| self.err(e))?;
+        self.holdings.games = recorded;
+        self.note_write();
         Ok(true)
     }
 
@@ -635,16 +875,7 @@ impl NodeStore for SledStore {
     }
 
     fn games_recorded(&self) -> Result<u64, BookError> {
-        match self.games.get(GAMES_RECORDED).map_err(|e| self.err(e))? {
-            Some(v) => {
-                let b: [u8; 8] = v
-                    .as_ref()
-                    .try_into()
-                    .map_err(|_| BookError::Corrupt(format!("game count of {} bytes", v.len())))?;
-                Ok(u64::from_le_bytes(b))
-            }
-            None => Ok(0),
-        }
+        games_recorded_in(&self.games, &self.path)
     }
 
     fn max_game_id(&self) -> Result<Option<u64>, BookError> {
