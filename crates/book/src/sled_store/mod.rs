@@ -480,6 +480,21 @@ impl SledStore {
             .collect()
     }
 
+    /// True when a process (this one included) holds the store at `path` open:
+    /// sled keeps an exclusive `flock` on its `db` file while a store is open,
+    /// and this tries to take it (and lets it go at once). What deletes store
+    /// directories (the coordinator's backup rotation) asks this first.
+    #[must_use]
+    pub fn is_open(path: &Path) -> bool {
+        let Ok(file) = std::fs::File::open(path.join("db")) else {
+            return false;
+        };
+        matches!(
+            rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive),
+            Err(e) if e == rustix::io::Errno::WOULDBLOCK
+        )
+    }
+
     /// A read-only view for another thread (see [`SledReader`]).
     #[must_use]
     pub fn reader(&self) -> SledReader {
