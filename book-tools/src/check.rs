@@ -33,7 +33,11 @@ pub fn run(args: &Args) -> Result<()> {
         report.quarantined
     );
     match &report.recorded {
-        Some(r) => println!("  its record (`{}`) says it must hold: {}", stera_book::RECORD_FILE, holdings(r)),
+        Some(r) => println!(
+            "  its record (`{}`) says it must hold: {}",
+            stera_book::RECORD_FILE,
+            holdings(r)
+        ),
         None => println!(
             "  no record of what it must hold (`{}`): a store made before stores kept one, so what was stored cannot be compared; the next open by any other command begins it",
             stera_book::RECORD_FILE

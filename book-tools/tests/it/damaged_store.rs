@@ -35,7 +35,10 @@ fn a_truncated_store_is_reported_not_panicked() {
     let db = dir.path().join("book.db");
     ok(&["synth", "--db", s(&db), "--nodes", "12000", "--batch", "8"]);
     let whole = ok(&["check", "--db", s(&db)]);
-    assert!(whole.contains("whole") && whole.contains("positions 12000"), "{whole}");
+    assert!(
+        whole.contains("whole") && whole.contains("positions 12000"),
+        "{whole}"
+    );
     let len = std::fs::metadata(db.join("db")).unwrap().len() as usize;
     assert!(len > 1 << 20, "{len}");
     let mut cuts: Vec<usize> = [99, 95, 90, 80, 50, 10]
@@ -117,6 +120,10 @@ fn check_says_what_is_missing() {
     assert!(text.contains("positions: 300 of 500"), "{text}");
     assert!(text.contains("deploy/README.md"), "{text}");
     // The other openers refuse it with the same words.
-    let err = String::from_utf8_lossy(&book_tools(&["stats", "--db", s(&small)]).stderr).into_owned();
-    assert!(err.contains("positions: 300 of 500") && err.contains("damaged"), "{err}");
+    let err =
+        String::from_utf8_lossy(&book_tools(&["stats", "--db", s(&small)]).stderr).into_owned();
+    assert!(
+        err.contains("positions: 300 of 500") && err.contains("damaged"),
+        "{err}"
+    );
 }

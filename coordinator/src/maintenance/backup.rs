@@ -76,9 +76,7 @@ pub fn refuse_rotatable_store(db: &Path, backup_dir: Option<&Path>) -> Result<()
     if let Some(name) = db.file_name().and_then(|n| n.to_str())
         && periodic_secs(name).is_some()
     {
-        return refuse(format!(
-            "it is named like a periodic backup (`{name}`)"
-        ));
+        return refuse(format!("it is named like a periodic backup (`{name}`)"));
     }
     if let Some(dir) = backup_dir
         && let (Some(store), Some(dir_real)) = (resolved(db), resolved(dir))
@@ -134,7 +132,10 @@ pub fn periodic_name(unix_secs: u64) -> String {
 
 /// The seconds of a periodic backup's name `backup-<N>.db`.
 fn periodic_secs(name: &str) -> Option<u64> {
-    name.strip_prefix("backup-")?.strip_suffix(".db")?.parse().ok()
+    name.strip_prefix("backup-")?
+        .strip_suffix(".db")?
+        .parse()
+        .ok()
 }
 
 /// Deletes complete periodic backups (`backup-N.db`) beyond the newest `keep`,
@@ -226,7 +227,10 @@ mod tests {
         let inside = backups.join("restored.db");
         let e = refuse_rotatable_store(&inside, Some(&backups)).unwrap_err();
         let text = e.to_string();
-        assert!(text.contains("lies in --backup-dir") && text.contains("copy the backup out"), "{text}");
+        assert!(
+            text.contains("lies in --backup-dir") && text.contains("copy the backup out"),
+            "{text}"
+        );
         // Spelt through `..` and a link, still inside.
         std::os::unix::fs::symlink(&backups, dir.path().join("link")).unwrap();
         std::fs::create_dir(dir.path().join("x")).unwrap();
@@ -235,7 +239,10 @@ mod tests {
         // Named like a backup, anywhere.
         let named = dir.path().join(periodic_name(1_700_000_000));
         let e = refuse_rotatable_store(&named, None).unwrap_err();
-        assert!(e.to_string().contains("named like a periodic backup"), "{e}");
+        assert!(
+            e.to_string().contains("named like a periodic backup"),
+            "{e}"
+        );
         // The copy beside it is fine.
         refuse_rotatable_store(&dir.path().join("book.db"), Some(&backups)).unwrap();
         refuse_rotatable_store(&dir.path().join("backups-old.db"), Some(&backups)).unwrap();

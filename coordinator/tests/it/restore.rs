@@ -122,3 +122,40 @@ fn the_runbook_restore_keeps_everything_through_the_next_rotation() {
     assert_eq!(kept.len(), 1, "{kept:?}");
     assert!(nodes_in(&kept[0]) >= backed_up + u32::try_from(after.acked.len()).unwrap());
 }
+
+/// Issue 35, point 1, the coordinator's open: a store cut short is refused as
+/// damaged, naming the restore section, instead of being grown as a smaller
+/// book.
+#[test]
+fn the_coordinator_refuses_a_store_cut_short() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("book.db");
+    crate::common::synthetic_store(&db, 3000, 4);
+    // sled's threads outlive the drop and write the file until they let its
+    // lock go (sled issues #1234, #1289): cut it only then.
+    std::fs::File::open(db.join("db")).unwrap().lock().unwrap();
+    let full = std::fs::read(db.join("db")).unwrap();
+    for percent in [95, 80, 50] {
+        let cut = dir.path().join(format!("cut-{percent}.db"));
+        std::fs::create_dir(&cut).unwrap();
+        for entry in std::fs::read_dir(&db).unwrap() {
+            let entry = entry.unwrap();
+            if entry.file_type().unwrap().is_file() {
+                std::fs::copy(entry.path(), cut.join(entry.file_name())).unwrap();
+            }
+        }
+        std::fs::write(cut.join("db"), &full[..full.len() * percent / 100]).unwrap();
+        let out = Command::new(EXE)
+            .arg("--db")
+            .arg(&cut)
+            .args(["--listen", "127.0.0.1:0"])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "cut at {percent} %: {err}");
+        assert!(
+            err.contains("damaged") && err.contains("Back up and restore the store"),
+            "cut at {percent} %: {err}"
+        );
+    }
+}

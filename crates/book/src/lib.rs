@@ -42,8 +42,8 @@ pub use node::{NodeId, Origin, Thought, ThoughtNode};
 pub use results::{GameCounts, GameCountsDecodeError};
 pub use selector::{DEFAULT_SELECT_SEED, Leaf, SelectMode, SelectStats, Selector, SoftmaxSelect};
 pub use sled_store::{
-    BackupSnapshot, BackupSummary, CheckReport, CompactSummary, Compactor, Holdings,
-    RECORD_FILE, SledReader, SledStore, TABLES,
+    BackupSnapshot, BackupSummary, CheckReport, CompactSummary, Compactor, Holdings, RECORD_FILE,
+    SledReader, SledStore, TABLES,
 };
 pub use softmax::softmax_policy;
 pub use store::{DryRun, MAX_ROOTS, MemoryStore, NodeStore, RunConfig, check_roots};

@@ -237,12 +237,10 @@ impl SledStore {
                     }
                 }
                 Some(b'g') if k.len() == 9 => ids += 1,
-                _ if k.as_ref() == GAMES_RECORDED => {
-                    match <[u8; 8]>::try_from(v.as_ref()) {
-                        Ok(b) => recorded = u64::from_le_bytes(b),
-                        Err(_) => report.problem(format!("the game count is {} bytes", v.len())),
-                    }
-                }
+                _ if k.as_ref() == GAMES_RECORDED => match <[u8; 8]>::try_from(v.as_ref()) {
+                    Ok(b) => recorded = u64::from_le_bytes(b),
+                    Err(_) => report.problem(format!("the game count is {} bytes", v.len())),
+                },
                 _ => report.problem(format!("an unknown key of {} bytes in `games`", k.len())),
             }
         }
@@ -267,9 +265,9 @@ impl SledStore {
             let (k, _) = item.map_err(|e| store_error(&self.path, e))?;
             count += 1;
             match decode_ban_key(&k) {
-                Ok((node, _)) if node.0 >= nodes => report.problem(format!(
-                    "a {what} names position {node}, of {nodes} stored"
-                )),
+                Ok((node, _)) if node.0 >= nodes => {
+                    report.problem(format!("a {what} names position {node}, of {nodes} stored"))
+                }
                 Ok(_) => {}
                 Err(e) => report.problem(format!("a {what}: {e}")),
             }

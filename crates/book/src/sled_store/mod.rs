@@ -305,7 +305,11 @@ impl SledStore {
                 record
             }
             None => {
-                if self.meta.contains_key(RECORD_KEPT).map_err(|e| self.err(e))? {
+                if self
+                    .meta
+                    .contains_key(RECORD_KEPT)
+                    .map_err(|e| self.err(e))?
+                {
                     return Err(BookError::Damaged {
                         path: path.display().to_string(),
                         detail: format!(
@@ -462,7 +466,12 @@ impl SledStore {
     /// # Errors
     /// Storage failure.
     pub fn table_len(&self, name: &str) -> Result<usize, BookError> {
-        if !self.db.tree_names().iter().any(|n| n.as_ref() == name.as_bytes()) {
+        if !self
+            .db
+            .tree_names()
+            .iter()
+            .any(|n| n.as_ref() == name.as_bytes())
+        {
             return Ok(0);
         }
         Ok(self.db.open_tree(name).map_err(|e| self.err(e))?.len())
@@ -564,7 +573,10 @@ pub(super) fn holdings_of(
 
 /// The number of game ids recorded in a `games` tree.
 fn games_recorded_in(games: &sled::Tree, path: &Path) -> Result<u64, BookError> {
-    match games.get(GAMES_RECORDED).map_err(|e| store_error(path, e))? {
+    match games
+        .get(GAMES_RECORDED)
+        .map_err(|e| store_error(path, e))?
+    {
         Some(v) => {
             let b: [u8; 8] = v
                 .as_ref()
@@ -691,10 +703,7 @@ impl NodeStore for SledStore {
         if seen != self.len {
             return Err(BookError::Damaged {
                 path: self.path.display().to_string(),
-                detail: format!(
-                    "a scan of its positions ended after {seen} of {}",
-                    self.len
-                ),
+                detail: format!("a scan of its positions ended after {seen} of {}", self.len),
             });
         }
         Ok(())
@@ -836,6 +845,12 @@ impl NodeStore for SledStore {
     fn flush(&mut self) -> Result<(), BookError> {
         self.db.flush().map_err(|e| self.err(e))?;
         self.note_write();
+        if self.record_error.is_none()
+            && let Some(record) = &self.record
+            && let Err(e) = record.sync()
+        {
+            self.record_error = Some(e.to_string());
+        }
         match &self.record_error {
             Some(e) => Err(BookError::Store {
                 path: self.path.join(RECORD_FILE).display().to_string(),

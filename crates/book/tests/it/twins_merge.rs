@@ -283,7 +283,10 @@ fn migrate_copies_every_table() {
     tables.sort();
     let mut known: Vec<String> = stera_book::TABLES.iter().map(|t| (*t).to_owned()).collect();
     known.sort();
-    assert_eq!(tables, known, "stera_book::TABLES lists every table a store has");
+    assert_eq!(
+        tables, known,
+        "stera_book::TABLES lists every table a store has"
+    );
     for table in &tables {
         assert!(
             store.table_len(table).unwrap() > 0,
@@ -315,7 +318,11 @@ fn migrate_copies_every_table() {
             old.twin_move.flipped(),
             format!("{}\tfailed on 2 workers", old.twin_child.to_sfen()),
         ),
-        (NodeId(1), "3c3d".parse().unwrap(), "child\tcrashed".to_owned()),
+        (
+            NodeId(1),
+            "3c3d".parse().unwrap(),
+            "child\tcrashed".to_owned(),
+        ),
     ];
     expected.sort_by_key(|(n, m, _): &(NodeId, Move, String)| (n.0, m.raw()));
     assert_eq!(quarantined, expected);
