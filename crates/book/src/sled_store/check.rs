@@ -31,7 +31,7 @@ pub struct CheckReport {
     pub quarantined: u64,
     /// Positions with game counters.
     pub counted_positions: u64,
-    /// What is missing or unreadable, at most [`MAX_LISTED`] of them.
+    /// What is missing or unreadable, at most 50 of them.
     pub problems: Vec<String>,
     /// Problems found, listed or not.
     pub problem_count: u64,

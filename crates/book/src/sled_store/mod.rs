@@ -15,8 +15,9 @@
 //! * tree `kifu`: one entry per added batch, key = batch number (u32 BE), value =
 //!   the 16-byte keys.
 //! * tree `meta`: `format`, `config` (text, see [`RunConfig::to_text`]),
-//!   `evaluator` + id (u16 BE) -> identity, and `twins merged` (empty) when the
-//!   store holds one node per colour-flipped twin pair ([`SledStore::twins_merged`]).
+//!   `evaluator` + id (u16 BE) -> identity, `twins merged` (empty) when the
+//!   store holds one node per colour-flipped twin pair ([`SledStore::twins_merged`]),
+//!   and `whole record` (empty) when the store keeps the file below.
 //! * tree `games` (results of games through book positions, bounded by the
 //!   positions, not the games, except for 9 bytes per game id):
 //!   `c` + position key (16 bytes BE) -> [`GameCounts::encode`] (12 bytes: wins,
@@ -24,6 +25,10 @@
 //!   `g` + game id (u64 BE) -> empty, one per recorded game;
 //!   `n` -> number of `g` entries (u64 LE). A store written before this tree
 //!   existed opens with it empty.
+//!
+//! Beside sled's files: `STERA-WHOLE` ([`RECORD_FILE`]), the record of what the
+//! store must hold, checked at every open (module `whole`): a store cut short
+//! is [`BookError::Damaged`], never a smaller book.
 //!
 //! Durability: [`NodeStore::append`], [`NodeStore::add_kifu_keys`],
 //! [`NodeStore::intern_evaluator`] and [`NodeStore::save_config`] call
@@ -35,7 +40,8 @@
 //! This module opens stores and implements [`NodeStore`]; beside it, by concern:
 //! `compaction` ([`Compactor`]), `backup` ([`BackupSnapshot`] and the partial
 //! directory every new store is written in), `reader` ([`SledReader`] and the
-//! scans it shares with the store) and `keys` (the byte layout above).
+//! scans it shares with the store), `keys` (the byte layout above), `whole` (the
+//! record of what the store holds) and `check` ([`SledStore::check`]).
 
 use std::collections::BTreeMap;
 use std::collections::btree_map::Entry;
