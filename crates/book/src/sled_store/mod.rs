@@ -655,6 +655,15 @@ pub(super) fn store_error(path: &Path, source: sled::Error) -> BookError {
             path: path.display().to_string(),
             detail: source.to_string(),
         },
+        // A page that sled's index places past the end of its `db` file: the
+        // file was cut short (sled reads pages when they are first used, so
+        // this shows on a scan, after the open).
+        sled::Error::Io(ref e) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
+            BookError::Damaged {
+                path: path.display().to_string(),
+                detail: format!("its `db` file ends before a page it needs ({source})"),
+            }
+        }
         source => BookError::Store {
             path: path.display().to_string(),
             source,
