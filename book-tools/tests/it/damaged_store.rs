@@ -9,7 +9,10 @@
 //! file as damaged or as a shorter, consistent store depends on where its
 //! background threads put the segments (timing), and `stats` of the second kind
 //! succeeded. The record of what the store holds (`STERA-WHOLE`) makes both
-//! kinds damage, so the outcome no longer depends on the layout.
+//! kinds damage, so the outcome no longer depends on the layout. The cuts are
+//! taken from one reading of the files: every open (even `check`'s) lets sled
+//! rewrite and shorten its `db` file, so a cut computed from one length and
+//! applied to a later read is of another file.
 
 use std::path::Path;
 
