@@ -13,6 +13,13 @@ use stera_formats::{LineReader, MAX_LINE_BYTES};
 /// directory that is not a store is refused as it is).
 pub fn open_existing(db: &Path) -> Result<SledStore> {
     let store = SledStore::open_existing(db).map_err(|e| store_error(db, e))?;
+    if store.record_begun() {
+        eprintln!(
+            "note: `{}` had no record of what it holds (made before stores kept one, `{}`): begun now, so that a store cut short is reported as damaged from now on",
+            db.display(),
+            stera_book::RECORD_FILE
+        );
+    }
     note_unmerged_twins(&store, db);
     Ok(store)
 }

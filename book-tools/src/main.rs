@@ -7,6 +7,7 @@ use clap::{Parser, Subcommand};
 
 mod backup;
 mod bench;
+mod check;
 mod common;
 mod evaluate;
 mod export;
@@ -68,6 +69,10 @@ enum Command {
     /// Copy a stopped store into a new one (every tree). A running coordinator's
     /// store: `remote backup`.
     Backup(backup::Args),
+    /// Read a stopped store through (every position and table) and compare it
+    /// with its record of what it must hold; exits non-zero when something is
+    /// missing or unreadable.
+    Check(check::Args),
     /// Merge colour-flipped twins: a store that holds both twins of a position
     /// (made before twins became one node) written as a new store with one node
     /// per pair.
@@ -102,6 +107,7 @@ fn main() -> ExitCode {
         Command::Show(args) => show::run(&args),
         Command::Unban(args) => unban::run(&args),
         Command::Backup(args) => backup::run(&args),
+        Command::Check(args) => check::run(&args),
         Command::Migrate(args) => migrate::run(&args),
         Command::Next(args) => next::run(&args),
         Command::Remote(args) => remote::run(&args),

@@ -94,6 +94,7 @@ pub async fn run(args: CoordinatorArgs, export: Option<ExportFn<SledStore>>) -> 
         .settings()
         .map_err(|e| anyhow::anyhow!("bad game flags: {e}"))?;
     let select = select_mode(&args)?;
+    backup::refuse_rotatable_store(&args.db, args.backup_dir.as_deref())?;
     std::fs::create_dir_all(&args.db)
         .with_context(|| format!("cannot create {}", args.db.display()))?;
     cli::check_export_paths(&args)?;
@@ -190,7 +191,13 @@ pub async fn run(args: CoordinatorArgs, export: Option<ExportFn<SledStore>>) -> 
                 .counters
                 .backup_every_secs
                 .store(every.as_secs(), std::sync::atomic::Ordering::Relaxed);
-            schedule::periodic_backup(handle.clone(), every, dir.clone(), args.backup_keep)
+            schedule::periodic_backup(
+                handle.clone(),
+                every,
+                dir.clone(),
+                args.backup_keep,
+                args.db.clone(),
+            )
         });
     let status = status_line::spawn(
         handle.clone(),
@@ -252,6 +259,12 @@ async fn open_live_book(db: &std::path::Path) -> Result<LiveBook<SledStore>> {
     let live = tokio::task::spawn_blocking(move || -> Result<LiveBook<SledStore>> {
         let store = SledStore::open(&db)
             .with_context(|| format!("cannot open the book store {}", db.display()))?;
+        if store.record_begun() {
+            tracing::info!(
+                store = %db.display(),
+                "the store had no record of what it holds (made before stores kept one): begun now; from now on a store cut short is reported as damaged"
+            );
+        }
         if !store.twins_merged().context("cannot read the store's twin marker")? {
             // It works as it is (both twins keep their values), but it is not
             // the one-node-per-pair book peta_shock would make of it.

@@ -36,12 +36,14 @@ pub fn periodic_export<R: Requester>(
 }
 
 /// Asks for a backup into `dir` every `every`, and deletes the oldest complete
-/// backups beyond `keep` (at least one is kept); ends when the dispatcher is gone.
+/// backups beyond `keep` (at least one is kept, never `store` nor any open
+/// store); ends when the dispatcher is gone.
 pub fn periodic_backup<R: Requester>(
     requester: R,
     every: Duration,
     dir: PathBuf,
     keep: usize,
+    store: PathBuf,
 ) -> JoinHandle<()> {
     let keep = keep.max(1);
     tokio::spawn(async move {
@@ -54,7 +56,7 @@ pub fn periodic_backup<R: Requester>(
                 .map_or(0, |d| d.as_secs());
             let path = dir.join(periodic_name(secs));
             match requester.backup(path).await {
-                Ok(_) => prune_backups(&dir, keep),
+                Ok(_) => prune_backups(&dir, keep, &store),
                 Err(e) if e.is_closed() => return,
                 Err(_) => {}
             }

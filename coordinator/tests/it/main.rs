@@ -30,6 +30,7 @@ mod metrics;
 mod output_paths;
 mod prometheus_queries;
 mod restart_leases;
+mod restore;
 mod search;
 mod second_signal;
 mod service;

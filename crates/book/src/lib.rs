@@ -46,7 +46,8 @@ pub use opponents::{
 pub use results::{GameCounts, GameCountsDecodeError};
 pub use selector::{DEFAULT_SELECT_SEED, Leaf, SelectMode, SelectStats, Selector, SoftmaxSelect};
 pub use sled_store::{
-    BackupSnapshot, BackupSummary, CompactSummary, Compactor, SledReader, SledStore,
+    BackupSnapshot, BackupSummary, CheckReport, CompactSummary, Compactor, Holdings, RECORD_FILE,
+    SledReader, SledStore, TABLES,
 };
 pub use softmax::softmax_policy;
 pub use store::{DryRun, MAX_ROOTS, MemoryStore, NodeStore, RunConfig, check_roots};

@@ -170,14 +170,62 @@ pub struct MergeSummary {
     pub game_counters_merged: usize,
 }
 
+/// The tables [`write_merged`] copies, each by its own rule below. A store
+/// with a table not listed here is refused rather than copied without it (test
+/// `twins_merge::migrate_copies_every_table`).
+const MIGRATED_TABLES: [&str; 7] = [
+    "nodes",
+    "bans",
+    "quarantine",
+    "kifu",
+    "meta",
+    "games",
+    "learning",
+];
+
+/// The keys of `meta` that [`write_merged`] carries over (each by its own rule:
+/// the format marker and the record key are the new store's own, evaluators and
+/// the configuration are copied, the twins marker is set), by prefix.
+const MIGRATED_META: [&[u8]; 6] = [
+    b"format",
+    b"opponent",
+    b"config",
+    b"evaluator",
+    b"twins merged",
+    b"whole record",
+];
+
+/// Refuses a store holding a table or a `meta` key that [`write_merged`] does
+/// not know: copied without it, the new store would silently lose it.
+fn refuse_unknown_tables(store: &SledStore) -> Result<(), BookError> {
+    for name in store.table_names()? {
+        if !MIGRATED_TABLES.contains(&name.as_str()) {
+            return Err(BookError::Invalid(format!(
+                "the store has a table `{name}` that migrate does not copy; it would be lost (this migrate is older than the store?)"
+            )));
+        }
+    }
+    for key in store.meta_keys()? {
+        if !MIGRATED_META.iter().any(|k| key.starts_with(k)) {
+            return Err(BookError::Invalid(format!(
+                "the store's `meta` holds `{}`, which migrate does not copy; it would be lost (this migrate is older than the store?)",
+                String::from_utf8_lossy(&key)
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// Writes `store` (whose book is `book`, as loaded) merged by `pairs` as a new
-/// store at `out`: nodes in their order without the dropped twins, bans, kifu
-/// positions, evaluators, run configuration and games. Written under a temporary
-/// name and renamed when complete, so `out` is never a half-written store.
+/// store at `out`: nodes in their order without the dropped twins, bans and
+/// quarantine records (moved to the kept twin), kifu positions, evaluators, run
+/// configuration and games: every table (a store with a table this does not
+/// know is refused). Written under a temporary name and renamed when complete,
+/// so `out` is never a half-written store.
 ///
 /// # Errors
-/// `out` exists, a storage failure on either side, or a book that does not match
-/// the store.
+/// `out` exists, a storage failure on either side, a table this does not know,
+/// or a book that does not match the store.
 pub fn write_merged(
     store: &SledStore,
     book: &Book,
@@ -193,6 +241,7 @@ pub fn write_merged(
             store.len()
         )));
     }
+    refuse_unknown_tables(store)?;
     let partial = PartialStore::create(out)?;
     let mut target = SledStore::open_partial(&partial)?;
     for (i, identity) in store.evaluators()?.iter().enumerate() {
@@ -245,6 +294,12 @@ pub fn write_merged(
             target.ban(to, mv)?;
         }
     }
+    // Quarantine records follow their bans (the note, SFEN and reason, as it was).
+    for (node, mv, note) in store.quarantined()? {
+        let (to, twin) = pairs.target(node)?;
+        let mv = if twin { mv.flipped() } else { mv };
+        target.record_quarantine(to, mv, &note)?;
+    }
     target.add_kifu_keys(&store.kifu_keys()?)?;
     let merge: HashMap<Key, Key> = pairs
         .kept_twin
@@ -252,6 +307,7 @@ pub fn write_merged(
         .map(|(&dropped, &kept)| (book.key(NodeId(dropped)), book.key(NodeId(kept))))
         .collect();
     let game_counters_merged = target.copy_games_merging(store, &merge)?;
+    target.copy_learning_merging(store, &merge)?;
     target.set_twins_merged(true)?;
     target.flush()?;
     drop(target);

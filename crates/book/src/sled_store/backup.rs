@@ -129,6 +129,20 @@ impl BackupSnapshot {
         }
         entries += self.copy_nodes(&copy, &partial, out)?;
         copy.flush().map_err(to_err)?;
+        // The copy's record of what it holds, as every store has.
+        let tree = |name: &str| copy.open_tree(name).map_err(to_err);
+        let holdings = super::holdings_of(
+            self.node_count,
+            &tree("kifu")?,
+            &tree("meta")?,
+            &tree("games")?,
+            &partial,
+        )?;
+        super::whole::WholeRecord::create(&partial, holdings)?;
+        tree("meta")?
+            .insert(super::whole::RECORD_KEPT, &[])
+            .map_err(to_err)?;
+        copy.flush().map_err(to_err)?;
         drop(copy);
         let leftovers_removed = target.leftovers_removed();
         target.publish()?;

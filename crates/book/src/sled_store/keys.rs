@@ -47,7 +47,8 @@ pub(super) fn chunk_count(value: &[u8]) -> Result<u32, BookError> {
 }
 
 /// The tree of quarantine records: key as in `bans`, value the note (SFEN, a
-/// tab, the reason). Opened when used, so stores of earlier versions need nothing.
+/// tab, the reason). Opened at every open (a store of an earlier version gets it
+/// empty), so that every store lists every table.
 pub(super) const QUARANTINE: &str = "quarantine";
 
 /// The key of a banned edge: node id (u32 BE) + move (u16 BE).

@@ -31,6 +31,11 @@ fn counts_key(opponent: OpponentId, key: Key) -> [u8; 19] {
     k
 }
 
+/// One counters entry of the tree (for copies).
+pub(super) fn counts_entry(opponent: OpponentId, key: Key, c: GameCounts) -> ([u8; 19], [u8; 12]) {
+    (counts_key(opponent, key), c.encode())
+}
+
 fn game_key(id: u64) -> [u8; 9] {
     let mut k = [b'g'; 9];
     k[1..].copy_from_slice(&id.to_be_bytes());

@@ -15,8 +15,9 @@
 //! * tree `kifu`: one entry per added batch, key = batch number (u32 BE), value =
 //!   the 16-byte keys.
 //! * tree `meta`: `format`, `config` (text, see [`RunConfig::to_text`]),
-//!   `evaluator` + id (u16 BE) -> identity, and `twins merged` (empty) when the
-//!   store holds one node per colour-flipped twin pair ([`SledStore::twins_merged`]).
+//!   `evaluator` + id (u16 BE) -> identity, `twins merged` (empty) when the
+//!   store holds one node per colour-flipped twin pair ([`SledStore::twins_merged`]),
+//!   and `whole record` (empty) when the store keeps the file below.
 //! * tree `games` (results of games through book positions, bounded by the
 //!   positions, not the games, except for 9 bytes per game id):
 //!   `c` + position key (16 bytes BE) -> [`GameCounts::encode`] (12 bytes: wins,
@@ -24,6 +25,10 @@
 //!   `g` + game id (u64 BE) -> empty, one per recorded game;
 //!   `n` -> number of `g` entries (u64 LE). A store written before this tree
 //!   existed opens with it empty.
+//!
+//! Beside sled's files: `STERA-WHOLE` ([`RECORD_FILE`]), the record of what the
+//! store must hold, checked at every open (module `whole`): a store cut short
+//! is [`BookError::Damaged`], never a smaller book.
 //!
 //! Durability: [`NodeStore::append`], [`NodeStore::add_kifu_keys`],
 //! [`NodeStore::intern_evaluator`] and [`NodeStore::save_config`] call
@@ -35,7 +40,8 @@
 //! This module opens stores and implements [`NodeStore`]; beside it, by concern:
 //! `compaction` ([`Compactor`]), `backup` ([`BackupSnapshot`] and the partial
 //! directory every new store is written in), `reader` ([`SledReader`] and the
-//! scans it shares with the store) and `keys` (the byte layout above).
+//! scans it shares with the store), `keys` (the byte layout above), `whole` (the
+//! record of what the store holds) and `check` ([`SledStore::check`]).
 
 use std::collections::BTreeMap;
 use std::collections::btree_map::Entry;
@@ -49,21 +55,52 @@ use crate::{
 };
 
 mod backup;
+mod check;
 mod compaction;
 mod keys;
 mod learning;
 mod reader;
+mod whole;
 
 pub(crate) use backup::PartialStore;
 pub use backup::{BackupSnapshot, BackupSummary};
+pub use check::CheckReport;
 pub use compaction::{CompactSummary, Compactor};
 pub use reader::SledReader;
+pub use whole::{Holdings, RECORD_FILE};
 
 use keys::{
     FORMAT, GAMES_RECORDED, QUARANTINE, TWINS_MERGED, ban_key, chunk_count, chunk_first_id,
     counts_key, decode_ban_key, decode_counts, game_id_key,
 };
 use reader::{game_counts_of, nodes_of};
+use whole::{RECORD_KEPT, WholeRecord};
+
+/// The sled trees (tables) of a store, each described in the module
+/// documentation. Every one exists in every store opened (sled's own default
+/// tree aside); whatever copies a store table by table must handle each
+/// (`crate::twins::write_merged` refuses a store with a table it does not know).
+pub const TABLES: [&str; 7] = [
+    "nodes",
+    "bans",
+    QUARANTINE,
+    "kifu",
+    "meta",
+    "games",
+    learning::LEARNING,
+];
+
+/// How a store is opened.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum OpenMode {
+    /// Made when missing; its record is checked (or begun).
+    Create,
+    /// Must exist; its record is checked (or begun).
+    Existing,
+    /// Must exist; the record is read but neither checked nor written (what
+    /// [`SledStore::check`] compares itself).
+    Inspect,
+}
 
 /// A book store in a sled database directory.
 pub struct SledStore {
@@ -79,6 +116,16 @@ pub struct SledStore {
     evaluators: Vec<String>,
     opponents: Vec<String>,
     encode_buffer: Vec<u8>,
+    /// What the store holds now (kept current by every write).
+    holdings: Holdings,
+    /// The record of what it must hold (`None` only for [`OpenMode::Inspect`]).
+    record: Option<WholeRecord>,
+    /// The record read at open, in [`OpenMode::Inspect`].
+    inspected: Option<Holdings>,
+    /// True when this open wrote the first record of an existing store.
+    record_begun: bool,
+    /// The last failure to write the record (retried with every write).
+    record_error: Option<String>,
 }
 
 impl std::fmt::Debug for SledStore {
@@ -96,13 +143,13 @@ impl SledStore {
     pub fn open(path: &Path) -> Result<Self, BookError> {
         refuse_incomplete(path)?;
         refuse_inside_store(path)?;
-        Self::open_with(path, true)
+        Self::open_with(path, OpenMode::Create)
     }
 
     /// Opens (or creates) the store being written in a [`PartialStore`]'s
     /// directory, which holds the incomplete marker until it is published.
     pub(crate) fn open_partial(partial: &PartialStore) -> Result<Self, BookError> {
-        Self::open_with(partial.path(), true)
+        Self::open_with(partial.path(), OpenMode::Create)
     }
 
     /// Opens an existing store and never creates one: a missing path, a file, or a
@@ -113,6 +160,10 @@ impl SledStore {
     /// [`BookError::NotAStore`], [`BookError::InUse`] when another process has it
     /// open, and the errors of [`SledStore::open`].
     pub fn open_existing(path: &Path) -> Result<Self, BookError> {
+        Self::open_existing_as(path, OpenMode::Existing)
+    }
+
+    fn open_existing_as(path: &Path, mode: OpenMode) -> Result<Self, BookError> {
         let not_a_store = |reason: &str| BookError::NotAStore {
             path: path.display().to_string(),
             reason: reason.to_owned(),
@@ -128,16 +179,17 @@ impl SledStore {
         if !path.join("conf").is_file() || !path.join("db").is_file() {
             return Err(not_a_store("it holds no sled database"));
         }
-        Self::open_with(path, false)
+        Self::open_with(path, mode)
     }
 
     /// Opens the store; a panic of sled on damaged files (it panics on some
     /// instead of failing) is [`BookError::Damaged`].
-    fn open_with(path: &Path, create: bool) -> Result<Self, BookError> {
-        crate::sled_guard::guarded(path, || Self::open_unguarded(path, create))
+    fn open_with(path: &Path, mode: OpenMode) -> Result<Self, BookError> {
+        crate::sled_guard::guarded(path, || Self::open_unguarded(path, mode))
     }
 
-    fn open_unguarded(path: &Path, create: bool) -> Result<Self, BookError> {
+    fn open_unguarded(path: &Path, mode: OpenMode) -> Result<Self, BookError> {
+        let create = mode == OpenMode::Create;
         // A directory that already holds sled's files is an existing store, even
         // when the caller may create one: if its marker is gone, its files were
         // cut short, and starting it afresh would silently drop the book.
@@ -162,6 +214,8 @@ impl SledStore {
         let meta = tree("meta")?;
         let games = tree("games")?;
         let learning = tree(learning::LEARNING)?;
+        // Opened here (not only when used) so that every store lists every table.
+        tree(QUARANTINE)?;
         match meta.get("format").map_err(|e| store_error(path, e))? {
             Some(f) if f.as_ref() == FORMAT => {}
             Some(f) => {
@@ -221,7 +275,8 @@ impl SledStore {
             evaluators.push(String::from_utf8_lossy(&v).into_owned());
         }
         let opponents = learning::load_identities(&meta, path)?;
-        Ok(Self {
+        let holdings = holdings_of(len, &kifu, &meta, &games, path)?;
+        let mut store = Self {
             path: path.to_owned(),
             db,
             nodes,
@@ -234,7 +289,93 @@ impl SledStore {
             evaluators,
             opponents,
             encode_buffer: Vec::new(),
-        })
+            holdings,
+            record: None,
+            inspected: None,
+            record_begun: false,
+            record_error: None,
+        };
+        if mode == OpenMode::Inspect {
+            store.inspected = WholeRecord::read(path)?.map(|(_, h)| h);
+        } else {
+            store.check_record(existed)?;
+        }
+        Ok(store)
+    }
+
+    /// Compares the store with its record of what it must hold (see
+    /// [`whole`]): a store holding less was cut short and is
+    /// [`BookError::Damaged`]. A store without a record gets one (an existing
+    /// store made before records: [`SledStore::record_begun`]); a store whose
+    /// `meta` says it keeps one and whose record is gone is damaged.
+    fn check_record(&mut self, existed: bool) -> Result<(), BookError> {
+        let path = &self.path;
+        let record = match WholeRecord::read(path)? {
+            Some((seq, recorded)) => {
+                if let Some(missing) = recorded.missing_from(&self.holdings) {
+                    return Err(BookError::Damaged {
+                        path: path.display().to_string(),
+                        detail: format!(
+                            "it holds less than its record `{RECORD_FILE}` says was stored ({missing}): its files were cut short or restored incompletely; nothing was opened as a smaller book"
+                        ),
+                    });
+                }
+                let mut record = WholeRecord::open(path, seq, recorded)?;
+                // A crash after sled's flush leaves the record behind: catch up.
+                if let Err(e) = record.write(self.holdings) {
+                    self.record_error = Some(e.to_string());
+                }
+                record
+            }
+            None => {
+                if self
+                    .meta
+                    .contains_key(RECORD_KEPT)
+                    .map_err(|e| self.err(e))?
+                {
+                    return Err(BookError::Damaged {
+                        path: path.display().to_string(),
+                        detail: format!(
+                            "its record `{RECORD_FILE}` of what the store must hold is missing (a copy that left it out?), so it cannot be told whole"
+                        ),
+                    });
+                }
+                // The record first, then the key saying there is one: a crash
+                // between the two leaves a record and no key, which is fine.
+                let record = WholeRecord::create(path, self.holdings)?;
+                self.meta
+                    .insert(RECORD_KEPT, &[])
+                    .map_err(|e| self.err(e))?;
+                self.db.flush().map_err(|e| self.err(e))?;
+                self.record_begun = existed && self.holdings != Holdings::default();
+                record
+            }
+        };
+        self.record = Some(record);
+        Ok(())
+    }
+
+    /// True when this open began the record of what the store must hold (a
+    /// store made before stores kept one: it was not checked this time, and is
+    /// from now on).
+    #[must_use]
+    pub fn record_begun(&self) -> bool {
+        self.record_begun
+    }
+
+    /// What the store holds now.
+    #[must_use]
+    pub fn holdings(&self) -> Holdings {
+        self.holdings
+    }
+
+    /// Records the store's holdings after a flushed write. A failure leaves the
+    /// record behind the store (a weaker check, never a false alarm); it is
+    /// retried with the next write and reported by [`NodeStore::flush`].
+    fn note_write(&mut self) {
+        if let Some(record) = &mut self.record {
+            self.record_error = record.write(self.holdings).err().map(|e| e.to_string());
+        }
     }
 
     fn err(&self, e: sled::Error) -> BookError {
@@ -320,7 +461,118 @@ impl SledStore {
         }
         self.games.apply_batch(batch).map_err(|e| self.err(e))?;
         self.db.flush().map_err(|e| self.err(e))?;
+        self.holdings.games = games_recorded_in(&self.games, &self.path)?;
+        self.note_write();
         Ok(merged)
+    }
+
+    /// The names of the store's sled trees (its tables, see [`TABLES`]), sled's
+    /// own default tree left out.
+    ///
+    /// # Errors
+    /// A tree name that is not UTF-8 ([`BookError::Corrupt`]).
+    pub fn table_names(&self) -> Result<Vec<String>, BookError> {
+        let mut names = Vec::new();
+        for name in self.db.tree_names() {
+            if name.as_ref() == b"__sled__default" {
+                continue;
+            }
+            names.push(String::from_utf8(name.to_vec()).map_err(|_| {
+                BookError::Corrupt(format!("a table name of {} bytes is not UTF-8", name.len()))
+            })?);
+        }
+        Ok(names)
+    }
+
+    /// The entries of the table `name` (0 for a table the store does not have).
+    ///
+    /// # Errors
+    /// Storage failure.
+    pub fn table_len(&self, name: &str) -> Result<usize, BookError> {
+        if !self
+            .db
+            .tree_names()
+            .iter()
+            .any(|n| n.as_ref() == name.as_bytes())
+        {
+            return Ok(0);
+        }
+        Ok(self.db.open_tree(name).map_err(|e| self.err(e))?.len())
+    }
+
+    /// The keys of the `meta` tree.
+    ///
+    /// # Errors
+    /// Storage failure.
+    pub fn meta_keys(&self) -> Result<Vec<Vec<u8>>, BookError> {
+        self.meta
+            .iter()
+            .keys()
+            .map(|k| k.map(|k| k.to_vec()).map_err(|e| self.err(e)))
+            .collect()
+    }
+
+    /// True when a process (this one included) holds the store at `path` open:
+    /// sled keeps an exclusive `flock` on its `db` file while a store is open,
+    /// and this tries to take it (and lets it go at once). What deletes store
+    /// directories (the coordinator's backup rotation) asks this first.
+    #[must_use]
+    pub fn is_open(path: &Path) -> bool {
+        let Ok(file) = std::fs::File::open(path.join("db")) else {
+            return false;
+        };
+        matches!(
+            rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive),
+            Err(e) if e == rustix::io::Errno::WOULDBLOCK
+        )
+    }
+
+    /// Copies the learning opponents and the `learning` tree of `from` into this
+    /// store's (which must have none yet), the counters of a position listed in
+    /// `merge` added to those of the position it maps to.
+    pub(crate) fn copy_learning_merging(
+        &mut self,
+        from: &SledStore,
+        merge: &std::collections::HashMap<Key, Key>,
+    ) -> Result<(), BookError> {
+        if !self.opponents.is_empty() || !self.learning.is_empty() {
+            return Err(BookError::Invalid(format!(
+                "`{}` has learning games already",
+                self.path.display()
+            )));
+        }
+        let opponents = from.opponents()?;
+        for o in &opponents {
+            let id = self.intern_opponent(&o.identity)?;
+            if id != o.id {
+                return Err(BookError::Corrupt(format!(
+                    "opponent `{}` listed twice",
+                    o.identity
+                )));
+            }
+        }
+        let mut batch = sled::Batch::default();
+        for o in &opponents {
+            let mut counts: BTreeMap<Key, GameCounts> = BTreeMap::new();
+            from.for_each_learning_count(o.id, &mut |key, c| {
+                let to = merge.get(&key).copied().unwrap_or(key);
+                counts.entry(to).or_default().add(c);
+            })?;
+            for (key, c) in counts {
+                let (k, v) = learning::counts_entry(o.id, key, c);
+                batch.insert(&k[..], &v[..]);
+            }
+        }
+        for item in from.learning.iter() {
+            let (k, v) = item.map_err(|e| from.err(e))?;
+            // Game ids and the games per opponent as they are.
+            if k.first() != Some(&b'c') {
+                batch.insert(k, v);
+            }
+        }
+        self.learning.apply_batch(batch).map_err(|e| self.err(e))?;
+        self.db.flush().map_err(|e| self.err(e))?;
+        Ok(())
     }
 
     /// A read-only view for another thread (see [`SledReader`]).
@@ -369,6 +621,50 @@ impl SledStore {
             db: self.db.clone(),
             nodes: self.nodes.clone(),
         }
+    }
+}
+
+/// What a store of `nodes` positions with these trees holds.
+pub(super) fn holdings_of(
+    nodes: u32,
+    kifu: &sled::Tree,
+    meta: &sled::Tree,
+    games: &sled::Tree,
+    path: &Path,
+) -> Result<Holdings, BookError> {
+    let err = |e| store_error(path, e);
+    let evaluators = meta.scan_prefix("evaluator").count();
+    Ok(Holdings {
+        nodes,
+        kifu_batches: kifu_batches(kifu, path)?,
+        evaluators: u32::try_from(evaluators).unwrap_or(u32::MAX),
+        config: meta.contains_key("config").map_err(err)?,
+        games: games_recorded_in(games, path)?,
+    })
+}
+
+/// The number of game ids recorded in a `games` tree.
+fn games_recorded_in(games: &sled::Tree, path: &Path) -> Result<u64, BookError> {
+    match games
+        .get(GAMES_RECORDED)
+        .map_err(|e| store_error(path, e))?
+    {
+        Some(v) => {
+            let b: [u8; 8] = v
+                .as_ref()
+                .try_into()
+                .map_err(|_| BookError::Corrupt(format!("game count of {} bytes", v.len())))?;
+            Ok(u64::from_le_bytes(b))
+        }
+        None => Ok(0),
+    }
+}
+
+/// The number of kifu batches added: one past the last batch number.
+fn kifu_batches(kifu: &sled::Tree, path: &Path) -> Result<u32, BookError> {
+    match kifu.last().map_err(|e| store_error(path, e))? {
+        Some((k, _)) => Ok(chunk_first_id(&k)?.saturating_add(1)),
+        None => Ok(0),
     }
 }
 
@@ -425,6 +721,15 @@ pub(super) fn store_error(path: &Path, source: sled::Error) -> BookError {
             path: path.display().to_string(),
             detail: source.to_string(),
         },
+        // A page that sled's index places past the end of its `db` file: the
+        // file was cut short (sled reads pages when they are first used, so
+        // this shows on a scan, after the open).
+        sled::Error::Io(ref e) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
+            BookError::Damaged {
+                path: path.display().to_string(),
+                detail: format!("its `db` file ends before a page it needs ({source})"),
+            }
+        }
         source => BookError::Store {
             path: path.display().to_string(),
             source,
@@ -455,9 +760,11 @@ impl NodeStore for SledStore {
             .map_err(|e| store_error(&self.path, e))?;
         self.db.flush().map_err(|e| store_error(&self.path, e))?;
         self.len = next;
+        self.holdings.nodes = next;
         if buf.capacity() > (16 << 20) {
             *buf = Vec::new();
         }
+        self.note_write();
         Ok(NodeId(first))
     }
 
@@ -469,7 +776,18 @@ impl NodeStore for SledStore {
         &self,
         visit: &mut dyn FnMut(NodeId, ThoughtNode) -> Result<(), BookError>,
     ) -> Result<(), BookError> {
-        nodes_of(&self.nodes, &self.path, visit)
+        let mut seen = 0u32;
+        nodes_of(&self.nodes, &self.path, &mut |id, node| {
+            seen += 1;
+            visit(id, node)
+        })?;
+        if seen != self.len {
+            return Err(BookError::Damaged {
+                path: self.path.display().to_string(),
+                detail: format!("a scan of its positions ended after {seen} of {}", self.len),
+            });
+        }
+        Ok(())
     }
 
     fn ban(&mut self, node: NodeId, mv: Move) -> Result<(), BookError> {
@@ -535,6 +853,8 @@ impl NodeStore for SledStore {
             .insert(next.to_be_bytes(), value)
             .map_err(|e| self.err(e))?;
         self.db.flush().map_err(|e| self.err(e))?;
+        self.holdings.kifu_batches = self.holdings.kifu_batches.max(next.saturating_add(1));
+        self.note_write();
         Ok(())
     }
 
@@ -571,6 +891,8 @@ impl NodeStore for SledStore {
             .map_err(|e| self.err(e))?;
         self.db.flush().map_err(|e| self.err(e))?;
         self.evaluators.push(identity.to_owned());
+        self.holdings.evaluators = self.holdings.evaluators.saturating_add(1);
+        self.note_write();
         Ok(id)
     }
 
@@ -585,6 +907,8 @@ impl NodeStore for SledStore {
             .insert("config", text.as_bytes())
             .map_err(|e| self.err(e))?;
         self.db.flush().map_err(|e| self.err(e))?;
+        self.holdings.config = true;
+        self.note_write();
         Ok(())
     }
 
@@ -601,7 +925,22 @@ impl NodeStore for SledStore {
 
     fn flush(&mut self) -> Result<(), BookError> {
         self.db.flush().map_err(|e| self.err(e))?;
-        Ok(())
+        self.note_write();
+        if self.record_error.is_none()
+            && let Some(record) = &self.record
+            && let Err(e) = record.sync()
+        {
+            self.record_error = Some(e.to_string());
+        }
+        match &self.record_error {
+            Some(e) => Err(BookError::Store {
+                path: self.path.join(RECORD_FILE).display().to_string(),
+                source: sled::Error::Io(std::io::Error::other(format!(
+                    "cannot write the record of what the store holds: {e}"
+                ))),
+            }),
+            None => Ok(()),
+        }
     }
 
     fn record_game(
@@ -634,6 +973,8 @@ impl NodeStore for SledStore {
         self.room(counts.len() * 40 + 32)?;
         self.games.apply_batch(batch).map_err(|e| self.err(e))?;
         self.db.flush().map_err(|e| self.err(e))?;
+        self.holdings.games = recorded;
+        self.note_write();
         Ok(true)
     }
 
@@ -645,16 +986,7 @@ impl NodeStore for SledStore {
     }
 
     fn games_recorded(&self) -> Result<u64, BookError> {
-        match self.games.get(GAMES_RECORDED).map_err(|e| self.err(e))? {
-            Some(v) => {
-                let b: [u8; 8] = v
-                    .as_ref()
-                    .try_into()
-                    .map_err(|_| BookError::Corrupt(format!("game count of {} bytes", v.len())))?;
-                Ok(u64::from_le_bytes(b))
-            }
-            None => Ok(0),
-        }
+        games_recorded_in(&self.games, &self.path)
     }
 
     fn max_game_id(&self) -> Result<Option<u64>, BookError> {

@@ -28,22 +28,28 @@ fn nodes_of_unguarded(
     for item in nodes.iter() {
         let (k, v) = item.map_err(|e| store_error(path, e))?;
         let first = chunk_first_id(&k)?;
+        // Damage, not a bug: a chunk missing or cut means files cut short.
+        let damaged = |detail: String| BookError::Damaged {
+            path: path.display().to_string(),
+            detail,
+        };
         if first != expected {
-            return Err(BookError::Corrupt(format!(
-                "node chunk starts at id {first}, expected {expected}"
+            return Err(damaged(format!(
+                "positions {expected} to {} are missing (the node chunk after them starts at {first})",
+                first.saturating_sub(1)
             )));
         }
-        let count = chunk_count(&v)?;
+        let count = chunk_count(&v).map_err(|e| damaged(e.to_string()))?;
         let mut rest = &v[4..];
         for i in 0..count {
             let (node, tail) = ThoughtNode::decode(rest)
-                .map_err(|e| BookError::Corrupt(format!("node {}: {e}", first + i)))?;
+                .map_err(|e| damaged(format!("position {} cannot be read: {e}", first + i)))?;
             rest = tail;
             visit(NodeId(first + i), node)?;
         }
         if !rest.is_empty() {
-            return Err(BookError::Corrupt(format!(
-                "chunk at {first}: {} bytes after {count} records",
+            return Err(damaged(format!(
+                "the node chunk at {first} has {} bytes after its {count} records",
                 rest.len()
             )));
         }

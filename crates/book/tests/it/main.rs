@@ -17,4 +17,5 @@ mod selector_vs_minimax;
 mod softmax_select;
 mod store_open;
 mod store_reopen;
+mod store_whole;
 mod twins_merge;
