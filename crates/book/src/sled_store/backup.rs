@@ -136,6 +136,7 @@ impl BackupSnapshot {
             &tree("kifu")?,
             &tree("meta")?,
             &tree("games")?,
+            &tree(super::learning::LEARNING)?,
             &partial,
         )?;
         super::whole::WholeRecord::create(&partial, holdings)?;

@@ -10,7 +10,7 @@ use super::keys::{
 };
 use super::whole::Holdings;
 use super::{OpenMode, SledStore, store_error};
-use crate::{BookError, Origin, RunConfig, ThoughtNode};
+use crate::{BookError, NodeStore, Origin, RunConfig, ThoughtNode};
 use stera_rules::Key;
 
 /// At most this many problems are listed (the count says how many there were).
@@ -101,6 +101,7 @@ impl SledStore {
             evaluators: u32::try_from(self.evaluators.len()).unwrap_or(u32::MAX),
             config,
             games,
+            learning_games: self.check_learning(report)?,
         };
         if found != self.len {
             report.problem(format!(
@@ -215,6 +216,30 @@ impl SledStore {
 
     /// Checks the game counters and recorded game ids; returns the games the
     /// store counts (its `n`).
+    /// The learning games: every opponent's counters readable, one game id per
+    /// game counted. Returns the games the per-opponent counts add up to.
+    fn check_learning(&self, report: &mut CheckReport) -> Result<u64, BookError> {
+        let opponents = self.opponents()?;
+        let mut counted = 0u64;
+        for o in &opponents {
+            counted = counted.saturating_add(o.games);
+            let mut bad = None;
+            if let Err(e) = self.for_each_learning_count(o.id, &mut |_, _| {}) {
+                bad = Some(e);
+            }
+            if let Some(e) = bad {
+                report.problem(format!("learning counters against opponent {}: {e}", o.id));
+            }
+        }
+        let ids = self.learning.scan_prefix(b"g").count() as u64;
+        if ids != counted {
+            report.problem(format!(
+                "{ids} learning game ids, but the opponents' game counts add up to {counted}"
+            ));
+        }
+        Ok(counted)
+    }
+
     fn check_games(&self, report: &mut CheckReport) -> Result<u64, BookError> {
         let mut ids = 0u64;
         let mut recorded = 0u64;

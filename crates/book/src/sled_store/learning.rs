@@ -199,6 +199,20 @@ impl Learning<'_> {
         }
     }
 
+    /// Learning games recorded, every opponent's.
+    pub(super) fn games_recorded(&self) -> Result<u64, BookError> {
+        let mut total = 0u64;
+        for item in self.tree.scan_prefix(b"n") {
+            let (_, v) = item.map_err(|e| self.err(e))?;
+            let b: [u8; 8] = v
+                .as_ref()
+                .try_into()
+                .map_err(|_| BookError::Corrupt(format!("a game count of {} bytes", v.len())))?;
+            total = total.saturating_add(u64::from_le_bytes(b));
+        }
+        Ok(total)
+    }
+
     pub(super) fn opponents_with_games(&self) -> Result<Vec<OpponentId>, BookError> {
         self.tree
             .scan_prefix(b"n")

@@ -275,7 +275,7 @@ impl SledStore {
             evaluators.push(String::from_utf8_lossy(&v).into_owned());
         }
         let opponents = learning::load_identities(&meta, path)?;
-        let holdings = holdings_of(len, &kifu, &meta, &games, path)?;
+        let holdings = holdings_of(len, &kifu, &meta, &games, &learning, path)?;
         let mut store = Self {
             path: path.to_owned(),
             db,
@@ -572,6 +572,8 @@ impl SledStore {
         }
         self.learning.apply_batch(batch).map_err(|e| self.err(e))?;
         self.db.flush().map_err(|e| self.err(e))?;
+        self.holdings.learning_games = self.learning_view().games_recorded()?;
+        self.note_write();
         Ok(())
     }
 
@@ -630,9 +632,15 @@ pub(super) fn holdings_of(
     kifu: &sled::Tree,
     meta: &sled::Tree,
     games: &sled::Tree,
+    learning: &sled::Tree,
     path: &Path,
 ) -> Result<Holdings, BookError> {
     let err = |e| store_error(path, e);
+    let learning_games = learning::Learning {
+        tree: learning,
+        path,
+    }
+    .games_recorded()?;
     let evaluators = meta.scan_prefix("evaluator").count();
     Ok(Holdings {
         nodes,
@@ -640,6 +648,7 @@ pub(super) fn holdings_of(
         evaluators: u32::try_from(evaluators).unwrap_or(u32::MAX),
         config: meta.contains_key("config").map_err(err)?,
         games: games_recorded_in(games, path)?,
+        learning_games,
     })
 }
 
@@ -1039,6 +1048,8 @@ impl NodeStore for SledStore {
         self.room(counts.len() * 40 + 32)?;
         self.learning.apply_batch(batch).map_err(|e| self.err(e))?;
         self.db.flush().map_err(|e| self.err(e))?;
+        self.holdings.learning_games = self.holdings.learning_games.saturating_add(1);
+        self.note_write();
         Ok(true)
     }
 

@@ -51,7 +51,7 @@ const MAGIC: &[u8; 8] = b"STERAWH1";
 /// most devices; the checksum catches the others).
 const SLOT: usize = 512;
 /// Bytes of a slot that are used.
-const USED: usize = 48;
+const USED: usize = 56;
 
 /// What a store holds at least, as counts that only grow.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -66,6 +66,8 @@ pub struct Holdings {
     pub config: bool,
     /// Games recorded (`games` tree).
     pub games: u64,
+    /// Learning games recorded (`learning` tree, every opponent's).
+    pub learning_games: u64,
 }
 
 impl Holdings {
@@ -91,6 +93,7 @@ impl Holdings {
             found.evaluators.into(),
         );
         count("recorded games", self.games, found.games);
+        count("learning games", self.learning_games, found.learning_games);
         if self.config && !found.config {
             missing.push("the run configuration (roots)".to_owned());
         }
@@ -106,8 +109,9 @@ impl Holdings {
         b[24..28].copy_from_slice(&self.evaluators.to_le_bytes());
         b[28..32].copy_from_slice(&u32::from(self.config).to_le_bytes());
         b[32..40].copy_from_slice(&self.games.to_le_bytes());
-        let sum = fnv1a(&b[..40]);
-        b[40..48].copy_from_slice(&sum.to_le_bytes());
+        b[40..48].copy_from_slice(&self.learning_games.to_le_bytes());
+        let sum = fnv1a(&b[..48]);
+        b[48..56].copy_from_slice(&sum.to_le_bytes());
         b
     }
 
@@ -116,7 +120,7 @@ impl Holdings {
         let b = b.get(..USED)?;
         let u32_at = |i: usize| b.get(i..i + 4)?.try_into().ok().map(u32::from_le_bytes);
         let u64_at = |i: usize| b.get(i..i + 8)?.try_into().ok().map(u64::from_le_bytes);
-        if &b[..8] != MAGIC || u64_at(40)? != fnv1a(&b[..40]) {
+        if &b[..8] != MAGIC || u64_at(48)? != fnv1a(&b[..48]) {
             return None;
         }
         let config = match u32_at(28)? {
@@ -132,6 +136,7 @@ impl Holdings {
                 evaluators: u32_at(24)?,
                 config,
                 games: u64_at(32)?,
+                learning_games: u64_at(40)?,
             },
         ))
     }
@@ -276,6 +281,7 @@ mod tests {
             evaluators: 1,
             config: true,
             games: 9,
+            learning_games: 4,
         }
     }
 

@@ -56,6 +56,14 @@ fn grown_store(path: &Path, batches: u32) -> Holdings {
             store
                 .record_game(u64::from(b), &[(Key(u128::from(b)), GameCounts::WIN)])
                 .unwrap();
+            let opponent = store.intern_opponent("engine at 100 nodes").unwrap();
+            store
+                .record_learning_game(
+                    opponent,
+                    1_000_000 + u64::from(b),
+                    &[(Key(u128::from(b)), GameCounts::LOSS)],
+                )
+                .unwrap();
         }
     }
     store.holdings()
@@ -296,4 +304,38 @@ fn append_rate() {
         f64::from(batches) / secs,
         secs * 1000.0 / f64::from(batches)
     );
+}
+
+/// Learning games are part of what a store must hold: a store that lost some
+/// (here the count of one opponent's games, as a cut would take it) is damaged,
+/// and `check` names them.
+#[test]
+fn lost_learning_games_are_damage() {
+    let dir = tempfile::tempdir().unwrap();
+    let db: PathBuf = dir.path().join("learned.db");
+    let holdings = grown_store(&db, 300);
+    assert_eq!(holdings.learning_games, 3);
+    assert!(SledStore::check(&db).unwrap().is_whole());
+    {
+        let raw = reopen_raw(&db);
+        let learning = raw.open_tree("learning").unwrap();
+        let ids: Vec<_> = learning
+            .scan_prefix(b"g")
+            .map(|item| item.unwrap().0)
+            .collect();
+        learning.remove(&ids[0]).unwrap();
+        let counts: Vec<_> = learning
+            .scan_prefix(b"n")
+            .map(|item| item.unwrap().0)
+            .collect();
+        learning
+            .insert(&counts[0], &2u64.to_le_bytes()[..])
+            .unwrap();
+        raw.flush().unwrap();
+    }
+    let e = SledStore::open_existing(&db).unwrap_err();
+    assert_damaged(&e, "a learning game lost");
+    assert!(e.to_string().contains("learning games: 2 of 3"), "{e}");
+    let report = SledStore::check(&db).unwrap();
+    assert!(!report.is_whole());
 }
