@@ -279,6 +279,8 @@ struct Shared {
     target: u64,
     started: AtomicU64,
     stop: AtomicBool,
+    /// When the first game started, for the rate and the time left.
+    began: std::time::Instant,
 }
 
 /// The threads that play learning games; [`LearnDriver::stop`] ends them.
@@ -358,6 +360,7 @@ impl LearnDriver {
             target: args.learn_games,
             started: AtomicU64::new(0),
             stop: AtomicBool::new(false),
+            began: std::time::Instant::now(),
         });
         let threads = (0..args
             .learn_concurrency
@@ -549,8 +552,17 @@ fn count(
         })
         .map_err(|e| e.to_string())?;
     let counted = shared.runtime.block_on(rx).map_err(|e| e.to_string())??;
-    if counted.is_multiple_of(100) {
-        tracing::info!(counted, target = shared.target, "learning games counted");
+    if counted.is_multiple_of(100) || counted == shared.target {
+        let secs = shared.began.elapsed().as_secs_f64().max(1e-3);
+        let rate = counted as f64 / secs;
+        let left = shared.target.saturating_sub(counted) as f64 / rate.max(1e-9);
+        tracing::info!(
+            counted,
+            target = shared.target,
+            games_per_sec = format!("{rate:.2}"),
+            left_secs = left.round() as u64,
+            "learning games counted"
+        );
     }
     Ok(())
 }

@@ -84,6 +84,8 @@ pub const BACKUP_LAST_DURATION: &str = "stera_coordinator_backup_last_duration_s
 pub const BACKUP_LAST_SIZE: &str = "stera_coordinator_backup_last_size_bytes";
 /// Games counted into the book by this process, by `result` (black, white, draw).
 pub const GAMES: &str = "stera_coordinator_games_total";
+/// Learning games counted by this process (see `learn`).
+pub const LEARNING_GAMES: &str = "stera_coordinator_learning_games_total";
 /// Plies of one counted game.
 pub const GAME_PLIES: &str = "stera_coordinator_game_plies";
 /// Play leases handed out and not yet answered.
@@ -240,6 +242,10 @@ pub fn describe() {
         "Games checked and counted into the book by this process, by result (black, white, draw)."
     );
     describe_histogram!(GAME_PLIES, "Plies of one counted game.");
+    describe_counter!(
+        LEARNING_GAMES,
+        "Learning games (the book side by the learner against the workers' engines) counted by this process."
+    );
     describe_gauge!(
         GAMES_IN_FLIGHT,
         "Play leases handed out to workers and not yet answered."
@@ -318,6 +324,7 @@ pub fn refresh(registry: &Registry) {
     gauge!(BACKUP_LAST_DURATION).set(load(&c.last_backup_ms) as f64 / 1000.0);
     gauge!(BACKUP_LAST_SIZE).set(load(&c.last_backup_bytes) as f64);
     counter!(GAMES, "result" => "black").absolute(load(&c.games_black));
+    counter!(LEARNING_GAMES).absolute(load(&c.learning_games));
     counter!(GAMES, "result" => "white").absolute(load(&c.games_white));
     counter!(GAMES, "result" => "draw").absolute(load(&c.games_draw));
     gauge!(GAMES_IN_FLIGHT).set(load(&c.play_in_flight) as f64);
