@@ -25,6 +25,10 @@
 //!   `g` + game id (u64 BE) -> empty, one per recorded game;
 //!   `n` -> number of `g` entries (u64 LE). A store written before this tree
 //!   existed opens with it empty.
+//! * tree `learning` (learning games, per opponent, never mixed with `games`;
+//!   layout in `learning`): counters by opponent and position, game ids, games
+//!   per opponent; `meta` holds `opponent` + id (u16 BE) -> the opponent's
+//!   identity.
 //!
 //! Beside sled's files: `STERA-WHOLE` ([`RECORD_FILE`]), the record of what the
 //! store must hold, checked at every open (module `whole`): a store cut short
