@@ -990,7 +990,7 @@ mod tests {
                 .contains("only 6 of 8 games are distinct"),
             "{json}"
         );
-        let err = r.finish(None).unwrap_err();
+        let err = r.finish(None, None).unwrap_err();
         assert!(format!("{err}").contains("25.0 % repeat"), "{err}");
     }
 
@@ -1019,7 +1019,7 @@ mod tests {
             "{reason}"
         );
         assert_eq!(r.json()["book_never_used"], true);
-        assert!(r.finish(None).is_err());
+        assert!(r.finish(None, None).is_err());
     }
 
     #[test]
