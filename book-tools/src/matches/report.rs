@@ -386,7 +386,7 @@ impl Report {
         let json = self.json();
         match json_out {
             Some(path) if path == Path::new("-") => {
-                println!("{}", serde_json::to_string_pretty(&json)?);
+                crate::say!("{}", serde_json::to_string_pretty(&json)?);
             }
             Some(path) => {
                 self.print_text();
@@ -444,53 +444,53 @@ impl Report {
     fn print_text(&self) {
         let t = &self.tally;
         let s = &self.settings;
-        println!("book: {} ({})", s.own, s.own_policy);
+        crate::say!("book: {} ({})", s.own, s.own_policy);
         match &s.against_policy {
-            Some(policy) => println!("against: {} ({policy})", s.against),
-            None => println!("against: {}", s.against),
+            Some(policy) => crate::say!("against: {} ({policy})", s.against),
+            None => crate::say!("against: {}", s.against),
         }
-        println!("engine: {}, {}", s.engine, s.limits);
-        println!(
+        crate::say!("engine: {}, {}", s.engine, s.limits);
+        crate::say!(
             "opponent's engine: {}, {}",
             s.opponent_engine, s.opponent_limits
         );
-        println!("openings: {} ({})", s.openings, s.suite);
-        println!("games: {} of {}", t.games(), self.total);
-        println!(
+        crate::say!("openings: {} ({})", s.openings, s.suite);
+        crate::say!("games: {} of {}", t.games(), self.total);
+        crate::say!(
             "distinct games: {} of {} ({:.1} %)",
             self.distinct_games.len(),
             t.games(),
             100.0 * self.distinct_games.len() as f64 / t.games().max(1) as f64
         );
-        println!(
+        crate::say!(
             "distinct pairs: {} of {} ({:.1} %)",
             self.distinct_pairs.len(),
             self.pairs.pairs(),
             100.0 * (1.0 - self.repeat_share())
         );
-        println!(
+        crate::say!(
             "pairs whose two games are the same moves: {}",
             self.mirrored_pairs
         );
-        println!(
+        crate::say!(
             "repeated games (the same moves, the book under test on the same side): {} of {} ({:.1} %)",
             t.games() - self.distinct_by_colour.len() as u64,
             t.games(),
             100.0 * self.repeated_game_share()
         );
         if let Some((black, white, elo)) = self.distinct_once() {
-            println!(
+            crate::say!(
                 "each distinct game once: {black:.3} as black ({} games), {white:.3} as white ({} games), elo {}",
                 self.distinct_points[0].games(),
                 self.distinct_points[1].games(),
                 point_elo_text(elo)
             );
         }
-        println!("wins: {}", t.wins);
-        println!("draws: {}", t.draws);
-        println!("losses: {}", t.losses);
+        crate::say!("wins: {}", t.wins);
+        crate::say!("draws: {}", t.draws);
+        crate::say!("losses: {}", t.losses);
         let c = &self.pairs.counts;
-        println!(
+        crate::say!(
             "pentanomial (pairs scoring 0, 1/2, 1, 3/2, 2): {} {} {} {} {}",
             c[0], c[1], c[2], c[3], c[4]
         );
@@ -501,10 +501,10 @@ impl Report {
             if let Some(e) = trinomial(t) {
                 print_estimate("trinomial", &Shown::of(&e, t.games(), "game"));
             }
-            println!("los: {:.4}", los(t.wins, t.losses));
+            crate::say!("los: {:.4}", los(t.wins, t.losses));
             if let Some(sprt) = &self.sprt {
                 let (lower, upper) = sprt.bounds();
-                println!(
+                crate::say!(
                     "sprt: {} (llr {:.3}, bounds [{lower:.3}, {upper:.3}], elo0 {} elo1 {}{})",
                     self.decision.name(),
                     sprt.llr(&self.pairs),
@@ -515,10 +515,10 @@ impl Report {
                 );
             }
         } else {
-            println!("{}", self.withheld_reason());
+            crate::say!("{}", self.withheld_reason());
         }
         let cov = &self.coverage;
-        println!(
+        crate::say!(
             "book moves per game: {:.2} (book under test), {:.2} (other side); {} games without a book move",
             cov.own_mean(),
             cov.other_mean(),
@@ -528,7 +528,7 @@ impl Report {
             ("with a book move", &self.with_book),
             ("without a book move", &self.without_book),
         ] {
-            println!(
+            crate::say!(
                 "games {name} of the book under test: +{} ={} -{}{}",
                 t.wins,
                 t.draws,
@@ -537,12 +537,12 @@ impl Report {
                     .map_or_else(String::new, |s| format!(", score {s:.4}"))
             );
         }
-        println!("book exits: {}", named(&EXIT_NAMES, &cov.exits));
-        println!(
+        crate::say!("book exits: {}", named(&EXIT_NAMES, &cov.exits));
+        crate::say!(
             "reply exits by the reply's rank in the book: {}",
             named(&RANK_NAMES, &cov.reply_ranks)
         );
-        println!(
+        crate::say!(
             "book exits by plies after the opening: {}",
             named(&PLY_NAMES, &cov.exit_plies)
         );
@@ -552,8 +552,8 @@ impl Report {
             .iter()
             .map(|(name, n)| format!("{name} {n}"))
             .collect();
-        println!("terminations: {}", terminations.join(", "));
-        println!(
+        crate::say!("terminations: {}", terminations.join(", "));
+        crate::say!(
             "mean plies after the opening: {:.1}",
             self.plies as f64 / t.games().max(1) as f64
         );
@@ -689,13 +689,13 @@ fn named(names: &[&str; 5], counts: &[u64; 5]) -> String {
 }
 
 fn print_estimate(kind: &str, shown: &Shown) {
-    println!(
+    crate::say!(
         "score ({kind}, {} {}s): {:.4} [{:.4}, {:.4}]",
         shown.n, shown.unit, shown.score, shown.score_low, shown.score_high
     );
-    println!("elo ({kind}, 95 %): {}", shown.elo_text());
+    crate::say!("elo ({kind}, 95 %): {}", shown.elo_text());
     if let Some(note) = &shown.note {
-        println!("interval ({kind}): {note}");
+        crate::say!("interval ({kind}): {note}");
     }
 }
 
