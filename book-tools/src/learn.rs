@@ -81,7 +81,7 @@ pub struct Args {
     /// drawn from --seed. Default 0.5: a deterministic engine replays the same
     /// game from the same line, and a learner needs games that differ. Only with
     /// --nodes (0 turns it off).
-    #[arg(long, value_name = "SHARE", default_value_t = 0.5)]
+    #[arg(long, value_name = "SHARE", default_value_t = stera_games::play::DEFAULT_NODE_JITTER)]
     node_jitter: f64,
     /// Games played at the same time (each with its own two engines).
     #[arg(long, default_value_t = 1)]

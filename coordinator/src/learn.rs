@@ -95,7 +95,7 @@ pub struct LearnArgs {
 }
 
 /// Node jitter of the book side's engine moves.
-const BOOK_SIDE_NODE_JITTER: f64 = 0.5;
+const BOOK_SIDE_NODE_JITTER: f64 = stera_games::play::DEFAULT_NODE_JITTER;
 
 impl LearnArgs {
     /// The pool these flags name.

@@ -35,7 +35,7 @@ use stera_engine::choice::{EngineChoice, EngineKind, LimitArgs};
 use thiserror::Error;
 
 /// The default share by which an opponent's node limit is jittered per move.
-pub const DEFAULT_OPPONENT_NODE_JITTER: f64 = 0.5;
+pub const DEFAULT_OPPONENT_NODE_JITTER: f64 = crate::play::DEFAULT_NODE_JITTER;
 
 /// An opponent description that cannot be used.
 #[derive(Debug, Error)]
