@@ -452,7 +452,8 @@ impl Report {
         crate::say!("engine: {}, {}", s.engine, s.limits);
         crate::say!(
             "opponent's engine: {}, {}",
-            s.opponent_engine, s.opponent_limits
+            s.opponent_engine,
+            s.opponent_limits
         );
         crate::say!("openings: {} ({})", s.openings, s.suite);
         crate::say!("games: {} of {}", t.games(), self.total);
@@ -492,7 +493,11 @@ impl Report {
         let c = &self.pairs.counts;
         crate::say!(
             "pentanomial (pairs scoring 0, 1/2, 1, 3/2, 2): {} {} {} {} {}",
-            c[0], c[1], c[2], c[3], c[4]
+            c[0],
+            c[1],
+            c[2],
+            c[3],
+            c[4]
         );
         if self.independent() {
             if let Some(e) = pentanomial(&self.pairs) {
@@ -691,7 +696,11 @@ fn named(names: &[&str; 5], counts: &[u64; 5]) -> String {
 fn print_estimate(kind: &str, shown: &Shown) {
     crate::say!(
         "score ({kind}, {} {}s): {:.4} [{:.4}, {:.4}]",
-        shown.n, shown.unit, shown.score, shown.score_low, shown.score_high
+        shown.n,
+        shown.unit,
+        shown.score,
+        shown.score_low,
+        shown.score_high
     );
     crate::say!("elo ({kind}, 95 %): {}", shown.elo_text());
     if let Some(note) = &shown.note {
