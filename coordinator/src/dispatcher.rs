@@ -103,7 +103,7 @@ impl<S: NodeStore> Dispatcher<S> {
             limits,
             think_limit,
             config.play.clone(),
-            config.learn,
+            crate::learn::LearnLedger::new(config.learn.games, config.learn.grow_share),
             registry.clone(),
         )?;
         // Lease ids start from the clock, so a result for a lease of an earlier run

@@ -173,7 +173,7 @@ impl<S: NodeStore> Kinds<S> {
         limits: Limits,
         think_limit: Option<u64>,
         play: PlaySettings,
-        learn: crate::dispatcher::LearnConfig,
+        learn: crate::learn::LearnLedger,
         registry: Arc<Registry>,
     ) -> Result<Self, String> {
         let play = PlayJobs::new(play, &live.config().roots)?;
@@ -182,7 +182,7 @@ impl<S: NodeStore> Kinds<S> {
             think: ThinkJobs::new(selector, limits, think_limit),
             play,
             search: SearchJobs::new(limits),
-            learn: crate::learn::LearnLedger::new(learn.games, learn.grow_share),
+            learn,
             registry,
             stalled: false,
             empty_selections: 0,
