@@ -113,32 +113,6 @@ pub fn games_bar(total: usize) -> Option<indicatif::ProgressBar> {
     })
 }
 
-/// Game `index` (1-based in errors) from `opening`: `own` plays `own_color`,
-/// `other` the other colour, both at the options' budget, with the options'
-/// seed replaced by `seed`.
-///
-/// # Errors
-/// An engine failure or an illegal opening, naming the game.
-pub fn play_as<'a>(
-    opening: &Opening,
-    own: Side<'a>,
-    other: Side<'a>,
-    own_color: Color,
-    options: &PlayOptions,
-    seed: u64,
-    index: usize,
-) -> Result<Game> {
-    let budget = options.budget();
-    let options = PlayOptions { seed, ..*options };
-    play_with_budgets(
-        opening,
-        [(own, budget), (other, budget)],
-        own_color,
-        &options,
-        index,
-    )
-}
-
 /// Game `index` (1-based in errors) from `opening`: `sides[0]` (the side under
 /// test) plays `own_color` at its budget, `sides[1]` the other colour at its own.
 ///

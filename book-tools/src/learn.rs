@@ -38,7 +38,7 @@ use stera_book::{Book, NodeStore, OpponentId};
 use stera_engine::Player;
 use stera_engine::choice::{EngineChoice, LimitArgs};
 use stera_games::openings::{self, Opening};
-use stera_games::opponent::{BudgetedPlayer, Pool};
+use stera_games::opponent::Pool;
 use stera_games::results_book::{DEFAULT_LEARNING_WINDOW, DEFAULT_PRIOR_GAMES};
 use stera_games::{
     AnalysedBook, BookPolicy, DEFAULT_PLY_LIMIT, Game, GameRules, LearningPolicy, OpponentSpec,
@@ -691,33 +691,25 @@ fn play_against(
     seed: u64,
     index: usize,
 ) -> Result<Game> {
-    let mut learner_player = BudgetedPlayer::new(
-        learner_engine,
-        job.options.limits,
-        job.options.node_jitter,
-        seed,
-    );
-    let mut opponent_player = BudgetedPlayer::new(
-        opponent_engine,
-        spec.limits,
-        spec.node_jitter,
-        seed ^ 0x0BB0_5E17,
-    );
     let learning = Side {
-        player: &mut learner_player,
+        player: learner_engine,
         book: Some(policy),
     };
     let opponent = Side {
-        player: &mut opponent_player,
+        player: opponent_engine,
         book: None,
     };
-    crate::game_threads::play_as(
+    crate::game_threads::play_with_budgets(
         opening,
-        learning,
-        opponent,
+        [
+            (learning, job.options.budget()),
+            (opponent, spec.budget_per_move()),
+        ],
         learner,
-        &job.options,
-        seed,
+        &PlayOptions {
+            seed,
+            ..job.options
+        },
         index,
     )
 }

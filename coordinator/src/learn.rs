@@ -33,7 +33,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use stera_book::{Book, GameCounts, NodeStore};
 use stera_engine::{EvalError, Limits, Player, PlayerMove};
-use stera_games::opponent::{BudgetedPlayer, Pool};
+use stera_games::Budget;
+use stera_games::opponent::Pool;
 use stera_games::results_book::{DEFAULT_LEARNING_WINDOW, DEFAULT_PRIOR_GAMES};
 use stera_games::{
     AnalysedBook, GameRules, LearningPolicy, OpponentSpec, PlayOptions, ResultsBook, Side,
@@ -454,37 +455,30 @@ fn play_one(shared: &Shared, index: u64) -> Result<(), String> {
     let mut book_engine = DispatchPlayer::new(shared);
     let mut opponent_engine = DispatchPlayer::new(shared);
     let game = {
-        let mut book_player = BudgetedPlayer::new(
-            &mut book_engine,
-            shared.book_limits,
-            BOOK_SIDE_NODE_JITTER,
-            seed,
-        );
-        let mut opponent_player = BudgetedPlayer::new(
-            &mut opponent_engine,
-            spec.limits,
-            spec.node_jitter,
-            seed ^ 0x0BB0_5E17,
-        );
         let learning = Side {
-            player: &mut book_player,
+            player: &mut book_engine,
             book: Some(&shared.policy),
         };
         let opponent = Side {
-            player: &mut opponent_player,
+            player: &mut opponent_engine,
             book: None,
         };
-        let (black, white) = match learner {
-            Color::Black => (learning, opponent),
-            Color::White => (opponent, learning),
+        let book_budget = Budget {
+            limits: shared.book_limits,
+            node_jitter: BOOK_SIDE_NODE_JITTER,
+        };
+        let (black, white, budgets) = match learner {
+            Color::Black => (learning, opponent, [book_budget, spec.budget_per_move()]),
+            Color::White => (opponent, learning, [spec.budget_per_move(), book_budget]),
         };
         let options = PlayOptions {
             rules: shared.rules,
             limits: shared.book_limits,
             seed,
-            node_jitter: 0.0,
+            node_jitter: BOOK_SIDE_NODE_JITTER,
         };
-        stera_games::play_game(start, moves, black, white, &options).map_err(|e| e.to_string())?
+        stera_games::play_game_with_budgets(start, moves, black, white, &options, budgets)
+            .map_err(|e| e.to_string())?
     };
     let Some(engine) = opponent_engine.single_engine()? else {
         // The opponent never moved (the book side won inside its book): nobody

@@ -25,12 +25,7 @@
 //! ```
 
 use clap::Parser;
-use rand::rngs::StdRng;
-use rand::{Rng, SeedableRng};
-use stera_engine::{EvalError, Limits, Player, PlayerMove};
-use stera_rules::Position;
-
-use crate::PlayOptions;
+use stera_engine::Limits;
 use stera_engine::choice::{EngineChoice, EngineKind, LimitArgs};
 use thiserror::Error;
 
@@ -153,6 +148,15 @@ impl OpponentSpec {
         }
     }
 
+    /// Its budget per move in a game (limits and node jitter).
+    #[must_use]
+    pub fn budget_per_move(&self) -> crate::Budget {
+        crate::Budget {
+            limits: self.limits,
+            node_jitter: self.node_jitter,
+        }
+    }
+
     /// Its budget in words: `1000 nodes`, `depth 3`, `200 ms`.
     #[must_use]
     pub fn budget(&self) -> String {
@@ -265,46 +269,6 @@ impl Pool {
             target -= member.weight;
         }
         self.members.len() - 1
-    }
-}
-
-/// A [`Player`] that searches with its own budget, whatever the game asks:
-/// each side of a game plays at its own limits (the book side at the book's
-/// budget, the opponent at its own), each move's node limit jittered from its
-/// own seed.
-pub struct BudgetedPlayer<'a> {
-    player: &'a mut dyn Player,
-    options: PlayOptions,
-    jitter: StdRng,
-}
-
-impl<'a> BudgetedPlayer<'a> {
-    /// `player` at `limits`, node limits jittered by `node_jitter` from `seed`.
-    pub fn new(player: &'a mut dyn Player, limits: Limits, node_jitter: f64, seed: u64) -> Self {
-        Self {
-            player,
-            options: PlayOptions {
-                limits,
-                node_jitter,
-                ..PlayOptions::default()
-            },
-            jitter: StdRng::seed_from_u64(seed ^ 0x3C6E_F372_FE94_F82B),
-        }
-    }
-}
-
-impl Player for BudgetedPlayer<'_> {
-    fn new_game(&mut self) -> Result<(), EvalError> {
-        self.player.new_game()
-    }
-
-    fn play(&mut self, position: &Position, _: &Limits) -> Result<PlayerMove, EvalError> {
-        let limits = self.options.move_limits(self.jitter.random::<f64>());
-        self.player.play(position, &limits)
-    }
-
-    fn identity(&self) -> String {
-        self.player.identity()
     }
 }
 
