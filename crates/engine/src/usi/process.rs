@@ -1,21 +1,35 @@
 //! The engine as a child process: line-oriented I/O with deadlines.
 //!
-//! A thread reads stdout into a channel so that every read can time out; another
-//! drains stderr (an engine that fills its stderr pipe would block forever) and keeps
-//! its last lines for error messages.
+//! A thread reads stdout into a bounded channel so that every read can time out;
+//! another drains stderr (an engine that fills its stderr pipe would block forever)
+//! and keeps its last lines for error messages.
+//!
+//! Nothing an engine prints can take more memory than a bound: a line longer than
+//! [`MAX_LINE_BYTES`] ends the reading (the engine is broken: it is killed), at most
+//! [`LINE_QUEUE`] lines wait in the channel (a flooding engine then blocks on its
+//! own pipe), and a read past its deadline fails even while lines keep coming.
 
 use std::collections::VecDeque;
-use std::io::{self, BufRead, BufReader, Write};
+use std::io::{self, BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender};
 use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
+use stera_rules::MAX_QUOTE_CHARS;
+
 /// How many stderr lines are kept for error messages.
 const STDERR_TAIL_LINES: usize = 8;
+/// The longest line an engine may print (stdout; longer stderr lines are cut).
+/// The longest real lines are `info ... pv` with a long variation and `option`
+/// lines with many `var`s, a few KiB at most.
+pub(crate) const MAX_LINE_BYTES: usize = 64 * 1024;
+/// How many stdout lines may wait to be read: an engine that prints faster than
+/// they are read waits on its pipe instead of filling memory.
+pub(crate) const LINE_QUEUE: usize = 1024;
 /// How long a polite `quit` may take before the process is killed.
 const QUIT_GRACE: Duration = Duration::from_millis(500);
 
@@ -26,13 +40,32 @@ pub(crate) enum ReadError {
     Timeout,
     /// stdout closed: the engine exited or crashed.
     Closed,
+    /// The engine printed a line longer than [`MAX_LINE_BYTES`]; its start, at most
+    /// [`stera_rules::MAX_QUOTE_CHARS`] characters.
+    TooLong(String),
+}
+
+/// What the stdout thread passes on.
+enum Received {
+    Line(String),
+    TooLong(String),
+}
+
+/// One line read with [`read_bounded_line`].
+enum LineRead {
+    /// A line (its end of line removed, invalid UTF-8 replaced).
+    Line(String),
+    /// A line longer than the limit; its first bytes.
+    TooLong(String),
+    /// The end of the input.
+    End,
 }
 
 /// A running engine process.
 pub(crate) struct EngineProcess {
     child: Child,
     stdin: ChildStdin,
-    lines: Receiver<String>,
+    lines: Receiver<Received>,
     stderr_tail: Arc<Mutex<VecDeque<String>>>,
     /// Set by the stderr thread when stderr closed (all of it is in the tail).
     stderr_closed: Arc<AtomicBool>,
@@ -70,19 +103,13 @@ impl EngineProcess {
                     return Err(io::Error::other("engine pipes were not created"));
                 }
             };
-        let (sender, lines) = mpsc::channel();
-        // The reader threads end by themselves when the pipes close; they are not
+        let (sender, lines) = mpsc::sync_channel(LINE_QUEUE);
+        // The reader threads end by themselves when the pipes close (or, for
+        // stdout, when the process is dropped and the channel with it); they are not
         // joined, because a grandchild the engine spawned may hold the pipes open.
         thread::Builder::new()
             .name("usi-stdout".to_owned())
-            .spawn(move || {
-                for line in BufReader::new(stdout).lines() {
-                    let Ok(line) = line else { break };
-                    if sender.send(line).is_err() {
-                        break;
-                    }
-                }
-            })?;
+            .spawn(move || read_stdout(BufReader::new(stdout), &sender))?;
         let stderr_tail = Arc::new(Mutex::new(VecDeque::new()));
         let tail = Arc::clone(&stderr_tail);
         let stderr_closed = Arc::new(AtomicBool::new(false));
@@ -90,8 +117,19 @@ impl EngineProcess {
         thread::Builder::new()
             .name("usi-stderr".to_owned())
             .spawn(move || {
-                for line in BufReader::new(stderr).lines() {
-                    let Ok(line) = line else { break };
+                let mut stderr = BufReader::new(stderr);
+                loop {
+                    let line = match read_bounded_line(&mut stderr, MAX_LINE_BYTES) {
+                        Ok(LineRead::Line(line)) => line,
+                        // A long line is kept cut short; the rest of it is skipped.
+                        Ok(LineRead::TooLong(start)) => {
+                            if !skip_rest_of_line(&mut stderr) {
+                                break;
+                            }
+                            format!("{start} (cut: a line of more than {MAX_LINE_BYTES} bytes)")
+                        }
+                        Ok(LineRead::End) | Err(_) => break,
+                    };
                     tracing::debug!(target: "stera_engine::usi", "engine stderr: {line}");
                     if let Ok(mut tail) = tail.lock() {
                         if tail.len() == STDERR_TAIL_LINES {
@@ -126,11 +164,17 @@ impl EngineProcess {
     /// The next line of stdout, waiting until `deadline` at most.
     pub(crate) fn read_line(&self, deadline: Instant) -> Result<String, ReadError> {
         let wait = deadline.saturating_duration_since(Instant::now());
+        // Checked first: an engine that prints without pause always has a line
+        // ready, and must not keep a search alive past its deadline that way.
+        if wait.is_zero() {
+            return Err(ReadError::Timeout);
+        }
         match self.lines.recv_timeout(wait) {
-            Ok(line) => {
+            Ok(Received::Line(line)) => {
                 tracing::trace!(target: "stera_engine::usi", "< {line}");
                 Ok(line)
             }
+            Ok(Received::TooLong(start)) => Err(ReadError::TooLong(start)),
             Err(RecvTimeoutError::Timeout) => Err(ReadError::Timeout),
             Err(RecvTimeoutError::Disconnected) => Err(ReadError::Closed),
         }
@@ -196,11 +240,167 @@ impl Drop for EngineProcess {
     }
 }
 
+/// The stdout thread: passes on every line until the pipe closes, a line is too
+/// long (the last thing sent: the engine will be killed) or nobody listens.
+fn read_stdout(mut stdout: impl BufRead, sender: &SyncSender<Received>) {
+    loop {
+        let received = match read_bounded_line(&mut stdout, MAX_LINE_BYTES) {
+            Ok(LineRead::Line(line)) => Received::Line(line),
+            Ok(LineRead::TooLong(start)) => {
+                let _ = sender.send(Received::TooLong(start));
+                return;
+            }
+            Ok(LineRead::End) | Err(_) => return,
+        };
+        if sender.send(received).is_err() {
+            return;
+        }
+    }
+}
+
+/// Reads one line of at most `max` bytes (its end of line not counted). Invalid
+/// UTF-8 is replaced rather than refused: an engine that prints its name in
+/// Shift JIS is still an engine.
+fn read_bounded_line(input: &mut impl BufRead, max: usize) -> io::Result<LineRead> {
+    let mut bytes = Vec::new();
+    // `\r\n` counts as an end of line too, hence two bytes more.
+    let limit = u64::try_from(max).unwrap_or(u64::MAX).saturating_add(2);
+    let read = input.take(limit).read_until(b'\n', &mut bytes)?;
+    if read == 0 {
+        return Ok(LineRead::End);
+    }
+    let ended = bytes.last() == Some(&b'\n');
+    if ended {
+        bytes.pop();
+        if bytes.last() == Some(&b'\r') {
+            bytes.pop();
+        }
+    }
+    // A line cut by the limit has more than `max` bytes too.
+    if bytes.len() > max {
+        // Enough bytes for the quoted characters (at most 4 bytes each).
+        let start = String::from_utf8_lossy(&bytes[..bytes.len().min(4 * MAX_QUOTE_CHARS)]);
+        return Ok(LineRead::TooLong(stera_rules::excerpt(&start)));
+    }
+    Ok(LineRead::Line(String::from_utf8_lossy(&bytes).into_owned()))
+}
+
+/// Skips to the end of the current line; `false` at the end of the input.
+fn skip_rest_of_line(input: &mut impl BufRead) -> bool {
+    loop {
+        let (skip, found) = match input.fill_buf() {
+            Ok([]) | Err(_) => return false,
+            Ok(buf) => match buf.iter().position(|&b| b == b'\n') {
+                Some(end) => (end + 1, true),
+                None => (buf.len(), false),
+            },
+        };
+        input.consume(skip);
+        if found {
+            return true;
+        }
+    }
+}
+
 fn working_directory(program: &Path) -> Option<PathBuf> {
     let parent = program.parent()?;
     if parent.as_os_str().is_empty() {
         None
     } else {
         Some(parent.to_path_buf())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Cursor;
+
+    use super::*;
+
+    fn lines(input: &[u8], max: usize) -> Vec<String> {
+        let mut input = Cursor::new(input);
+        let mut out = Vec::new();
+        loop {
+            match read_bounded_line(&mut input, max).unwrap() {
+                LineRead::Line(line) => out.push(line),
+                LineRead::TooLong(start) => out.push(format!("TOO LONG {start}")),
+                LineRead::End => return out,
+            }
+        }
+    }
+
+    #[test]
+    fn lines_are_read_up_to_their_limit() {
+        assert_eq!(
+            lines(b"usiok\nreadyok\r\nlast", 8),
+            ["usiok", "readyok", "last"]
+        );
+        // Exactly the limit, with either end of line, is a line.
+        assert_eq!(
+            lines(b"12345678\r\n12345678\n", 8),
+            ["12345678", "12345678"]
+        );
+        assert_eq!(lines(b"123456789\n", 8)[0], "TOO LONG 123456789");
+        // Shift JIS is not UTF-8: replaced, not refused.
+        assert_eq!(lines(b"id name \x83\x65\n", 64), ["id name \u{fffd}e"]);
+    }
+
+    #[test]
+    fn a_too_long_line_is_quoted_short() {
+        let long = vec![b'x'; MAX_LINE_BYTES * 3];
+        let read = lines(&long, MAX_LINE_BYTES);
+        let line = &read[0];
+        let quoted = line.strip_prefix("TOO LONG ").unwrap();
+        assert_eq!(quoted.chars().count(), MAX_QUOTE_CHARS + 1, "{quoted}");
+    }
+
+    #[test]
+    fn a_long_stderr_line_is_skipped_to_its_end() {
+        let mut input = Cursor::new(b"xxxxxxxx\nnext\n".as_slice());
+        assert!(matches!(
+            read_bounded_line(&mut input, 4).unwrap(),
+            LineRead::TooLong(_)
+        ));
+        assert!(skip_rest_of_line(&mut input));
+        assert!(matches!(
+            read_bounded_line(&mut input, 4).unwrap(),
+            LineRead::Line(l) if l == "next"
+        ));
+        assert!(!skip_rest_of_line(&mut input));
+    }
+
+    /// Whether process `pid` is waiting to write into a full pipe.
+    fn blocked_on_its_pipe(pid: u32) -> bool {
+        std::fs::read_to_string(format!("/proc/{pid}/wchan"))
+            .is_ok_and(|wchan| wchan.contains("pipe_write"))
+    }
+
+    #[test]
+    fn lines_nobody_reads_wait_in_the_engine_not_in_memory() {
+        // Far more lines than the queue and a pipe hold; unread, the engine
+        // cannot print them all and end.
+        let script = "i=0; while [ $i -lt 400000 ]; do echo \"info $i\"; i=$((i+1)); done";
+        let mut process =
+            EngineProcess::spawn(Path::new("sh"), &["-c".to_owned(), script.to_owned()]).unwrap();
+        let pid = process.child.id();
+        // Blocked for a while, not for a moment (an unbounded queue's reader
+        // may lag behind for a moment too).
+        let mut blocked = 0;
+        while blocked < 50 {
+            assert!(
+                process.child.try_wait().unwrap().is_none(),
+                "the engine printed everything: nothing bounded the lines waiting"
+            );
+            blocked = if blocked_on_its_pipe(pid) {
+                blocked + 1
+            } else {
+                0
+            };
+            thread::sleep(Duration::from_millis(10));
+        }
+        // What waits is there to read.
+        let line = process.read_line(Instant::now() + Duration::from_secs(60));
+        assert_eq!(line.unwrap(), "info 0");
+        process.kill();
     }
 }
