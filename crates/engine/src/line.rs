@@ -42,7 +42,13 @@ pub(crate) fn read_bounded_line(input: &mut impl BufRead, max: usize) -> io::Res
         let start = String::from_utf8_lossy(&bytes[..bytes.len().min(4 * MAX_QUOTE_CHARS)]);
         let start: String = start
             .chars()
-            .map(|c| if c.is_control() { c.escape_debug().to_string() } else { c.to_string() })
+            .map(|c| {
+                if c.is_control() {
+                    c.escape_debug().to_string()
+                } else {
+                    c.to_string()
+                }
+            })
             .collect();
         return Ok(LineRead::TooLong(excerpt(&start)));
     }

@@ -31,7 +31,10 @@ fn usi_commands_from_dev_zero_end_with_an_error() {
     assert!(stderr.contains("`\\0\\0\\0"), "{stderr}");
     // The GUI reads why on stdout, as an `info string`.
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(stdout.starts_with("info string error: a USI command longer"), "{stdout}");
+    assert!(
+        stdout.starts_with("info string error: a USI command longer"),
+        "{stdout}"
+    );
 }
 
 #[test]
@@ -46,7 +49,12 @@ fn an_evaluation_file_from_dev_zero_is_refused_at_its_header() {
 #[test]
 fn a_token_file_from_dev_zero_is_refused() {
     let out = worker(
-        &["--token-file", "/dev/zero", "--coordinator", "http://127.0.0.1:9"],
+        &[
+            "--token-file",
+            "/dev/zero",
+            "--coordinator",
+            "http://127.0.0.1:9",
+        ],
         Stdio::null(),
     );
     fails_with(&out, "token file /dev/zero is larger than 65536 bytes");

@@ -51,7 +51,6 @@ enum Received {
     TooLong(String),
 }
 
-
 /// A running engine process.
 pub(crate) struct EngineProcess {
     child: Child,

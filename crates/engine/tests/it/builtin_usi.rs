@@ -284,10 +284,16 @@ fn endless_input_ends_the_session_with_a_clear_error() {
     assert_eq!(quoted.chars().count(), stera_rules::MAX_QUOTE_CHARS + 1);
     // The GUI is told too.
     let said = String::from_utf8(out).unwrap();
-    assert!(said.starts_with("info string error: a USI command longer"), "{said}");
+    assert!(
+        said.starts_with("info string error: a USI command longer"),
+        "{said}"
+    );
     // Commands before an over-long line are answered.
     let mut input = b"usi\n".to_vec();
-    input.extend(std::iter::repeat_n(b'x', stera_engine::builtin::MAX_COMMAND_BYTES + 1));
+    input.extend(std::iter::repeat_n(
+        b'x',
+        stera_engine::builtin::MAX_COMMAND_BYTES + 1,
+    ));
     let mut out = Vec::new();
     run_usi(input.as_slice(), &mut out).unwrap_err();
     assert!(String::from_utf8(out).unwrap().contains("usiok"));

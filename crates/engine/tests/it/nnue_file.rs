@@ -211,7 +211,13 @@ fn endless_or_oversized_files_fail_before_their_body_is_read() {
     };
     let e = nnue::load(&fifo).err().unwrap();
     assert!(
-        matches!(e, NnueError::Longer { expected: file::FILE_BYTES, .. }),
+        matches!(
+            e,
+            NnueError::Longer {
+                expected: file::FILE_BYTES,
+                ..
+            }
+        ),
         "{e}"
     );
     assert!(e.to_string().contains("endless.bin"), "{e}");
