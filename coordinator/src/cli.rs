@@ -85,7 +85,9 @@ pub struct CoordinatorArgs {
     /// Free space (MiB) the store's file system must keep: below it the coordinator
     /// hands out no think or play jobs (results already out are still stored in
     /// it), logs why, shows `stera_coordinator_store_writable 0`, and resumes
-    /// when space is freed. sled cannot write on a full disk.
+    /// when 8 MiB more than the reserve are free. sled cannot write on a full
+    /// disk. At least 8, the store's own write margin: a smaller value is raised
+    /// to it (and the log says so).
     #[arg(long, default_value_t = 64, value_name = "MIB")]
     pub store_reserve_mb: u64,
     /// Positions per merged chunk of a compaction pass.

@@ -211,6 +211,14 @@ impl Coordinator for CoordinatorService {
         if request.path.is_empty() {
             return Err(Status::invalid_argument("export needs a path"));
         }
+        // Options no export can run with (a NaN temperature, a format this
+        // coordinator does not know) are the caller's mistake, like a refused
+        // path: answered as such, logged, and not counted as a failed export
+        // (which the critical export alert watches).
+        if let Err(e) = stera_service::export::ExportChoice::from_request(&request) {
+            tracing::warn!(path = %request.path, reason = %e, "export request refused");
+            return Err(Status::invalid_argument(format!("export refused: {e}")));
+        }
         let resolved = stera_book::store_path::resolve_in_export_dir(
             &request.path,
             self.export_dir.as_deref(),
@@ -224,12 +232,11 @@ impl Coordinator for CoordinatorService {
             Status::permission_denied(e.to_string())
         })?;
         request.path = resolved.display().to_string();
-        match self.dispatcher.export(request).await {
-            Ok(r) => Ok(Response::new(r)),
-            Err(MaintenanceError::Closed(closed)) => Err(closed.into()),
-            // Logged and counted by the maintenance queue, like every export.
-            Err(e) => Err(Status::internal(format!("export failed: {e}"))),
-        }
+        self.dispatcher
+            .export(request)
+            .await
+            .map(Response::new)
+            .map_err(|e| maintenance_status("export", e))
     }
 
     async fn backup(
@@ -253,12 +260,11 @@ impl Coordinator for CoordinatorService {
                 .record_backup(&crate::registry::BackupOutcome::Refused);
             Status::permission_denied(e.to_string())
         })?;
-        match self.dispatcher.backup(path).await {
-            Ok(r) => Ok(Response::new(r)),
-            Err(MaintenanceError::Closed(closed)) => Err(closed.into()),
-            // Logged and counted by the maintenance queue, like every backup.
-            Err(e) => Err(Status::internal(format!("backup failed: {e}"))),
-        }
+        self.dispatcher
+            .backup(path)
+            .await
+            .map(Response::new)
+            .map_err(|e| maintenance_status("backup", e))
     }
 
     async fn search(
@@ -357,5 +363,19 @@ impl tonic::service::Interceptor for TokenCheck {
             self.log_refusal(request.remote_addr(), given.is_empty());
             Err(Status::unauthenticated("missing or wrong token"))
         }
+    }
+}
+
+/// The status of an export or backup (`what`) that did not happen: the
+/// caller's mistakes (options, a refused path, a backup target that exists)
+/// by their kind, anything else as INTERNAL. The maintenance queue has logged
+/// and counted it already (a refusal as no failure).
+fn maintenance_status(what: &str, error: MaintenanceError) -> Status {
+    match error {
+        MaintenanceError::Closed(closed) => closed.into(),
+        MaintenanceError::Request(e) => Status::invalid_argument(format!("{what} refused: {e}")),
+        MaintenanceError::OutputPath(e) => Status::permission_denied(e.to_string()),
+        e @ MaintenanceError::BackupExists(_) => Status::already_exists(e.to_string()),
+        e => Status::internal(format!("{what} failed: {e}")),
     }
 }

@@ -86,7 +86,12 @@ impl v1::JobResult {
 
 /// The bearer token a worker or tool presents and a coordinator expects.
 pub mod token {
+    use std::io::Read;
     use std::path::{Path, PathBuf};
+
+    /// The largest token file read: 64 KiB, far above any bearer token (gRPC
+    /// metadata itself is limited to some 8 KiB per request by default).
+    pub const MAX_TOKEN_FILE_BYTES: u64 = 64 << 10;
 
     /// A token file that cannot be used.
     #[derive(Debug, thiserror::Error)]
@@ -101,6 +106,12 @@ pub mod token {
         /// The file holds only blanks.
         #[error("token file {} is empty", path.display())]
         Empty { path: PathBuf },
+        /// The file is larger than any token (endless input such as `/dev/zero`).
+        #[error(
+            "token file {} is larger than {MAX_TOKEN_FILE_BYTES} bytes (MAX_TOKEN_FILE_BYTES): not a token",
+            path.display()
+        )]
+        TooLarge { path: PathBuf },
         /// `STERA_TOKEN` is set but holds only blanks: authentication would be
         /// off without anyone asking for it.
         #[error(
@@ -121,9 +132,24 @@ pub mod token {
     /// empty (it used to turn authentication off silently).
     pub fn read_token(file: Option<&Path>) -> Result<Option<String>, TokenError> {
         if let Some(path) = file {
-            let text = std::fs::read_to_string(path).map_err(|source| TokenError::Unreadable {
+            let unreadable = |source| TokenError::Unreadable {
                 path: path.to_path_buf(),
                 source,
+            };
+            let mut bytes = Vec::new();
+            std::fs::File::open(path)
+                .and_then(|file| file.take(MAX_TOKEN_FILE_BYTES + 1).read_to_end(&mut bytes))
+                .map_err(unreadable)?;
+            if bytes.len() as u64 > MAX_TOKEN_FILE_BYTES {
+                return Err(TokenError::TooLarge {
+                    path: path.to_path_buf(),
+                });
+            }
+            let text = String::from_utf8(bytes).map_err(|_| {
+                unreadable(std::io::Error::new(
+                    std::io::ErrorKind::InvalidData,
+                    "not UTF-8 text",
+                ))
             })?;
             let token = text.trim().to_owned();
             if token.is_empty() {

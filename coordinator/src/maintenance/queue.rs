@@ -230,6 +230,15 @@ fn finish_export(
     reply: ExportReplyTx,
 ) {
     let took = started.elapsed();
+    // Options no export can run with (a NaN temperature, an unknown format)
+    // are the caller's mistake: no export failed. (A periodic export's options
+    // were checked at start; its path turned into a link into a store later is
+    // a failure, counted.)
+    if let Err(e @ MaintenanceError::Request(_)) = &result {
+        tracing::warn!(path, reason = %e, "export refused");
+        let _ = reply.send(result);
+        return;
+    }
     registry.record_export(
         took,
         &result

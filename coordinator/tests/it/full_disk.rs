@@ -277,3 +277,81 @@ fn a_backup_or_export_onto_the_full_store_volume_harms_neither_the_store_nor_ear
     assert!(common::book_contains_all(&first, &sfens).is_empty());
     assert_eq!(SledStore::open_existing(&first).unwrap().len(), first_nodes);
 }
+
+/// Lines of the coordinator's log that contain `needle`.
+fn log_count(c: &Coord, needle: &str) -> usize {
+    c.log
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|l| l.contains(needle))
+        .count()
+}
+
+/// Issue 35, point 9: a reserve below the store's own write margin (8 MiB)
+/// handed out jobs whose results the store then refused, and the log flapped
+/// between "full" and "space again". The reserve is now raised to the margin
+/// (and the log says so), no job goes out while results cannot be stored, and
+/// once full the coordinator stays full until 8 MiB more than the reserve are
+/// free.
+#[test]
+fn a_reserve_below_the_write_margin_is_raised_and_the_full_state_does_not_flap() {
+    let Some(disk) = SmallDisk::mount("64m") else {
+        return;
+    };
+    let db = disk.path.join("book.db");
+    let mut c = Coord::start(&db, "127.0.0.1:0", &["--store-reserve-mb", "1"], &[]);
+    c.wait_log("the reserve is raised to 8 MiB", LONG);
+    let rt = runtime(2);
+    let url = c.url();
+    let before = rt
+        .block_on(fake_worker(url.clone(), None, 4, Answer::Good, 10, LONG))
+        .unwrap();
+    assert_eq!(before.acked.len(), 10, "{:?}", before.rejected);
+
+    // Free space between the reserve asked for (1 MiB) and the margin: the
+    // store could not take a result, so no job goes out.
+    let filler = disk.fill_leaving(4 << 20);
+    c.wait_log("the store's disk is full", LONG);
+    let no_jobs = |what: &str| {
+        let report = rt
+            .block_on(fake_worker(
+                url.clone(),
+                None,
+                4,
+                Answer::Good,
+                1,
+                Duration::from_secs(3),
+            ))
+            .unwrap();
+        assert!(
+            report.jobs.is_empty() && report.rejected.is_empty(),
+            "{what}: jobs {:?}, rejected {:?}",
+            report.jobs,
+            report.rejected
+        );
+    };
+    no_jobs("under the margin");
+
+    // Space back to 12 MiB at once (the filler shrinks): above the reserve,
+    // under the level jobs resume at (8 + 8 MiB). Still full, said once.
+    let file = std::fs::File::options().write(true).open(&filler).unwrap();
+    let len = file.metadata().unwrap().len();
+    file.set_len(len - (8 << 20)).unwrap();
+    no_jobs("between the reserve and the resume level");
+    assert_eq!(log_count(&c, "the store's disk is full"), 1);
+    assert_eq!(log_count(&c, "has space again"), 0);
+
+    // Enough space: jobs again, stored and acknowledged.
+    drop(file);
+    std::fs::remove_file(&filler).unwrap();
+    c.wait_log("has space again", LONG);
+    let after = rt
+        .block_on(fake_worker(url, None, 4, Answer::Good, 10, LONG))
+        .unwrap();
+    assert_eq!(after.acked.len(), 10, "{:?}", after.rejected);
+    assert_eq!(log_count(&c, "the store's disk is full"), 1);
+    c.sigterm();
+    assert!(c.wait_exit(LONG).success());
+    assert!(SledStore::open_existing(&db).unwrap().len() >= 20);
+}

@@ -138,8 +138,9 @@ fn coordinator_metrics_count_what_happened() {
 }
 
 /// The Export RPC shows up as an export counter and duration; a failing export as
-/// an error and a problem on the page. A refused path (a caller's typo) is no
-/// export: answered and logged, not counted as a failure (issue 28).
+/// an error and a problem on the page. A refused path (a caller's typo, issue 28)
+/// or options no export can run with (issue 35) are no export: answered as the
+/// caller's mistake and logged, not counted as a failure.
 #[test]
 fn exports_are_counted_by_result() {
     let dir = tempfile::tempdir().unwrap();
@@ -173,6 +174,34 @@ fn exports_are_counted_by_result() {
         assert!(client.export(request(&bad)).await.is_err());
         let refused = client.export(request(&typo)).await.unwrap_err();
         assert_eq!(refused.code(), tonic::Code::PermissionDenied, "{refused:?}");
+        // Options no export can run with (issue 35, point 10): the caller's
+        // mistake, not a failed export (which fires the critical export alert).
+        let options = dir.path().join("options.db2016");
+        let nan = stera_proto::v1::ExportRequest {
+            temperature: f64::NAN,
+            ..request(&options)
+        };
+        let unknown_format = stera_proto::v1::ExportRequest {
+            format: 99,
+            ..request(&options)
+        };
+        let unknown_backup = stera_proto::v1::ExportRequest {
+            backup: 99,
+            ..request(&options)
+        };
+        for (what, bad, needle) in [
+            ("NaN temperature", nan, "temperature"),
+            ("unknown format", unknown_format, "unknown export format"),
+            ("unknown backup", unknown_backup, "unknown export backup"),
+        ] {
+            let status = client.export(bad).await.unwrap_err();
+            assert_eq!(
+                status.code(),
+                tonic::Code::InvalidArgument,
+                "{what}: {status:?}"
+            );
+            assert!(status.message().contains(needle), "{what}: {status:?}");
+        }
     });
     c.wait_log("export request refused", LONG);
     // Each export is logged once, at INFO with its size and duration, or as

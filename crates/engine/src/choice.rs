@@ -55,7 +55,10 @@ pub struct EngineChoice {
     /// Which `go` limits the USI engine understands.
     #[arg(long, value_enum, default_value = "auto")]
     pub go_mode: GoModeArg,
-    /// Seconds one USI search may run beyond its byoyomi before the engine is killed.
+    /// Seconds one USI search may run beyond its byoyomi before the engine is
+    /// killed; also how long the engine may take to start (`usi` .. `usiok`,
+    /// `isready` .. `readyok`). An engine that prints without end is stopped at
+    /// the same deadline.
     #[arg(long, value_name = "SECS", default_value_t = DEFAULT_TIMEOUT_SECS)]
     pub timeout_secs: u64,
     /// The USI engine prints win rates scaled by SCALE in `score cp` (e.g. 10000);
@@ -137,7 +140,7 @@ pub struct OpponentChoice {
     #[arg(long, value_enum, value_name = "MODE")]
     pub opponent_go_mode: Option<GoModeArg>,
     /// Seconds one search of the opponent's USI engine may run beyond its
-    /// byoyomi (as --timeout-secs). Default: 120.
+    /// byoyomi, and its start may take (as --timeout-secs). Default: 120.
     #[arg(long, value_name = "SECS")]
     pub opponent_timeout_secs: Option<u64>,
     /// The opponent's USI engine prints win rates scaled by SCALE in `score cp`
@@ -365,6 +368,7 @@ impl EngineChoice {
             GoModeArg::ByoyomiOnly => GoMode::ByoyomiOnly,
         };
         config.search_timeout = Duration::from_secs(self.timeout_secs);
+        config.startup_timeout = Duration::from_secs(self.timeout_secs);
         if let Some(scale) = self.cp_is_win_rate
             && !(scale.is_finite() && scale > 0.0)
         {
@@ -403,6 +407,29 @@ mod tests {
         let n = crate::builtin::DEFAULT_NODES;
         let budget = format!("{},{:03} nodes", n / 1000, n % 1000);
         assert!(help.contains(&budget), "{budget} missing from:\n{help}");
+    }
+
+    #[derive(Parser)]
+    struct EngineCli {
+        #[command(flatten)]
+        engine: EngineChoice,
+    }
+
+    #[test]
+    fn the_timeout_bounds_the_handshake_too() {
+        let cli = EngineCli::try_parse_from([
+            "x",
+            "--engine",
+            "usi",
+            "--engine-cmd",
+            "e",
+            "--timeout-secs",
+            "7",
+        ])
+        .unwrap();
+        let config = cli.engine.usi_config().unwrap();
+        assert_eq!(config.search_timeout, Duration::from_secs(7));
+        assert_eq!(config.startup_timeout, Duration::from_secs(7));
     }
 
     #[test]

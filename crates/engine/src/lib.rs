@@ -4,6 +4,7 @@
 pub mod builtin;
 pub mod choice;
 mod evaluator;
+mod line;
 pub mod nnue;
 pub mod player;
 pub mod usi;

@@ -6,4 +6,5 @@
 // Tests and their helpers: a failed step is a failed test, reported by the panic.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod input_limits;
 mod usi_game;

@@ -35,7 +35,7 @@ use crate::{EvalError, Evaluation, Evaluator, Limits, MoveValue};
 pub use player::BuiltinPlayer;
 pub use search::{MAX_DEPTH, MAX_PLY, RootMove, SearchLimits};
 pub use tt::{DEFAULT_HASH_MB, TranspositionTable};
-pub use usi::{run_usi, run_usi_with};
+pub use usi::{MAX_COMMAND_BYTES, run_usi, run_usi_with};
 
 /// The node budget per position when the caller sets no limit at all.
 ///

@@ -22,8 +22,12 @@ use super::search::{Iteration, SearchLimits, Searcher};
 use super::tt::{DEFAULT_HASH_MB, TranspositionTable};
 use super::{ENGINE_NAME, root_moves};
 use crate::choice::MAX_FV_SCALE;
+use crate::line::{LineRead, read_bounded_line};
 use crate::nnue::{self, DEFAULT_FV_SCALE, NnueConfig};
 
+/// The longest command line read: 1 MiB, far above a `position` command with
+/// `MAX_PLY` moves (some 60 KB). A longer line ends the session with an error.
+pub const MAX_COMMAND_BYTES: usize = 1 << 20;
 /// Largest accepted `Hash` in MiB.
 const MAX_HASH_MB: usize = 65_536;
 /// Largest accepted `MultiPV` (what YaneuraOu accepts; more than any position has moves).
@@ -35,7 +39,9 @@ const SEARCH_STACK_BYTES: usize = 16 * 1024 * 1024;
 /// Runs a USI session until `quit` or the end of `input`.
 ///
 /// Malformed commands are answered with `info string` lines and otherwise
-/// ignored, as GUIs expect; the session never ends because of bad input.
+/// ignored, as GUIs expect (bytes that are not UTF-8 are replaced); the session
+/// ends because of bad input only for a line longer than [`MAX_COMMAND_BYTES`],
+/// after which no command can be found (endless input such as `/dev/zero`).
 ///
 /// ```
 /// let script = "usi\nisready\nposition startpos\ngo depth 2\nquit\n";
@@ -46,7 +52,8 @@ const SEARCH_STACK_BYTES: usize = 16 * 1024 * 1024;
 /// ```
 ///
 /// # Errors
-/// Reading `input` or writing `output` failed.
+/// Reading `input` or writing `output` failed, or a line of `input` is longer
+/// than [`MAX_COMMAND_BYTES`].
 pub fn run_usi<R: BufRead, W: Write + Send>(input: R, output: W) -> io::Result<()> {
     run_usi_with(input, output, None)
 }
@@ -145,8 +152,20 @@ impl<'s, W: Write + Send> Session<'s, W> {
         input: R,
         scope: &'s Scope<'s, 'e>,
     ) -> io::Result<()> {
-        for line in input.lines() {
-            let line = line?;
+        let mut input = input;
+        loop {
+            let line = match read_bounded_line(&mut input, MAX_COMMAND_BYTES)? {
+                LineRead::Line(line) => line,
+                LineRead::End => break,
+                // Where the next command starts is unknown; the input is not USI.
+                LineRead::TooLong(start) => {
+                    let reason = format!(
+                        "a USI command longer than {MAX_COMMAND_BYTES} bytes (MAX_COMMAND_BYTES): `{start}`"
+                    );
+                    let _ = self.say(&format!("info string error: {reason}"));
+                    return Err(io::Error::new(io::ErrorKind::InvalidData, reason));
+                }
+            };
             let line = line.trim();
             let (command, rest) = line.split_once(char::is_whitespace).unwrap_or((line, ""));
             let rest = rest.trim();

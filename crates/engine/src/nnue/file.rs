@@ -17,6 +17,7 @@
 //! | | hidden layer 2: 32 `i32` biases, 32 x 32 `i8` weights |
 //! | | output layer: 1 `i32` bias, 32 `i8` weights |
 
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use thiserror::Error;
@@ -112,17 +113,69 @@ pub enum NnueError {
         path.display()
     )]
     ArchitectureLength { path: PathBuf, length: u32 },
+    #[error(
+        "evaluation file {} is longer than {expected} bytes, the size of a HalfKP 256x2-32-32 file with its header (endless input?)",
+        path.display()
+    )]
+    Longer { path: PathBuf, expected: usize },
 }
 
 /// Reads the evaluation file at `path`.
 ///
 /// # Errors
 /// An unreadable file, a wrong version, hash or architecture, a wrong size.
+///
+/// Nothing past the size the header announces is read: the header (version,
+/// hashes, architecture string of at most 4,096 bytes) is checked first, then
+/// the file's size (from its metadata, before the body is allocated, or, for a
+/// pipe or device, by reading one byte past it), so that `/dev/zero` or a
+/// file of another size fails at once.
 pub fn load(path: &Path) -> Result<Network, NnueError> {
-    let bytes = std::fs::read(path).map_err(|source| NnueError::Io {
+    let io_error = |source| NnueError::Io {
         path: path.to_owned(),
         source,
+    };
+    let mut file = std::fs::File::open(path).map_err(io_error)?;
+    let mut bytes = Vec::new();
+    (&mut file)
+        .take(12)
+        .read_to_end(&mut bytes)
+        .map_err(io_error)?;
+    let length = match bytes.get(8..12) {
+        Some(&[a, b, c, d]) => u32::from_le_bytes([a, b, c, d]),
+        // Too short for a header: `parse` says where it ends.
+        _ => return parse(&bytes, path),
+    };
+    if length <= MAX_ARCHITECTURE_BYTES {
+        (&mut file)
+            .take(u64::from(length))
+            .read_to_end(&mut bytes)
+            .map_err(io_error)?;
+    }
+    let (expected, _) = header(&mut Reader {
+        bytes: &bytes,
+        offset: 0,
+        path,
     })?;
+    let metadata = file.metadata().map_err(io_error)?;
+    if metadata.is_file() && metadata.len() != expected as u64 {
+        return Err(NnueError::Size {
+            path: path.to_owned(),
+            expected,
+            actual: usize::try_from(metadata.len()).unwrap_or(usize::MAX),
+        });
+    }
+    bytes.reserve_exact(expected.saturating_sub(bytes.len()) + 1);
+    let rest = (expected + 1).saturating_sub(bytes.len());
+    file.take(rest as u64)
+        .read_to_end(&mut bytes)
+        .map_err(io_error)?;
+    if bytes.len() > expected {
+        return Err(NnueError::Longer {
+            path: path.to_owned(),
+            expected,
+        });
+    }
     parse(&bytes, path)
 }
 
@@ -206,6 +259,45 @@ fn same_architecture(found: &str) -> bool {
         .eq(ARCHITECTURE.chars())
 }
 
+/// Checks the header (version, hash, architecture string) and returns the size
+/// the file must have, with the architecture string.
+fn header(r: &mut Reader<'_>) -> Result<(usize, String), NnueError> {
+    let version = r.u32("version")?;
+    if version != VERSION {
+        return Err(NnueError::Version {
+            path: r.path.to_owned(),
+            found: version,
+        });
+    }
+    let hash = r.u32("hash")?;
+    let length = r.u32("architecture string length")?;
+    if length > MAX_ARCHITECTURE_BYTES {
+        return Err(NnueError::ArchitectureLength {
+            path: r.path.to_owned(),
+            length,
+        });
+    }
+    let architecture =
+        String::from_utf8_lossy(r.take("architecture string", length as usize)?).into_owned();
+    if hash != FILE_HASH {
+        return Err(NnueError::Hash {
+            path: r.path.to_owned(),
+            field: "hash",
+            offset: 4,
+            found: hash,
+            expected: FILE_HASH,
+            architecture,
+        });
+    }
+    if !same_architecture(&architecture) {
+        return Err(NnueError::Architecture {
+            path: r.path.to_owned(),
+            found: architecture,
+        });
+    }
+    Ok((12 + length as usize + BODY_BYTES, architecture))
+}
+
 /// Parses the bytes of an evaluation file (`path` only names it in errors).
 ///
 /// # Errors
@@ -216,40 +308,7 @@ pub fn parse(bytes: &[u8], path: &Path) -> Result<Network, NnueError> {
         offset: 0,
         path,
     };
-    let version = r.u32("version")?;
-    if version != VERSION {
-        return Err(NnueError::Version {
-            path: path.to_owned(),
-            found: version,
-        });
-    }
-    let hash = r.u32("hash")?;
-    let length = r.u32("architecture string length")?;
-    if length > MAX_ARCHITECTURE_BYTES {
-        return Err(NnueError::ArchitectureLength {
-            path: path.to_owned(),
-            length,
-        });
-    }
-    let architecture =
-        String::from_utf8_lossy(r.take("architecture string", length as usize)?).into_owned();
-    if hash != FILE_HASH {
-        return Err(NnueError::Hash {
-            path: path.to_owned(),
-            field: "hash",
-            offset: 4,
-            found: hash,
-            expected: FILE_HASH,
-            architecture,
-        });
-    }
-    if !same_architecture(&architecture) {
-        return Err(NnueError::Architecture {
-            path: path.to_owned(),
-            found: architecture,
-        });
-    }
-    let expected = 12 + length as usize + BODY_BYTES;
+    let (expected, architecture) = header(&mut r)?;
     if bytes.len() != expected {
         return Err(NnueError::Size {
             path: path.to_owned(),

@@ -44,7 +44,8 @@ pub struct UsiConfig {
     /// How long one whole position (all its searches and retries) may take; `None`
     /// for no limit beyond [`UsiConfig::search_timeout`].
     pub position_timeout: Option<Duration>,
-    /// How long starting the engine (`usi` .. `usiok`, `isready` .. `readyok`) may take.
+    /// How long starting the engine (`usi` .. `usiok`, `isready` .. `readyok`) may
+    /// take (the command lines' `--timeout-secs` sets it with the search timeout).
     pub startup_timeout: Duration,
     /// How many times a crashed engine is restarted for the same position before the
     /// evaluation fails.

@@ -111,6 +111,18 @@ impl UsiEngine {
                         after,
                     });
                 }
+                Err(SessionError::Broken(reason)) => {
+                    // Killed at once: it may still be printing. Started again
+                    // when the next request comes.
+                    if let Some(session) = self.session.as_mut() {
+                        session.kill();
+                    }
+                    self.restart_later();
+                    return Err(EvalError::Engine {
+                        engine: self.name.clone(),
+                        reason: format!("{reason} (on `{context}`)"),
+                    });
+                }
                 Err(SessionError::Crashed(reason)) => {
                     self.session = None;
                     return Err(EvalError::Engine {

@@ -5,8 +5,15 @@ use std::time::{Duration, Instant};
 
 use super::config::UsiConfig;
 use super::info::Info;
-use super::process::{EngineProcess, ReadError};
+use super::process::{EngineProcess, MAX_LINE_BYTES, ReadError};
 use crate::EvalError;
+
+/// The most `option` lines a handshake may print (real engines print a few dozen).
+pub(crate) const MAX_OPTIONS: usize = 1_000;
+/// The most scored `info` lines one search may print. A MultiPV search of every
+/// legal move (at most 593) to depth 100, each line twice for its aspiration
+/// bounds, stays below it; the kept lines take some 100 bytes each.
+pub(crate) const MAX_SCORED_LINES: usize = 200_000;
 
 /// Why a session failed.
 #[derive(Debug)]
@@ -17,6 +24,10 @@ pub(crate) enum SessionError {
     Timeout(Duration),
     /// The engine cannot be used as configured; restarting will not help.
     Rejected(String),
+    /// The engine broke a bound on its output (a line too long, too many lines of
+    /// a kind); it must be killed, and restarting it for the same request would
+    /// only do the same again.
+    Broken(String),
     /// The process could not be started.
     Spawn(io::Error),
 }
@@ -122,6 +133,11 @@ impl Session {
             if let Some(name) = line.strip_prefix("id name ") {
                 name.trim().clone_into(&mut info.name);
             } else if let Some(decl) = OptionDecl::parse(line) {
+                if info.options.len() == MAX_OPTIONS {
+                    return Err(SessionError::Broken(format!(
+                        "the engine printed more than {MAX_OPTIONS} `option` lines before `usiok`"
+                    )));
+                }
                 info.options.push(decl);
             }
         }
@@ -199,6 +215,12 @@ impl Session {
                     output.time_ms = t;
                 }
                 if info.score.is_some() {
+                    if output.scored.len() == MAX_SCORED_LINES {
+                        return Err(SessionError::Broken(format!(
+                            "the engine printed more than {MAX_SCORED_LINES} scored `info` lines \
+                             in one search (`{go}`)"
+                        )));
+                    }
                     output.scored.push(info);
                 }
             } else if let Some(rest) = line.trim().strip_prefix("bestmove") {
@@ -242,6 +264,9 @@ fn read(
         Ok(line) => Ok(line),
         Err(ReadError::Timeout) => Err(SessionError::Timeout(timeout)),
         Err(ReadError::Closed) => Err(SessionError::Crashed(process.death_report())),
+        Err(ReadError::TooLong(start)) => Err(SessionError::Broken(format!(
+            "the engine printed a line longer than {MAX_LINE_BYTES} bytes: `{start}`"
+        ))),
     }
 }
 
@@ -260,7 +285,9 @@ pub(crate) fn session_error(error: SessionError, engine: &str, context: &str) ->
             sfen: context.to_owned(),
             after,
         },
-        SessionError::Crashed(reason) | SessionError::Rejected(reason) => EvalError::Engine {
+        SessionError::Crashed(reason)
+        | SessionError::Rejected(reason)
+        | SessionError::Broken(reason) => EvalError::Engine {
             engine: engine.to_owned(),
             reason,
         },

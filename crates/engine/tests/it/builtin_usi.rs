@@ -268,3 +268,33 @@ fn piped_script_runs_to_the_end() {
     let mv = best.split_whitespace().next().unwrap_or("");
     assert!(pos.parse_move(mv).is_ok(), "{best}");
 }
+
+#[test]
+fn endless_input_ends_the_session_with_a_clear_error() {
+    // `/dev/zero` as a reader: one line without end.
+    let input = std::io::BufReader::new(std::io::repeat(0));
+    let mut out = Vec::new();
+    let err = run_usi(input, &mut out).unwrap_err();
+    assert_eq!(err.kind(), std::io::ErrorKind::InvalidData);
+    let text = err.to_string();
+    assert!(text.contains("longer than 1048576 bytes"), "{text}");
+    // The quoted start is escaped and short.
+    let quoted = text.split('`').nth(1).unwrap();
+    assert!(quoted.starts_with("\\0\\0"), "{quoted}");
+    assert_eq!(quoted.chars().count(), stera_rules::MAX_QUOTE_CHARS + 1);
+    // The GUI is told too.
+    let said = String::from_utf8(out).unwrap();
+    assert!(
+        said.starts_with("info string error: a USI command longer"),
+        "{said}"
+    );
+    // Commands before an over-long line are answered.
+    let mut input = b"usi\n".to_vec();
+    input.extend(std::iter::repeat_n(
+        b'x',
+        stera_engine::builtin::MAX_COMMAND_BYTES + 1,
+    ));
+    let mut out = Vec::new();
+    run_usi(input.as_slice(), &mut out).unwrap_err();
+    assert!(String::from_utf8(out).unwrap().contains("usiok"));
+}

@@ -21,4 +21,5 @@ mod nnue_file;
 mod players;
 mod usi_engines;
 mod usi_fake;
+mod usi_flood;
 mod usi_overhead;

@@ -153,3 +153,74 @@ fn missing_file_names_the_path() {
     assert!(matches!(e, NnueError::Io { .. }), "{e}");
     assert!(e.to_string().contains("no/such/dir/nn.bin"), "{e}");
 }
+
+/// The header of a HalfKP 256x2-32-32 file: what makes a reader expect the body.
+fn valid_header() -> Vec<u8> {
+    let mut header = Vec::new();
+    header.extend_from_slice(&file::VERSION.to_le_bytes());
+    header.extend_from_slice(&file::FILE_HASH.to_le_bytes());
+    let length = u32::try_from(file::ARCHITECTURE.len()).unwrap();
+    header.extend_from_slice(&length.to_le_bytes());
+    header.extend_from_slice(file::ARCHITECTURE.as_bytes());
+    header
+}
+
+#[cfg(unix)]
+#[test]
+fn endless_or_oversized_files_fail_before_their_body_is_read() {
+    // `/dev/zero`: no version at byte 0, refused after 12 bytes.
+    let e = nnue::load(Path::new("/dev/zero")).err().unwrap();
+    assert!(matches!(e, NnueError::Version { found: 0, .. }), "{e}");
+
+    // A file of 8 GiB (sparse) with a valid header: its size is refused from
+    // its metadata, nothing of its body is read.
+    let dir = std::env::temp_dir().join(format!("stera-nnue-bounds-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let huge = dir.join("huge.bin");
+    std::fs::write(&huge, valid_header()).unwrap();
+    std::fs::File::options()
+        .write(true)
+        .open(&huge)
+        .unwrap()
+        .set_len(8 << 30)
+        .unwrap();
+    let e = nnue::load(&huge).err().unwrap();
+    assert!(
+        matches!(e, NnueError::Size { expected: file::FILE_BYTES, actual, .. } if actual == 8 << 30),
+        "{e}"
+    );
+
+    // A pipe that sends a valid header and then never ends: read one byte past
+    // the size the header announces, then refused.
+    let fifo = dir.join("endless.bin");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let writer = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || {
+            use std::io::Write;
+            let mut pipe = std::fs::File::options().write(true).open(&fifo).unwrap();
+            pipe.write_all(&valid_header()).unwrap();
+            let zeros = vec![0u8; 1 << 16];
+            // Until the reader closes its end.
+            while pipe.write_all(&zeros).is_ok() {}
+        })
+    };
+    let e = nnue::load(&fifo).err().unwrap();
+    assert!(
+        matches!(
+            e,
+            NnueError::Longer {
+                expected: file::FILE_BYTES,
+                ..
+            }
+        ),
+        "{e}"
+    );
+    assert!(e.to_string().contains("endless.bin"), "{e}");
+    writer.join().unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -1,0 +1,61 @@
+//! Endless input through the built binary: `/dev/zero` as USI commands, as the
+//! evaluation file, as the token file. Each fails at once with a clear error
+//! (before, each read until memory ran out).
+
+use std::fs::File;
+use std::process::{Command, Output, Stdio};
+
+fn worker(args: &[&str], stdin: Stdio) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_worker"))
+        .args(args)
+        .stdin(stdin)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap()
+}
+
+/// Exit 1 with `needle` in the error, which quotes no more than it must.
+fn fails_with(output: &Output, needle: &str) -> String {
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains(needle), "`{needle}` not in {stderr}");
+    assert!(stderr.len() < 2_000, "a long error: {stderr}");
+    stderr
+}
+
+#[test]
+fn usi_commands_from_dev_zero_end_with_an_error() {
+    let out = worker(&["--usi"], Stdio::from(File::open("/dev/zero").unwrap()));
+    let stderr = fails_with(&out, "a USI command longer than 1048576 bytes");
+    assert!(stderr.contains("`\\0\\0\\0"), "{stderr}");
+    // The GUI reads why on stdout, as an `info string`.
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.starts_with("info string error: a USI command longer"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn an_evaluation_file_from_dev_zero_is_refused_at_its_header() {
+    let out = worker(
+        &["--usi", "--eval-file", "/dev/zero"],
+        Stdio::from(File::open("/dev/null").unwrap()),
+    );
+    fails_with(&out, "not a YaneuraOu NNUE file");
+}
+
+#[test]
+fn a_token_file_from_dev_zero_is_refused() {
+    let out = worker(
+        &[
+            "--token-file",
+            "/dev/zero",
+            "--coordinator",
+            "http://127.0.0.1:9",
+        ],
+        Stdio::null(),
+    );
+    fails_with(&out, "token file /dev/zero is larger than 65536 bytes");
+}
