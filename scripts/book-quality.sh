@@ -363,11 +363,16 @@ import json, math, pathlib, sys
 out = pathlib.Path(sys.argv[1])
 print(f"\n{'row':<22} {'games':>5} {'distinct':>8} {'pairs':>5} {'elo (pentanomial, 95 %)':<26} {'los':>6} {'book/game':>9}")
 for path in sorted(out.glob("*.json")):
+    if path.stat().st_size == 0:
+        continue  # a match still running (its JSON is opened at start)
     r = json.loads(path.read_text())
     p = r["pentanomial"]
-    if p is None and r.get("book_never_used") and r.get("pentanomial_counts"):
-        # A book no game reaches is the engine alone: its score is the
-        # baseline the rows with a book are read against (pentanomial, 95 %).
+    mark = ""
+    if p is None and r.get("pentanomial_counts"):
+        # Withheld by `match` (a book no game reaches: the engine alone, the
+        # baseline the other rows are read against; or fewer than 95 % distinct
+        # games): the pentanomial estimate over pairs all the same, marked `*`.
+        mark = "*"
         c = r["pentanomial_counts"]; n = sum(c)
         scores = [0, 0.25, 0.5, 0.75, 1]
         m = sum(k * s for k, s in zip(c, scores)) / n
@@ -376,7 +381,7 @@ for path in sorted(out.glob("*.json")):
         h = 1.96 * math.sqrt(v / n)
         p = {"elo": e(m), "elo_low": e(m - h), "elo_high": e(m + h)}
     elo = "withheld" if p is None else (
-        f"{p['elo']:+.1f} [{p['elo_low']:+.1f}, {p['elo_high']:+.1f}]"
+        f"{p['elo']:+.1f} [{p['elo_low']:+.1f}, {p['elo_high']:+.1f}]{mark}"
         if None not in (p["elo"], p["elo_low"], p["elo_high"]) else "inf")
     los = "-" if r["los"] is None else f"{r['los']:.3f}"
     print(f"{path.stem:<22} {r['games']:>5} {r['distinct_games']:>8} {r['pairs']:>5} {elo:<26} {los:>6} "

@@ -159,9 +159,11 @@ fn perft_refuses_the_king_capturable_position_and_huge_move_lists() {
 fn import_of_dev_zero_fails_at_the_header() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("store");
+    // A stream is copied before it is read twice; endless input without a line
+    // end is refused while copying, naming the input.
     clean_failure(
         &["import", "--db", s(&db), "/dev/zero"],
-        &["/dev/zero:1", "bad header"],
+        &["/dev/zero", "no line end"],
     );
     assert!(!db.exists());
 }
