@@ -386,4 +386,27 @@ for path in sorted(out.glob("*.json")):
     los = "-" if r["los"] is None else f"{r['los']:.3f}"
     print(f"{path.stem:<22} {r['games']:>5} {r['distinct_games']:>8} {r['pairs']:>5} {elo:<26} {los:>6} "
           f"{r['coverage']['own_book_moves_per_game']:>9.2f}")
+
+# Held-out rows read against the no-book row of the same opponent: the Elo
+# difference over pairs, with a 95 % interval (delta method, independent rows).
+def pair_stats(r):
+    c = r["pentanomial_counts"]; n = sum(c)
+    scores = [0, 0.25, 0.5, 0.75, 1]
+    m = sum(k * s for k, s in zip(c, scores)) / n
+    v = sum(k * (s - m) ** 2 for k, s in zip(c, scores)) / n
+    return m, v / n
+def elo(m):
+    m = min(max(m, 1e-9), 1 - 1e-9)
+    return -400 * math.log10(1 / m - 1)
+rows = {p.stem: json.loads(p.read_text()) for p in sorted(out.glob("held-*.json")) if p.stat().st_size}
+for name, r in rows.items():
+    against, _, book = name[len("held-"):].partition("-")
+    base = rows.get(f"held-{against}-none")
+    if book == "none" or base is None:
+        continue
+    (m1, v1), (m0, v0) = pair_stats(r), pair_stats(base)
+    slope = lambda m: 400 / (math.log(10) * max(m * (1 - m), 1e-9))
+    d = elo(m1) - elo(m0)
+    h = 1.96 * math.sqrt((slope(m1)) ** 2 * v1 + (slope(m0)) ** 2 * v0)
+    print(f"{name:<22} against no book: {d:+.1f} [{d - h:+.1f}, {d + h:+.1f}]")
 EOF
