@@ -91,7 +91,11 @@ fn a_truncated_store_is_reported_not_panicked() {
                 vec!["learn", "--db", d, "--games", "1", "--nodes", "100"],
                 vec!["check", "--db", d],
             ] {
-                let what = format!("{args:?} cut at {keep} of {len}");
+                let what = format!(
+                    "{args:?} cut at {keep} of {len}; check said: {}{}",
+                    String::from_utf8_lossy(&checked.stdout),
+                    String::from_utf8_lossy(&checked.stderr)
+                );
                 let out = book_tools(&args);
                 let err = String::from_utf8_lossy(&out.stderr);
                 assert!(!out.status.success(), "{what}: {err}");

@@ -136,7 +136,12 @@ impl BackupSnapshot {
             &tree("kifu")?,
             &tree("meta")?,
             &tree("games")?,
-            &tree(super::learning::LEARNING)?,
+            copy.tree_names()
+                .iter()
+                .any(|n| n.as_ref() == super::learning::LEARNING.as_bytes())
+                .then(|| tree(super::learning::LEARNING))
+                .transpose()?
+                .as_ref(),
             &partial,
         )?;
         super::whole::WholeRecord::create(&partial, holdings)?;

@@ -75,7 +75,9 @@ pub(super) fn load_identities(meta: &sled::Tree, path: &Path) -> Result<Vec<Stri
 
 /// The learning tree and the opponents' identities of one store.
 pub(super) struct Learning<'a> {
-    pub(super) tree: &'a sled::Tree,
+    /// `None`: the store has no `learning` tree yet (no opponent ever): every
+    /// read finds nothing.
+    pub(super) tree: Option<&'a sled::Tree>,
     pub(super) path: &'a Path,
 }
 
@@ -126,11 +128,10 @@ impl Learning<'_> {
     }
 
     fn games(&self, opponent: OpponentId) -> Result<u64, BookError> {
-        match self
-            .tree
-            .get(games_key(opponent))
-            .map_err(|e| self.err(e))?
-        {
+        let Some(tree) = self.tree else {
+            return Ok(0);
+        };
+        match tree.get(games_key(opponent)).map_err(|e| self.err(e))? {
             Some(v) => {
                 let b: [u8; 8] = v.as_ref().try_into().map_err(|_| {
                     BookError::Corrupt(format!("a game count of {} bytes", v.len()))
@@ -142,8 +143,10 @@ impl Learning<'_> {
     }
 
     fn counts(&self, opponent: OpponentId, key: Key) -> Result<GameCounts, BookError> {
-        match self
-            .tree
+        let Some(tree) = self.tree else {
+            return Ok(GameCounts::default());
+        };
+        match tree
             .get(counts_key(opponent, key))
             .map_err(|e| self.err(e))?
         {
@@ -159,8 +162,12 @@ impl Learning<'_> {
         game_id: u64,
         counts: &[(Key, GameCounts)],
     ) -> Result<Option<sled::Batch>, BookError> {
-        if self
-            .tree
+        let Some(tree) = self.tree else {
+            return Err(BookError::Invalid(
+                "no learning tree to count a game in".into(),
+            ));
+        };
+        if tree
             .contains_key(game_key(game_id))
             .map_err(|e| self.err(e))?
         {
@@ -187,7 +194,10 @@ impl Learning<'_> {
     }
 
     pub(super) fn max_game_id(&self) -> Result<Option<u64>, BookError> {
-        match self.tree.scan_prefix(b"g").next_back() {
+        let Some(tree) = self.tree else {
+            return Ok(None);
+        };
+        match tree.scan_prefix(b"g").next_back() {
             Some(item) => {
                 let (k, _) = item.map_err(|e| self.err(e))?;
                 let b: [u8; 8] = k.get(1..).and_then(|b| b.try_into().ok()).ok_or_else(|| {
@@ -202,7 +212,10 @@ impl Learning<'_> {
     /// Learning games recorded, every opponent's.
     pub(super) fn games_recorded(&self) -> Result<u64, BookError> {
         let mut total = 0u64;
-        for item in self.tree.scan_prefix(b"n") {
+        let Some(tree) = self.tree else {
+            return Ok(0);
+        };
+        for item in tree.scan_prefix(b"n") {
             let (_, v) = item.map_err(|e| self.err(e))?;
             let b: [u8; 8] = v
                 .as_ref()
@@ -214,8 +227,10 @@ impl Learning<'_> {
     }
 
     pub(super) fn opponents_with_games(&self) -> Result<Vec<OpponentId>, BookError> {
-        self.tree
-            .scan_prefix(b"n")
+        let Some(tree) = self.tree else {
+            return Ok(Vec::new());
+        };
+        tree.scan_prefix(b"n")
             .map(|item| {
                 let (k, _) = item.map_err(|e| self.err(e))?;
                 match k.get(1..) {
@@ -234,9 +249,12 @@ impl Learning<'_> {
         opponent: OpponentId,
         f: &mut dyn FnMut(Key, GameCounts),
     ) -> Result<(), BookError> {
+        let Some(tree) = self.tree else {
+            return Ok(());
+        };
         let mut prefix = [b'c'; 3];
         prefix[1..].copy_from_slice(&opponent.0.to_be_bytes());
-        for item in self.tree.scan_prefix(prefix) {
+        for item in tree.scan_prefix(prefix) {
             let (k, v) = item.map_err(|e| self.err(e))?;
             let b: [u8; 16] = k.get(3..).and_then(|b| b.try_into().ok()).ok_or_else(|| {
                 BookError::Corrupt(format!("a learning counts key of {} bytes", k.len()))

@@ -82,7 +82,7 @@ use whole::{RECORD_KEPT, WholeRecord};
 
 /// The sled trees (tables) of a store, each described in the module
 /// documentation. Every one exists in every store opened (sled's own default
-/// tree aside); whatever copies a store table by table must handle each
+/// tree aside) but `learning`, made with the store's first learning opponent; whatever copies a store table by table must handle each
 /// (`crate::twins::write_merged` refuses a store with a table it does not know).
 pub const TABLES: [&str; 7] = [
     "nodes",
@@ -115,7 +115,10 @@ pub struct SledStore {
     kifu: sled::Tree,
     meta: sled::Tree,
     games: sled::Tree,
-    learning: sled::Tree,
+    /// The `learning` tree, made at the first learning opponent: opening it
+    /// for every store would write into stores that never learned (and into
+    /// damaged ones before they are checked).
+    learning: Option<sled::Tree>,
     len: u32,
     evaluators: Vec<String>,
     opponents: Vec<String>,
@@ -217,7 +220,15 @@ impl SledStore {
         let kifu = tree("kifu")?;
         let meta = tree("meta")?;
         let games = tree("games")?;
-        let learning = tree(learning::LEARNING)?;
+        let learning = if db
+            .tree_names()
+            .iter()
+            .any(|n| n.as_ref() == learning::LEARNING.as_bytes())
+        {
+            Some(tree(learning::LEARNING)?)
+        } else {
+            None
+        };
         // Opened here (not only when used) so that every store lists every table.
         tree(QUARANTINE)?;
         match meta.get("format").map_err(|e| store_error(path, e))? {
@@ -279,7 +290,7 @@ impl SledStore {
             evaluators.push(String::from_utf8_lossy(&v).into_owned());
         }
         let opponents = learning::load_identities(&meta, path)?;
-        let holdings = holdings_of(len, &kifu, &meta, &games, &learning, path)?;
+        let holdings = holdings_of(len, &kifu, &meta, &games, learning.as_ref(), path)?;
         let mut store = Self {
             path: path.to_owned(),
             db,
@@ -539,13 +550,16 @@ impl SledStore {
         from: &SledStore,
         merge: &std::collections::HashMap<Key, Key>,
     ) -> Result<(), BookError> {
-        if !self.opponents.is_empty() || !self.learning.is_empty() {
+        if !self.opponents.is_empty() || self.learning.as_ref().is_some_and(|t| !t.is_empty()) {
             return Err(BookError::Invalid(format!(
                 "`{}` has learning games already",
                 self.path.display()
             )));
         }
         let opponents = from.opponents()?;
+        let Some(from_learning) = &from.learning else {
+            return Ok(());
+        };
         for o in &opponents {
             let id = self.intern_opponent(&o.identity)?;
             if id != o.id {
@@ -567,14 +581,16 @@ impl SledStore {
                 batch.insert(&k[..], &v[..]);
             }
         }
-        for item in from.learning.iter() {
+        for item in from_learning.iter() {
             let (k, v) = item.map_err(|e| from.err(e))?;
             // Game ids and the games per opponent as they are.
             if k.first() != Some(&b'c') {
                 batch.insert(k, v);
             }
         }
-        self.learning.apply_batch(batch).map_err(|e| self.err(e))?;
+        self.learning_tree()?
+            .apply_batch(batch)
+            .map_err(|e| self.err(e))?;
         self.db.flush().map_err(|e| self.err(e))?;
         self.holdings.learning_games = self.learning_view().games_recorded()?;
         self.note_write();
@@ -636,7 +652,7 @@ pub(super) fn holdings_of(
     kifu: &sled::Tree,
     meta: &sled::Tree,
     games: &sled::Tree,
-    learning: &sled::Tree,
+    learning: Option<&sled::Tree>,
     path: &Path,
 ) -> Result<Holdings, BookError> {
     let err = |e| store_error(path, e);
@@ -1018,9 +1034,10 @@ impl NodeStore for SledStore {
             })?));
         }
         self.room(identity.len() + 64)?;
+        let tree = self.learning_tree()?;
         let mut identities = std::mem::take(&mut self.opponents);
         let interned = learning::Learning {
-            tree: &self.learning,
+            tree: Some(&tree),
             path: &self.path,
         }
         .intern(&self.meta, &mut identities, identity);
@@ -1050,7 +1067,9 @@ impl NodeStore for SledStore {
             return Ok(false);
         };
         self.room(counts.len() * 40 + 32)?;
-        self.learning.apply_batch(batch).map_err(|e| self.err(e))?;
+        self.learning_tree()?
+            .apply_batch(batch)
+            .map_err(|e| self.err(e))?;
         self.db.flush().map_err(|e| self.err(e))?;
         self.holdings.learning_games = self.holdings.learning_games.saturating_add(1);
         self.note_write();
@@ -1069,9 +1088,22 @@ impl NodeStore for SledStore {
 impl SledStore {
     fn learning_view(&self) -> learning::Learning<'_> {
         learning::Learning {
-            tree: &self.learning,
+            tree: self.learning.as_ref(),
             path: &self.path,
         }
+    }
+
+    /// The `learning` tree, made now if the store has none yet (a write).
+    fn learning_tree(&mut self) -> Result<sled::Tree, BookError> {
+        if let Some(tree) = &self.learning {
+            return Ok(tree.clone());
+        }
+        let tree = self
+            .db
+            .open_tree(learning::LEARNING)
+            .map_err(|e| self.err(e))?;
+        self.learning = Some(tree.clone());
+        Ok(tree)
     }
 
     fn max_self_play_game_id(&self) -> Result<Option<u64>, BookError> {

@@ -86,7 +86,7 @@ pub struct SledReader {
     pub(super) path: PathBuf,
     pub(super) nodes: sled::Tree,
     pub(super) games: sled::Tree,
-    pub(super) learning: sled::Tree,
+    pub(super) learning: Option<sled::Tree>,
 }
 
 impl std::fmt::Debug for SledReader {
@@ -126,7 +126,7 @@ impl SledReader {
         f: &mut dyn FnMut(Key, GameCounts),
     ) -> Result<(), BookError> {
         super::learning::Learning {
-            tree: &self.learning,
+            tree: self.learning.as_ref(),
             path: &self.path,
         }
         .for_each_count(opponent, f)
@@ -138,7 +138,7 @@ impl SledReader {
     /// Storage failure or corrupt keys.
     pub fn learning_opponents(&self) -> Result<Vec<crate::OpponentId>, BookError> {
         super::learning::Learning {
-            tree: &self.learning,
+            tree: self.learning.as_ref(),
             path: &self.path,
         }
         .opponents_with_games()
