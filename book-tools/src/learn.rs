@@ -83,8 +83,9 @@ pub struct Args {
     /// --nodes (0 turns it off).
     #[arg(long, value_name = "SHARE", default_value_t = stera_games::play::DEFAULT_NODE_JITTER)]
     node_jitter: f64,
-    /// Games played at the same time (each with its own two engines).
-    #[arg(long, default_value_t = 1)]
+    /// Games played at the same time (each with its own two engines), 1 to 256.
+    #[arg(long, default_value_t = 1,
+          value_parser = clap::value_parser!(u16).range(1..=256).map(usize::from))]
     concurrency: usize,
     /// Moves after which a game is a draw.
     #[arg(long, default_value_t = DEFAULT_PLY_LIMIT)]
