@@ -164,7 +164,12 @@ fn listening_on_a_public_address_without_a_token_is_warned_about() {
 fn careless_command_lines_are_said_or_refused() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("typo.db");
-    let mut c = Coord::start(&db, "127.0.0.1:0", &["--think-limit", "0"], &[]);
+    let mut c = Coord::start(
+        &db,
+        "127.0.0.1:0",
+        &["--think-limit", "1000000", "--nodes", "50"],
+        &[],
+    );
     c.wait_log("created a NEW, EMPTY book store", LONG);
     // The worker's URL without `http://`.
     let mut worker = common::start_worker(&c.addr, &["--slots", "1"], &[("RUST_LOG", "info")]);
@@ -191,7 +196,7 @@ fn careless_command_lines_are_said_or_refused() {
         let out = Command::new(EXE)
             .arg("--db")
             .arg(&fresh)
-            .args(["--play-temperature", bad])
+            .arg(format!("--play-temperature={bad}"))
             .stdout(Stdio::null())
             .output()
             .unwrap();
