@@ -83,8 +83,8 @@ pub struct Args {
     /// --nodes (0 turns it off).
     #[arg(long, value_name = "SHARE", default_value_t = stera_games::play::DEFAULT_NODE_JITTER)]
     node_jitter: f64,
-    /// Games played at the same time (each with its own two engines).
-    #[arg(long, default_value_t = 1)]
+    /// Games played at the same time (each with its own two engines), 1 to 256.
+    #[arg(long, default_value_t = 1, value_parser = parse_concurrency)]
     concurrency: usize,
     /// Moves after which a game is a draw.
     #[arg(long, default_value_t = DEFAULT_PLY_LIMIT)]
@@ -712,6 +712,14 @@ fn play_against(
         },
         index,
     )
+}
+
+/// `--concurrency`: 1 to 256 game threads (each runs two engines).
+fn parse_concurrency(text: &str) -> std::result::Result<usize, String> {
+    match text.trim().parse::<usize>() {
+        Ok(n) if (1..=256).contains(&n) => Ok(n),
+        _ => Err(format!("`{text}` is not 1 to 256 game threads")),
+    }
 }
 
 /// A number in [0, 1) drawn from `seed` (which opponent plays a game).

@@ -22,8 +22,9 @@ pub struct Args {
 
 #[derive(clap::Args)]
 struct Connection {
-    /// The coordinator's gRPC URL (`http://host:50051`, or `https://` with TLS).
-    #[arg(long, default_value = "http://127.0.0.1:50051")]
+    /// The coordinator's gRPC URL (`http://host:50051`, or `https://` with TLS;
+    /// `host:50051` without a scheme is taken as `http://`).
+    #[arg(long, default_value = "http://127.0.0.1:50051", value_parser = stera_proto::coordinator_url)]
     coordinator: String,
     /// File holding the bearer token (else STERA_TOKEN; none for a coordinator
     /// without authentication).

@@ -24,7 +24,7 @@ pub struct Cluster {
     /// engine flags are then not used: the workers' engines play. The coordinator
     /// serves these searches before its own jobs. Default: local engines (the
     /// engine flags).
-    #[arg(long, value_name = "URL")]
+    #[arg(long, value_name = "URL", value_parser = stera_proto::coordinator_url)]
     pub coordinator: Option<String>,
     /// File holding the coordinator's bearer token (else STERA_TOKEN; neither: no
     /// token is sent).

@@ -257,8 +257,17 @@ pub async fn run(args: CoordinatorArgs, export: Option<ExportFn<SledStore>>) -> 
 async fn open_live_book(db: &std::path::Path) -> Result<LiveBook<SledStore>> {
     let db = db.to_path_buf();
     let live = tokio::task::spawn_blocking(move || -> Result<LiveBook<SledStore>> {
+        let existed = db.join("conf").is_file();
         let store = SledStore::open(&db)
             .with_context(|| format!("cannot open the book store {}", db.display()))?;
+        if !existed {
+            // A typo in --db would otherwise start a new book without a word
+            // while the real one waits elsewhere.
+            tracing::warn!(
+                store = %db.display(),
+                "created a NEW, EMPTY book store: if you meant to grow an existing book, stop now (Ctrl-C) and check --db"
+            );
+        }
         if store.record_begun() {
             tracing::info!(
                 store = %db.display(),

@@ -502,7 +502,8 @@ pub struct PlayArgs {
     pub adjudicate_plies: u32,
     /// Softmax temperature (centipawns) with which openings are sampled from the
     /// book's exported values (0: always the best line).
-    #[arg(long, default_value_t = stera_games::book::DEFAULT_TEMPERATURE)]
+    #[arg(long, default_value_t = stera_games::book::DEFAULT_TEMPERATURE,
+          value_parser = parse_temperature)]
     pub play_temperature: f64,
     /// Append every counted game to this file: one line `sfen START moves ...`, a
     /// tab, and the result. Default: games are counted, not written. Formerly
@@ -512,6 +513,16 @@ pub struct PlayArgs {
     /// Seed of the opening draws.
     #[arg(long, default_value_t = 0)]
     pub play_seed: u64,
+}
+
+/// A temperature: a finite number of centipawns, 0 or more.
+fn parse_temperature(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(t) if t.is_finite() && t >= 0.0 => Ok(t),
+        _ => Err(format!(
+            "`{text}` is not a temperature: a number of centipawns, 0 or more"
+        )),
+    }
 }
 
 fn parse_share(text: &str) -> Result<f64, String> {

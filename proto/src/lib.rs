@@ -84,6 +84,35 @@ impl v1::JobResult {
     }
 }
 
+/// A coordinator URL as given on a command line: `host:port` without a scheme
+/// is taken as `http://host:port` (a bare address was refused by the transport
+/// only when the first connection was tried, with an error about URIs); a
+/// scheme other than `http` or `https` is refused at once.
+///
+/// ```
+/// assert_eq!(stera_proto::coordinator_url("10.0.0.5:50051").unwrap(), "http://10.0.0.5:50051");
+/// assert_eq!(stera_proto::coordinator_url("https://h:1").unwrap(), "https://h:1");
+/// assert!(stera_proto::coordinator_url("ftp://h:1").is_err());
+/// assert!(stera_proto::coordinator_url(" ").is_err());
+/// ```
+///
+/// # Errors
+/// An empty URL or another scheme, in words for the command line.
+pub fn coordinator_url(text: &str) -> Result<String, String> {
+    let text = text.trim();
+    if text.is_empty() {
+        return Err("the coordinator URL is empty".into());
+    }
+    match text.split_once("://") {
+        None => Ok(format!("http://{text}")),
+        Some(("http" | "https", rest)) if !rest.is_empty() => Ok(text.to_owned()),
+        Some((scheme, _)) => Err(format!(
+            "`{}`: a coordinator URL is http://HOST:PORT or https://HOST:PORT, not `{scheme}://`",
+            text.chars().take(200).collect::<String>()
+        )),
+    }
+}
+
 /// The bearer token a worker or tool presents and a coordinator expects.
 pub mod token {
     use std::io::Read;

@@ -39,11 +39,13 @@ pub use status::Stats;
     about = "Evaluates book positions for a stera coordinator"
 )]
 pub struct WorkerArgs {
-    /// The coordinator's URL (`http://host:port`).
+    /// The coordinator's URL (`http://host:port`, `https://` with TLS; `host:port`
+    /// without a scheme is taken as `http://`).
     #[arg(
         long,
         env = "STERA_COORDINATOR",
-        default_value = "http://127.0.0.1:50051"
+        default_value = "http://127.0.0.1:50051",
+        value_parser = stera_proto::coordinator_url
     )]
     pub coordinator: String,
     /// File holding the bearer token the coordinator expects (else STERA_TOKEN;

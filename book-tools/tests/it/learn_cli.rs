@@ -312,6 +312,14 @@ fn bad_learning_flags_are_refused_before_a_game() {
             vec!["--nodes", "100", "--stop-when-settled", "0.3"],
             "--stop-when-settled",
         ),
+        (
+            vec!["--nodes", "100", "--concurrency", "0"],
+            "--concurrency",
+        ),
+        (
+            vec!["--nodes", "100", "--concurrency", "100000"],
+            "--concurrency",
+        ),
     ] {
         let mut full = vec!["learn", "--db", db.as_str()];
         full.extend(args.iter().copied());

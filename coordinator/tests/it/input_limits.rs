@@ -155,3 +155,56 @@ fn listening_on_a_public_address_without_a_token_is_warned_about() {
     c.sigterm();
     assert!(c.wait_exit(LONG).success());
 }
+
+/// Careless input: a new store is announced loudly (a typo in --db must not
+/// start a new book without a word), an existing one is not; a worker given
+/// `host:port` without a scheme connects; a temperature that is not a number of
+/// centipawns is refused before anything is made.
+#[test]
+fn careless_command_lines_are_said_or_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("typo.db");
+    let mut c = Coord::start(
+        &db,
+        "127.0.0.1:0",
+        &["--think-limit", "1000000", "--nodes", "50"],
+        &[],
+    );
+    c.wait_log("created a NEW, EMPTY book store", LONG);
+    // The worker's URL without `http://`.
+    let mut worker = common::start_worker(&c.addr, &["--slots", "1"], &[("RUST_LOG", "info")]);
+    c.wait_log("worker connected", LONG);
+    let _ = worker.kill();
+    let _ = worker.wait();
+    c.sigterm();
+    assert!(c.wait_exit(LONG).success());
+    drop(c);
+    let c = Coord::start(&db, "127.0.0.1:0", &["--think-limit", "0"], &[]);
+    c.wait_log("listening", LONG);
+    assert!(
+        !c.log
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|l| l.contains("created a NEW")),
+        "an existing store is opened without the warning"
+    );
+    drop(c);
+
+    for bad in ["NaN", "-5", "inf"] {
+        let fresh = dir.path().join(format!("t{bad}.db"));
+        let out = Command::new(EXE)
+            .arg("--db")
+            .arg(&fresh)
+            .arg(format!("--play-temperature={bad}"))
+            .stdout(Stdio::null())
+            .output()
+            .unwrap();
+        assert!(!out.status.success(), "{bad}");
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains("is not a temperature"),
+            "{bad}"
+        );
+        assert!(!fresh.exists(), "{bad}: nothing made");
+    }
+}
