@@ -262,8 +262,10 @@ async fn open_live_book(db: &std::path::Path) -> Result<LiveBook<SledStore>> {
             .with_context(|| format!("cannot open the book store {}", db.display()))?;
         if !existed {
             // A typo in --db would otherwise start a new book without a word
-            // while the real one waits elsewhere.
-            tracing::warn!(
+            // while the real one waits elsewhere. Said at INFO, loudly: a new
+            // book is also what a first run is for (the README's main job), and
+            // a clean run logs no warning.
+            tracing::info!(
                 store = %db.display(),
                 "created a NEW, EMPTY book store: if you meant to grow an existing book, stop now (Ctrl-C) and check --db"
             );
