@@ -96,6 +96,10 @@ def unknown_flags(cmd: CommandLine, helps: HelpCache) -> list[str]:
         if not word.startswith("--"):
             continue
         flag = word.split("=", 1)[0]
+        if any(c.isspace() for c in flag):
+            # A quoted value that is itself flags (`--opponent "--nodes 500"`):
+            # the flags of another engine's description, not of this binary.
+            continue
         if flag not in known:
             problems.append(f"{cmd.where}: `{' '.join(path)}` has no flag {flag}")
     return problems
