@@ -45,7 +45,13 @@ pub struct RemotePlayer {
     url: String,
     /// The engine the last answering worker reported.
     engine: Option<String>,
+    /// Whether the user was told that searches wait (once per player).
+    told_waiting: bool,
 }
+
+/// A search unanswered this long is told about: a coordinator without workers
+/// queues searches silently, and a match would look hung.
+const WAIT_NOTE_AFTER: std::time::Duration = std::time::Duration::from_secs(10);
 
 impl RemotePlayer {
     /// Connects to the coordinator of `cluster`.
@@ -70,6 +76,7 @@ impl RemotePlayer {
             token,
             url,
             engine: None,
+            told_waiting: false,
         })
     }
 
@@ -96,9 +103,31 @@ impl Player for RemotePlayer {
         };
         let request = crate::remote::with_token(self.token.as_deref(), message)
             .map_err(|e| self.failure(format!("{e:#}")))?;
-        let reply = self
-            .runtime
-            .block_on(self.client.search(request))
+        let Self {
+            runtime,
+            client,
+            told_waiting,
+            url,
+            ..
+        } = self;
+        let reply = runtime
+            .block_on(async {
+                let search = client.search(request);
+                tokio::pin!(search);
+                if !*told_waiting {
+                    tokio::select! {
+                        answer = &mut search => return answer,
+                        () = tokio::time::sleep(WAIT_NOTE_AFTER) => {
+                            *told_waiting = true;
+                            eprintln!(
+                                "waiting: the coordinator at {url} has answered no search for {} s; it serves them once a worker is connected (`book-tools remote status` lists its workers)",
+                                WAIT_NOTE_AFTER.as_secs()
+                            );
+                        }
+                    }
+                }
+                search.await
+            })
             .map_err(|s| {
                 self.failure(format!(
                     "the coordinator refused the search ({:?}): {}",

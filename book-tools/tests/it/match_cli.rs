@@ -252,6 +252,26 @@ fn fairy_stockfish_plays_a_match() {
 /// searches) and one worker with the built-in engine on a free loopback port;
 /// returns its URL. Both run until the test process ends.
 fn cluster(dir: &Path) -> String {
+    let url = coordinator_alone(dir);
+    use clap::Parser;
+    let worker = stera_worker::WorkerArgs::parse_from([
+        "worker",
+        "--coordinator",
+        &url,
+        "--slots",
+        "2",
+        "--nodes",
+        "200",
+    ]);
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Runtime::new().expect("runtime");
+        rt.block_on(stera_worker::run(worker))
+    });
+    url
+}
+
+/// Starts an in-process coordinator without workers; returns its URL.
+fn coordinator_alone(dir: &Path) -> String {
     use clap::Parser;
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
@@ -281,20 +301,50 @@ fn cluster(dir: &Path) -> String {
         );
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
-    let worker = stera_worker::WorkerArgs::parse_from([
-        "worker",
-        "--coordinator",
-        &url,
-        "--slots",
-        "2",
-        "--nodes",
-        "200",
-    ]);
-    std::thread::spawn(move || {
-        let rt = tokio::runtime::Runtime::new().expect("runtime");
-        rt.block_on(stera_worker::run(worker))
-    });
     url
+}
+
+/// A match through a coordinator that has no worker says that it waits,
+/// instead of looking hung.
+#[test]
+fn a_match_through_a_coordinator_without_workers_says_it_waits() {
+    use std::io::{BufRead, BufReader};
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db = synthetic_book(dir.path());
+    let url = coordinator_alone(dir.path());
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_book-tools"))
+        .args(["match", "--db", &db, "--games", "2", "--nodes", "200"])
+        .args(["--coordinator", &url])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("start book-tools");
+    let stderr = child.stderr.take().expect("stderr");
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    let started = std::time::Instant::now();
+    let mut seen = Vec::new();
+    let told = loop {
+        match rx.recv_timeout(std::time::Duration::from_secs(1)) {
+            Ok(line) if line.contains("waiting: the coordinator") => break line,
+            Ok(line) => seen.push(line),
+            Err(_) => {}
+        }
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(120),
+            "no waiting note: {seen:?}"
+        );
+    };
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(
+        told.contains(&url) && told.contains("remote status"),
+        "{told}"
+    );
 }
 
 #[test]
