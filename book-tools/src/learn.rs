@@ -46,9 +46,6 @@ use stera_games::{
 };
 use stera_rules::{Color, Position};
 
-/// The learner's default margin (see [`DEFAULT_LEARNING_WINDOW`]).
-pub const DEFAULT_LEARN_EVAL_DIFF: i32 = DEFAULT_LEARNING_WINDOW;
-
 #[derive(clap::Args)]
 pub struct Args {
     /// The book store: its analysis gives the learner's moves, and every game is
@@ -65,7 +62,7 @@ pub struct Args {
     openings: Option<PathBuf>,
     /// Try only the book moves at most CP below the position's best value
     /// (the same flag as `match`'s YaneuraOu rule).
-    #[arg(long, value_name = "CP", default_value_t = DEFAULT_LEARN_EVAL_DIFF)]
+    #[arg(long, value_name = "CP", default_value_t = DEFAULT_LEARNING_WINDOW)]
     eval_diff: i32,
     /// The weight of a move's value against its games, in games: a move's
     /// estimate is its game score shrunk towards the win rate of its value by

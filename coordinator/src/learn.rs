@@ -127,8 +127,7 @@ impl LearnArgs {
                 .iter()
                 .map(|text| {
                     let spec = OpponentSpec::parse(text).map_err(|e| e.to_string())?;
-                    let plain = OpponentSpec::parse("--nodes 1").map_err(|e| e.to_string())?;
-                    if !spec.same_engine(&plain.engine) {
+                    if spec.names_engine() {
                         return Err(format!(
                             "--learn-opponent `{}`: on the cluster the workers' engines play; give a budget, a weight and a jitter only",
                             stera_rules::excerpt(text)
@@ -226,7 +225,7 @@ impl LearnLedger {
             .filter(|o| {
                 budgets
                     .iter()
-                    .any(|b| o.identity.ends_with(&format!(" at {b}")))
+                    .any(|b| stera_games::opponent::plays_at(&o.identity, b))
             })
             .map(|o| o.id)
             .collect();
@@ -340,7 +339,7 @@ impl LearnDriver {
             at_once = args.learn_concurrency,
             opponents = %pool.members().iter().map(|m| format!("{} (weight {})", m.budget(), m.weight)).collect::<Vec<_>>().join(", "),
             "learning games: {}",
-            policy_description(&policy)
+            stera_games::BookPolicy::describe(&policy)
         );
         let shared = Arc::new(Shared {
             handle,
@@ -394,11 +393,6 @@ impl LearnDriver {
         })
         .await;
     }
-}
-
-fn policy_description(policy: &LearningPolicy) -> String {
-    use stera_games::BookPolicy;
-    policy.describe()
 }
 
 /// One thread's games, until the target is started or the driver stops.

@@ -167,7 +167,7 @@ impl OpponentSpec {
     /// identity (as its `Player` reports it) and the budget.
     #[must_use]
     pub fn identity(&self, engine_identity: &str) -> String {
-        format!("{engine_identity} at {}", self.budget())
+        format!("{engine_identity}{BUDGET_SEPARATOR}{}", self.budget())
     }
 
     /// True when its games differ from one another by its own play: its node
@@ -178,6 +178,14 @@ impl OpponentSpec {
         self.node_jitter > 0.0
     }
 
+    /// True when the description names an engine of its own rather than the
+    /// default (the built-in engine with its hand-crafted evaluation): on the
+    /// cluster an opponent is the workers' engine, and only a budget is given.
+    #[must_use]
+    pub fn names_engine(&self) -> bool {
+        engine_words(&self.engine) != DEFAULT_ENGINE_WORDS
+    }
+
     /// True when `other` runs the same engine program with the same options, so
     /// one started engine can serve both (with their own budgets).
     #[must_use]
@@ -185,6 +193,21 @@ impl OpponentSpec {
         engine_words(&self.engine) == engine_words(other)
     }
 }
+
+/// Between an engine's identity and its budget in an opponent's identity.
+const BUDGET_SEPARATOR: &str = " at ";
+
+/// True when the opponent `identity` (as [`OpponentSpec::identity`] makes it)
+/// plays at `budget` (as [`OpponentSpec::budget`] words it), whatever its engine.
+#[must_use]
+pub fn plays_at(identity: &str, budget: &str) -> bool {
+    identity
+        .strip_suffix(budget)
+        .is_some_and(|rest| rest.ends_with(BUDGET_SEPARATOR))
+}
+
+/// [`engine_words`] of the default engine flags.
+const DEFAULT_ENGINE_WORDS: &str = "builtin";
 
 /// The engine flags in words, for comparing engines and naming them.
 fn engine_words(engine: &EngineChoice) -> String {
@@ -195,7 +218,7 @@ fn engine_words(engine: &EngineChoice) -> String {
                 path.display(),
                 engine.fv_scale
             ),
-            None => "builtin".into(),
+            None => DEFAULT_ENGINE_WORDS.into(),
         },
         EngineKind::Usi => format!(
             "usi {} {}",
@@ -306,6 +329,8 @@ mod tests {
         assert_eq!(o.budget(), "50 ms");
         assert_eq!(o.node_jitter, 0.0);
         assert_eq!(o.identity("X 1.0"), "X 1.0 at 50 ms");
+        assert!(super::plays_at(&o.identity("X 1.0"), &o.budget()));
+        assert!(!super::plays_at("X 1.0 at 150 ms", &o.budget()));
     }
 
     #[test]
@@ -315,6 +340,7 @@ mod tests {
         assert!(a.same_engine(&b.engine));
         let c = OpponentSpec::parse("--engine usi --engine-cmd x --depth 2").unwrap();
         assert!(!a.same_engine(&c.engine));
+        assert!(!a.names_engine() && !b.names_engine() && c.names_engine());
     }
 
     #[test]

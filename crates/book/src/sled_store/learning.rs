@@ -87,18 +87,13 @@ impl Learning<'_> {
     }
 
     /// Stores a new identity under the next id (the caller checked it is new).
-    pub(super) fn intern(
+    pub(super) fn store_identity(
         &self,
         meta: &sled::Tree,
         identities: &mut Vec<String>,
         identity: &str,
     ) -> Result<OpponentId, BookError> {
         crate::check_opponent_identity(identity)?;
-        if let Some(i) = identities.iter().position(|e| e == identity) {
-            return Ok(OpponentId(u16::try_from(i).map_err(|_| {
-                BookError::Corrupt("an opponent id beyond 65,535".into())
-            })?));
-        }
         let id = OpponentId(
             u16::try_from(identities.len())
                 .map_err(|_| BookError::Full("more than 65,536 learning opponents".into()))?,

@@ -1034,15 +1034,14 @@ impl NodeStore for SledStore {
             })?));
         }
         self.room(identity.len() + 64)?;
-        let tree = self.learning_tree()?;
+        // The tree is made with the first opponent (see `TABLES`).
+        self.learning_tree()?;
         let mut identities = std::mem::take(&mut self.opponents);
-        let interned = learning::Learning {
-            tree: Some(&tree),
-            path: &self.path,
-        }
-        .intern(&self.meta, &mut identities, identity);
+        let stored = self
+            .learning_view()
+            .store_identity(&self.meta, &mut identities, identity);
         self.opponents = identities;
-        let id = interned?;
+        let id = stored?;
         self.db.flush().map_err(|e| self.err(e))?;
         Ok(id)
     }
