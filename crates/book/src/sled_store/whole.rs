@@ -120,9 +120,18 @@ impl Holdings {
         let b = b.get(..USED)?;
         let u32_at = |i: usize| b.get(i..i + 4)?.try_into().ok().map(u32::from_le_bytes);
         let u64_at = |i: usize| b.get(i..i + 8)?.try_into().ok().map(u64::from_le_bytes);
-        if &b[..8] != MAGIC || u64_at(48)? != fnv1a(&b[..48]) {
+        if &b[..8] != MAGIC {
             return None;
         }
+        // The first layout (before learning games were counted) ended its
+        // checksum at byte 40; its stores read as having learned nothing.
+        let learning_games = if u64_at(48)? == fnv1a(&b[..48]) {
+            u64_at(40)?
+        } else if u64_at(40)? == fnv1a(&b[..40]) {
+            0
+        } else {
+            return None;
+        };
         let config = match u32_at(28)? {
             0 => false,
             1 => true,
@@ -136,7 +145,7 @@ impl Holdings {
                 evaluators: u32_at(24)?,
                 config,
                 games: u64_at(32)?,
-                learning_games: u64_at(40)?,
+                learning_games,
             },
         ))
     }
@@ -322,5 +331,24 @@ mod tests {
             text.contains("positions: 3 of 8") && text.contains("run configuration"),
             "{text}"
         );
+    }
+
+    #[test]
+    fn a_slot_of_the_first_layout_reads_as_no_learning_games() {
+        // The first layout: the same fields up to the games, its checksum at 40.
+        let mut old = [0u8; SLOT];
+        old[..8].copy_from_slice(MAGIC);
+        old[8..16].copy_from_slice(&3u64.to_le_bytes());
+        old[16..20].copy_from_slice(&11u32.to_le_bytes());
+        old[28..32].copy_from_slice(&1u32.to_le_bytes());
+        old[32..40].copy_from_slice(&6u64.to_le_bytes());
+        let sum = fnv1a(&old[..40]);
+        old[40..48].copy_from_slice(&sum.to_le_bytes());
+        let (seq, holdings) = Holdings::decode(&old).unwrap();
+        assert_eq!((seq, holdings.nodes, holdings.games), (3, 11, 6));
+        assert_eq!(holdings.learning_games, 0);
+        // A torn slot of that layout is still refused.
+        old[18] ^= 0xff;
+        assert_eq!(Holdings::decode(&old), None);
     }
 }
