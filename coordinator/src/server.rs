@@ -84,16 +84,22 @@ pub(crate) async fn start_server(
             .context("invalid TLS certificate or key")?;
     }
     let server = tokio::spawn(builder.add_service(service).serve_with_incoming_shutdown(
-        // Each job and acknowledgement is a small write on a long-lived stream:
-        // with Nagle's algorithm on (tonic sets no option on a listener it is
-        // given) a write waits for the peer's delayed ACK, up to 40 ms, which
-        // made each learning move's round trip 10-20 times its search.
-        tonic::transport::server::TcpIncoming::from(listener).with_nodelay(Some(true)),
+        connections(listener),
         async move {
             let _ = stopped.wait_for(|s| *s).await;
         },
     ));
     Ok((server, addr))
+}
+
+/// The accepted connections of `listener`, Nagle's algorithm off.
+///
+/// Each job and acknowledgement is a small write on a long-lived stream: with
+/// Nagle's algorithm on (tonic sets no option on a listener it is given) a write
+/// waits for the peer's delayed ACK, up to 40 ms, which made each learning
+/// move's round trip 10-20 times its search.
+fn connections(listener: tokio::net::TcpListener) -> tonic::transport::server::TcpIncoming {
+    tonic::transport::server::TcpIncoming::from(listener).with_nodelay(Some(true))
 }
 
 /// Runs until the limits are reached, or a signal asks to drain (then waits up to
@@ -170,3 +176,18 @@ pub(crate) async fn close_server(mut server: ServerTask) {
 
 /// How long the gRPC server may take to close its connections at shutdown.
 const SERVER_GRACE: Duration = Duration::from_secs(5);
+
+#[cfg(test)]
+mod tests {
+    use tokio_stream::StreamExt;
+
+    #[tokio::test]
+    async fn accepted_connections_send_small_writes_at_once() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let mut incoming = super::connections(listener);
+        let _client = tokio::net::TcpStream::connect(addr).await.unwrap();
+        let accepted = incoming.next().await.unwrap().unwrap();
+        assert!(accepted.nodelay().unwrap(), "Nagle's algorithm is on");
+    }
+}
