@@ -69,7 +69,8 @@ grow() { # grow NAME NODES [coordinator flags...]
 match() { # match NAME [book-tools match flags...]
     local name=$1
     shift
-    wanted "$name" || return 0
+    # ROWS=held names every held-out row.
+    wanted "$name" || { [[ $name == held-* ]] && wanted held; } || return 0
     if [ ! -s "$OUT/$name.json" ]; then
         # A match whose pairs repeat exits non-zero after printing its counts.
         run "$BIN/book-tools" match --games "$GAMES" --nodes "$NODES" --concurrency "$JOBS" \
@@ -80,16 +81,19 @@ match() { # match NAME [book-tools match flags...]
     cat "$OUT/$name.match"
 }
 
-grow high "$GROW_NODES_HIGH"
-grow low "$GROW_NODES_LOW"
-# The same compute spread by sampling descents (near-best lines of both sides)
-# instead of the alpha-beta principal variation.
-grow lowsm "$GROW_NODES_LOW" --select softmax --temperature 20
-for book in high low; do
-    if [ ! -s "$OUT/$book-minimax.db2016" ]; then
-        run "$BIN/book-tools" export --db "$OUT/$book.db" --out "$OUT/$book-minimax.db2016"
-    fi
-done
+# The held-out rows (ROWS=held) grow their own book: the three below are not needed.
+if [ "$ROWS" != held ]; then
+    grow high "$GROW_NODES_HIGH"
+    grow low "$GROW_NODES_LOW"
+    # The same compute spread by sampling descents (near-best lines of both sides)
+    # instead of the alpha-beta principal variation.
+    grow lowsm "$GROW_NODES_LOW" --select softmax --temperature 20
+    for book in high low; do
+        if [ ! -s "$OUT/$book-minimax.db2016" ]; then
+            run "$BIN/book-tools" export --db "$OUT/$book.db" --out "$OUT/$book-minimax.db2016"
+        fi
+    done
+fi
 
 match high-best --db "$OUT/high.db" --book-moves best
 match high-yaneuraou --db "$OUT/high.db" --book-moves yaneuraou
@@ -135,7 +139,8 @@ fi
 fixed() { # fixed NAME [match flags...]: a match on the openings of low-best
     local name=$1
     shift
-    wanted "$name" || return 0
+    # ROWS=held names every held-out row.
+    wanted "$name" || { [[ $name == held-* ]] && wanted held; } || return 0
     [ -s "$OUT/low-openings.txt" ] || python3 "$SCRIPTS/match-positions.py" openings "$OUT/low-best.csa" > "$OUT/low-openings.txt"
     if [ ! -s "$OUT/$name.json" ]; then
         run "$BIN/book-tools" match --openings "$OUT/low-openings.txt" --games "$GAMES" \
@@ -193,7 +198,8 @@ fs_grow() { # fs_grow NAME DEPTH
 fs_match() { # fs_match NAME [match flags...]
     local name=$1
     shift
-    wanted "$name" || return 0
+    # ROWS=held names every held-out row.
+    wanted "$name" || { [[ $name == held-* ]] && wanted held; } || return 0
     if [ ! -s "$OUT/$name.json" ]; then
         run "$BIN/book-tools" match --games "$GAMES" --depth "$FS_DEPTH" --concurrency "$JOBS" \
             --suite-plies "$PLIES" --book-moves best --engine usi --engine-cmd "$FS" \
@@ -332,6 +338,37 @@ if wanted held; then
     }
     learned single
     learned pool --opponent "--nodes 500" --opponent "--nodes 1000" --opponent "--nodes 2000"
+    # The same pool learned through the cluster (`cluster`: two local worker
+    # processes, no growth), and growth where the games go against no growth at
+    # equal compute: `grow` also thinks HELD_GROW [1000] positions where its games
+    # left the book (--learn-grow-share 1); `nogrow` is `cluster` given more games
+    # until it has used the CPU time (user + system, workers included) of `grow`.
+    HELD_GROW=${HELD_GROW:-1000}
+    clustered() { # clustered NAME FROM GAMES SEED [coordinator flags...]
+        local name=$1 from=$2 games=$3 seed=$4
+        shift 4
+        if [ ! -d "$OUT/$name.db" ]; then
+            rm -rf "$OUT/$name.tmp"
+            cp -r "$OUT/$from.db" "$OUT/$name.tmp"
+            run /usr/bin/time -f "%U %S" -o "$OUT/$name.cpu" "$BIN/coordinator" --db "$OUT/$name.tmp" \
+                --local-workers 2 --local-slots 1 --listen 127.0.0.1:0 --nodes "$GROW_NODES_LOW" \
+                --learn-games "$games" --learn-nodes "$NODES" --learn-openings "$OUT/startpos.txt" \
+                --learn-seed "$seed" --learn-opponent "--nodes 500" --learn-opponent "--nodes 1000" \
+                --learn-opponent "--nodes 2000" "$@" 2> "$OUT/$name.learn.log"
+            mv "$OUT/$name.tmp" "$OUT/$name.db"
+        fi
+    }
+    cpu() { awk '{ print $1 + $2 }' "$OUT/$1.cpu"; }
+    clustered cluster held "$HELD_LEARN_GAMES" 5 --think-limit 0 --learn-grow-plies 0
+    clustered grow held "$HELD_LEARN_GAMES" 5 --think-limit "$HELD_GROW" --learn-grow-share 1
+    more=$(awk -v g="$(cpu grow)" -v c="$(cpu cluster)" -v n="$HELD_LEARN_GAMES" \
+        'BEGIN { m = int(n * (g - c) / c + 0.5); print (m > 0 ? m : 0) }')
+    echo "== grow used $(cpu grow) s of CPU, cluster $(cpu cluster) s: nogrow gets $more more games"
+    if [ "$more" -gt 0 ]; then
+        clustered nogrow cluster "$more" 6 --think-limit 0 --learn-grow-plies 0
+    else
+        [ -d "$OUT/nogrow.db" ] || cp -r "$OUT/cluster.db" "$OUT/nogrow.db"
+    fi
     start=(--openings "$OUT/startpos.txt" --repeat-openings --seed 7)
     fs=(--opponent-engine usi --opponent-engine-cmd "$(command -v fairy-stockfish || echo /usr/games/fairy-stockfish)"
         --opponent-engine-option UCI_Variant=shogi --opponent-nodes "$FS_NODES")
@@ -345,6 +382,10 @@ if wanted held; then
         GAMES=$HELD_GAMES match "held-$against-minimax" --db "$OUT/held.db" --book-moves best "${start[@]}" "${opp[@]}"
         GAMES=$HELD_GAMES match "held-$against-single" --db "$OUT/single.db" --book-moves results "${start[@]}" "${opp[@]}"
         GAMES=$HELD_GAMES match "held-$against-pool" --db "$OUT/pool.db" --book-moves results "${start[@]}" "${opp[@]}"
+        GAMES=$HELD_GAMES match "held-$against-cluster" --db "$OUT/cluster.db" --book-moves results "${start[@]}" "${opp[@]}"
+        [ "$against" = train ] && continue
+        GAMES=$HELD_GAMES match "held-$against-grow" --db "$OUT/grow.db" --book-moves results "${start[@]}" "${opp[@]}"
+        GAMES=$HELD_GAMES match "held-$against-nogrow" --db "$OUT/nogrow.db" --book-moves results "${start[@]}" "${opp[@]}"
     done
 fi
 
