@@ -24,30 +24,38 @@ pub struct Args {
 }
 
 pub fn run(args: &Args) -> Result<()> {
-    let out = stera_book::store_path::check_output_path(&args.out, &args.db)
+    // Bound now: the copy is written into the directory checked here, whatever
+    // becomes of its path meanwhile.
+    let target = stera_book::store_path::BoundTarget::open(&args.out, Some(&args.db))
         .map_err(|e| anyhow::anyhow!("{e}"))?;
+    let out = target.write_path();
     let store = common::open_existing(&args.db)?;
     let before = directory_size(&args.db)
         .with_context(|| format!("cannot measure {}", args.db.display()))?;
-    let summary = store
-        .backup_to(&out)
-        .with_context(|| format!("cannot back up {} to {}", args.db.display(), out.display()))?;
+    let summary = store.backup_to(&out).map_err(|e| {
+        anyhow::anyhow!(
+            "cannot back up {} to {}: {}",
+            args.db.display(),
+            args.out.display(),
+            target.shown(&e.to_string())
+        )
+    })?;
     if summary.leftovers_removed > 0 {
         eprintln!(
             "backup: removed {} leftover(s) of interrupted backups or exports beside {}",
             summary.leftovers_removed,
-            out.display()
+            args.out.display()
         );
     }
     let after =
-        directory_size(&out).with_context(|| format!("cannot measure {}", out.display()))?;
+        directory_size(&out).with_context(|| format!("cannot measure {}", args.out.display()))?;
     crate::say!(
         "backup: {} positions, {} entries; {} -> {} bytes on disk ({})",
         summary.nodes,
         summary.entries,
         before,
         after,
-        out.display()
+        args.out.display()
     );
     Ok(())
 }

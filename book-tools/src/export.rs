@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
+use stera_book::store_path::BoundTarget;
 use stera_book::terashock::{
     Backup, BookFormat, ExportOptions, ExportSummary, NodeExtras, Weights, export_book,
 };
@@ -46,7 +47,8 @@ pub fn run(args: &Args) -> Result<()> {
     // Flags that contradict each other are refused before the store is read.
     let choice = args.export.checked()?;
     let format = choice.format.resolve(&args.out)?;
-    stera_book::store_path::check_output_path(&args.out, &args.db)?;
+    // Bound now: the export writes minutes later, into the directory checked here.
+    let target = stera_book::store_path::BoundTarget::open(&args.out, Some(&args.db))?;
     let learning = choice.options().needs_learning().then_some(&args.opponents);
     let (book, extras) = load_with_games(
         &args.db,
@@ -66,7 +68,7 @@ pub fn run(args: &Args) -> Result<()> {
     if format == BookFormat::Ybb && choice.weights.is_some() {
         eprintln!("note: a .ybb book has no count field: --weights does not reach it");
     }
-    let summary = export_to(&book, &extras, &args.out, format, &options)?;
+    let summary = export_to(&book, &extras, &target, format, &options)?;
     let s = summary.solve;
     crate::say!(
         "nodes {} edges {} leaf edges {}",
@@ -126,7 +128,7 @@ pub fn run(args: &Args) -> Result<()> {
 fn export_to(
     book: &Book,
     extras: &NodeExtras,
-    out: &Path,
+    out: &BoundTarget,
     format: BookFormat,
     options: &ExportOptions,
 ) -> Result<ExportSummary> {
@@ -134,14 +136,15 @@ fn export_to(
     let summary = export_book(
         book,
         extras,
-        out,
+        &out.write_path(),
         format,
         options,
         &mut |phase, done, total| {
             progress.report(phase, done, total);
         },
     )
-    .with_context(|| format!("cannot export to `{}`", out.display()))?;
+    .map_err(|e| anyhow::anyhow!("{}", out.shown(&format!("{:#}", anyhow::Error::from(e)))))
+    .with_context(|| format!("cannot export to `{}`", out.path().display()))?;
     progress.finish();
     Ok(summary)
 }

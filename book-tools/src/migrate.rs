@@ -37,7 +37,7 @@ pub fn run(args: &Args) -> Result<()> {
     let out = args
         .out
         .as_ref()
-        .map(|out| stera_book::store_path::check_output_path(out, &args.db))
+        .map(|out| stera_book::store_path::BoundTarget::open(out, Some(&args.db)))
         .transpose()
         .map_err(|e| anyhow::anyhow!("{e}"))?;
     let mut store = common::open_existing(&args.db)?;
@@ -82,10 +82,17 @@ pub fn run(args: &Args) -> Result<()> {
             pairs.pairs()
         );
     };
-    let summary = write_merged(&store, &book, &pairs, &out, &mut |phase, done, total| {
-        progress.report(phase, done, total);
-    })
-    .with_context(|| format!("cannot write the merged store `{}`", out.display()))?;
+    let summary = write_merged(
+        &store,
+        &book,
+        &pairs,
+        &out.write_path(),
+        &mut |phase, done, total| {
+            progress.report(phase, done, total);
+        },
+    )
+    .map_err(|e| anyhow::anyhow!("{}", out.shown(&format!("{e:#}"))))
+    .with_context(|| format!("cannot write the merged store `{}`", out.path().display()))?;
     progress.finish();
     crate::say!(
         "merged: {} -> {} positions, {} twin pairs, {} rebuilt from their SFEN, {} bans moved to twins, {} game counters added to twins; {:.1} s ({})",
@@ -96,12 +103,12 @@ pub fn run(args: &Args) -> Result<()> {
         summary.bans_moved,
         summary.game_counters_merged,
         start.elapsed().as_secs_f64(),
-        out.display()
+        out.path().display()
     );
     crate::say!(
         "to use it: stop the coordinator, keep `{}` as a backup and put `{}` in its place",
         args.db.display(),
-        out.display()
+        out.path().display()
     );
     Ok(())
 }

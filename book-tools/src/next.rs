@@ -45,10 +45,16 @@ pub struct Args {
 pub const MAX_NEXT_COUNT: usize = 10_000;
 
 pub fn run(args: &Args) -> Result<()> {
-    if let Some(out) = &args.think_file {
-        stera_book::store_path::check_output_path(out, &args.db)
-            .with_context(|| format!("bad --think-file `{}`", out.display()))?;
-    }
+    // Bound now: the file is written after the selection, into the directory
+    // checked here.
+    let think_file = args
+        .think_file
+        .as_ref()
+        .map(|out| {
+            stera_book::store_path::BoundTarget::open(out, Some(&args.db))
+                .with_context(|| format!("bad --think-file `{}`", out.display()))
+        })
+        .transpose()?;
     let count = usize::try_from(args.count)
         .ok()
         .filter(|&n| n <= MAX_NEXT_COUNT)
@@ -95,9 +101,10 @@ pub fn run(args: &Args) -> Result<()> {
             text.push_str(&format!("sfen {}\n", leaf.sfen()));
         }
     }
-    match &args.think_file {
-        Some(path) => {
-            std::fs::write(path, &text)
+    match &think_file {
+        Some(target) => {
+            let path = target.path();
+            std::fs::write(target.write_path(), &text)
                 .with_context(|| format!("cannot write {}", path.display()))?;
             eprintln!(
                 "next: {} of {} positions asked for written to {}",

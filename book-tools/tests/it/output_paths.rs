@@ -151,3 +151,51 @@ fn no_store_is_made_inside_a_store() {
     assert_eq!(store_files(&db), before);
     store_opens(&db);
 }
+
+/// Issue 35, point 3: an export writes minutes after its start. The directory
+/// of `--out`, swapped for a symbolic link into another store once the book is
+/// loaded (and the path long checked), does not redirect the write: the book
+/// lands in the directory that was checked, and the store's files stay as they
+/// were.
+#[test]
+fn an_export_directory_swapped_for_a_link_into_a_store_after_start_changes_no_store() {
+    use std::io::BufRead;
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("book.db");
+    let other = dir.path().join("other.db");
+    ok(&["synth", "--db", s(&db), "--nodes", "40000", "--batch", "64"]);
+    ok(&["synth", "--db", s(&other), "--nodes", "50", "--batch", "8"]);
+    let before = store_files(&other);
+    let exports = dir.path().join("exports");
+    std::fs::create_dir(&exports).unwrap();
+    // Named like the store's data file: written through the link, it would
+    // replace it.
+    let out = exports.join("db");
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_book-tools"))
+        .args(["export", "--db", s(&db), "--out", s(&out)])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    while stderr.read_line(&mut line).unwrap() > 0 && !line.starts_with("loaded") {
+        line.clear();
+    }
+    assert!(line.starts_with("loaded"), "no `loaded` line: {line}");
+    let moved = dir.path().join("moved");
+    std::fs::rename(&exports, &moved).unwrap();
+    std::os::unix::fs::symlink(&other, &exports).unwrap();
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut stderr, &mut rest).unwrap();
+    let status = child.wait().unwrap();
+    assert!(status.success(), "export failed: {rest}");
+    assert_eq!(store_files(&other), before, "the other store was written");
+    store_opens(&other);
+    let book = std::fs::read_to_string(moved.join("db")).unwrap();
+    assert!(
+        book.starts_with("#YANEURAOU-DB2016"),
+        "{}",
+        &book[..50.min(book.len())]
+    );
+}

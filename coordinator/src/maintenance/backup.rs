@@ -20,14 +20,22 @@ use super::{BackupFn, Job, MaintenanceError};
 pub fn store_backup(store: PathBuf) -> BackupFn<SledStore> {
     Box::new(move |live: &LiveBook<SledStore>, path: &Path| {
         let start = Instant::now();
-        stera_book::store_path::check_output_path(path, &store)?;
-        if path.exists() {
+        // Bound now, on the dispatcher thread: the copy goes into the
+        // directory checked here, whatever becomes of its path meanwhile.
+        let target = stera_book::store_path::BoundTarget::open(path, Some(&store))?;
+        if target.write_path().exists() {
             return Err(MaintenanceError::BackupExists(path.to_owned()));
         }
         let snapshot = live.store().backup_snapshot()?;
         let path = path.to_owned();
         let job: Job<BackupReply> = Box::new(move || {
-            let summary = snapshot.write_to(&path)?;
+            let summary =
+                snapshot
+                    .write_to(&target.write_path())
+                    .map_err(|e| MaintenanceError::Write {
+                        path: path.clone(),
+                        detail: target.shown(&e.to_string()),
+                    })?;
             Ok(BackupReply {
                 path: path.display().to_string(),
                 entries: summary.entries,

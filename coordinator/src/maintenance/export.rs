@@ -4,6 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use stera_book::store_path::BoundTarget;
 use stera_book::terashock::{BookFormat, ExportOptions, NodeExtras, export_book};
 use stera_book::{Book, LiveBook, SledReader, SledStore};
 use stera_proto::v1::{ExportReply, ExportRequest};
@@ -45,14 +46,16 @@ pub fn options_of(request: &ExportRequest) -> Result<ExportOptions, ExportReques
 #[must_use]
 pub fn book_exporter(store: PathBuf) -> ExportFn<SledStore> {
     Box::new(move |live: &LiveBook<SledStore>, request: &ExportRequest| {
-        stera_book::store_path::check_output_path(Path::new(&request.path), &store)?;
+        // Bound now, on the dispatcher thread: the export thread writes into
+        // the directory checked here, whatever becomes of its path meanwhile.
+        let target = BoundTarget::open(Path::new(&request.path), Some(&store))?;
         let options = options_of(request)?;
         let format = format_of(request)?;
         let book = live.book().clone();
         let reader = live.store().reader();
         let request = request.clone();
         let job: ExportJob =
-            Box::new(move || export_snapshot(&book, &reader, &request, format, &options));
+            Box::new(move || export_snapshot(&book, &reader, &request, &target, format, &options));
         Ok(job)
     })
 }
@@ -64,6 +67,7 @@ fn export_snapshot(
     book: &Book,
     reader: &SledReader,
     request: &ExportRequest,
+    target: &BoundTarget,
     format: BookFormat,
     options: &ExportOptions,
 ) -> Result<ExportReply, MaintenanceError> {
@@ -86,7 +90,6 @@ fn export_snapshot(
                 .map_err(MaintenanceError::GameResults)?;
         }
     }
-    let out = Path::new(&request.path);
     let mut last_log = Instant::now();
     let mut progress = |phase: &'static str, done: u64, total: u64| {
         if last_log.elapsed() >= Duration::from_secs(10) {
@@ -94,7 +97,18 @@ fn export_snapshot(
             tracing::info!(phase, done, total, "exporting");
         }
     };
-    let summary = export_book(book, &extras, out, format, options, &mut progress)?;
+    let summary = export_book(
+        book,
+        &extras,
+        &target.write_path(),
+        format,
+        options,
+        &mut progress,
+    )
+    .map_err(|e| MaintenanceError::Write {
+        path: target.path().to_path_buf(),
+        detail: target.shown(&format!("{:#}", anyhow::Error::from(e))),
+    })?;
     let written = summary.written;
     Ok(ExportReply {
         path: request.path.clone(),

@@ -144,6 +144,10 @@ pub enum MaintenanceError {
     /// Writing the book failed.
     #[error(transparent)]
     Export(#[from] TeraShockError),
+    /// Writing an export or a backup into its bound directory failed (the
+    /// message names the path as asked for, not the directory's handle).
+    #[error("cannot write `{}`: {detail}", path.display())]
+    Write { path: PathBuf, detail: String },
 }
 
 impl MaintenanceError {

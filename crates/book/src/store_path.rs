@@ -8,7 +8,10 @@
 //! resolves its output path through [`check_output_path`] (or
 //! [`check_output_path_outside_stores`] when no store is at hand) first, and a
 //! remote caller's path through [`resolve_in_export_dir`], since a client should
-//! not choose where the coordinator writes.
+//! not choose where the coordinator writes. A file written later (an export, a
+//! backup) is then bound to its directory with [`BoundTarget`], and one written
+//! bit by bit is opened at once with [`BoundOutput`]: a path changed after the
+//! check redirects nothing.
 //!
 //! The rule: the path, resolved through symbolic links and `..` (an existing file
 //! as a whole, a new one by its directory), must lie neither in the store being
@@ -252,6 +255,133 @@ impl BoundOutput {
     }
 }
 
+/// An output written later (an export that takes minutes, a backup, a periodic
+/// export of a long run) bound to its directory now: the directory is opened at
+/// once, and what the open handle refers to is checked (not the path, which a
+/// directory swapped for a symbolic link into a store could redirect after the
+/// check). Every write goes through the handle ([`BoundTarget::write_path`]),
+/// so whatever becomes of the path's directories afterwards, the writes land in
+/// the directory that was checked, or nowhere.
+///
+/// The handle is reached by name through `/proc/self/fd`, which the kernel
+/// resolves to the open directory itself, so writers that take a path (sled,
+/// the exporters' temporary-file-and-rename) need no change. Without `/proc`
+/// (not the product's platforms) the resolved path is used, checked to be the
+/// directory that was opened.
+///
+/// ```
+/// # let dir = tempfile::tempdir().unwrap();
+/// use stera_book::store_path::BoundTarget;
+/// let out = dir.path().join("exports/book.db2016");
+/// std::fs::create_dir(dir.path().join("exports")).unwrap();
+/// let target = BoundTarget::open(&out, None).unwrap();
+/// // The directory moves away (and could be replaced by a link into a store):
+/// std::fs::rename(dir.path().join("exports"), dir.path().join("moved")).unwrap();
+/// std::fs::write(target.write_path(), "entries").unwrap();
+/// assert!(dir.path().join("moved/book.db2016").is_file());
+/// ```
+#[derive(Debug)]
+pub struct BoundTarget {
+    shown: PathBuf,
+    shown_dir: PathBuf,
+    write_dir: PathBuf,
+    name: std::ffi::OsString,
+    /// Kept open: the handle `write_dir` names.
+    _dir: std::fs::File,
+}
+
+impl BoundTarget {
+    /// Checks `out` by the rules of [`check_output_path`] (every store when
+    /// `store` is `None`), opens its directory and checks what was opened.
+    ///
+    /// # Errors
+    /// [`OutputPathError`]: a rule the path or the opened directory breaks, or
+    /// the directory cannot be opened.
+    pub fn open(out: &Path, store: Option<&Path>) -> Result<Self, OutputPathError> {
+        use std::os::fd::AsRawFd;
+        match store {
+            Some(store) => check_output_path(out, store)?,
+            None => check_output_path_outside_stores(out)?,
+        };
+        let name = match out.components().next_back() {
+            Some(Component::Normal(name)) => name.to_owned(),
+            _ => {
+                return Err(OutputPathError::NoFileName {
+                    path: out.to_path_buf(),
+                });
+            }
+        };
+        let shown_dir = match out.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        let directory_error = |source| OutputPathError::Directory {
+            path: out.to_path_buf(),
+            dir: shown_dir.clone(),
+            source,
+        };
+        let dir = std::fs::File::open(&shown_dir).map_err(directory_error)?;
+        let opened = dir.metadata().map_err(directory_error)?;
+        if !opened.is_dir() {
+            return Err(directory_error(std::io::Error::new(
+                std::io::ErrorKind::NotADirectory,
+                "not a directory",
+            )));
+        }
+        let by_handle = PathBuf::from(format!("/proc/self/fd/{}", dir.as_raw_fd()));
+        let (real, write_dir) = match std::fs::read_link(&by_handle) {
+            Ok(real) if real.is_absolute() && by_handle.is_dir() => (real, by_handle),
+            _ => {
+                let real = shown_dir.canonicalize().map_err(directory_error)?;
+                if !same_file(&real, &opened) {
+                    return Err(directory_error(std::io::Error::other(
+                        "it was replaced while it was opened",
+                    )));
+                }
+                (real.clone(), real)
+            }
+        };
+        let target = Self {
+            shown: out.to_path_buf(),
+            shown_dir,
+            write_dir,
+            name,
+            _dir: dir,
+        };
+        // The directory the handle holds, wherever the path now leads.
+        check_outside_stores(out, &real.join(&target.name), store)?;
+        check_links(out, &target.write_path(), store)?;
+        Ok(target)
+    }
+
+    /// The path to write: the file's name in the directory opened.
+    #[must_use]
+    pub fn write_path(&self) -> PathBuf {
+        self.write_dir.join(&self.name)
+    }
+
+    /// The path as given (for messages).
+    #[must_use]
+    pub fn path(&self) -> &Path {
+        &self.shown
+    }
+
+    /// `text` (a writer's message) with the handle's name replaced by the
+    /// directory as given, so messages name paths the user knows.
+    #[must_use]
+    pub fn shown(&self, text: &str) -> String {
+        text.replace(
+            &self.write_dir.display().to_string(),
+            &self.shown_dir.display().to_string(),
+        )
+    }
+}
+
+fn same_file(path: &Path, meta: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(path).is_ok_and(|m| m.dev() == meta.dev() && m.ino() == meta.ino())
+}
+
 /// [`check_output_path`] for a writer that uses no store of its own (e.g.
 /// `match --book FILE --out-games OUT`): every store is protected all the same.
 ///
@@ -471,6 +601,50 @@ mod tests {
         assert_eq!(std::fs::read_to_string(moved.join("db")).unwrap(), "{}\n");
         // Bound now, the same path is refused.
         assert!(BoundOutput::append(&out_dir.join("conf"), None).is_err());
+    }
+
+    /// A target bound to its directory (exports, backups): a write by rename
+    /// after the directory was swapped for a link into a store lands in the
+    /// directory that was checked; the store keeps its files.
+    #[test]
+    fn a_bound_target_writes_where_it_was_checked_after_a_swap() {
+        let tmp = tempfile::tempdir().unwrap();
+        let store = tmp.path().join("other.db");
+        fake_store(&store);
+        let out_dir = tmp.path().join("exports");
+        std::fs::create_dir(&out_dir).unwrap();
+        let target =
+            BoundTarget::open(&out_dir.join("db"), Some(&tmp.path().join("mine.db"))).unwrap();
+        let moved = tmp.path().join("moved");
+        std::fs::rename(&out_dir, &moved).unwrap();
+        std::os::unix::fs::symlink(&store, &out_dir).unwrap();
+        // As the exporters write: a temporary file beside the target, renamed.
+        let temporary = target.write_path().with_file_name("db.partial");
+        std::fs::write(&temporary, b"book").unwrap();
+        std::fs::rename(&temporary, target.write_path()).unwrap();
+        assert_eq!(std::fs::read(store.join("db")).unwrap(), b"x");
+        assert_eq!(std::fs::read(moved.join("db")).unwrap(), b"book");
+        // Messages name the directory as given, not the handle.
+        let text = format!("cannot write `{}`", target.write_path().display());
+        assert_eq!(
+            target.shown(&text),
+            format!("cannot write `{}`", out_dir.join("db").display())
+        );
+        // Bound now, through the link: refused, naming the store.
+        let e = BoundTarget::open(&out_dir.join("book.db2016"), None).unwrap_err();
+        assert!(matches!(e, OutputPathError::InsideOtherStore { .. }), "{e}");
+    }
+
+    #[test]
+    fn a_bound_target_needs_a_directory_and_a_name() {
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::write(tmp.path().join("file"), b"x").unwrap();
+        let e = BoundTarget::open(&tmp.path().join("file/book.db2016"), None).unwrap_err();
+        assert!(e.to_string().contains("file"), "{e}");
+        assert!(BoundTarget::open(&tmp.path().join("missing/book.db2016"), None).is_err());
+        assert!(BoundTarget::open(Path::new("/"), None).is_err());
+        let target = BoundTarget::open(Path::new("relative-name.db2016"), None).unwrap();
+        assert_eq!(target.path(), Path::new("relative-name.db2016"));
     }
 
     #[test]
