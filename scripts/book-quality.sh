@@ -263,7 +263,7 @@ if wanted single-start; then
     if [ ! -d "$OUT/single.db" ]; then
         echo startpos > "$OUT/startpos.txt"
         # `grow` would skip the store that `roots set` makes.
-        run "$BIN/book-tools" roots set --db "$OUT/single.tmp" "$OUT/startpos.txt"
+        run "$BIN/book-tools" roots set --create --db "$OUT/single.tmp" "$OUT/startpos.txt"
         run "$BIN/coordinator" --db "$OUT/single.tmp" --local-workers 2 --think-limit "$THINK" \
             --nodes "$GROW_NODES_HIGH" 2> "$OUT/single.grow.log"
         mv "$OUT/single.tmp" "$OUT/single.db"

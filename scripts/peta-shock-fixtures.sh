@@ -52,7 +52,7 @@ if [ "$compare" = "--compare" ]; then
     tools="$root/target/release/book-tools"
     for raw in "$out"/*.raw.db; do
         name=$(basename "$raw" .raw.db)
-        "$tools" import --db "$work/$name/store" "$raw" > "$work/$name/import.log" 2>&1
+        "$tools" import --create --db "$work/$name/store" "$raw" > "$work/$name/import.log" 2>&1
         "$tools" export --db "$work/$name/store" --out "$work/$name/ours.db" \
             > "$work/$name/export.log" 2>&1
         echo "== $name: $(grep -E '^solved' "$work/$name/export.log")"

@@ -37,9 +37,27 @@ pub fn note_unmerged_twins(store: &SledStore, db: &Path) {
     }
 }
 
-/// Opens the store, creating it if missing (the subcommands that write).
-pub fn open_or_create(db: &Path) -> Result<SledStore> {
-    SledStore::open(db).map_err(|e| store_error(db, e))
+/// Opens the store of a subcommand that writes into it; a missing one is made
+/// only when `create` (its `--create`) says so, and then said: a typo in `--db`
+/// must not start a new, empty book without a word.
+pub fn open_for_writing(db: &Path, create: bool) -> Result<SledStore> {
+    if stera_book::store_path::is_store_dir(db) {
+        return open_existing(db);
+    }
+    if !create {
+        let what = if db.exists() {
+            "is not a book store"
+        } else {
+            "does not exist"
+        };
+        anyhow::bail!(
+            "`{}` {what}: check --db, or give --create to make a new store there",
+            db.display()
+        );
+    }
+    let store = SledStore::open(db).map_err(|e| store_error(db, e))?;
+    eprintln!("created a new book store `{}`", db.display());
+    Ok(store)
 }
 
 /// The error of opening `db`: "in use" and "not a store" name the store already

@@ -28,9 +28,13 @@ use crate::file_book::BookFile;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// The book store directory (created if missing).
+    /// The book store directory.
     #[arg(long)]
     db: PathBuf,
+    /// Make the store when --db does not exist (without it, a missing store
+    /// is an error: a typo must not start a new book).
+    #[arg(long)]
+    create: bool,
     /// The book to import: YaneuraOu DB2016 text, or `.ybb` binary when the
     /// name ends in `.ybb`; `-` is standard input (a stream is copied to a
     /// temporary file first, read whole, and taken as `.ybb` when it starts with
@@ -105,7 +109,7 @@ pub fn run(args: &Args) -> Result<()> {
         );
     }
     report_problems(args, &checked)?;
-    let mut store = crate::common::open_or_create(&args.db)?;
+    let mut store = crate::common::open_for_writing(&args.db, args.create)?;
     let existing = Book::load(&store).context("cannot load the existing book")?;
     let evaluator = store
         .intern_evaluator(&evaluator_name(&args.file))

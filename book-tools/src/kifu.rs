@@ -19,9 +19,13 @@ enum Command {
     /// Add every position of the games in FILES (CSA, KIF, USI or SFEN lines) to
     /// the kifu set: leaf moves into them get the selection bonus.
     Add {
-        /// The book store directory (created if missing).
+        /// The book store directory.
         #[arg(long)]
         db: PathBuf,
+        /// Make the store when --db does not exist (without it, a missing store
+        /// is an error: a typo must not start a new book).
+        #[arg(long)]
+        create: bool,
         /// Game record files; `-` is standard input (a pipe is read whole).
         #[arg(required = true)]
         files: Vec<PathBuf>,
@@ -33,11 +37,16 @@ enum Command {
 
 pub fn run(args: &Args) -> Result<()> {
     match &args.command {
-        Command::Add { db, files, list } => add(db, files, *list),
+        Command::Add {
+            db,
+            create,
+            files,
+            list,
+        } => add(db, *create, files, *list),
     }
 }
 
-fn add(db: &std::path::Path, files: &[PathBuf], list: usize) -> Result<()> {
+fn add(db: &std::path::Path, create: bool, files: &[PathBuf], list: usize) -> Result<()> {
     let mut keys: HashSet<u128> = HashSet::new();
     let (mut games, mut skipped, mut positions) = (0u64, 0u64, 0u64);
     let mut errors = Vec::new();
@@ -92,7 +101,7 @@ fn add(db: &std::path::Path, files: &[PathBuf], list: usize) -> Result<()> {
         }
         anyhow::bail!("{text}");
     }
-    let mut store = crate::common::open_or_create(db)?;
+    let mut store = crate::common::open_for_writing(db, create)?;
     let existing: HashSet<u128> = store
         .kifu_keys()
         .context("cannot read the kifu set")?

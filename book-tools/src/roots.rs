@@ -23,9 +23,13 @@ enum Command {
     /// lines starting with `#` are ignored, a position given twice is kept once.
     /// Nothing is stored if any line is bad.
     Set {
-        /// The book store directory (created if missing).
+        /// The book store directory.
         #[arg(long)]
         db: PathBuf,
+        /// Make the store when --db does not exist (without it, a missing store
+        /// is an error: a typo must not start a new book).
+        #[arg(long)]
+        create: bool,
         /// The file of roots; `-` is standard input.
         file: PathBuf,
         /// Leaves each root hands out before the next root takes its turn (1 to
@@ -50,9 +54,10 @@ pub fn run(args: &Args) -> Result<()> {
     match &args.command {
         Command::Set {
             db,
+            create,
             file,
             leaves_per_turn,
-        } => set(db, file, *leaves_per_turn),
+        } => set(db, *create, file, *leaves_per_turn),
         Command::List { db } => list(db),
     }
 }
@@ -130,9 +135,9 @@ pub fn parse_roots(path: &Path) -> Result<(Vec<String>, usize)> {
     Ok((roots, duplicates))
 }
 
-fn set(db: &Path, file: &Path, leaves_per_turn: Option<u32>) -> Result<()> {
+fn set(db: &Path, create: bool, file: &Path, leaves_per_turn: Option<u32>) -> Result<()> {
     let (roots, duplicates) = parse_roots(file)?;
-    let mut store = common::open_or_create(db)?;
+    let mut store = common::open_for_writing(db, create)?;
     let mut config = store
         .config()
         .context("cannot read the run configuration")?

@@ -45,7 +45,7 @@ fn rook_shuffle_and_transpositions_export_with_propagated_values() {
         |_, _| -50,
     );
     std::fs::write(&file, text).unwrap();
-    let report = ok(&["import", "--db", s(&db), s(&file)]);
+    let report = ok(&["import", "--create", "--db", s(&db), s(&file)]);
     // The rook shuffle leads back to the start, so every position has a parent
     // in the book: one is stored by SFEN, the other eight as "parent + move".
     assert!(
@@ -120,7 +120,7 @@ fn raw_export_reimports_losslessly_and_exports_are_byte_identical() {
     ];
     let refs: Vec<&[&str]> = lines.iter().map(Vec::as_slice).collect();
     std::fs::write(dir.path("in.db"), raw_book(&refs, noise)).unwrap();
-    ok(&["import", "--db", s(&db), s(&dir.path("in.db"))]);
+    ok(&["import", "--create", "--db", s(&db), s(&dir.path("in.db"))]);
 
     let (a, b) = (dir.path("a.db"), dir.path("b.db"));
     ok(&["export", "--db", s(&db), "--out", s(&a)]);
@@ -129,7 +129,7 @@ fn raw_export_reimports_losslessly_and_exports_are_byte_identical() {
 
     let (raw, raw2) = (dir.path("raw.db"), dir.path("raw2.db"));
     ok(&["export", "--db", s(&db), "--out", s(&raw), "--raw"]);
-    let again = ok(&["import", "--db", s(&db2), s(&raw)]);
+    let again = ok(&["import", "--create", "--db", s(&db2), s(&raw)]);
     assert!(again.contains("incomplete 0, bad 0"), "{again}");
     // Every position of the lines is reached from another: one SFEN origin.
     assert!(again.contains(" linked to a parent, 1 by SFEN)"), "{again}");
@@ -140,7 +140,7 @@ fn raw_export_reimports_losslessly_and_exports_are_byte_identical() {
     ok(&["export", "--db", s(&db2), "--out", s(&c)]);
     assert_eq!(std::fs::read(&a).unwrap(), std::fs::read(&c).unwrap());
     // Importing the same book again adds nothing.
-    let twice = ok(&["import", "--db", s(&db2), s(&raw)]);
+    let twice = ok(&["import", "--create", "--db", s(&db2), s(&raw)]);
     assert!(twice.contains("imported 0"), "{twice}");
 }
 
@@ -150,7 +150,13 @@ fn malformed_imports_name_the_line_and_change_nothing() {
     let db = dir.path("db");
     let good = raw_book(&[&["7g7f"]], |_, i| i32::try_from(i).unwrap());
     std::fs::write(dir.path("good.db"), &good).unwrap();
-    ok(&["import", "--db", s(&db), s(&dir.path("good.db"))]);
+    ok(&[
+        "import",
+        "--create",
+        "--db",
+        s(&db),
+        s(&dir.path("good.db")),
+    ]);
     let before = dir.path("before.db");
     ok(&["export", "--db", s(&db), "--out", s(&before), "--raw"]);
 
@@ -163,7 +169,7 @@ fn malformed_imports_name_the_line_and_change_nothing() {
     bad = bad.replacen("1g1f none 5", "1g1e none 5", 1);
     let illegal_line = bad.lines().position(|l| l.starts_with("1g1e")).unwrap() + 1;
     std::fs::write(dir.path("bad.db"), &bad).unwrap();
-    let err = fails(&["import", "--db", s(&db), s(&dir.path("bad.db"))]);
+    let err = fails(&["import", "--create", "--db", s(&db), s(&dir.path("bad.db"))]);
     assert!(
         err.contains(&format!("bad.db:{illegal_line}: illegal move `1g1e`")),
         "{err}"
@@ -182,7 +188,13 @@ fn malformed_imports_name_the_line_and_change_nothing() {
 
     // A bad header: the first line is named.
     std::fs::write(dir.path("header.db"), "#YANEURAOU-DB2016 9\n").unwrap();
-    let err = fails(&["import", "--db", s(&db), s(&dir.path("header.db"))]);
+    let err = fails(&[
+        "import",
+        "--create",
+        "--db",
+        s(&db),
+        s(&dir.path("header.db")),
+    ]);
     assert!(err.contains("header.db:1: bad header"), "{err}");
 
     // With --skip-bad the good entries go in; the incomplete one is reported.
@@ -191,6 +203,7 @@ fn malformed_imports_name_the_line_and_change_nothing() {
     std::fs::write(dir.path("partial.db"), &partial).unwrap();
     let out = book_tools(&[
         "import",
+        "--create",
         "--db",
         s(&db),
         s(&dir.path("partial.db")),
@@ -219,7 +232,7 @@ fn malformed_imports_name_the_line_and_change_nothing() {
             "db-{}",
             file.extension().unwrap().to_str().unwrap()
         ));
-        let report = ok(&["import", "--db", s(&db3), s(file)]);
+        let report = ok(&["import", "--create", "--db", s(&db3), s(file)]);
         assert!(report.contains("incomplete 1, bad 0"), "{report}");
         assert!(report.contains("value unknown"), "{report}");
     }
@@ -244,7 +257,7 @@ fn roots_kifu_and_stats() {
         raw_book(&[&["7g7f", "3c3d"]], |_, i| -i32::try_from(i).unwrap()),
     )
     .unwrap();
-    ok(&["import", "--db", s(&db), s(&dir.path("in.db"))]);
+    ok(&["import", "--create", "--db", s(&db), s(&dir.path("in.db"))]);
 
     std::fs::write(
         dir.path("bad_roots.txt"),
@@ -254,6 +267,7 @@ fn roots_kifu_and_stats() {
     let err = fails(&[
         "roots",
         "set",
+        "--create",
         "--db",
         s(&db),
         s(&dir.path("bad_roots.txt")),
@@ -264,7 +278,14 @@ fn roots_kifu_and_stats() {
         "startpos\n\nstartpos moves 7g7f\nsfen 4k4/9/9/9/9/9/9/9/4K4 b G 1\n",
     )
     .unwrap();
-    let set = ok(&["roots", "set", "--db", s(&db), s(&dir.path("roots.txt"))]);
+    let set = ok(&[
+        "roots",
+        "set",
+        "--create",
+        "--db",
+        s(&db),
+        s(&dir.path("roots.txt")),
+    ]);
     assert!(set.contains("stored 3 roots, 100 leaves per turn"), "{set}");
     // `roots list` prints them in the form `roots set` reads, so the output can be
     // edited and set again; `--leaves-per-turn` persists with them.
@@ -284,6 +305,7 @@ fn roots_kifu_and_stats() {
     let again = ok(&[
         "roots",
         "set",
+        "--create",
         "--db",
         s(&db),
         "--leaves-per-turn",
@@ -302,6 +324,7 @@ fn roots_kifu_and_stats() {
     let zero = fails(&[
         "roots",
         "set",
+        "--create",
         "--db",
         s(&db),
         "--leaves-per-turn",
@@ -315,12 +338,26 @@ fn roots_kifu_and_stats() {
         "startpos moves 7g7f 3c3d 2g2f\nstartpos moves 7g7f 7g7f\nstartpos moves 2g2f\n",
     )
     .unwrap();
-    let kifu = ok(&["kifu", "add", "--db", s(&db), s(&dir.path("games.usi"))]);
+    let kifu = ok(&[
+        "kifu",
+        "add",
+        "--create",
+        "--db",
+        s(&db),
+        s(&dir.path("games.usi")),
+    ]);
     // Positions: start, 7g7f, 7g7f 3c3d, 7g7f 3c3d 2g2f, 2g2f -> 5 distinct.
     assert!(kifu.contains("games read 2, skipped 1"), "{kifu}");
     assert!(kifu.contains("distinct 5, added 5"), "{kifu}");
     assert!(kifu.contains("games.usi:2"), "{kifu}");
-    let again = ok(&["kifu", "add", "--db", s(&db), s(&dir.path("games.usi"))]);
+    let again = ok(&[
+        "kifu",
+        "add",
+        "--create",
+        "--db",
+        s(&db),
+        s(&dir.path("games.usi")),
+    ]);
     assert!(again.contains("added 0"), "{again}");
 
     let stats = ok(&["stats", "--db", s(&db)]);
@@ -358,7 +395,7 @@ fn remote_export_from_a_running_coordinator() {
         raw_book(&lines, |_, i| (i % 7) as i32 * 10 - 30),
     )
     .unwrap();
-    ok(&["import", "--db", s(&db), s(&dir.path("in.db"))]);
+    ok(&["import", "--create", "--db", s(&db), s(&dir.path("in.db"))]);
     let offline = dir.path("offline.db");
     ok(&["export", "--db", s(&db), "--out", s(&offline)]);
     std::fs::write(dir.path("token"), "s3cret\n").unwrap();
@@ -478,7 +515,7 @@ fn a_move_into_the_flipped_twin_of_a_book_position_exports_the_twins_value() {
         text.push_str(&format!("{mv} none 120 0 1\n"));
     }
     std::fs::write(&file, text).unwrap();
-    ok(&["import", "--db", s(&db), s(&file)]);
+    ok(&["import", "--create", "--db", s(&db), s(&file)]);
     ok(&["export", "--db", s(&db), "--out", s(&out)]);
     let book = std::fs::read_to_string(&out).unwrap();
     let after = Position::from_position_command("startpos moves 7g7f").unwrap();
@@ -509,11 +546,11 @@ fn an_entry_whose_flipped_twin_was_read_is_skipped_unless_keep_twins() {
     }
     std::fs::write(&file, text).unwrap();
     let db = dir.path("db");
-    let report = ok(&["import", "--db", s(&db), s(&file)]);
+    let report = ok(&["import", "--create", "--db", s(&db), s(&file)]);
     assert!(report.contains("imported 2 "), "{report}");
     assert!(report.contains("twins of other entries 1"), "{report}");
     // A second import finds the twin in the book.
-    let again = ok(&["import", "--db", s(&db), s(&file)]);
+    let again = ok(&["import", "--create", "--db", s(&db), s(&file)]);
     assert!(again.contains("already in the book 2"), "{again}");
     assert!(again.contains("twins of other entries 1"), "{again}");
     let raw = dir.path("raw.db");
@@ -526,7 +563,14 @@ fn an_entry_whose_flipped_twin_was_read_is_skipped_unless_keep_twins() {
     assert!(!raw.contains(&child.flipped().to_sfen_without_ply()));
 
     let both = dir.path("both");
-    let report = ok(&["import", "--db", s(&both), s(&file), "--keep-twins"]);
+    let report = ok(&[
+        "import",
+        "--create",
+        "--db",
+        s(&both),
+        s(&file),
+        "--keep-twins",
+    ]);
     assert!(report.contains("imported 3 "), "{report}");
     assert!(
         report.contains("twins of other entries 1 (kept)"),

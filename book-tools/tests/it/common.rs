@@ -148,7 +148,7 @@ pub fn single_root_book(dir: &Path) -> String {
     let db = dir.join("one-root");
     let roots = dir.join("roots.txt");
     std::fs::write(&roots, "startpos\n").expect("write roots");
-    ok(&["roots", "set", "--db", s(&db), s(&roots)]);
+    ok(&["roots", "set", "--create", "--db", s(&db), s(&roots)]);
     ok(&["synth", "--db", s(&db), "--nodes", "300"]);
     s(&db).to_owned()
 }

@@ -14,7 +14,7 @@ fn store(dir: &Dir) -> std::path::PathBuf {
     let db = dir.path("db");
     let lines: Vec<&[&str]> = vec![&["7g7f", "3c3d"], &["2g2f"]];
     std::fs::write(dir.path("in.db"), raw_book(&lines, |_, i| i as i32 - 20)).unwrap();
-    ok(&["import", "--db", s(&db), s(&dir.path("in.db"))]);
+    ok(&["import", "--create", "--db", s(&db), s(&dir.path("in.db"))]);
     db
 }
 

@@ -87,7 +87,7 @@ fn backup_and_import_onto_a_full_disk_fail_at_once_and_harm_nothing() {
     let small_book = dir.path().join("small.db2016");
     ok(&["export", "--db", s(&small), "--out", s(&small_book)]);
     let resident = disk.path.join("resident.db");
-    ok(&["import", "--db", s(&resident), s(&small_book)]);
+    ok(&["import", "--create", "--db", s(&resident), s(&small_book)]);
     let resident_stats = ok(&["stats", "--db", s(&resident)]);
 
     let filler = disk.fill_leaving(1 << 20);
@@ -97,8 +97,14 @@ fn backup_and_import_onto_a_full_disk_fail_at_once_and_harm_nothing() {
         err.contains("second.db") && !err.contains("stera-partial"),
         "{err}"
     );
-    fails_for_space(&["import", "--db", s(&disk.path.join("new.db")), s(&book)]);
-    fails_for_space(&["import", "--db", s(&resident), s(&book)]);
+    fails_for_space(&[
+        "import",
+        "--create",
+        "--db",
+        s(&disk.path.join("new.db")),
+        s(&book),
+    ]);
+    fails_for_space(&["import", "--create", "--db", s(&resident), s(&book)]);
 
     // Nothing half-written is left, and every store is whole.
     assert_eq!(

@@ -335,7 +335,7 @@ fn kifu_add_reads_the_games_a_coordinator_kept() {
     let kept = std::fs::read_to_string(&games).unwrap();
     let lines = kept.lines().count();
     assert!(lines >= 3, "{kept}");
-    let added = ok(&["kifu", "add", "--db", s(&kifu), s(&games)]);
+    let added = ok(&["kifu", "add", "--create", "--db", s(&kifu), s(&games)]);
     assert!(
         added.contains(&format!("{lines} games read, 0 skipped")),
         "{added}\n{kept}"

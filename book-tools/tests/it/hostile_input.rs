@@ -3,7 +3,7 @@
 //! endless input; no data stored from bad entries; stores are not created by
 //! readers, nor opened twice.
 
-use crate::common::{book_tools, ok, s};
+use crate::common::{book_tools, fails, ok, s};
 
 use std::process::{Command, Stdio};
 
@@ -73,7 +73,10 @@ fn import_refuses_the_king_capturable_position_and_ply_65535() {
         )
         .unwrap();
         let db = dir.path().join("store");
-        clean_failure(&["import", "--db", s(&db), s(&book)], &["b.db:2", rule]);
+        clean_failure(
+            &["import", "--create", "--db", s(&db), s(&book)],
+            &["b.db:2", rule],
+        );
     }
 }
 
@@ -92,7 +95,7 @@ fn kifu_add_refuses_the_king_capturable_position_and_huge_move_lists() {
         let file = dir.path().join("games.usi");
         std::fs::write(&file, text).unwrap();
         clean_failure(
-            &["kifu", "add", "--db", s(&db), s(&file)],
+            &["kifu", "add", "--create", "--db", s(&db), s(&file)],
             &["games.usi:1", rule, "no game could be read"],
         );
     }
@@ -113,7 +116,7 @@ fn roots_set_refuses_the_king_capturable_position_and_huge_move_lists() {
         let file = dir.path().join("roots.txt");
         std::fs::write(&file, text).unwrap();
         clean_failure(
-            &["roots", "set", "--db", s(&db), s(&file)],
+            &["roots", "set", "--create", "--db", s(&db), s(&file)],
             &["roots.txt:2", rule],
         );
     }
@@ -162,7 +165,7 @@ fn import_of_dev_zero_fails_at_the_header() {
     // A stream is copied before it is read twice; endless input without a line
     // end is refused while copying, naming the input.
     clean_failure(
-        &["import", "--db", s(&db), "/dev/zero"],
+        &["import", "--create", "--db", s(&db), "/dev/zero"],
         &["/dev/zero", "no line end"],
     );
     assert!(!db.exists());
@@ -188,7 +191,7 @@ fn import_skip_bad_does_not_store_bad_entries() {
         ),
     )
     .unwrap();
-    let out = book_tools(&["import", "--db", s(&db), "--skip-bad", s(&book)]);
+    let out = book_tools(&["import", "--create", "--db", s(&db), "--skip-bad", s(&book)]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{stderr}");
@@ -210,7 +213,7 @@ fn roots_set_drops_duplicate_roots() {
     // The same position reached by moves is a duplicate too.
     text.push_str("startpos moves 5i4h 5a4b 4h5i 4b5a\nstartpos moves 7g7f\n");
     std::fs::write(&file, text).unwrap();
-    let out = ok(&["roots", "set", "--db", s(&db), s(&file)]);
+    let out = ok(&["roots", "set", "--create", "--db", s(&db), s(&file)]);
     assert!(out.contains("dropped 200000 duplicate root(s)"), "{out}");
     assert!(out.contains("stored 2 roots"), "{out}");
     let store = SledStore::open(&db).unwrap();
@@ -230,7 +233,7 @@ fn a_store_in_use_gets_one_clear_message() {
     std::fs::write(&roots, "startpos\n").unwrap();
     for args in [
         vec!["stats", "--db", s(&db)],
-        vec!["roots", "set", "--db", s(&db), s(&roots)],
+        vec!["roots", "set", "--create", "--db", s(&db), s(&roots)],
     ] {
         let stderr = clean_failure(
             &args,
@@ -275,7 +278,7 @@ fn stats_into_a_closed_pipe_exits_quietly() {
     let db = dir.path().join("store");
     let roots = dir.path().join("roots.txt");
     std::fs::write(&roots, "startpos\n").unwrap();
-    ok(&["roots", "set", "--db", s(&db), s(&roots)]);
+    ok(&["roots", "set", "--create", "--db", s(&db), s(&roots)]);
     let (reader, writer) = std::io::pipe().unwrap();
     drop(reader);
     let out = Command::new(env!("CARGO_BIN_EXE_book-tools"))
@@ -304,7 +307,61 @@ fn kifu_add_names_an_unreadable_kif_move_line() {
     )
     .unwrap();
     clean_failure(
-        &["kifu", "add", "--db", s(&db), s(&file)],
+        &["kifu", "add", "--create", "--db", s(&db), s(&file)],
         &["game.kif:4", "cannot read the move line"],
     );
+}
+
+/// Issue 35, point 12: a typo in `--db` of a command that writes does not start a
+/// new, empty book: without `--create` a missing store is an error that names
+/// the flag, and nothing is made; with it the new store is made and said.
+#[test]
+fn writing_commands_make_a_store_only_with_create() {
+    let dir = tempfile::tempdir().unwrap();
+    let roots = dir.path().join("roots.txt");
+    std::fs::write(&roots, "startpos\n").unwrap();
+    let games = dir.path().join("games.usi");
+    std::fs::write(&games, "startpos moves 7g7f 3c3d\n").unwrap();
+    let book = dir.path().join("in.db2016");
+    std::fs::write(
+        &book,
+        "#YANEURAOU-DB2016 1.00\nsfen lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL b - 1\n7g7f none 30 10 1\n",
+    )
+    .unwrap();
+    let typo = dir.path().join("bok.db");
+    let empty = dir.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    for (args, db) in [
+        (vec!["roots", "set", "--db", s(&typo), s(&roots)], &typo),
+        (vec!["kifu", "add", "--db", s(&typo), s(&games)], &typo),
+        (vec!["import", "--db", s(&typo), s(&book)], &typo),
+        (vec!["roots", "set", "--db", s(&empty), s(&roots)], &empty),
+    ] {
+        let err = fails(&args);
+        assert!(err.contains("--create"), "{args:?}: {err}");
+        assert!(err.contains(&db.display().to_string()), "{args:?}: {err}");
+        if db == &typo {
+            assert!(!typo.exists(), "{args:?} made {}", typo.display());
+        } else {
+            assert_eq!(std::fs::read_dir(&empty).unwrap().count(), 0, "{args:?}");
+        }
+    }
+    let made = book_tools(&["roots", "set", "--create", "--db", s(&typo), s(&roots)]);
+    assert!(
+        made.status.success(),
+        "{}",
+        String::from_utf8_lossy(&made.stderr)
+    );
+    let said = String::from_utf8_lossy(&made.stderr);
+    assert!(said.contains("created a new book store"), "{said}");
+    // An existing store needs no --create, and --create on it changes nothing.
+    let again = book_tools(&["kifu", "add", "--db", s(&typo), s(&games)]);
+    assert!(
+        again.status.success(),
+        "{}",
+        String::from_utf8_lossy(&again.stderr)
+    );
+    assert!(!String::from_utf8_lossy(&again.stderr).contains("created"));
+    ok(&["import", "--create", "--db", s(&typo), s(&book)]);
+    assert!(ok(&["roots", "list", "--db", s(&typo)]).contains("startpos"));
 }

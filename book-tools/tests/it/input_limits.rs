@@ -26,14 +26,14 @@ fn roots_set_and_kifu_add_end_on_endless_input() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("store");
     clean_failure(
-        &["roots", "set", "--db", s(&db), "/dev/zero"],
+        &["roots", "set", "--create", "--db", s(&db), "/dev/zero"],
         &["/dev/zero", "larger than 67108864 bytes"],
     );
     // Named like a file of USI lines, so that it is read as one.
     let games = dir.path().join("games.usi");
     std::os::unix::fs::symlink("/dev/zero", &games).unwrap();
     clean_failure(
-        &["kifu", "add", "--db", s(&db), s(&games)],
+        &["kifu", "add", "--create", "--db", s(&db), s(&games)],
         &["games.usi", "MAX_SKIPPED_LINE_BYTES"],
     );
     assert!(!db.exists(), "nothing stored from endless input");
@@ -46,7 +46,7 @@ fn roots_beyond_the_ply_limit_or_the_root_count_are_refused() {
     let file = dir.path().join("roots.txt");
     std::fs::write(&file, "startpos\nsfen 4k4/9/9/9/9/9/9/9/4K4 b G 10000\n").unwrap();
     clean_failure(
-        &["roots", "set", "--db", s(&db), s(&file)],
+        &["roots", "set", "--create", "--db", s(&db), s(&file)],
         &["ply 10000", "ply limit"],
     );
     // MAX_ROOTS + 1 different roots: two kings and one piece in hand, placed
@@ -97,7 +97,7 @@ fn roots_beyond_the_ply_limit_or_the_root_count_are_refused() {
     }
     std::fs::write(&file, text).unwrap();
     clean_failure(
-        &["roots", "set", "--db", s(&db), s(&file)],
+        &["roots", "set", "--create", "--db", s(&db), s(&file)],
         &["MAX_ROOTS", "nothing stored"],
     );
 }
@@ -108,7 +108,7 @@ fn a_roots_file_may_start_with_a_byte_order_mark() {
     let db = dir.path().join("store");
     let file = dir.path().join("roots.txt");
     std::fs::write(&file, "\u{feff}startpos moves 7g7f\nstartpos\n").unwrap();
-    let out = ok(&["roots", "set", "--db", s(&db), s(&file)]);
+    let out = ok(&["roots", "set", "--create", "--db", s(&db), s(&file)]);
     assert!(out.contains("stored 2 roots"), "{out}");
     let store = SledStore::open(&db).unwrap();
     assert_eq!(
@@ -123,7 +123,7 @@ fn next_has_a_documented_maximum_count() {
     let db = dir.path().join("store");
     let file = dir.path().join("roots.txt");
     std::fs::write(&file, "startpos\n").unwrap();
-    ok(&["roots", "set", "--db", s(&db), s(&file)]);
+    ok(&["roots", "set", "--create", "--db", s(&db), s(&file)]);
     for count in ["18446744073709551615", "1000000000000", "10001"] {
         let out = book_tools(&["next", "--db", s(&db), count]);
         let stderr = String::from_utf8_lossy(&out.stderr);

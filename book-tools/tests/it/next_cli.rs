@@ -96,7 +96,7 @@ fn next_lists_what_the_selector_hands_out_and_changes_nothing() {
     }
     let thought = dir.path().join("thought.db2016");
     std::fs::write(&thought, book).unwrap();
-    ok(&["import", "--db", s(&db), s(&thought)]);
+    ok(&["import", "--create", "--db", s(&db), s(&thought)]);
     assert_eq!(store_state(&db).0, before.0 + 8);
     let after = ok(&["next", "--db", s(&db), "8"]);
     for line in after.lines() {

@@ -142,7 +142,7 @@ fn no_store_is_made_inside_a_store() {
     let roots = dir.path().join("roots.txt");
     std::fs::write(&roots, "startpos\n").unwrap();
     for inner in [db.join("inner.db"), db.join("blobs").join("x.db")] {
-        let run = book_tools(&["roots", "set", "--db", s(&inner), s(&roots)]);
+        let run = book_tools(&["roots", "set", "--create", "--db", s(&inner), s(&roots)]);
         let err = String::from_utf8_lossy(&run.stderr);
         assert!(!run.status.success(), "{}: {err}", inner.display());
         assert!(err.contains("inside the book store"), "{err}");

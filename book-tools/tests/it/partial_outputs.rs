@@ -78,7 +78,7 @@ fn an_unfinished_backup_is_no_store_and_is_cleaned_by_the_next_run() {
     assert!(err.contains("unfinished backup"), "{err}");
     let roots = dir.path().join("roots.txt");
     std::fs::write(&roots, "startpos\n").unwrap();
-    let err = fails(&["roots", "set", "--db", s(&partial), s(&roots)]);
+    let err = fails(&["roots", "set", "--create", "--db", s(&partial), s(&roots)]);
     assert!(err.contains("unfinished backup"), "{err}");
     // An export's temporary file of a dead process, and a user's look-alikes.
     let stale_tmp = backups.join(format!(".b.db2016.stera-partial-{pid}.x1y2.tmp"));

@@ -164,7 +164,7 @@ fn our_export(name: &str) -> Book {
     let dir = Dir::new();
     let (db, out) = (dir.path("store"), dir.path("ours.db"));
     let raw = fixture(name, "raw");
-    let report = ok(&["import", "--db", s(&db), s(&raw)]);
+    let report = ok(&["import", "--create", "--db", s(&db), s(&raw)]);
     assert!(
         report.contains("incomplete 0, bad 0"),
         "{name}: the fixture did not import whole: {report}"

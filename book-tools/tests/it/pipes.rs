@@ -70,7 +70,7 @@ fn kifu_add_reads_every_game_of_a_pipe_above_the_sniffed_head() {
     let (text, n) = games(30, 6);
     assert!(text.len() > 2 * 64 * 1024, "{} bytes", text.len());
     let out = stdout_of(&piped(
-        &["kifu", "add", "--db", s(&db), "/dev/stdin"],
+        &["kifu", "add", "--create", "--db", s(&db), "/dev/stdin"],
         text.into_bytes(),
     ));
     assert!(
@@ -90,7 +90,16 @@ fn kifu_add_reads_a_small_pipe_as_dash_and_counts_skipped_games() {
         text.push_str("startpos moves 7g7f 7g7f\n");
     }
     let out = stdout_of(&piped(
-        &["kifu", "add", "--db", s(&db), "--list", "3", "-"],
+        &[
+            "kifu",
+            "add",
+            "--create",
+            "--db",
+            s(&db),
+            "--list",
+            "3",
+            "-",
+        ],
         text.into_bytes(),
     ));
     assert!(
@@ -102,7 +111,7 @@ fn kifu_add_reads_a_small_pipe_as_dash_and_counts_skipped_games() {
     // The same games from a file: the same positions, nothing new.
     let file = dir.path("games.usi");
     std::fs::write(&file, games(5, 0).0).unwrap();
-    let again = ok(&["kifu", "add", "--db", s(&db), s(&file)]);
+    let again = ok(&["kifu", "add", "--create", "--db", s(&db), s(&file)]);
     assert!(again.contains("added 0"), "{again}");
 }
 
@@ -138,7 +147,7 @@ fn import_reads_a_whole_pipe_in_both_passes() {
     assert!(text.len() > 64 * 1024, "{} bytes", text.len());
     let big = dir.path("big.db");
     let out = stdout_of(&piped(
-        &["import", "--db", s(&big), "/dev/stdin"],
+        &["import", "--create", "--db", s(&big), "/dev/stdin"],
         text.into_bytes(),
     ));
     assert!(
@@ -150,7 +159,7 @@ fn import_reads_a_whole_pipe_in_both_passes() {
     assert!(text.len() < 64 * 1024);
     let small = dir.path("small.db");
     let out = stdout_of(&piped(
-        &["import", "--db", s(&small), "-"],
+        &["import", "--create", "--db", s(&small), "-"],
         text.into_bytes(),
     ));
     assert!(
@@ -162,7 +171,7 @@ fn import_reads_a_whole_pipe_in_both_passes() {
     ok(&["export", "--db", s(&big), "--raw", "--out", s(&ybb)]);
     let again = dir.path("again.db");
     let out = stdout_of(&piped(
-        &["import", "--db", s(&again), "-"],
+        &["import", "--create", "--db", s(&again), "-"],
         std::fs::read(&ybb).unwrap(),
     ));
     assert!(
@@ -177,7 +186,7 @@ fn roots_set_reads_a_pipe() {
     let db = dir.path("r.db");
     let (text, n) = games(3, 0);
     let out = stdout_of(&piped(
-        &["roots", "set", "--db", s(&db), "-"],
+        &["roots", "set", "--create", "--db", s(&db), "-"],
         text.into_bytes(),
     ));
     assert!(out.contains(&format!("stored {n} roots")), "{out}");
@@ -210,18 +219,18 @@ fn a_closed_stdout_neither_panics_nor_loses_work() {
     let file = dir.path("games.usi");
     let (text, n) = games(30, 0);
     std::fs::write(&file, &text).unwrap();
-    let out = into_closed_pipe(&["kifu", "add", "--db", s(&db), s(&file)]);
+    let out = into_closed_pipe(&["kifu", "add", "--create", "--db", s(&db), s(&file)]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{:?}: {stderr}", out.status);
     assert!(!stderr.contains("panicked"), "{stderr}");
     // Stored: the same games add nothing now.
-    let again = ok(&["kifu", "add", "--db", s(&db), s(&file)]);
+    let again = ok(&["kifu", "add", "--create", "--db", s(&db), s(&file)]);
     assert!(again.contains(&format!("games read {n}")), "{again}");
     assert!(again.contains("added 0"), "{again}");
 
     let roots = dir.path("roots.txt");
     std::fs::write(&roots, &text).unwrap();
-    ok(&["roots", "set", "--db", s(&db), s(&roots)]);
+    ok(&["roots", "set", "--create", "--db", s(&db), s(&roots)]);
     let out = into_closed_pipe(&["roots", "list", "--db", s(&db)]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{:?}: {stderr}", out.status);

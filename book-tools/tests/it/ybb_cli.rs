@@ -52,7 +52,7 @@ fn ybb_export_equals_the_text_export_and_imports_alike() {
     let raw = raw_book(&LINES);
     let positions = raw.lines().filter(|l| l.starts_with("sfen ")).count();
     std::fs::write(dir.path("in.db"), raw).unwrap();
-    ok(&["import", "--db", s(&db), s(&dir.path("in.db"))]);
+    ok(&["import", "--create", "--db", s(&db), s(&dir.path("in.db"))]);
 
     let (text, binary) = (dir.path("book.db"), dir.path("book.ybb"));
     ok(&["export", "--db", s(&db), "--out", s(&text)]);
@@ -114,7 +114,7 @@ fn ybb_export_equals_the_text_export_and_imports_alike() {
 
     // Importing the .ybb book stores what importing the text book stores.
     let (from_b, from_t) = (dir.path("db-ybb"), dir.path("db-text"));
-    let report = ok(&["import", "--db", s(&from_b), s(&binary)]);
+    let report = ok(&["import", "--create", "--db", s(&from_b), s(&binary)]);
     assert!(
         report.contains(&format!(
             "entries {}: imported {}",
@@ -124,7 +124,7 @@ fn ybb_export_equals_the_text_export_and_imports_alike() {
         "{report}"
     );
     assert!(report.contains("incomplete 0, bad 0"), "{report}");
-    ok(&["import", "--db", s(&from_t), s(&text)]);
+    ok(&["import", "--create", "--db", s(&from_t), s(&text)]);
     let (raw_b, raw_t) = (dir.path("raw-b.db"), dir.path("raw-t.db"));
     ok(&["export", "--db", s(&from_b), "--out", s(&raw_b), "--raw"]);
     ok(&["export", "--db", s(&from_t), "--out", s(&raw_t), "--raw"]);
@@ -148,7 +148,7 @@ fn a_corrupt_ybb_import_names_the_record_and_stores_nothing() {
     let dir = Dir::new();
     let db = dir.path("db");
     std::fs::write(dir.path("in.db"), raw_book(&LINES[3..])).unwrap();
-    ok(&["import", "--db", s(&db), s(&dir.path("in.db"))]);
+    ok(&["import", "--create", "--db", s(&db), s(&dir.path("in.db"))]);
     let binary = dir.path("book.ybb");
     ok(&[
         "export",
@@ -169,12 +169,19 @@ fn a_corrupt_ybb_import_names_the_record_and_stores_nothing() {
     let corrupt = dir.path("corrupt.ybb");
     std::fs::write(&corrupt, &bytes).unwrap();
     let fresh = dir.path("fresh");
-    let err = fails(&["import", "--db", s(&fresh), s(&corrupt)]);
+    let err = fails(&["import", "--create", "--db", s(&fresh), s(&corrupt)]);
     assert!(err.contains("record #0"), "{err}");
     assert!(err.contains("`R*5e`"), "{err}");
     assert!(err.contains("nothing was imported"), "{err}");
     // With --skip-bad the other records are imported.
-    let report = ok(&["import", "--db", s(&fresh), s(&corrupt), "--skip-bad"]);
+    let report = ok(&[
+        "import",
+        "--create",
+        "--db",
+        s(&fresh),
+        s(&corrupt),
+        "--skip-bad",
+    ]);
     assert!(
         report.contains(&format!("imported {}", records - 1)),
         "{report}"
@@ -183,7 +190,7 @@ fn a_corrupt_ybb_import_names_the_record_and_stores_nothing() {
     // A file that is not a .ybb book.
     let fake = dir.path("fake.ybb");
     std::fs::write(&fake, "#YANEURAOU-DB2016 1.00\n".repeat(3)).unwrap();
-    let err = fails(&["import", "--db", s(&fresh), s(&fake)]);
+    let err = fails(&["import", "--create", "--db", s(&fresh), s(&fake)]);
     assert!(err.contains("not a .ybb book"), "{err}");
 }
 
@@ -194,7 +201,7 @@ fn a_ybb_with_no_records_is_refused() {
     let dir = Dir::new();
     let db = dir.path("db");
     std::fs::write(dir.path("in.db"), raw_book(&LINES[3..])).unwrap();
-    ok(&["import", "--db", s(&db), s(&dir.path("in.db"))]);
+    ok(&["import", "--create", "--db", s(&db), s(&dir.path("in.db"))]);
     let binary = dir.path("book.ybb");
     ok(&[
         "export",
@@ -211,7 +218,7 @@ fn a_ybb_with_no_records_is_refused() {
     let empty = dir.path("empty.ybb");
     std::fs::write(&empty, &bytes).unwrap();
     let fresh = dir.path("fresh");
-    let err = fails(&["import", "--db", s(&fresh), s(&empty)]);
+    let err = fails(&["import", "--create", "--db", s(&fresh), s(&empty)]);
     assert!(err.contains("holds no book entries"), "{err}");
     assert!(!fresh.exists(), "no store is created for an empty book");
 }
