@@ -24,6 +24,12 @@ pub struct Args {
 }
 
 pub fn run(args: &Args) -> Result<()> {
+    if args.out.symlink_metadata().is_ok() {
+        anyhow::bail!(
+            "`{}` exists already: a backup is written into a new directory; choose a name that does not exist",
+            args.out.display()
+        );
+    }
     // Bound now: the copy is written into the directory checked here, whatever
     // becomes of its path meanwhile.
     let target = stera_book::store_path::BoundTarget::open(&args.out, Some(&args.db))

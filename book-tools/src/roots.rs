@@ -74,7 +74,7 @@ fn list(db: &Path) -> Result<()> {
     };
     let config = stored.unwrap_or_default();
     crate::say!(
-        "# {} roots ({origin}), {} leaves per turn, kifu bonus {}, ply limit {}",
+        "# {} roots ({origin}), {} leaves per turn, kifu bonus {}, book ply limit {} (a line of the book past it scores as a draw; games have their own --ply-limit)",
         config.roots.len(),
         config.leaves_per_turn,
         config.kifu_bonus,

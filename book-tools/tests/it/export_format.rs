@@ -109,3 +109,74 @@ fn a_format_the_extension_contradicts_is_refused_before_any_work() {
     );
     assert!(!err.contains("cannot connect"), "{err}");
 }
+
+/// Issue 36, point 6: what the README says of the text export holds on a real
+/// one: `count` 1 on every move of the default export; `depth` 0 for a move
+/// whose position is not in the book and, for a move into the book, one more
+/// than the depth of that position's best line; each entry carries the ply at
+/// which the book first reached its position.
+#[test]
+fn the_readme_claims_about_the_export_hold() {
+    use std::collections::HashMap;
+    use stera_rules::Position;
+    let dir = Dir::new();
+    let db = store(&dir);
+    let out = dir.path("claims.db");
+    ok(&["export", "--db", s(&db), "--out", s(&out)]);
+    let text = std::fs::read_to_string(&out).unwrap();
+    // Entries by the board part of their SFEN: (ply, moves as (usi, depth, count)).
+    let mut entries: HashMap<String, (u32, Vec<(String, u32, u32)>)> = HashMap::new();
+    let mut current = None;
+    for line in text.lines().filter(|l| !l.starts_with('#')) {
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        if fields[0] == "sfen" {
+            let board = fields[1..4].join(" ");
+            let ply = fields[4].parse().unwrap();
+            entries.insert(board.clone(), (ply, Vec::new()));
+            current = Some(board);
+        } else {
+            let (depth, count) = (fields[3].parse().unwrap(), fields[4].parse().unwrap());
+            let board = current.as_ref().unwrap();
+            entries
+                .get_mut(board)
+                .unwrap()
+                .1
+                .push((fields[0].to_owned(), depth, count));
+        }
+    }
+    let board_of = |p: &Position| {
+        p.to_sfen()
+            .split_whitespace()
+            .take(3)
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let start = Position::startpos();
+    let (ply, moves) = &entries[&board_of(&start)];
+    assert_eq!(*ply, 1);
+    assert!(moves.iter().all(|(_, _, count)| *count == 1), "{moves:?}");
+    let mut into_book = 0;
+    for (usi, depth, _) in moves {
+        let mut child = start.clone();
+        child.do_move(child.parse_move(usi).unwrap());
+        match entries.get(&board_of(&child)) {
+            Some((child_ply, child_moves)) => {
+                into_book += 1;
+                assert_eq!(*child_ply, 2, "{usi}");
+                assert_eq!(
+                    *depth,
+                    child_moves[0].1 + 1,
+                    "{usi}: {moves:?} / {child_moves:?}"
+                );
+            }
+            None => assert_eq!(*depth, 0, "{usi} leads out of the book"),
+        }
+    }
+    assert_eq!(into_book, 2, "7g7f and 2g2f lead into the book: {moves:?}");
+    assert!(
+        entries
+            .values()
+            .all(|(_, m)| m.iter().all(|(_, _, c)| *c == 1)),
+        "a count other than 1"
+    );
+}

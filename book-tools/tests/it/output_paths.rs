@@ -199,3 +199,20 @@ fn an_export_directory_swapped_for_a_link_into_a_store_after_start_changes_no_st
         &book[..50.min(book.len())]
     );
 }
+
+/// Issue 36, point 6: a backup onto an existing path says that it exists (a
+/// backup goes into a new directory), not that it "is a directory".
+#[test]
+fn a_backup_onto_an_existing_path_says_it_exists() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("book.db");
+    ok(&["synth", "--db", s(&db), "--nodes", "50", "--batch", "8"]);
+    let existing = dir.path().join("old-backup");
+    std::fs::create_dir(&existing).unwrap();
+    let out = crate::common::book_tools(&["backup", "--db", s(&db), "--out", s(&existing)]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("exists already"), "{err}");
+    assert!(!err.contains("is a directory"), "{err}");
+    assert_eq!(std::fs::read_dir(&existing).unwrap().count(), 0);
+}

@@ -22,6 +22,10 @@ pub fn store_backup(store: PathBuf) -> BackupFn<SledStore> {
         let start = Instant::now();
         // Bound now, on the dispatcher thread: the copy goes into the
         // directory checked here, whatever becomes of its path meanwhile.
+        // Named first: the path check would call an existing backup "a directory".
+        if path.symlink_metadata().is_ok() {
+            return Err(MaintenanceError::BackupExists(path.to_owned()));
+        }
         let target = stera_book::store_path::BoundTarget::open(path, Some(&store))?;
         if target.write_path().exists() {
             return Err(MaintenanceError::BackupExists(path.to_owned()));

@@ -282,3 +282,18 @@ fn a_missing_backup_dir_inside_the_store_is_refused_not_made() {
     assert!(!inside.exists(), "made inside the store");
     assert_eq!(store_files(&db), before);
 }
+
+/// Issue 36, point 6: a bad `--export` path names its OS error once, not twice.
+#[test]
+fn a_bad_export_path_says_its_error_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("book.db");
+    let out = dir.path().join("missing").join("book.db2016");
+    let said = refused_with(&db, &["--export".as_ref(), out.as_os_str()]);
+    assert!(said.contains("bad --export"), "{said}");
+    assert_eq!(
+        said.matches("No such file or directory").count(),
+        1,
+        "{said}"
+    );
+}

@@ -75,11 +75,12 @@ pub enum OutputPathError {
     )]
     HardLinked { path: PathBuf, links: u64 },
     /// The checked path could not be opened.
-    #[error("cannot open `{}`: {source}", path.display())]
+    // The cause is in the message and not a `source`: reported as a chain, it
+    // would be said twice.
+    #[error("cannot open `{}`: {cause}", path.display())]
     Open {
         path: PathBuf,
-        #[source]
-        source: std::io::Error,
+        cause: std::io::Error,
     },
     /// The path is a symbolic link to nothing.
     #[error(
@@ -95,12 +96,11 @@ pub enum OutputPathError {
     #[error("`{}` names no file", path.display())]
     NoFileName { path: PathBuf },
     /// The directory to write into does not exist or cannot be resolved.
-    #[error("cannot write `{}`: directory `{}`: {source}", path.display(), dir.display())]
+    #[error("cannot write `{}`: directory `{}`: {cause}", path.display(), dir.display())]
     Directory {
         path: PathBuf,
         dir: PathBuf,
-        #[source]
-        source: std::io::Error,
+        cause: std::io::Error,
     },
     /// A remote request asked for a path outside the export directory.
     #[error(
@@ -209,9 +209,9 @@ impl BoundOutput {
         };
         let file = options
             .open(&resolved)
-            .map_err(|source| OutputPathError::Open {
+            .map_err(|cause| OutputPathError::Open {
                 path: out.to_path_buf(),
-                source,
+                cause,
             })?;
         Ok(Self {
             path: out.to_path_buf(),
@@ -315,10 +315,10 @@ impl BoundTarget {
             Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
             _ => PathBuf::from("."),
         };
-        let directory_error = |source| OutputPathError::Directory {
+        let directory_error = |cause| OutputPathError::Directory {
             path: out.to_path_buf(),
             dir: shown_dir.clone(),
-            source,
+            cause,
         };
         let dir = std::fs::File::open(&shown_dir).map_err(directory_error)?;
         let opened = dir.metadata().map_err(directory_error)?;
@@ -402,10 +402,10 @@ pub fn check_output_path_outside_stores(out: &Path) -> Result<PathBuf, OutputPat
 /// [`OutputPathError::Directory`] for a missing path or one that is not a
 /// directory, or the store it lies in.
 pub fn check_export_dir(dir: &Path, store: &Path) -> Result<PathBuf, OutputPathError> {
-    let directory_error = |source| OutputPathError::Directory {
+    let directory_error = |cause| OutputPathError::Directory {
         path: dir.to_path_buf(),
         dir: dir.to_path_buf(),
-        source,
+        cause,
     };
     let resolved = dir.canonicalize().map_err(directory_error)?;
     if !resolved.is_dir() {
@@ -481,10 +481,10 @@ fn resolve(out: &Path) -> Result<PathBuf, OutputPathError> {
     };
     let dir = dir
         .canonicalize()
-        .map_err(|source| OutputPathError::Directory {
+        .map_err(|cause| OutputPathError::Directory {
             path: out.to_path_buf(),
             dir: dir.clone(),
-            source,
+            cause,
         })?;
     Ok(dir.join(name))
 }
