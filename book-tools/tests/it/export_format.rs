@@ -110,6 +110,9 @@ fn a_format_the_extension_contradicts_is_refused_before_any_work() {
     assert!(!err.contains("cannot connect"), "{err}");
 }
 
+/// A move of a text book: its USI, depth and count.
+type BookMove = (String, u32, u32);
+
 /// Issue 36, point 6: what the README says of the text export holds on a real
 /// one: `count` 1 on every move of the default export; `depth` 0 for a move
 /// whose position is not in the book and, for a move into the book, one more
@@ -125,7 +128,7 @@ fn the_readme_claims_about_the_export_hold() {
     ok(&["export", "--db", s(&db), "--out", s(&out)]);
     let text = std::fs::read_to_string(&out).unwrap();
     // Entries by the board part of their SFEN: (ply, moves as (usi, depth, count)).
-    let mut entries: HashMap<String, (u32, Vec<(String, u32, u32)>)> = HashMap::new();
+    let mut entries: HashMap<String, (u32, Vec<BookMove>)> = HashMap::new();
     let mut current = None;
     for line in text.lines().filter(|l| !l.starts_with('#')) {
         let fields: Vec<&str> = line.split_whitespace().collect();
