@@ -272,3 +272,36 @@ fn bench_select_takes_the_selection_flags_and_its_former_one() {
     assert!(new.contains("selection: softmax T=40 seed=5"), "{new}");
     assert!(!bench(&[]).contains("selection: softmax"));
 }
+
+/// Issue 36, point 4: help text without broken spacing. A help string continued
+/// with `\` inside an indented literal carried the next line's indentation into
+/// the text (`games, in                  games`).
+#[test]
+fn help_texts_have_no_runs_of_spaces() {
+    let mut broken = Vec::new();
+    for exe in [
+        Path::new(env!("CARGO_BIN_EXE_book-tools")).to_owned(),
+        sibling_exe("coordinator"),
+        sibling_exe("worker"),
+    ] {
+        let name = exe.file_name().unwrap().to_string_lossy().into_owned();
+        for path in commands(&exe) {
+            let words: Vec<&str> = path.iter().map(String::as_str).collect();
+            // Long help puts each flag's text on lines of its own, indented by
+            // 10: inside them nothing is aligned.
+            for line in help_of(&exe, &words).lines() {
+                let text = line.trim_start();
+                // clap aligns the descriptions of possible values (`- usi:   ...`).
+                let value_list = text.starts_with("- ") && text.contains(":  ");
+                if line.starts_with("          ") && !value_list && text.contains("   ") {
+                    broken.push(format!("{name} {}: {}", path.join(" "), line.trim()));
+                }
+            }
+        }
+    }
+    assert!(
+        broken.is_empty(),
+        "help lines with runs of spaces:\n{}",
+        broken.join("\n")
+    );
+}

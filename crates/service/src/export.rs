@@ -611,7 +611,7 @@ impl<F: FrontEnd> clap::Args for ExportFlags<F> {
             .action(ArgAction::SetTrue)
             .conflicts_with(raw.id)
             .help(format!(
-                "Value every move that has game results by them (`book-tools learn`):                  its score shrunk towards its value by {prior_flag} pseudo-games, turned                  back into centipawns (600 ln(p / (1 - p))), the moves ordered by it, so                  that an engine playing the best value (YaneuraOu with BookEvalDiff 0)                  plays the move the games chose, as `book-tools match --book-moves                  results` does. Mates and moves without games keep their values.                  Default: off, the values of the analysis"
+                "Value every move that has game results by them (`book-tools learn`): its score shrunk towards its value by {prior_flag} pseudo-games, turned back into centipawns (600 ln(p / (1 - p))), the moves ordered by it, so that an engine playing the best value (YaneuraOu with BookEvalDiff 0) plays the move the games chose, as `book-tools match --book-moves results` does. Mates and moves without games keep their values. Default: off, the values of the analysis"
             ));
         let prior_games = Arg::new(names.prior_games.id)
             .long(names.prior_games.long)
@@ -620,7 +620,7 @@ impl<F: FrontEnd> clap::Args for ExportFlags<F> {
             // DEFAULT_PRIOR_GAMES as text (test `each_front_end_has_the_same_defaults`).
             .default_value("4")
             .help(
-                "With the results: the weight of a move's value against its games, in                  games (the same flag as `book-tools learn` and `match`)",
+                "With the results: the weight of a move's value against its games, in games (the same flag as `book-tools learn` and `match`)",
             );
         cmd.arg(backup)
             .arg(temperature)
