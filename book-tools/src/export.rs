@@ -46,7 +46,7 @@ pub fn run(args: &Args) -> Result<()> {
     let start = Instant::now();
     // Flags that contradict each other are refused before the store is read.
     let choice = args.export.checked()?;
-    let format = choice.format.resolve(&args.out)?;
+    let format = choice.format_for(&args.out)?;
     // Bound now: the export writes minutes later, into the directory checked here.
     let target = stera_book::store_path::BoundTarget::open(&args.out, Some(&args.db))?;
     let learning = choice.options().needs_learning().then_some(&args.opponents);
@@ -65,9 +65,6 @@ pub fn run(args: &Args) -> Result<()> {
     );
     let options = choice.options();
     let (backup, weights) = (options.backup, options.weights);
-    if format == BookFormat::Ybb && choice.weights.is_some() {
-        eprintln!("note: a .ybb book has no count field: --weights does not reach it");
-    }
     let summary = export_to(&book, &extras, &target, format, &options)?;
     let s = summary.solve;
     crate::say!(

@@ -97,7 +97,7 @@ pub fn run(args: &Args) -> Result<()> {
                 export,
             } => {
                 // A format the path contradicts is refused before connecting.
-                export.choice().format.resolve(std::path::Path::new(out))?;
+                export.choice().format_for(std::path::Path::new(out))?;
                 let mut client = connect(connection).await?;
                 let request = authorized(connection, export.choice().to_request(out.clone()))?;
                 let reply = client

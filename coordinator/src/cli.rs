@@ -179,15 +179,15 @@ pub fn select_mode(args: &CoordinatorArgs) -> Result<SelectMode> {
     Ok(args.selection.mode()?)
 }
 
-/// Refuses an `--export-format` that the `--export` path contradicts (from
-/// the flags alone, before the store directory is made).
+/// Refuses an `--export-format` that the `--export` path contradicts, and
+/// `--export-weights` for a `.ybb` export (from the flags alone, before the
+/// store directory is made).
 pub(crate) fn check_export_format(args: &CoordinatorArgs) -> Result<()> {
     if let Some(path) = &args.export {
         args.export_choice
             .choice()
-            .format
-            .resolve(path)
-            .context("bad --export-format")?;
+            .format_for(path)
+            .context("bad --export-format or --export-weights")?;
     }
     Ok(())
 }

@@ -5,6 +5,7 @@
 
 use crate::common::{Dir, book_tools, ok, raw_book, s};
 
+use std::process::Command;
 use stera_formats::ybb::{MAGIC, YbbReader};
 
 const TEXT_MAGIC: &[u8] = b"#YANEURAOU-DB2016";
@@ -182,4 +183,69 @@ fn the_readme_claims_about_the_export_hold() {
             .all(|(_, m)| m.iter().all(|(_, _, c)| *c == 1)),
         "a count other than 1"
     );
+}
+
+/// Issue 36, point 4: weights asked for a `.ybb` book, which has no count field,
+/// are refused before any work (they were dropped with a note), by `export`,
+/// `remote export` and the coordinator's flags alike.
+#[test]
+fn weights_a_binary_book_cannot_carry_are_refused() {
+    let dir = Dir::new();
+    let missing = dir.path("no-such-store");
+    let out = dir.path("x.ybb");
+    for args in [
+        vec![
+            "export",
+            "--db",
+            s(&missing),
+            "--out",
+            s(&out),
+            "--weights",
+            "ndf",
+        ],
+        vec![
+            "remote",
+            "export",
+            "--coordinator",
+            "http://127.0.0.1:9",
+            "--out",
+            "x.ybb",
+            "--weights",
+            "policy",
+        ],
+    ] {
+        let run = book_tools(&args);
+        let err = String::from_utf8_lossy(&run.stderr);
+        assert_eq!(run.status.code(), Some(1), "{args:?}: {err}");
+        assert!(
+            err.contains("no count field") && err.contains("x.ybb"),
+            "{err}"
+        );
+        assert!(
+            !err.contains("Ndf") && !err.contains("Policy"),
+            "debug formatting: {err}"
+        );
+        assert!(!out.exists() && !missing.exists());
+    }
+    let run = Command::new(crate::common::sibling_exe("coordinator"))
+        .args([
+            "--db",
+            s(&missing),
+            "--export",
+            s(&out),
+            "--export-weights",
+            "ndf",
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&run.stderr);
+    assert!(
+        !run.status.success() && err.contains("no count field"),
+        "{err}"
+    );
+    assert!(!missing.exists(), "the store was made");
+    // Without weights the binary book is written as before.
+    let db = store(&dir);
+    ok(&["export", "--db", s(&db), "--out", s(&out)]);
+    assert!(std::fs::read(&out).unwrap().starts_with(MAGIC));
 }

@@ -96,6 +96,16 @@ pub enum ExportChoiceError {
         match format { FormatChoice::Ybb => "a text book", _ => "a binary .ybb book" }
     )]
     FormatMismatch { path: PathBuf, format: FormatChoice },
+    /// Weights asked for a `.ybb` book, which has no count field to carry them.
+    #[error(
+        "a .ybb book has no count field, so the weights `{weights}` cannot be written to `{}`: \
+         write a text book (`.db`) or leave the weights out",
+        path.display()
+    )]
+    WeightsInBinary {
+        path: PathBuf,
+        weights: WeightsChoice,
+    },
 }
 
 /// What an export is asked for, whichever front end asked.
@@ -199,6 +209,16 @@ impl WeightsChoice {
             Ok(ExportWeights::Ndf) => Ok(Some(Self::Ndf)),
             Err(_) => Err(ExportChoiceError::Weights(value)),
         }
+    }
+}
+
+impl std::fmt::Display for WeightsChoice {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::One => "one",
+            Self::Policy => "policy",
+            Self::Ndf => "ndf",
+        })
     }
 }
 
@@ -307,7 +327,11 @@ impl ExportChoice {
         let backup = BackupChoice::from_proto(request.backup)?;
         let weights = WeightsChoice::from_proto(request.weights)?;
         let format = FormatChoice::from_proto(request.format)?;
-        format.resolve(Path::new(&request.path))?;
+        refuse_weights_in_binary(
+            weights,
+            format.resolve(Path::new(&request.path))?,
+            Path::new(&request.path),
+        )?;
         let temperature = if request.temperature == 0.0 {
             DEFAULT_TEMPERATURE
         } else {
@@ -335,6 +359,17 @@ impl ExportChoice {
         })
     }
 
+    /// The file format to write at `path`: as [`FormatChoice::resolve`], and
+    /// weights chosen for a `.ybb` book (which cannot carry them) refused.
+    ///
+    /// # Errors
+    /// [`ExportChoiceError::FormatMismatch`], [`ExportChoiceError::WeightsInBinary`].
+    pub fn format_for(&self, path: &Path) -> Result<BookFormat, ExportChoiceError> {
+        let format = self.format.resolve(path)?;
+        refuse_weights_in_binary(self.weights, format, path)?;
+        Ok(format)
+    }
+
     /// The book crate's options for this choice (the weights resolved).
     #[must_use]
     pub fn options(&self) -> ExportOptions {
@@ -347,6 +382,22 @@ impl ExportChoice {
             leaf_discount: self.leaf_discount,
             by_results: self.by_results.then_some(self.prior_games),
         }
+    }
+}
+
+/// Weights chosen (not defaulted) for a binary book are refused: it has no count
+/// field, and dropping them silently would write another book than asked for.
+fn refuse_weights_in_binary(
+    weights: Option<WeightsChoice>,
+    format: BookFormat,
+    path: &Path,
+) -> Result<(), ExportChoiceError> {
+    match weights {
+        Some(weights) if format == BookFormat::Ybb => Err(ExportChoiceError::WeightsInBinary {
+            path: path.to_owned(),
+            weights,
+        }),
+        _ => Ok(()),
     }
 }
 
@@ -587,7 +638,7 @@ impl<F: FrontEnd> clap::Args for ExportFlags<F> {
                  YaneuraOu's binary book, anything else its text book), `text` \
                  (YaneuraOu's text book, DB2016, usually `.db`; `db2016` is accepted \
                  too) or `ybb` (the binary book, \"YANE-BINBOOK-V1\": moves with value \
-                 and depth, no count, so {weights_flag} does not reach it). A format \
+                 and depth, no count, so {weights_flag} is refused with it). A format \
                  that the extension contradicts (`text` for `.ybb`, `ybb` for `.db` or \
                  `.db2016`) is refused before anything is done"
             ));
