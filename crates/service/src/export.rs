@@ -935,7 +935,7 @@ mod tests {
             "12.5",
             "--shrink",
             "--format",
-            "ybb",
+            "text",
             "--leaf-discount",
             "6",
         ])
@@ -947,8 +947,19 @@ mod tests {
         assert_eq!(ExportChoice::from_request(&request).unwrap(), choice);
         assert_eq!(
             choice.format.book_format(Path::new("book.bin")),
-            BookFormat::Ybb
+            BookFormat::Db2016
         );
+        // The same weights for a binary book: refused, the request as the flags.
+        let binary = ExportChoice {
+            format: FormatChoice::Ybb,
+            ..choice
+        };
+        let refused = ExportChoice::from_request(&binary.to_request("book.bin".into()));
+        assert!(
+            matches!(refused, Err(ExportChoiceError::WeightsInBinary { .. })),
+            "{refused:?}"
+        );
+        assert!(binary.format_for(Path::new("book.bin")).is_err());
         assert_eq!(
             FormatChoice::Auto.book_format(Path::new("x.YBB")),
             BookFormat::Ybb
