@@ -158,6 +158,18 @@ impl FileBook {
     }
 }
 
+impl FileBook {
+    /// Whether the counts say nothing: every position's moves have one count
+    /// (a default export writes 1 everywhere; a `.ybb` book has none). Played
+    /// by count, such a book is a uniform choice among its moves.
+    #[must_use]
+    pub fn counts_all_equal(&self) -> bool {
+        self.entries
+            .values()
+            .all(|moves| moves.windows(2).all(|w| w[0].count == w[1].count))
+    }
+}
+
 impl BookSource for FileBook {
     fn candidates(&self, position: &Position) -> Option<Vec<Candidate>> {
         if let Some(list) = self.entries.get(&position.key().0) {

@@ -417,11 +417,15 @@ pub fn run(args: &Args) -> Result<()> {
                 )?;
                 (book, roots, db.display().to_string())
             }
-            (None, Some(file)) => (
-                Arc::new(FileBook::open(file)?),
-                vec!["startpos".to_owned()],
-                file.display().to_string(),
-            ),
+            (None, Some(file)) => {
+                let book = FileBook::open(file)?;
+                warn_uniform_counts(own_rule, &book, "--book-moves");
+                (
+                    Arc::new(book),
+                    vec!["startpos".to_owned()],
+                    file.display().to_string(),
+                )
+            }
             (None, None) => bail!("--db or --book names the book under test"),
         };
     check_rule(own_rule, own_source.as_ref(), "--book-moves")?;
@@ -452,14 +456,18 @@ pub fn run(args: &Args) -> Result<()> {
                 book: Arc::new(RuledBook::new(source, other_rule, args.book_max_ply)),
             })
         }
-        (None, Some(file)) => Some(SideBook {
-            name: file.display().to_string(),
-            book: Arc::new(RuledBook::new(
-                Arc::new(FileBook::open(file)?),
-                other_rule,
-                args.book_max_ply,
-            )),
-        }),
+        (None, Some(file)) => {
+            let book = FileBook::open(file)?;
+            warn_uniform_counts(other_rule, &book, "--against-book-moves");
+            Some(SideBook {
+                name: file.display().to_string(),
+                book: Arc::new(RuledBook::new(
+                    Arc::new(book),
+                    other_rule,
+                    args.book_max_ply,
+                )),
+            })
+        }
         (None, None) => None,
     };
     if let Some(other) = &other {
@@ -582,6 +590,17 @@ pub fn run(args: &Args) -> Result<()> {
     };
     run_games(&job, args.concurrency.max(1), &mut report)?;
     report.finish(args.json.as_deref(), json_out.as_ref())
+}
+
+/// Says so when a book played by its counts has the same count on every move
+/// of every position: the games then choose uniformly among its moves.
+fn warn_uniform_counts(rule: MoveRule, book: &FileBook, flag: &str) {
+    if matches!(rule, MoveRule::Count) && book.counts_all_equal() {
+        eprintln!(
+            "warning: {flag} count: every move of {} has the same count (an export without --weights, or a .ybb book), so each side picks uniformly among a position's moves; export with --weights policy or ndf for weights",
+            book.describe()
+        );
+    }
 }
 
 /// A rule the book cannot play by is refused before any game.

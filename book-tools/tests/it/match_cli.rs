@@ -624,3 +624,52 @@ fn a_store_has_no_counts_to_play_by() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("has no count weights"), "{err}");
 }
+
+/// Issue 36, point 4: a book file whose counts are all equal (an export without
+/// weights) played by its counts is a uniform choice, and the match says so; a
+/// file with weights plays without the warning.
+#[test]
+fn playing_by_equal_counts_warns() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db = synthetic_book(dir.path());
+    let (plain, weighted) = (dir.path().join("plain.db"), dir.path().join("weighted.db"));
+    ok(&["export", "--db", &db, "--out", s(&plain)]);
+    ok(&[
+        "export",
+        "--db",
+        &db,
+        "--out",
+        s(&weighted),
+        "--backup",
+        "softmax",
+        "--temperature",
+        "50",
+    ]);
+    let run = |file: &std::path::Path| {
+        let out = book_tools(&[
+            "match",
+            "--book",
+            s(file),
+            "--book-moves",
+            "count",
+            "--games",
+            "2",
+            "--nodes",
+            "200",
+            "--ply-limit",
+            "40",
+        ]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let said = run(&plain);
+    assert!(
+        said.contains("warning: --book-moves count") && said.contains("same count"),
+        "{said}"
+    );
+    assert!(!run(&weighted).contains("same count"));
+}
