@@ -65,7 +65,7 @@ fn add(db: &std::path::Path, create: bool, files: &[PathBuf], list: usize) -> Re
             anyhow::bail!("`{}`: a game read back illegal: {e}", file.display());
         }
         crate::say!(
-            "{}: {:?}, {} games read, {} skipped, {} positions",
+            "{}: {}, {} games read, {} skipped, {} positions",
             file.display(),
             summary.format,
             summary.games_read,
