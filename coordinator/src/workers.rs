@@ -56,6 +56,7 @@ impl Workers {
                 version: version.to_owned(),
                 lease_ms: millis(lease),
                 heartbeat_ms: millis(heartbeat),
+                draining: false,
             },
         }
     }
@@ -95,7 +96,10 @@ impl Workers {
         observe::connected(stream, hello);
         self.blame.connect(stream, &hello.worker_id);
         let _ = tx.send(Ok(CoordinatorMessage {
-            msg: Some(Msg::Welcome(self.welcome.clone())),
+            msg: Some(Msg::Welcome(Welcome {
+                draining,
+                ..self.welcome.clone()
+            })),
         }));
         if draining {
             send_drain(&tx, SHUTTING_DOWN);

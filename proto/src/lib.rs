@@ -13,8 +13,8 @@ pub mod limits;
 
 /// The protocol version this build speaks (`Hello.protocol`). Version 2 split
 /// jobs and results by kind (think, play); version 3 added search jobs.
-/// `ThinkResult.sfen` came later without a bump: it is optional in meaning (see
-/// the proto).
+/// `ThinkResult.sfen` and `Welcome.draining` came later without a bump: both are
+/// optional in meaning (see the proto).
 pub const PROTOCOL_VERSION: u32 = 3;
 
 impl v1::Job {

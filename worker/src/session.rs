@@ -1,5 +1,10 @@
 //! The connection to the coordinator: one Work stream at a time, reconnecting with
 //! randomized exponential backoff.
+//!
+//! The log tells each outage once: one line when the coordinator is lost (WARN,
+//! or INFO when it drained, an operator's stop), one INFO `connected again` when a
+//! working session is back, with the time since the loss; the attempts between,
+//! including sessions with a coordinator that still drains, go to DEBUG.
 
 use std::collections::{HashSet, VecDeque};
 use std::sync::Arc;
@@ -45,9 +50,10 @@ pub struct SessionConfig {
 pub enum SessionEnd {
     /// Finished on this worker's own request (Ctrl-C, SIGTERM): leave.
     Done,
-    /// The coordinator drained this stream and the jobs in hand are answered: wait
-    /// for the next coordinator (an upgrade or a move restarts it on the same store).
-    Drained,
+    /// The coordinator drained this stream (for the reason given) and the jobs in
+    /// hand are answered: wait for the next coordinator (an upgrade or a move
+    /// restarts it on the same store).
+    Drained(String),
     /// The connection was lost or could not be made: try again.
     Lost(String),
 }
@@ -65,9 +71,7 @@ fn give_back(lease_id: u64, reason: impl Into<String>, failed: bool) -> WorkerMe
 /// # Errors
 /// The coordinator refused the token or the protocol version (no retry helps).
 pub async fn run_forever(mut cfg: SessionConfig) -> Result<()> {
-    let mut attempt: u32 = 0;
-    // When the current outage began (None while connected).
-    let mut outage: Option<tokio::time::Instant> = None;
+    let mut link = Link::new(cfg.url.clone(), cfg.max_backoff);
     // Results computed while disconnected go out on the next stream.
     let mut unsent: VecDeque<JobResult> = VecDeque::new();
     loop {
@@ -83,52 +87,126 @@ pub async fn run_forever(mut cfg: SessionConfig) -> Result<()> {
                 return Ok(());
             }
         }
-        let end = session(&mut cfg, &mut unsent).await?;
-        let connected = cfg.stats.connected.swap(false, Ordering::Relaxed);
-        if connected {
-            if let Some(since) = outage.take() {
-                tracing::info!(
-                    attempts = attempt,
-                    down_secs = since.elapsed().as_secs(),
-                    "connected again"
-                );
-            }
-            attempt = 0;
-        }
+        let end = session(&mut cfg, &mut unsent, &mut link).await?;
+        cfg.stats.connected.store(false, Ordering::Relaxed);
         let (why, planned) = match end {
             SessionEnd::Done => return Ok(()),
-            SessionEnd::Drained if cfg.exit_on_drain => return Ok(()),
-            SessionEnd::Drained => (
-                "the coordinator drained (it stops or restarts)".to_owned(),
-                true,
-            ),
+            SessionEnd::Drained(_) if cfg.exit_on_drain => return Ok(()),
+            SessionEnd::Drained(reason) => (format!("the coordinator drains: {reason}"), true),
             SessionEnd::Lost(why) => (why, false),
         };
         if *cfg.shutdown.borrow() == Shutdown::Abort {
             return Ok(());
         }
-        attempt = attempt.saturating_add(1);
-        let delay = backoff(attempt, cfg.max_backoff);
-        // One line per outage (at its first attempt): INFO after a drain (an
-        // operator's restart), WARN after a lost connection; the retries of a
-        // coordinator that is down for hours go to DEBUG.
-        if outage.is_none() {
-            outage = Some(tokio::time::Instant::now());
-            let retry_in_ms = delay.as_millis() as u64;
-            if planned {
-                tracing::info!(reason = %why, retry_in_ms, "waiting for the coordinator to come back; reconnecting with backoff");
-            } else {
-                tracing::warn!(reason = %why, retry_in_ms, "coordinator unreachable");
-            }
-        } else {
-            tracing::debug!(reason = %why, attempt, retry_in_ms = delay.as_millis() as u64, "coordinator still unreachable");
-        }
+        let delay = link.ended(why, planned);
         cfg.stats.reconnects.fetch_add(1, Ordering::Relaxed);
         tokio::select! {
             () = tokio::time::sleep(delay) => {}
             _ = cfg.shutdown.changed() => {}
         }
     }
+}
+
+/// The worker's link to its coordinator as its log tells it. An outage lasts
+/// from the loss of a working session (or the first failed attempt) until a
+/// coordinator welcomes the worker without draining: a coordinator that drains
+/// accepts the stream but hands out no jobs and closes it, so reaching one is an
+/// attempt like a refused connection.
+struct Link {
+    url: String,
+    max_backoff: Duration,
+    /// A working session was established in this process (so the next one is
+    /// `connected again`).
+    ever_up: bool,
+    /// The outage under way; none while a working session is up (and before the
+    /// first attempt).
+    outage: Option<Outage>,
+}
+
+struct Outage {
+    since: tokio::time::Instant,
+    /// How the coordinator was lost.
+    reason: String,
+    /// Attempts since the loss, the loss itself counted: the backoff grows with it.
+    attempts: u32,
+}
+
+impl Link {
+    fn new(url: String, max_backoff: Duration) -> Self {
+        Self {
+            url,
+            max_backoff,
+            ever_up: false,
+            outage: None,
+        }
+    }
+
+    /// A coordinator welcomed the worker; `draining`: it said it drains. Returns
+    /// whether the session is a working one (the coordinator is back).
+    fn welcomed(&mut self, draining: bool) -> bool {
+        let url = &self.url;
+        if draining {
+            if let Some(o) = &self.outage {
+                tracing::debug!(url = %url, attempts = o.attempts, "connected, but the coordinator still drains");
+            } else {
+                tracing::info!(url = %url, "connected; the coordinator drains");
+            }
+            return false;
+        }
+        match self.outage.take() {
+            Some(o) if self.ever_up => tracing::info!(
+                url = %url,
+                attempts = o.attempts,
+                down_secs = seconds(o.since.elapsed()),
+                lost = %o.reason,
+                "connected again"
+            ),
+            Some(o) => tracing::info!(
+                url = %url,
+                attempts = o.attempts,
+                waited_secs = seconds(o.since.elapsed()),
+                "connected"
+            ),
+            None => tracing::info!(url = %url, "connected"),
+        }
+        self.ever_up = true;
+        true
+    }
+
+    /// A session or an attempt ended for `why` (`planned`: the coordinator
+    /// drained). Returns how long to wait before the next attempt.
+    fn ended(&mut self, why: String, planned: bool) -> Duration {
+        if let Some(o) = &mut self.outage {
+            o.attempts = o.attempts.saturating_add(1);
+            let delay = backoff(o.attempts, self.max_backoff);
+            tracing::debug!(reason = %why, attempt = o.attempts, retry_in_ms = millis(delay), "coordinator still unreachable");
+            return delay;
+        }
+        let delay = backoff(1, self.max_backoff);
+        let retry_in_ms = millis(delay);
+        // One line per outage: INFO after a drain (an operator's restart), WARN
+        // after a lost connection.
+        if planned {
+            tracing::info!(reason = %why, retry_in_ms, "waiting for the coordinator to come back; reconnecting with backoff");
+        } else {
+            tracing::warn!(reason = %why, retry_in_ms, "coordinator unreachable");
+        }
+        self.outage = Some(Outage {
+            since: tokio::time::Instant::now(),
+            reason: why,
+            attempts: 1,
+        });
+        delay
+    }
+}
+
+/// `d` in seconds, to the millisecond.
+fn seconds(d: Duration) -> f64 {
+    (d.as_secs_f64() * 1000.0).round() / 1000.0
+}
+
+fn millis(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
 
 /// Full-jitter exponential backoff: uniform in [0, min(cap, 0.5 s * 2^attempt)].
@@ -171,11 +249,13 @@ fn msg(m: worker_message::Msg) -> WorkerMessage {
     WorkerMessage { msg: Some(m) }
 }
 
-/// An open Work stream: the channel out, the messages in, and the heartbeat rate.
+/// An open Work stream: the channel out, the messages in, the heartbeat rate, and
+/// whether the coordinator said it drains.
 struct Connected {
     out: mpsc::Sender<WorkerMessage>,
     inbound: tonic::Streaming<CoordinatorMessage>,
     heartbeat_every: Duration,
+    draining: bool,
 }
 
 /// Opens the channel, sends Hello and waits for Welcome.
@@ -228,10 +308,13 @@ async fn connect(cfg: &SessionConfig) -> Result<Result<Connected, SessionEnd>> {
         Ok(r) => r.into_inner(),
         Err(status) => return failed(&status).map(Err),
     };
-    let heartbeat_every = match inbound.message().await {
+    let (heartbeat_every, draining) = match inbound.message().await {
         Ok(Some(CoordinatorMessage {
             msg: Some(coordinator_message::Msg::Welcome(w)),
-        })) => Duration::from_millis(u64::from(w.heartbeat_ms.max(100))),
+        })) => (
+            Duration::from_millis(u64::from(w.heartbeat_ms.max(100))),
+            w.draining,
+        ),
         Ok(Some(_)) => return lost("the coordinator did not answer with Welcome"),
         Ok(None) => return lost("stream closed before Welcome"),
         Err(status) => return failed(&status).map(Err),
@@ -240,6 +323,7 @@ async fn connect(cfg: &SessionConfig) -> Result<Result<Connected, SessionEnd>> {
         out,
         inbound,
         heartbeat_every,
+        draining,
     }))
 }
 
@@ -253,10 +337,13 @@ struct Session<'a> {
     /// Results sent and not yet answered; an answer for anything else is ignored.
     awaiting_ack: HashSet<u64>,
     draining: bool,
-    /// The coordinator asked this stream to drain (as opposed to this worker's own
-    /// stop): the session ends as [`SessionEnd::Drained`] and the worker waits for
-    /// the next coordinator.
-    coordinator_drains: bool,
+    /// Why the coordinator asked this stream to drain (as opposed to this worker's
+    /// own stop): the session ends as [`SessionEnd::Drained`] and the worker waits
+    /// for the next coordinator.
+    coordinator_drains: Option<String>,
+    /// The coordinator did not drain when it welcomed this stream: its drain is
+    /// news (INFO); a coordinator that still drains is only another attempt.
+    working: bool,
     /// When a stop request's grace ends (far away until there is one).
     stop_by: tokio::time::Instant,
 }
@@ -264,17 +351,22 @@ struct Session<'a> {
 /// What a step of the loop decided.
 type Step = Option<SessionEnd>;
 
-async fn session(cfg: &mut SessionConfig, unsent: &mut VecDeque<JobResult>) -> Result<SessionEnd> {
+async fn session(
+    cfg: &mut SessionConfig,
+    unsent: &mut VecDeque<JobResult>,
+    link: &mut Link,
+) -> Result<SessionEnd> {
     let Connected {
         out,
         mut inbound,
         heartbeat_every,
+        draining: coordinator_draining,
     } = match connect(cfg).await? {
         Ok(c) => c,
         Err(end) => return Ok(end),
     };
     cfg.stats.connected.store(true, Ordering::Relaxed);
-    tracing::info!(url = %cfg.url, "connected");
+    let working = link.welcomed(coordinator_draining);
     let (done_tx, mut done_rx) = mpsc::unbounded_channel::<Finished>();
     let draining = *cfg.shutdown.borrow() != Shutdown::Running;
     let far = tokio::time::Instant::now() + Duration::from_secs(365 * 24 * 3600);
@@ -290,7 +382,8 @@ async fn session(cfg: &mut SessionConfig, unsent: &mut VecDeque<JobResult>) -> R
         in_hand: HashSet::new(),
         awaiting_ack: HashSet::new(),
         draining,
-        coordinator_drains: false,
+        coordinator_drains: None,
+        working,
         stop_by,
     };
     if let Some(end) = s.resend(unsent).await {
@@ -305,10 +398,9 @@ async fn session(cfg: &mut SessionConfig, unsent: &mut VecDeque<JobResult>) -> R
     loop {
         if s.draining && s.in_hand.is_empty() && s.awaiting_ack.is_empty() && unsent.is_empty() {
             let own_stop = *s.cfg.shutdown.borrow() != Shutdown::Running;
-            return Ok(if s.coordinator_drains && !own_stop {
-                SessionEnd::Drained
-            } else {
-                SessionEnd::Done
+            return Ok(match s.coordinator_drains.take() {
+                Some(reason) if !own_stop => SessionEnd::Drained(reason),
+                _ => SessionEnd::Done,
             });
         }
         let step = tokio::select! {
@@ -383,9 +475,13 @@ impl Session<'_> {
                 } else {
                     "then waiting for it to come back"
                 };
-                tracing::info!(reason = %d.reason, "coordinator drains; finishing the jobs in hand, {then}");
+                if self.working {
+                    tracing::info!(reason = %d.reason, "coordinator drains; finishing the jobs in hand, {then}");
+                } else {
+                    tracing::debug!(reason = %d.reason, "coordinator drains");
+                }
                 self.draining = true;
-                self.coordinator_drains = true;
+                self.coordinator_drains = Some(d.reason);
             }
             Some(coordinator_message::Msg::Welcome(_)) | None => {}
         }

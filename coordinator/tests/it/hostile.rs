@@ -322,6 +322,7 @@ impl Coordinator for FakeCoordinator {
                 version: "fake".into(),
                 lease_ms: 600_000,
                 heartbeat_ms: 1000,
+                draining: false,
             }))))
             .await;
         if self.unsolicited_ack {

@@ -16,6 +16,7 @@ mod backup;
 mod blame;
 mod clean_shutdown;
 mod compaction;
+mod connection_logs;
 mod dashboard;
 mod durable_ack;
 mod export_live;
