@@ -247,7 +247,8 @@ impl<S: NodeStore> Dispatcher<S> {
             } => {
                 self.kinds.learn.queue_exit(exit);
                 let counted = self.kinds.count_learning_game(&identity, &counts);
-                let _ = reply.send(counted);
+                let positions = self.kinds.live.book().len() as u64;
+                let _ = reply.send(counted.map(|c| (c, positions)));
             }
             Event::Drain { reason } => {
                 self.draining = true;

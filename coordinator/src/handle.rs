@@ -28,8 +28,9 @@ pub(crate) type SnapshotReply = oneshot::Sender<
         String,
     >,
 >;
-/// The answer to [`Event::LearnGame`]: the learning games counted in this run.
-pub(crate) type CountReply = oneshot::Sender<Result<u64, String>>;
+/// The answer to [`Event::LearnGame`]: the learning games counted in this run,
+/// and the positions the book holds now.
+pub(crate) type CountReply = oneshot::Sender<Result<(u64, u64), String>>;
 
 /// Messages to a worker's stream.
 pub type StreamTx = mpsc::UnboundedSender<Result<CoordinatorMessage, Status>>;

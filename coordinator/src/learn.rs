@@ -270,7 +270,17 @@ struct Shared {
     handle: DispatcherHandle,
     runtime: tokio::runtime::Handle,
     pool: Pool,
-    policy: LearningPolicy,
+    /// The learner over the book as of its last snapshot: replaced while
+    /// the run grows the book ([`refresh`]), so that positions thought where
+    /// games went are played and learned in the same run. A game keeps the
+    /// policy it started with.
+    policy: std::sync::RwLock<Arc<LearningPolicy>>,
+    /// The pool's budgets, whose ledgers a snapshot reads.
+    budgets: Vec<String>,
+    /// Positions of the book when the learner's snapshot was taken.
+    snapshot_len: AtomicU64,
+    /// One refresh at a time.
+    refreshing: AtomicBool,
     openings: Vec<stera_games::Opening>,
     rules: GameRules,
     book_limits: Limits,
@@ -317,9 +327,13 @@ impl LearnDriver {
         let budgets: Vec<String> = pool.members().iter().map(OpponentSpec::budget).collect();
         let (reply, rx) = oneshot::channel();
         handle
-            .send(Event::LearnSnapshot { budgets, reply })
+            .send(Event::LearnSnapshot {
+                budgets: budgets.clone(),
+                reply,
+            })
             .map_err(|e| e.to_string())?;
         let (book, counts) = rx.await.map_err(|e| e.to_string())??;
+        let snapshot_len = book.len() as u64;
         let openings = match &args.learn_openings {
             Some(file) => stera_games::openings::read_file(file),
             None => stera_games::openings::parse_lines(
@@ -345,7 +359,10 @@ impl LearnDriver {
             handle,
             runtime: tokio::runtime::Handle::current(),
             pool,
-            policy,
+            policy: std::sync::RwLock::new(Arc::new(policy)),
+            budgets,
+            snapshot_len: AtomicU64::new(snapshot_len),
+            refreshing: AtomicBool::new(false),
             openings,
             rules: GameRules {
                 ply_limit,
@@ -446,12 +463,13 @@ fn play_one(shared: &Shared, index: u64) -> Result<(), String> {
             .map_or(0, |d| d.as_secs());
     let draw = rand::rngs::StdRng::seed_from_u64(seed ^ 0x0990_5E1E_C7ED).random::<f64>();
     let spec = &shared.pool.members()[shared.pool.pick(draw)];
+    let policy = shared.policy();
     let mut book_engine = DispatchPlayer::new(shared);
     let mut opponent_engine = DispatchPlayer::new(shared);
     let game = {
         let learning = Side {
             player: &mut book_engine,
-            book: Some(&shared.policy),
+            book: Some(policy.as_ref()),
         };
         let opponent = Side {
             player: &mut opponent_engine,
@@ -479,16 +497,87 @@ fn play_one(shared: &Shared, index: u64) -> Result<(), String> {
         // was played against, and there is nothing to learn about an opponent.
         return count(shared, None, &[], None);
     };
-    let counts = shared
-        .policy
+    let counts = policy
         .results()
         .learning_counts(&game, learner)
         .map_err(|e| e.to_string())?;
     let identity = spec.identity(&engine);
-    let exit = exit_of(shared, &game);
+    let exit = exit_of(shared, &policy, &game);
     count(shared, Some(&identity), &counts, exit)?;
-    shared.policy.results().add(&counts);
+    // Into the policy in use now (a refresh may have replaced this game's).
+    shared.policy().results().add(&counts);
     Ok(())
+}
+
+impl Shared {
+    /// The learner as of the latest snapshot.
+    fn policy(&self) -> Arc<LearningPolicy> {
+        Arc::clone(
+            &self
+                .policy
+                .read()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        )
+    }
+}
+
+/// Positions the book must have gained since the learner's snapshot before it
+/// is taken again: a share of the book, so that a 15M-node book is not cloned
+/// and analysed again for every few hundred positions.
+fn refresh_due(snapshot_len: u64, book_len: u64) -> bool {
+    let grown = book_len.saturating_sub(snapshot_len);
+    grown >= REFRESH_MIN_GROWTH.max(snapshot_len / REFRESH_SHARE)
+}
+
+/// New positions that make a snapshot worth taking again, at least.
+const REFRESH_MIN_GROWTH: u64 = 16;
+/// ... and at least this share (1/N) of the book.
+const REFRESH_SHARE: u64 = 20;
+
+/// Takes the learner's snapshot again when the book has grown enough: the
+/// book as it is now and the pool's counters as the store holds them, so the
+/// positions thought since (where games left the book) are the learner's to
+/// play and learn. Runs on the calling game thread; another thread's game goes
+/// on with the policy it has.
+fn refresh(shared: &Shared, book_len: u64) {
+    if !refresh_due(shared.snapshot_len.load(Ordering::Relaxed), book_len)
+        || shared.refreshing.swap(true, Ordering::AcqRel)
+    {
+        return;
+    }
+    let rebuilt = (|| -> Result<LearningPolicy, String> {
+        let (reply, rx) = oneshot::channel();
+        shared
+            .handle
+            .send(Event::LearnSnapshot {
+                budgets: shared.budgets.clone(),
+                reply,
+            })
+            .map_err(|e| e.to_string())?;
+        let (book, counts) = shared.runtime.block_on(rx).map_err(|e| e.to_string())??;
+        let len = book.len() as u64;
+        let analysed =
+            AnalysedBook::new(book).map_err(|e| format!("cannot analyse the book: {e}"))?;
+        shared.snapshot_len.store(len, Ordering::Relaxed);
+        let results = Arc::new(ResultsBook::new(Arc::new(analysed), counts));
+        Ok(LearningPolicy::new(
+            results,
+            DEFAULT_LEARNING_WINDOW,
+            DEFAULT_PRIOR_GAMES,
+        ))
+    })();
+    match rebuilt {
+        Ok(policy) => {
+            let positions = shared.snapshot_len.load(Ordering::Relaxed);
+            *shared
+                .policy
+                .write()
+                .unwrap_or_else(std::sync::PoisonError::into_inner) = Arc::new(policy);
+            tracing::info!(positions, "the learner sees the grown book");
+        }
+        Err(e) => tracing::warn!(error = %e, "the learner keeps its earlier view of the book"),
+    }
+    shared.refreshing.store(false, Ordering::Release);
 }
 
 /// Where `game` left the book: the first move, at a game ply below
@@ -496,12 +585,16 @@ fn play_one(shared: &Shared, index: u64) -> Result<(), String> {
 /// learner's snapshot of the book sees it; the dispatcher checks again). An
 /// opponent's reply the book lacks, or the learner's own try of a move nobody
 /// thought: either way, where games go and the book has nothing.
-fn exit_of(shared: &Shared, game: &stera_games::Game) -> Option<(Position, stera_rules::Move)> {
+fn exit_of(
+    shared: &Shared,
+    policy: &LearningPolicy,
+    game: &stera_games::Game,
+) -> Option<(Position, stera_rules::Move)> {
     use stera_games::BookSource;
     if shared.grow_plies == 0 {
         return None;
     }
-    let analysed = shared.policy.results().analysed();
+    let analysed = policy.results().analysed();
     let held = |p: &Position| analysed.candidates(p).is_some();
     let mut position = Position::from_sfen(&game.start_sfen).ok()?;
     for m in &game.moves {
@@ -539,7 +632,8 @@ fn count(
             reply,
         })
         .map_err(|e| e.to_string())?;
-    let counted = shared.runtime.block_on(rx).map_err(|e| e.to_string())??;
+    let (counted, positions) = shared.runtime.block_on(rx).map_err(|e| e.to_string())??;
+    refresh(shared, positions);
     if counted.is_multiple_of(100) || counted == shared.target {
         let secs = shared.began.elapsed().as_secs_f64().max(1e-3);
         let rate = counted as f64 / secs;
@@ -635,5 +729,21 @@ impl Player for DispatchPlayer<'_> {
             .first()
             .cloned()
             .unwrap_or_else(|| "the workers".into())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::refresh_due;
+
+    #[test]
+    fn the_snapshot_is_taken_again_after_a_share_of_the_book_is_added() {
+        assert!(!refresh_due(300, 315));
+        assert!(refresh_due(300, 316));
+        // A big book waits for 5 % more positions, not 16.
+        assert!(!refresh_due(1_000_000, 1_040_000));
+        assert!(refresh_due(1_000_000, 1_050_000));
+        // A book that did not grow (or was read smaller) is not taken again.
+        assert!(!refresh_due(500, 400));
     }
 }

@@ -223,6 +223,62 @@ fn an_opponent_that_names_an_engine_is_refused_on_the_cluster() {
     assert_eq!(total(&db), 0);
 }
 
+/// A book grown during a learning run (here by thinking alongside it) is the
+/// learner's to play in the same run: once the book has gained enough
+/// positions, the learner takes its snapshot again, and says so.
+#[test]
+fn the_learner_sees_the_book_grown_during_its_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("book.db");
+    let mut c = Coord::start(
+        &db,
+        "127.0.0.1:0",
+        &[
+            "--think-limit",
+            "60",
+            "--nodes",
+            "2000",
+            "--local-workers",
+            "1",
+            "--local-slots",
+            "2",
+            "--learn-games",
+            "400",
+            "--learn-concurrency",
+            "2",
+            "--learn-nodes",
+            "60",
+            "--learn-opponent",
+            "--nodes 60",
+            "--ply-limit",
+            "40",
+        ],
+        &[LEARN_LOG],
+    );
+    let status = c.wait_exit(LONG);
+    assert!(status.success(), "{:?}", c.log.lock().unwrap());
+    let log = c.log.lock().unwrap().clone();
+    let sizes: Vec<u64> = log
+        .iter()
+        .filter(|l| l.contains("the learner sees the grown book"))
+        .filter_map(|l| {
+            l.split("positions=")
+                .nth(1)?
+                .split_whitespace()
+                .next()?
+                .parse()
+                .ok()
+        })
+        .collect();
+    assert!(
+        !sizes.is_empty(),
+        "the learner never took the book again: {log:?}"
+    );
+    // Each snapshot holds more than the one before: 16 or more new positions.
+    assert!(sizes.windows(2).all(|w| w[1] >= w[0] + 16), "{sizes:?}");
+    assert!(sizes[0] >= 16, "{sizes:?}");
+}
+
 /// Where learning games leave the book early is thought: with the whole think
 /// share on them, the positions the log says were handed out as exits are in
 /// the book afterwards, each a position the book did not hold before.
