@@ -303,18 +303,7 @@ impl BoundTarget {
             Some(store) => check_output_path(out, store)?,
             None => check_output_path_outside_stores(out)?,
         };
-        let name = match out.components().next_back() {
-            Some(Component::Normal(name)) => name.to_owned(),
-            _ => {
-                return Err(OutputPathError::NoFileName {
-                    path: out.to_path_buf(),
-                });
-            }
-        };
-        let shown_dir = match out.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-            _ => PathBuf::from("."),
-        };
+        let (name, shown_dir) = name_and_dir(out)?;
         let directory_error = |cause| OutputPathError::Directory {
             path: out.to_path_buf(),
             dir: shown_dir.clone(),
@@ -467,18 +456,7 @@ fn resolve(out: &Path) -> Result<PathBuf, OutputPathError> {
             target,
         });
     }
-    let name = match out.components().next_back() {
-        Some(Component::Normal(name)) => name.to_owned(),
-        _ => {
-            return Err(OutputPathError::NoFileName {
-                path: out.to_path_buf(),
-            });
-        }
-    };
-    let dir = match out.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
+    let (name, dir) = name_and_dir(out)?;
     let dir = dir
         .canonicalize()
         .map_err(|cause| OutputPathError::Directory {
@@ -487,6 +465,20 @@ fn resolve(out: &Path) -> Result<PathBuf, OutputPathError> {
             cause,
         })?;
     Ok(dir.join(name))
+}
+
+/// The file name of `out` and the directory it is in (`.` for a bare name).
+fn name_and_dir(out: &Path) -> Result<(std::ffi::OsString, PathBuf), OutputPathError> {
+    let Some(Component::Normal(name)) = out.components().next_back() else {
+        return Err(OutputPathError::NoFileName {
+            path: out.to_path_buf(),
+        });
+    };
+    let dir = match out.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    Ok((name.to_owned(), dir))
 }
 
 /// `resolved` (the resolved form of `path`) is neither inside `store` nor a store
