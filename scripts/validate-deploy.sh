@@ -132,13 +132,20 @@ fi
 
 # --- Prometheus -------------------------------------------------------------------
 step "deploy/prometheus: promtool check config / check rules / test rules"
-[ -f deploy/prometheus/alerts.yml ] || fail "deploy/prometheus/alerts.yml is missing (prometheus.yml loads it)"
+[ -f deploy/prometheus/alerts.yml ] || fail "deploy/prometheus/alerts.yml is missing (the prometheus*.yml load it)"
 promtool check rules deploy/prometheus/alerts.yml >"$tmp/promtool.out" 2>&1 ||
     { cat "$tmp/promtool.out" >&2; fail "deploy/prometheus/alerts.yml: promtool check rules"; }
 promtool test rules deploy/prometheus/alerts_test.yml >"$tmp/promtool.out" 2>&1 ||
     { cat "$tmp/promtool.out" >&2; fail "deploy/prometheus/alerts_test.yml: promtool test rules"; }
-promtool check config deploy/prometheus/prometheus.yml >"$tmp/promtool.out" 2>&1 ||
-    { cat "$tmp/promtool.out" >&2; fail "deploy/prometheus/prometheus.yml: promtool check config"; }
+for config in deploy/prometheus/prometheus.yml deploy/prometheus/prometheus-compose.yml; do
+    promtool check config "$config" >"$tmp/promtool.out" 2>&1 ||
+        { cat "$tmp/promtool.out" >&2; fail "$config: promtool check config"; }
+done
+# promtool accepts any target; one that does not answer fires SteraTargetDown on a
+# healthy install. The shipped targets must be what the units and compose serve.
+step "deploy/prometheus: shipped targets match the --metrics of deploy/systemd and compose"
+python3 deploy/ci/check_prometheus_targets.py deploy ||
+    fail "deploy/prometheus: a shipped scrape target does not match its setup (listed above)"
 # Debian's promtool is built without Kubernetes service discovery and rejects the
 # kubernetes_sd_configs key itself. Then check everything else (globals, rule files,
 # relabelling) in a copy without that one key, and say so.
@@ -188,6 +195,11 @@ systemd-analyze verify "$tmp/bad.service" 2>"$tmp/bad.err" || true
 printf 'groups:\n  - name: canary\n    rules:\n      - alert: Broken\n        expr: rate(up[5m]\n' >"$tmp/bad-rules.yml"
 if promtool check rules "$tmp/bad-rules.yml" >/dev/null 2>&1; then
     fail "promtool accepted a malformed rule expression"
+fi
+cp -r deploy "$tmp/bad-deploy"
+printf -- '- targets: ["coordinator:9100"]\n' >"$tmp/bad-deploy/prometheus/targets/coordinator.yml"
+if python3 deploy/ci/check_prometheus_targets.py "$tmp/bad-deploy" >/dev/null 2>&1; then
+    fail "check_prometheus_targets.py accepted a bare-metal coordinator target nothing serves"
 fi
 printf '```sh\nworker --no-such-flag\n```\n' >"$tmp/bad.md"
 if python3 deploy/ci/check_flags.py "$bin_dir" "$tmp/bad.md" >/dev/null 2>&1; then

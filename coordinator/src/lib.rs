@@ -124,6 +124,27 @@ pub async fn run(args: CoordinatorArgs, export: Option<ExportFn<SledStore>>) -> 
     );
 
     let registry = Arc::new(Registry::default());
+    // The timers start after /metrics serves; their intervals are set now, so that
+    // no scrape reads a configured timer as off (the age alerts key on them).
+    let export_every = args
+        .export
+        .as_ref()
+        .filter(|_| args.export_every_mins > 0)
+        .map(|_| Duration::from_secs(args.export_every_mins.saturating_mul(60)));
+    let backup_every = args
+        .backup_dir
+        .as_ref()
+        .filter(|_| args.backup_every_mins > 0)
+        .map(|_| Duration::from_secs(args.backup_every_mins.saturating_mul(60)));
+    for (counter, every) in [
+        (&registry.counters.export_every_secs, export_every),
+        (&registry.counters.backup_every_secs, backup_every),
+    ] {
+        counter.store(
+            every.map_or(0, |e| e.as_secs()),
+            std::sync::atomic::Ordering::Relaxed,
+        );
+    }
     let (progress_tx, mut progress) = watch::channel(Progress::default());
     let (handle, events_rx) = DispatcherHandle::channel();
     let config = cli::dispatch_config(&args, play);
@@ -173,24 +194,14 @@ pub async fn run(args: CoordinatorArgs, export: Option<ExportFn<SledStore>>) -> 
         learn::LearnDriver::start(handle.clone(), &args.learn, &roots, args.play.ply_limit)
             .await
             .map_err(|e| anyhow::anyhow!("cannot start learning games: {e}"))?;
-    let periodic = args
-        .export
-        .as_ref()
-        .filter(|_| args.export_every_mins > 0)
-        .map(|path| {
-            let every = Duration::from_secs(args.export_every_mins.saturating_mul(60));
-            schedule::periodic_export(handle.clone(), every, cli::export_request(&args, path))
-        });
+    let periodic = args.export.as_ref().zip(export_every).map(|(path, every)| {
+        schedule::periodic_export(handle.clone(), every, cli::export_request(&args, path))
+    });
     let backups = args
         .backup_dir
         .as_ref()
-        .filter(|_| args.backup_every_mins > 0)
-        .map(|dir| {
-            let every = Duration::from_secs(args.backup_every_mins.saturating_mul(60));
-            registry
-                .counters
-                .backup_every_secs
-                .store(every.as_secs(), std::sync::atomic::Ordering::Relaxed);
+        .zip(backup_every)
+        .map(|(dir, every)| {
             schedule::periodic_backup(
                 handle.clone(),
                 every,

@@ -119,6 +119,9 @@ pub struct Counters {
     pub store_disk_free: AtomicU64,
     /// Seconds between periodic backups (`--backup-every-mins`; 0: none).
     pub backup_every_secs: AtomicU64,
+    /// Seconds between periodic exports (`--export-every-mins` with `--export`;
+    /// 0: none).
+    pub export_every_secs: AtomicU64,
     /// 1 while the store's disk has room for results (jobs are handed out), 0
     /// while it is full (see `store_space`).
     pub store_writable: AtomicU64,

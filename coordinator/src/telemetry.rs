@@ -72,6 +72,8 @@ pub const PROTOCOL_VIOLATIONS: &str = "stera_coordinator_protocol_violations_tot
 pub const EXPORTS: &str = "stera_coordinator_exports_total";
 /// Duration of one export.
 pub const EXPORT_DURATION: &str = "stera_coordinator_export_duration_seconds";
+/// Seconds between periodic exports (0: none).
+pub const EXPORT_INTERVAL: &str = "stera_coordinator_export_interval_seconds";
 /// When the last export succeeded.
 pub const LAST_EXPORT_SUCCESS: &str = "stera_coordinator_last_export_success_timestamp_seconds";
 /// Backups run, by `result` (ok, error, refused).
@@ -209,9 +211,14 @@ pub fn describe() {
         "Duration of one book export."
     );
     describe_gauge!(
+        EXPORT_INTERVAL,
+        Unit::Seconds,
+        "Seconds between periodic exports to --export (--export-every-mins; 0: no periodic exports)."
+    );
+    describe_gauge!(
         LAST_EXPORT_SUCCESS,
         Unit::Seconds,
-        "Unix time of the last successful export (0: none yet)."
+        "Unix time of the last successful export, periodic or on demand (0: none yet in this process)."
     );
     describe_counter!(
         BACKUPS,
@@ -315,6 +322,7 @@ pub fn refresh(registry: &Registry) {
     }
     counter!(EXPORTS, "result" => "ok").absolute(load(&c.exports_ok));
     counter!(EXPORTS, "result" => "error").absolute(load(&c.exports_failed));
+    gauge!(EXPORT_INTERVAL).set(load(&c.export_every_secs) as f64);
     gauge!(LAST_EXPORT_SUCCESS).set(load(&c.last_export_success_unix) as f64);
     counter!(BACKUPS, "result" => "ok").absolute(load(&c.backups_ok));
     counter!(BACKUPS, "result" => "error").absolute(load(&c.backups_failed));

@@ -19,6 +19,7 @@ mod compaction;
 mod connection_logs;
 mod dashboard;
 mod durable_ack;
+mod export_backup_age;
 mod export_live;
 mod export_ybb;
 mod full_disk;

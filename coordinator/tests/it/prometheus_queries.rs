@@ -217,7 +217,9 @@ fn every_dashboard_and_alert_query_works_on_live_metrics() {
     let alerts = alert_exprs(&alerts_yml);
     assert_eq!(alerts.len(), alerts_yml.matches("- alert:").count());
 
-    // A coordinator with a real worker (so numbers move), both exposing metrics.
+    // A coordinator with a real worker (so numbers move), both exposing metrics;
+    // periodic exports and backups on as shipped, so the panels' alert thresholds
+    // have data (the first ones are hours away).
     let dir = tempfile::tempdir().unwrap();
     let coordinator_http = format!("127.0.0.1:{}", free_port());
     let worker_http = format!("127.0.0.1:{}", free_port());
@@ -231,6 +233,14 @@ fn every_dashboard_and_alert_query_works_on_live_metrics() {
             "300",
             "--export-dir",
             dir.path().to_str().unwrap(),
+            "--export",
+            dir.path().join("book.db2016").to_str().unwrap(),
+            "--export-every-mins",
+            "60",
+            "--backup-dir",
+            dir.path().join("backups").to_str().unwrap(),
+            "--backup-every-mins",
+            "360",
         ],
         &[],
     );
