@@ -11,6 +11,7 @@ use stera_proto::token::read_token;
 use stera_proto::v1::StatusRequest;
 use stera_proto::v1::coordinator_client::CoordinatorClient;
 use stera_service::export::{ExportFlags, RemoteExport};
+use stera_service::status::StatusDocument;
 use tonic::metadata::MetadataValue;
 use tonic::transport::{Certificate, Channel, ClientTlsConfig, Endpoint};
 
@@ -74,11 +75,10 @@ enum Command {
     Status {
         #[command(flatten)]
         connection: Connection,
-        /// Print the figures as one JSON object (stable names: `nodes`,
-        /// `thought_per_second`, `in_flight`, `workers_connected`, `job_slots`,
-        /// `workers`, `started_unix_ms`, `uptime_secs`, `last_export_unix`...)
-        /// instead of the summary
-        /// for a person.
+        /// Print the status document instead of the summary for a person: one
+        /// JSON object, the same as the coordinator's `/api/status` (`version`:
+        /// the schema version, 1; every key is listed in the README, "The status
+        /// document"). Default: the summary.
         #[arg(long)]
         json: bool,
     },
@@ -139,18 +139,24 @@ pub fn run(args: &Args) -> Result<()> {
             }
             Command::Status { connection, json } => {
                 let mut client = connect(connection).await?;
-                let reply = client
+                let mut reply = client
                     .status(authorized(connection, StatusRequest::default())?)
                     .await
                     .map_err(|s| refused("status", &s))?
                     .into_inner();
-                let now = std::time::SystemTime::now()
-                    .duration_since(std::time::UNIX_EPOCH)
-                    .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
+                if reply.now_unix_ms == 0 {
+                    // A coordinator older than the status document does not say
+                    // when it answered: the uptime is then counted to now here.
+                    reply.now_unix_ms = std::time::SystemTime::now()
+                        .duration_since(std::time::UNIX_EPOCH)
+                        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
+                }
+                let doc = StatusDocument::from_reply(reply);
                 if *json {
-                    crate::say!("{}", status::json(&reply, now));
+                    let line = status::json(&doc).context("cannot write the status as JSON")?;
+                    crate::say!("{line}");
                 } else {
-                    let text = status::text(&reply, now);
+                    let text = status::text(&doc);
                     crate::common::to_stdout(|out| out.write_all(text.as_bytes()))?;
                 }
                 Ok(())

@@ -77,7 +77,6 @@ pub struct Dispatcher<S: NodeStore> {
     maintenance: Maintenance<S>,
     registry: Arc<Registry>,
     progress: watch::Sender<Progress>,
-    started: SystemTime,
     /// The store's free space; without it the store is taken to be writable.
     space: Option<StoreSpace>,
     /// The stream that got the last job (the round robin starts after it).
@@ -124,7 +123,6 @@ impl<S: NodeStore> Dispatcher<S> {
             maintenance: Maintenance::new(export),
             registry,
             progress,
-            started: SystemTime::now(),
             space: None,
             last_served: 0,
         })
@@ -217,12 +215,13 @@ impl<S: NodeStore> Dispatcher<S> {
             }
             Event::Tick => self.expire(Instant::now()),
             Event::Status { reply } => {
+                // The reply reads the registry: mirrored first, it holds the
+                // events of this round handled so far, not only earlier rounds'.
+                crate::progress::mirror(&self.kinds, &self.leases, &self.registry);
                 let _ = reply.send(crate::progress::status_reply(
                     &mut self.kinds,
-                    self.leases.len(),
                     &self.registry,
                     &self.config.version,
-                    self.started,
                 ));
             }
             Event::Export { request, reply } => {

@@ -17,8 +17,9 @@
 //! * [`validate`]: a result must give every legal move a value in range.
 //! * [`registry`]: counters and the worker list, read by status and metrics;
 //!   `telemetry`: Prometheus metric names, their copy from the registry and the
-//!   metrics server; `dashboard`: the status page; `status_line`: a live status
-//!   line on a terminal, summary log lines otherwise.
+//!   metrics server; `status`: the Status reply, which the RPC and `/api/status`
+//!   serve; `dashboard`: the status page; `status_line`: a live status line on a
+//!   terminal, summary log lines otherwise.
 //! * `cli`: the command line; `local_workers`: `--local-workers`.
 //! * [`run`]: the wiring of all of it.
 
@@ -41,6 +42,7 @@ pub mod registry;
 pub(crate) mod search;
 pub(crate) mod server;
 pub(crate) mod service;
+pub(crate) mod status;
 pub(crate) mod status_line;
 pub(crate) mod store_space;
 pub(crate) mod telemetry;
@@ -123,7 +125,7 @@ pub async fn run(args: CoordinatorArgs, export: Option<ExportFn<SledStore>>) -> 
         "selection"
     );
 
-    let registry = Arc::new(Registry::default());
+    let registry = Arc::new(Registry::starting_now());
     // The timers start after /metrics serves; their intervals are set now, so that
     // no scrape reads a configured timer as off (the age alerts key on them).
     let export_every = args

@@ -1,9 +1,9 @@
 //! What the dispatcher shows of itself after each round of events: the
 //! [`Progress`] the server loop waits on, the registry's gauges that the metrics
-//! and the dashboard read, and the Status RPC's answer.
+//! and the dashboard read, and the Status RPC's answer (see `status`).
 
 use std::sync::atomic::Ordering;
-use std::time::{Instant, SystemTime};
+use std::time::Instant;
 
 use stera_book::NodeStore;
 use stera_proto::v1::{RootLine, StatusReply};
@@ -12,7 +12,7 @@ use tokio::sync::watch;
 use crate::kinds::Kinds;
 use crate::kinds::Ticket;
 use crate::leases::LeaseTable;
-use crate::registry::{Registry, unix_ms};
+use crate::registry::Registry;
 
 /// Progress that the server loop watches.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -55,6 +55,28 @@ pub(crate) fn publish<S: NodeStore>(
     registry: &Registry,
     progress: &watch::Sender<Progress>,
 ) {
+    mirror(kinds, leases, registry);
+    let in_flight = leases.len();
+    let finished = in_flight == 0 && kinds.search.idle() && (draining || kinds.done(in_flight));
+    let p = Progress {
+        thought: kinds.think.thought(),
+        in_flight,
+        finished,
+        stalled: kinds.stalled(),
+    };
+    progress.send_if_modified(|old| {
+        let changed = *old != p;
+        *old = p;
+        changed
+    });
+}
+
+/// Copies the figures of the lease table and the job kinds into the registry.
+pub(crate) fn mirror<S: NodeStore>(
+    kinds: &Kinds<S>,
+    leases: &LeaseTable<Ticket>,
+    registry: &Registry,
+) {
     for (id, held) in leases.streams() {
         if let Some(mut w) = registry.workers.get_mut(&id) {
             w.in_flight = u32::try_from(held).unwrap_or(u32::MAX);
@@ -75,27 +97,15 @@ pub(crate) fn publish<S: NodeStore>(
     c.games_black.store(tally.black, Ordering::Relaxed);
     c.games_white.store(tally.white, Ordering::Relaxed);
     c.games_draw.store(tally.draws, Ordering::Relaxed);
-    let finished = in_flight == 0 && kinds.search.idle() && (draining || kinds.done(in_flight));
-    let p = Progress {
-        thought: kinds.think.thought(),
-        in_flight,
-        finished,
-        stalled: kinds.stalled(),
-    };
-    progress.send_if_modified(|old| {
-        let changed = *old != p;
-        *old = p;
-        changed
-    });
+    c.games_rejected.store(tally.rejected, Ordering::Relaxed);
 }
 
-/// The Status RPC's answer.
+/// The Status RPC's answer: the registry (call [`mirror`] first), with the root
+/// lines computed now.
 pub(crate) fn status_reply<S: NodeStore>(
     kinds: &mut Kinds<S>,
-    in_flight: usize,
     registry: &Registry,
     version: &str,
-    started: SystemTime,
 ) -> StatusReply {
     let roots: Vec<RootLine> = kinds
         .think
@@ -107,34 +117,5 @@ pub(crate) fn status_reply<S: NodeStore>(
             value: *value,
         })
         .collect();
-    let book = kinds.live.book();
-    let counters = &registry.counters;
-    let tally = kinds.play.tally();
-    StatusReply {
-        version: version.to_owned(),
-        nodes: book.len() as u64,
-        leaf_edges: book.value_count() as u64,
-        in_flight: in_flight as u64,
-        quarantined: counters.quarantined.load(Ordering::Relaxed),
-        rejected: counters.rejected.load(Ordering::Relaxed),
-        thoughts_per_second: registry.thought_rate(),
-        roots,
-        workers: registry.worker_status(),
-        started_unix_ms: unix_ms(started),
-        games: counters.games_stored.load(Ordering::Relaxed),
-        games_black: tally.black,
-        games_white: tally.white,
-        games_draw: tally.draws,
-        games_rejected: tally.rejected,
-        play_in_flight: kinds.play.in_flight() as u64,
-        exports_ok: counters.exports_ok.load(Ordering::Relaxed),
-        exports_failed: counters.exports_failed.load(Ordering::Relaxed),
-        last_export_unix: counters.last_export_success_unix.load(Ordering::Relaxed),
-        last_export_ms: counters.last_export_ms.load(Ordering::Relaxed),
-        backups_ok: counters.backups_ok.load(Ordering::Relaxed),
-        backups_failed: counters.backups_failed.load(Ordering::Relaxed),
-        last_backup_unix: counters.last_backup_success_unix.load(Ordering::Relaxed),
-        last_backup_ms: counters.last_backup_ms.load(Ordering::Relaxed),
-        last_backup_bytes: counters.last_backup_bytes.load(Ordering::Relaxed),
-    }
+    crate::status::reply(registry, version, roots, 0)
 }

@@ -148,6 +148,9 @@ pub struct Counters {
     pub games_black: AtomicU64,
     pub games_white: AtomicU64,
     pub games_draw: AtomicU64,
+    /// Games of this process refused (a game that broke the rules, its opening
+    /// or its claimed result).
+    pub games_rejected: AtomicU64,
     /// Play leases outstanding.
     pub play_in_flight: AtomicU64,
     /// Games recorded in the store (all runs).
@@ -251,6 +254,9 @@ pub const PROBLEMS_KEPT: usize = 50;
 
 #[derive(Debug, Default)]
 pub struct Registry {
+    /// When this process started (Unix milliseconds; 0 for a registry made by
+    /// `default`, which tests use).
+    pub started_unix_ms: u64,
     pub workers: DashMap<StreamId, WorkerEntry>,
     pub counters: Counters,
     /// (time, thought) samples for rates, one every few seconds.
@@ -273,6 +279,15 @@ pub fn unix_ms_now() -> u64 {
 }
 
 impl Registry {
+    /// An empty registry of a process that starts now.
+    #[must_use]
+    pub fn starting_now() -> Self {
+        Self {
+            started_unix_ms: unix_ms_now(),
+            ..Self::default()
+        }
+    }
+
     pub fn record_selection(&self, took: Duration, leaves: usize) {
         self.counters.selections.fetch_add(1, Ordering::Relaxed);
         self.counters

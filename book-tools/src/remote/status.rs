@@ -1,146 +1,96 @@
-//! `book-tools remote status`: the coordinator's Status reply for a person (a
-//! summary like the status page's) or, with `--json`, for a program (the same
-//! figures under stable names).
+//! `book-tools remote status`: the coordinator's Status reply as the status
+//! document (`stera_service::status`, the same JSON as the coordinator's
+//! `/api/status`) with `--json`, or as a summary for a person (like the status
+//! page's).
 
 use std::fmt::Write as _;
 use std::time::Duration;
 
-use stera_proto::v1::StatusReply;
 use stera_rules::value::to_text;
+use stera_service::status::StatusDocument;
 
 /// Moves of a root's principal variation shown in the summary.
 const PV_MOVES: usize = 12;
 
-/// The reply as JSON: `now_unix_ms` is when it was received (for the uptime).
-/// The names are a stable interface; new figures are added, none renamed.
-#[must_use]
-pub fn json(reply: &StatusReply, now_unix_ms: u64) -> serde_json::Value {
-    let workers: Vec<_> = reply
-        .workers
-        .iter()
-        .map(|w| {
-            serde_json::json!({
-                "id": w.worker_id,
-                "engine": w.engine,
-                "job_slots": w.slots,
-                "in_flight": w.in_flight,
-                "completed": w.completed,
-                "per_second": w.results_per_second,
-            })
-        })
-        .collect();
-    let roots: Vec<_> = reply
-        .roots
-        .iter()
-        .map(|r| serde_json::json!({ "root": r.root, "pv": r.pv, "value": r.value }))
-        .collect();
-    serde_json::json!({
-        "version": reply.version,
-        "started_unix_ms": reply.started_unix_ms,
-        "started_utc": utc(reply.started_unix_ms),
-        "uptime_secs": uptime(reply, now_unix_ms).as_secs(),
-        "nodes": reply.nodes,
-        "leaf_edges": reply.leaf_edges,
-        "thought_per_second": reply.thoughts_per_second,
-        "in_flight": reply.in_flight,
-        "games_in_flight": reply.play_in_flight,
-        "rejected": reply.rejected,
-        "quarantined": reply.quarantined,
-        "workers_connected": reply.workers.len(),
-        "job_slots": job_slots(reply),
-        "workers": workers,
-        "games_stored": reply.games,
-        "games_black": reply.games_black,
-        "games_white": reply.games_white,
-        "games_draw": reply.games_draw,
-        "games_rejected": reply.games_rejected,
-        "exports_ok": reply.exports_ok,
-        "exports_failed": reply.exports_failed,
-        "last_export_unix": reply.last_export_unix,
-        "last_export_ms": reply.last_export_ms,
-        "backups_ok": reply.backups_ok,
-        "backups_failed": reply.backups_failed,
-        "last_backup_unix": reply.last_backup_unix,
-        "last_backup_ms": reply.last_backup_ms,
-        "last_backup_bytes": reply.last_backup_bytes,
-        "roots": roots,
-    })
+/// The document as one line of JSON.
+///
+/// # Errors
+/// Never for this type (no map has a key that is not a string); the error is
+/// serde's.
+pub fn json(doc: &StatusDocument) -> serde_json::Result<String> {
+    serde_json::to_string(doc)
 }
 
-/// The reply as a few lines for a person.
+/// The document as a few lines for a person.
 #[must_use]
-pub fn text(reply: &StatusReply, now_unix_ms: u64) -> String {
+pub fn text(doc: &StatusDocument) -> String {
+    let now_unix_ms = doc.now_unix_ms;
     let mut out = String::new();
     let _ = writeln!(
         out,
         "coordinator {}, up {} (since {})",
-        reply.version,
-        duration(uptime(reply, now_unix_ms)),
-        utc(reply.started_unix_ms)
+        doc.coordinator_version,
+        duration(Duration::from_secs(doc.uptime_secs)),
+        utc(doc.started_unix_ms)
     );
     let _ = writeln!(
         out,
         "book       {} positions, {} leaf edges",
-        reply.nodes, reply.leaf_edges
+        doc.nodes, doc.leaf_edges
     );
     let _ = writeln!(
         out,
         "thinking   {:.1} positions/s, {} jobs in flight ({} of them games), {} results rejected, {} positions quarantined",
-        reply.thoughts_per_second,
-        reply.in_flight,
-        reply.play_in_flight,
-        reply.rejected,
-        reply.quarantined
+        doc.thought_per_second, doc.in_flight, doc.games_in_flight, doc.rejected, doc.quarantined
     );
     let _ = writeln!(
         out,
         "workers    {} connected, {} job slots (each worker's engines plus its prefetch)",
-        reply.workers.len(),
-        job_slots(reply)
+        doc.workers_connected, doc.job_slots
     );
-    for w in &reply.workers {
+    for w in &doc.workers {
         let _ = writeln!(
             out,
             "  {}  {}  {} job slots, {} in flight, {} done, {:.1}/s",
-            w.worker_id, w.engine, w.slots, w.in_flight, w.completed, w.results_per_second
+            w.id, w.engine, w.job_slots, w.in_flight, w.completed, w.per_second
         );
     }
-    let run_games = reply.games_black + reply.games_white + reply.games_draw;
-    if reply.games > 0 || run_games > 0 || reply.games_rejected > 0 {
+    let run_games = doc.games_black + doc.games_white + doc.games_draw;
+    if doc.games_stored > 0 || run_games > 0 || doc.games_rejected > 0 {
         let _ = writeln!(
             out,
             "games      {} in the book; this run {} (black {}, white {}, draws {}), {} rejected",
-            reply.games,
+            doc.games_stored,
             run_games,
-            reply.games_black,
-            reply.games_white,
-            reply.games_draw,
-            reply.games_rejected
+            doc.games_black,
+            doc.games_white,
+            doc.games_draw,
+            doc.games_rejected
         );
     }
     let _ = writeln!(
         out,
         "exports    {}",
         maintenance(
-            reply.exports_ok,
-            reply.exports_failed,
-            reply.last_export_unix,
-            reply.last_export_ms,
+            doc.exports_ok,
+            doc.exports_failed,
+            doc.last_export_unix,
+            doc.last_export_ms,
             now_unix_ms
         )
     );
     let mut backups = maintenance(
-        reply.backups_ok,
-        reply.backups_failed,
-        reply.last_backup_unix,
-        reply.last_backup_ms,
+        doc.backups_ok,
+        doc.backups_failed,
+        doc.last_backup_unix,
+        doc.last_backup_ms,
         now_unix_ms,
     );
-    if reply.last_backup_unix > 0 {
-        let _ = write!(backups, ", {:.1} MB", reply.last_backup_bytes as f64 / 1e6);
+    if doc.last_backup_unix > 0 {
+        let _ = write!(backups, ", {:.1} MB", doc.last_backup_bytes as f64 / 1e6);
     }
     let _ = writeln!(out, "backups    {backups}");
-    for r in &reply.roots {
+    for r in &doc.roots {
         let mut pv: Vec<&str> = r.pv.iter().take(PV_MOVES).map(String::as_str).collect();
         if r.pv.len() > PV_MOVES {
             pv.push("...");
@@ -158,7 +108,7 @@ pub fn text(reply: &StatusReply, now_unix_ms: u64) -> String {
 
 /// `3 written, 1 failed; the last written 12m 05s ago (2026-11-26 14:05:09 UTC)
 /// in 4.2 s`, or `none written yet` (a count and its last success, as the
-/// Status reply has them for exports and backups).
+/// document has them for exports and backups).
 fn maintenance(ok: u64, failed: u64, last_unix: u64, last_ms: u64, now_unix_ms: u64) -> String {
     let mut text = format!("{ok} written, {failed} failed");
     if last_unix == 0 {
@@ -176,16 +126,6 @@ fn maintenance(ok: u64, failed: u64, last_unix: u64, last_ms: u64, now_unix_ms: 
         );
     }
     text
-}
-
-/// Engines plus prefetch of every connected worker: the jobs the cluster takes
-/// at once (a worker's Hello counts both).
-fn job_slots(reply: &StatusReply) -> u64 {
-    reply.workers.iter().map(|w| u64::from(w.slots)).sum()
-}
-
-fn uptime(reply: &StatusReply, now_unix_ms: u64) -> Duration {
-    Duration::from_millis(now_unix_ms.saturating_sub(reply.started_unix_ms))
 }
 
 /// `2026-11-26 14:05:09 UTC`, or the raw milliseconds if out of the calendar's range.
@@ -218,7 +158,7 @@ fn duration(d: Duration) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use stera_proto::v1::{RootLine, WorkerStatus};
+    use stera_proto::v1::{RootLine, StatusReply, WorkerStatus};
     use stera_rules::value::MATE;
 
     fn reply() -> StatusReply {
@@ -246,10 +186,18 @@ mod tests {
         }
     }
 
+    /// The document of `reply` made at `now_unix_ms`.
+    fn at(reply: StatusReply, now_unix_ms: u64) -> StatusDocument {
+        StatusDocument::from_reply(StatusReply {
+            now_unix_ms,
+            ..reply
+        })
+    }
+
     #[test]
     fn a_person_reads_dates_durations_and_slots() {
         let now = 1_764_165_909_000 + ((26 * 60 + 7) * 60 + 5) * 1000;
-        let t = text(&reply(), now);
+        let t = text(&at(reply(), now));
         assert!(
             t.starts_with("coordinator 1.2.3, up 1d 02h 07m (since 2025-11-26 14:05:09 UTC)\n"),
             "{t}"
@@ -278,7 +226,7 @@ mod tests {
             last_backup_bytes: 12_500_000,
             ..reply()
         };
-        let t = text(&done, 1_764_165_909_000 + 185_000);
+        let t = text(&at(done, 1_764_165_909_000 + 185_000));
         assert!(
             t.contains(
                 "backups    2 written, 1 failed; the last written 3m 05s ago \
@@ -289,11 +237,14 @@ mod tests {
     }
 
     #[test]
-    fn a_program_reads_stable_names() {
-        let j = json(&reply(), 1_764_165_909_000 + 61_000);
+    fn a_program_reads_the_status_document() {
+        let j: serde_json::Value =
+            serde_json::from_str(&json(&at(reply(), 1_764_165_909_000 + 61_000)).unwrap()).unwrap();
+        assert_eq!(j["version"], 1);
+        assert_eq!(j["coordinator_version"], "1.2.3");
         assert_eq!(j["uptime_secs"], 61);
-        assert_eq!(j["started_utc"], "2025-11-26 14:05:09 UTC");
         assert_eq!(j["job_slots"], 3);
+        assert_eq!(j["workers"][0]["job_slots"], 3);
         assert_eq!(j["workers"][0]["id"], "host-7");
         assert_eq!(j["roots"][0]["value"], 34);
         assert_eq!(j["nodes"], 1234);

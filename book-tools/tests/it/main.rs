@@ -27,4 +27,5 @@ mod output_paths;
 mod partial_outputs;
 mod peta_shock_fixtures;
 mod pipes;
+mod status_document;
 mod ybb_cli;

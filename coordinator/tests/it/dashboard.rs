@@ -146,6 +146,17 @@ fn status_page_renders_live_numbers_in_a_browser() {
     );
     assert_eq!(text_of(&dom, "state").as_deref(), Some("live"), "{dom}");
     assert_eq!(number(&dom, "workers-connected"), 1);
+    // The one worker's one slot: the page reads the status document's keys (a
+    // key it names that the document lacks would show as NaN or `undefined`).
+    assert_eq!(
+        text_of(&dom, "workers-connected").as_deref(),
+        Some("1 (1)"),
+        "{dom}"
+    );
+    assert!(
+        !dom.contains("NaN") && !dom.contains(">undefined<"),
+        "{dom}"
+    );
     assert_eq!(number(&dom, "rejected"), 1);
     assert!(number(&dom, "leaf-edges") > shown, "{dom}");
     // The workers table, the PV from the root and the problem are rendered.

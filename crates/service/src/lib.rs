@@ -16,6 +16,8 @@
 //! * [`convert`]: the protocol's messages to and from the domain types (game
 //!   rules and results, search limits, think results), so that both ends of the
 //!   wire read and write them the same way.
+//! * [`status`]: the status document, one JSON schema for the coordinator's
+//!   `/api/status` and `book-tools remote status --json`.
 //!
 //! Tokio lives here on purpose: this is the async edge of the system. The rules,
 //! book and games crates stay free of it.
@@ -26,6 +28,7 @@ pub mod logging;
 pub mod runtime;
 pub mod select;
 pub mod signals;
+pub mod status;
 pub mod telemetry;
 pub mod terminal;
 
