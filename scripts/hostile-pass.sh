@@ -474,6 +474,29 @@ for what in "kifu add --create --db $T/head-kifu $T/games.usi" "roots list --db 
     verdict "$ok" "$id" "book-tools ${what%% --db*} | head -n 1: no panic" "rc=$RC$extra"
 done
 
+# Standard error into the same closed pipe (`2>&1 | head`), and a log pipe whose
+# reader died (what a local worker's stderr becomes when its coordinator dies).
+cp -a "$T/s/coord" "$T/stderr-store"
+for what in "stats --db $T/stderr-store" "kifu add --db $T/stderr-store $T/games.usi" \
+    "export --db $T/stderr-store --out $T/r/stderr-export.db" "learn --db $T/stderr-store --games 2 --nodes 50"; do
+    id=head2-$(echo "$what" | cut -d' ' -f1-2 | tr ' ' '-' | sed 's/--db//; s/-$//')
+    run "$id" 120 bash -c "'$BT' $what 2>&1 | head -n 1 >/dev/null; exit \${PIPESTATUS[0]}"
+    ok=0
+    [ "$RC" -ne 101 ] && ok=1
+    verdict "$ok" "$id" "book-tools ${what%% --db*} 2>&1 | head -n 1: no panic" "rc=$RC$([ "$RC" -eq 101 ] && echo ' (a panic: its stderr went into the closed pipe)')"
+done
+run head2-coordinator 120 bash -c "'$CO' --db '$T/stderr-store' --listen 127.0.0.1:0 --think-limit 200 --local-workers 1 --nodes 100 --status-every-secs 0 2>&1 | head -n 1 >/dev/null; exit \${PIPESTATUS[0]}"
+rc=$RC
+run head2-coordinator-check 60 "$BT" check --db "$T/stderr-store"
+ok=0
+[ "$rc" -ne 101 ] && [ "$RC" -eq 0 ] && ok=1
+verdict "$ok" head2-coordinator "coordinator ... 2>&1 | head -n 1 (its log pipe closed): no panic, the store whole" "rc=$rc$([ "$rc" -eq 101 ] && echo ' (a panic)'), check rc=$RC"
+run closed-stderr-worker 8 "${HELPER[@]}" closed-stderr "$WK" --coordinator http://127.0.0.1:9 --slots 1 --status-every-secs 0
+ok=0
+[ "$RC" -ne 101 ] && ok=1
+verdict "$ok" closed-stderr-worker "worker whose stderr is a pipe nobody reads any more (a dead coordinator's local worker): no panic" \
+    "rc=$RC$([ "$RC" -eq 101 ] && echo ' (a panic at its first log line; 124 would be: still retrying, as it should)')"
+
 # ======================================================= 4. directories swapped for links after start
 # swap_case ID DESC DIR PATTERN CMD...: CMD writes into DIR; once PATTERN is in
 # its stderr, DIR is replaced by a symlink to another store. That store must be

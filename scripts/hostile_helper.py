@@ -5,6 +5,7 @@
   data-end FILE              offset after the last byte that is not zero (sled preallocates)
   closed-stdout CMD...       run CMD with standard output a pipe whose reader has already
                              closed it (what `| head` does, without the race); exit with its status
+  closed-stderr CMD...       the same with standard error (a log pipe whose reader died)
   slow-writer FILE N SECS    write FILE's first N bytes to stdout, wait SECS, write the rest
   tree-sum DIR               one digest of every name, link target and file content under DIR
   json-field URL FIELD       GET URL (JSON) and print FIELD
@@ -44,10 +45,10 @@ def data_end(path):
     print(len(data.rstrip(b"\0")))
 
 
-def closed_stdout(cmd):
+def closed_pipe(cmd, stream):
     read_end, write_end = os.pipe()
     os.close(read_end)
-    proc = subprocess.run(cmd, stdout=write_end, stdin=subprocess.DEVNULL)
+    proc = subprocess.run(cmd, stdin=subprocess.DEVNULL, **{stream: write_end})
     os.close(write_end)
     code = proc.returncode
     sys.exit(128 - code if code < 0 else code)
@@ -113,7 +114,9 @@ def main():
     elif cmd == "data-end":
         data_end(args[0])
     elif cmd == "closed-stdout":
-        closed_stdout(args)
+        closed_pipe(args, "stdout")
+    elif cmd == "closed-stderr":
+        closed_pipe(args, "stderr")
     elif cmd == "slow-writer":
         slow_writer(args[0], int(args[1]), float(args[2]))
     elif cmd == "tree-sum":
