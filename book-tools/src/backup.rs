@@ -47,7 +47,7 @@ pub fn run(args: &Args) -> Result<()> {
         )
     })?;
     if summary.leftovers_removed > 0 {
-        eprintln!(
+        crate::tell!(
             "backup: removed {} leftover(s) of interrupted backups or exports beside {}",
             summary.leftovers_removed,
             args.out.display()

@@ -126,10 +126,10 @@ fn select(args: &SelectArgs) -> Result<()> {
         .set_select_mode(mode)
         .context("bad selection flags")?;
     if let stera_book::SelectMode::Softmax(s) = mode {
-        eprintln!("selection: softmax T={} seed={}", s.temperature, s.seed);
+        crate::tell!("selection: softmax T={} seed={}", s.temperature, s.seed);
     }
     let reopen_s = t.elapsed().as_secs_f64();
-    eprintln!(
+    crate::tell!(
         "reopen_s={reopen_s:.2} (sled open {open_s:.2}s, index rebuild {:.2}s) nodes={} moves={} \
          book_tables_mb={} rss_mb={}",
         reopen_s - open_s,
@@ -141,7 +141,7 @@ fn select(args: &SelectArgs) -> Result<()> {
     let eval = PseudoEvaluator::new(args.seed);
     let fill = Instant::now();
     let mut queue: VecDeque<_> = selector.select(&mut live, args.in_flight)?.into();
-    eprintln!(
+    crate::tell!(
         "filled {} in flight in {:.2}s",
         queue.len(),
         fill.elapsed().as_secs_f64()
@@ -186,7 +186,7 @@ fn select(args: &SelectArgs) -> Result<()> {
         bar.inc(1);
         if !tty && last_log.elapsed() >= Duration::from_secs(10) {
             last_log = Instant::now();
-            eprintln!("bench select: {}/{}", i + 1, args.count);
+            crate::tell!("bench select: {}/{}", i + 1, args.count);
         }
     }
     let wall = started.elapsed().as_secs_f64();
@@ -195,7 +195,7 @@ fn select(args: &SelectArgs) -> Result<()> {
     sorted.sort_unstable();
     let select_s: f64 = latencies.iter().map(Duration::as_secs_f64).sum();
     let visited = selector.stats().nodes_visited - visited_before;
-    eprintln!(
+    crate::tell!(
         "select-only rate {:.0}/s, {:.0} book nodes visited per selection, max {:.1} ms, \
          in flight at end {}, disk {} MB",
         args.count as f64 / select_s.max(1e-9),

@@ -19,8 +19,8 @@ pub struct Args {
 pub fn run(args: &Args) -> Result<()> {
     let report = SledStore::check(&args.db).map_err(anyhow::Error::new)?;
     let f = &report.found;
-    println!("store `{}`", args.db.display());
-    println!(
+    crate::say!("store `{}`", args.db.display());
+    crate::say!(
         "  positions {} in {} chunks, kifu batches {}, evaluators {}, run configuration {}, games {} ({} positions counted), bans {}, quarantined {}",
         f.nodes,
         report.chunks,
@@ -33,26 +33,30 @@ pub fn run(args: &Args) -> Result<()> {
         report.quarantined
     );
     match &report.recorded {
-        Some(r) => println!(
+        Some(r) => crate::say!(
             "  its record (`{}`) says it must hold: {}",
             stera_book::RECORD_FILE,
             holdings(r)
         ),
-        None => println!(
+        None if report.is_whole() => crate::say!(
             "  no record of what it must hold (`{}`): a store made before stores kept one, so what was stored cannot be compared; the next open by any other command begins it",
+            stera_book::RECORD_FILE
+        ),
+        None => crate::say!(
+            "  no record of what it must hold (`{}`)",
             stera_book::RECORD_FILE
         ),
     }
     if report.is_whole() {
-        println!("whole: every table reads, nothing is missing");
+        crate::say!("whole: every table reads, nothing is missing");
         return Ok(());
     }
-    eprintln!("damaged: {} problems", report.problem_count);
+    crate::tell!("damaged: {} problems", report.problem_count);
     for p in &report.problems {
-        eprintln!("  {p}");
+        crate::tell!("  {p}");
     }
     if report.problem_count > report.problems.len() as u64 {
-        eprintln!(
+        crate::tell!(
             "  ... and {} more",
             report.problem_count - report.problems.len() as u64
         );

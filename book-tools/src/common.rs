@@ -14,7 +14,7 @@ use stera_formats::{LineReader, MAX_LINE_BYTES};
 pub fn open_existing(db: &Path) -> Result<SledStore> {
     let store = SledStore::open_existing(db).map_err(|e| store_error(db, e))?;
     if store.record_begun() {
-        eprintln!(
+        crate::tell!(
             "note: `{}` had no record of what it holds (made before stores kept one, `{}`): begun now, so that a store cut short is reported as damaged from now on",
             db.display(),
             stera_book::RECORD_FILE
@@ -29,7 +29,7 @@ pub fn open_existing(db: &Path) -> Result<SledStore> {
 /// YaneuraOu's peta_shock would make of it.
 pub fn note_unmerged_twins(store: &SledStore, db: &Path) {
     if let Ok(false) = store.twins_merged() {
-        eprintln!(
+        crate::tell!(
             "note: `{}` may hold both colour-flipped twins of a position (it was made before twins became one node, or imported with --keep-twins); `book-tools migrate --db {} --out NEW` merges them",
             db.display(),
             db.display()
@@ -56,7 +56,7 @@ pub fn open_for_writing(db: &Path, create: bool) -> Result<SledStore> {
         );
     }
     let store = SledStore::open(db).map_err(|e| store_error(db, e))?;
-    eprintln!("created a new book store `{}`", db.display());
+    crate::tell!("created a new book store `{}`", db.display());
     Ok(store)
 }
 
@@ -78,6 +78,22 @@ fn store_error(db: &Path, e: BookError) -> anyhow::Error {
 pub fn load(store: &SledStore, db: &Path, with_depths: bool) -> Result<(Book, NodeExtras)> {
     NodeExtras::load_with_book(store, with_depths)
         .with_context(|| format!("cannot load the book in `{}`", db.display()))
+}
+
+/// `eprintln!` for the subcommands: a line on standard error (notes, progress,
+/// warnings), dropped when standard error is closed (`2>&1 | head`) instead of
+/// panicking, so the command goes on and keeps what it stores.
+#[macro_export]
+macro_rules! tell {
+    ($($arg:tt)*) => {
+        $crate::common::tell_line(format_args!($($arg)*))
+    };
+}
+
+/// Writes one line for [`tell!`]; any failure to write drops it.
+pub fn tell_line(args: std::fmt::Arguments<'_>) {
+    let mut err = io::stderr().lock();
+    let _ = err.write_fmt(args).and_then(|()| err.write_all(b"\n"));
 }
 
 /// `println!` for the subcommands: a line on standard output, where a reader that
@@ -229,7 +245,7 @@ pub fn selected_opponents(
         .opponents()
         .with_context(|| format!("cannot read the learning opponents of `{}`", db.display()))?;
     if known.is_empty() {
-        eprintln!(
+        crate::tell!(
             "note: `{}` holds no learning games (`book-tools learn` or the coordinator's --learn-games count them); results change nothing",
             db.display()
         );

@@ -29,7 +29,7 @@ pub fn run(args: &Args) -> Result<()> {
         .with_context(|| format!("cannot read position `{}`", args.position))?;
     let limits = args.limits.limits();
     let mut evaluator = args.engine.start().context("cannot start the evaluator")?;
-    eprintln!("engine: {}", evaluator.identity());
+    crate::tell!("engine: {}", evaluator.identity());
     let evaluation = with_progress(|| evaluator.evaluate(&position, &limits))
         .with_context(|| format!("evaluating `{}`", position.to_sfen()))?;
     crate::common::to_stdout(|out| {
@@ -38,7 +38,7 @@ pub fn run(args: &Args) -> Result<()> {
         }
         writeln!(out, "moves {}", evaluation.moves.len())
     })?;
-    eprintln!(
+    crate::tell!(
         "nodes {}, time {:.3} s",
         evaluation.nodes,
         evaluation.elapsed.as_secs_f64()
@@ -64,7 +64,7 @@ fn with_progress<T>(work: impl FnOnce() -> T) -> T {
     let start = Instant::now();
     let reporter = thread::spawn(move || {
         while let Err(mpsc::RecvTimeoutError::Timeout) = finished.recv_timeout(PROGRESS_INTERVAL) {
-            eprintln!("evaluating... {:.0} s", start.elapsed().as_secs_f64());
+            crate::tell!("evaluating... {:.0} s", start.elapsed().as_secs_f64());
         }
     });
     let result = work();

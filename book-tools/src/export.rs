@@ -57,7 +57,7 @@ pub fn run(args: &Args) -> Result<()> {
         choice.options().needs_games(),
         learning,
     )?;
-    eprintln!(
+    crate::tell!(
         "loaded {} nodes, {} move values in {:.1} s",
         book.len(),
         book.value_count(),
@@ -217,7 +217,7 @@ impl Reporter {
             }
         } else if self.last_log.elapsed() >= Duration::from_secs(10) || done == total {
             self.last_log = Instant::now();
-            eprintln!("{phase}: {done}/{total}");
+            crate::tell!("{phase}: {done}/{total}");
         }
     }
 

@@ -202,7 +202,7 @@ fn report_problems(args: &Args, checked: &Checked) -> Result<()> {
         let title = format!("{} bad entries in `{name}`", checked.bad.len());
         let text = crate::common::listing(&title, &checked.bad, args.list);
         if args.skip_bad {
-            eprintln!("{text}\n(skipped: --skip-bad)");
+            crate::tell!("{text}\n(skipped: --skip-bad)");
         } else {
             bail!("{text}\nnothing was imported (use --skip-bad to import the good entries)");
         }

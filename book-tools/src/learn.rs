@@ -237,7 +237,7 @@ pub fn run(args: &Args) -> Result<()> {
         first_index: first_id,
         pool,
     };
-    eprintln!(
+    crate::tell!(
         "learn: {} ({} positions, results against this pool at {known} positions), {} games from {} openings, {} at a time; {}",
         args.db.display(),
         results.analysed().len(),
@@ -247,7 +247,7 @@ pub fn run(args: &Args) -> Result<()> {
         job.policy.describe(),
     );
     for (spec, id) in job.pool.members().iter().zip(&opponent_ids) {
-        eprintln!(
+        crate::tell!(
             "opponent {id} (weight {}): {}{}",
             spec.weight,
             spec.text,
@@ -286,7 +286,7 @@ pub fn run(args: &Args) -> Result<()> {
                 settled_count(&job.policy, &key_positions, args.stop_when_settled);
             settled_note = format!("{settled}/{total} key positions settled");
             if args.stop_when_settled.is_some() && total > 0 && settled == total {
-                eprintln!(
+                crate::tell!(
                     "every key position is settled after {} games: stopping (--stop-when-settled)",
                     tally.games
                 );
@@ -514,7 +514,7 @@ impl Tally {
             line.push_str(settled);
         }
         crate::game_threads::show_progress(self.bar.as_ref(), line, due, |line| {
-            eprintln!("game {}/{}: {line}", self.games, self.total);
+            crate::tell!("game {}/{}: {line}", self.games, self.total);
         });
     }
 

@@ -117,7 +117,7 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            crate::tell!("error: {e:#}");
             ExitCode::FAILURE
         }
     }

@@ -106,7 +106,7 @@ pub fn run(args: &Args) -> Result<()> {
             let path = target.path();
             std::fs::write(target.write_path(), &text)
                 .with_context(|| format!("cannot write {}", path.display()))?;
-            eprintln!(
+            crate::tell!(
                 "next: {} of {} positions asked for written to {}",
                 leaves.len(),
                 args.count,
@@ -118,7 +118,7 @@ pub fn run(args: &Args) -> Result<()> {
         }
     }
     if leaves.len() < count {
-        eprintln!(
+        crate::tell!(
             "next: the book offers only {} positions to think now (every other line ends in a position being thought, a ban, or mate)",
             leaves.len()
         );

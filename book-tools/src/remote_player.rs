@@ -119,7 +119,7 @@ impl Player for RemotePlayer {
                         answer = &mut search => return answer,
                         () = tokio::time::sleep(WAIT_NOTE_AFTER) => {
                             *told_waiting = true;
-                            eprintln!(
+                            crate::tell!(
                                 "waiting: the coordinator at {url} has answered no search for {} s; it serves them once a worker is connected (`book-tools remote status` lists its workers)",
                                 WAIT_NOTE_AFTER.as_secs()
                             );

@@ -49,7 +49,7 @@ pub fn run(args: &Args) -> Result<()> {
     let mut live = LiveBook::open(store, Some(config))
         .with_context(|| format!("loading book {}", args.db.display()))?;
     let mut selector = Selector::new();
-    eprintln!(
+    crate::tell!(
         "opened {} with {existing} nodes in {:.1}s",
         args.db.display(),
         started.elapsed().as_secs_f64()
@@ -76,7 +76,7 @@ pub fn run(args: &Args) -> Result<()> {
             last_log = Instant::now();
             let rate =
                 (p.nodes as f64 - f64::from(existing)) / grow_started.elapsed().as_secs_f64();
-            eprintln!(
+            crate::tell!(
                 "synth: {} / {} nodes, {rate:.0} nodes/s, rss {} MB",
                 p.nodes,
                 args.nodes,
@@ -101,7 +101,7 @@ pub fn run(args: &Args) -> Result<()> {
     let secs = grow_started.elapsed().as_secs_f64();
     let added = reached.saturating_sub(existing as usize);
     let stats = selector.stats();
-    eprintln!(
+    crate::tell!(
         "synth: {reached} nodes ({added} added in {secs:.1}s, {:.0} nodes/s), {} moves stored, \
          {:.1} book nodes visited per selection, {} bans, book tables {} MB, disk {} MB, rss {} MB",
         added as f64 / secs.max(1e-9),

@@ -527,7 +527,7 @@ pub fn run(args: &Args) -> Result<()> {
     let against = other
         .as_ref()
         .map_or_else(|| "no book".to_owned(), |o| o.name.clone());
-    eprintln!(
+    crate::tell!(
         "match: {} ({}) against {against}{}; {} games ({} pairs) from {} openings ({}), {} at a time",
         own.name,
         own.book.describe(),
@@ -540,16 +540,19 @@ pub fn run(args: &Args) -> Result<()> {
         suite_source.describe(),
         args.concurrency.max(1),
     );
-    eprintln!("engine: {identity}, {}", report::budget_text(&budgets[0]));
-    eprintln!(
+    crate::tell!("engine: {identity}, {}", report::budget_text(&budgets[0]));
+    crate::tell!(
         "opponent's engine: {opponent_identity}, {}",
         report::budget_text(&budgets[1])
     );
     if let Some(s) = &sprt {
         let (lower, upper) = s.bounds();
-        eprintln!(
+        crate::tell!(
             "sprt: elo0 {} elo1 {} alpha {} beta {} (llr bounds [{lower:.2}, {upper:.2}])",
-            s.elo0, s.elo1, s.alpha, s.beta
+            s.elo0,
+            s.elo1,
+            s.alpha,
+            s.beta
         );
     }
     let settings = Settings {
@@ -596,7 +599,7 @@ pub fn run(args: &Args) -> Result<()> {
 /// of every position: the games then choose uniformly among its moves.
 fn warn_uniform_counts(rule: MoveRule, book: &FileBook, flag: &str) {
     if matches!(rule, MoveRule::Count) && book.counts_all_equal() {
-        eprintln!(
+        crate::tell!(
             "warning: {flag} count: every move of {} has the same count (an export without --weights, or a .ybb book), so each side picks uniformly among a position's moves; export with --weights policy or ndf for weights",
             book.describe()
         );

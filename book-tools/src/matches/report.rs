@@ -322,7 +322,7 @@ impl Report {
         let step = (self.total / 50).max(1);
         let due = n.is_multiple_of(step) || n == self.total || self.decided();
         crate::game_threads::show_progress(self.bar.as_ref(), self.line(), due, |line| {
-            eprintln!(
+            crate::tell!(
                 "game {n}/{} ({:.0} s; last: game {} {}, {}): {line}",
                 self.total,
                 self.started.elapsed().as_secs_f64(),

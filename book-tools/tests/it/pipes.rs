@@ -236,3 +236,35 @@ fn a_closed_stdout_neither_panics_nor_loses_work() {
     assert!(out.status.success(), "{:?}: {stderr}", out.status);
     assert!(!stderr.contains("panicked"), "{stderr}");
 }
+
+/// No panic on a closed standard error either (`2>&1 | head`): progress lines and
+/// notes that find no reader are dropped, the command finishes and keeps its
+/// work; `check` with a closed standard output ends quietly too.
+#[test]
+fn a_closed_stderr_neither_panics_nor_loses_work() {
+    let dir = Dir::new();
+    let db = dir.path("s.db");
+    ok(&["synth", "--db", s(&db), "--nodes", "300", "--batch", "16"]);
+    let out = dir.path("book.db2016");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_book-tools"))
+        .args(["export", "--db", s(&db), "--out", s(&out)])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run book-tools");
+    drop(child.stderr.take());
+    let status = child.wait().unwrap();
+    assert!(status.success(), "{status:?}");
+    assert!(
+        std::fs::read(&out)
+            .unwrap()
+            .starts_with(b"#YANEURAOU-DB2016")
+    );
+    let checked = into_closed_pipe(&["check", "--db", s(&db)]);
+    assert!(
+        checked.status.success(),
+        "{:?}: {}",
+        checked.status,
+        String::from_utf8_lossy(&checked.stderr)
+    );
+}

@@ -20,7 +20,11 @@ pub fn init(format: LogFormat) {
         .with_env_filter(filter)
         .with_ansi(ansi)
         // Records go around the status line a terminal may show (see `terminal`).
-        .with_writer(crate::terminal::StderrWriter);
+        .with_writer(crate::terminal::StderrWriter)
+        // A record that cannot be written (stderr closed: `2>&1 | head`, a
+        // supervisor gone) is dropped; reporting that failure would itself
+        // write to the closed stderr and panic.
+        .log_internal_errors(false);
     // A second init (tests, a re-exec) keeps the first subscriber.
     let _ = match format {
         LogFormat::Text => builder.try_init(),

@@ -116,6 +116,19 @@ impl SledStore {
                 "it holds less than its record says was stored: {missing}"
             ));
         }
+        // The store says it kept a record, and the record is gone: what every
+        // other open refuses is no store "made before stores kept one".
+        if report.recorded.is_none()
+            && self
+                .meta
+                .contains_key(super::whole::RECORD_KEPT)
+                .map_err(|e| self.err(e))?
+        {
+            report.problem(format!(
+                "its record `{}` of what it must hold is missing (a copy that left it out?), so it cannot be told whole",
+                super::whole::RECORD_FILE
+            ));
+        }
         Ok(())
     }
 

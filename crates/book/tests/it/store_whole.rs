@@ -226,6 +226,19 @@ fn an_old_store_begins_its_record_and_a_lost_record_is_damage() {
     assert!(e.to_string().contains(RECORD_FILE), "{e}");
     let e = SledStore::open(&db).unwrap_err();
     assert_damaged(&e, "record removed, open");
+    // `check` says so too, instead of taking it for a store made before records.
+    let report = SledStore::check(&db).unwrap();
+    assert!(!report.is_whole());
+    assert!(
+        report
+            .problems
+            .iter()
+            .any(|p| p.contains(RECORD_FILE) && p.contains("missing")),
+        "{:?}",
+        report.problems
+    );
+    // An old store without the key is still whole.
+    assert!(SledStore::check(&older).unwrap().is_whole());
 }
 
 #[test]
