@@ -149,6 +149,7 @@ impl SledStore {
     /// holds something that is not a book of this format.
     pub fn open(path: &Path) -> Result<Self, BookError> {
         refuse_incomplete(path)?;
+        refuse_lost_sled_files(path)?;
         refuse_inside_store(path)?;
         Self::open_with(path, OpenMode::Create)
     }
@@ -182,6 +183,7 @@ impl SledStore {
             return Err(not_a_store("it is not a directory"));
         }
         refuse_incomplete(path)?;
+        refuse_lost_sled_files(path)?;
         // sled's files: `conf` and `db` (see sled::Config).
         if !path.join("conf").is_file() || !path.join("db").is_file() {
             return Err(not_a_store("it holds no sled database"));
@@ -1117,6 +1119,35 @@ impl SledStore {
             None => Ok(None),
         }
     }
+}
+
+/// A directory that holds a store's record of what it holds ([`RECORD_FILE`]) but
+/// lost sled's `conf` or `db` is a damaged store, not an empty directory: opened
+/// to create, sled would write fresh files into it and start an empty book (or
+/// read the book again under a default configuration), and read-only tools would
+/// call it "not a store" without naming the restore.
+fn refuse_lost_sled_files(path: &Path) -> Result<(), BookError> {
+    if !path.join(RECORD_FILE).is_file() {
+        return Ok(());
+    }
+    let lost: Vec<&str> = ["conf", "db"]
+        .into_iter()
+        .filter(|f| !path.join(f).is_file())
+        .collect();
+    if lost.is_empty() {
+        return Ok(());
+    }
+    Err(BookError::Damaged {
+        path: path.display().to_string(),
+        detail: format!(
+            "it holds the record `{RECORD_FILE}` of a store, but sled's {} {} missing",
+            lost.iter()
+                .map(|f| format!("`{f}`"))
+                .collect::<Vec<_>>()
+                .join(" and "),
+            if lost.len() == 1 { "is" } else { "are" }
+        ),
+    })
 }
 
 /// A directory holding [`INCOMPLETE_MARKER`] is an unfinished copy, not a store:

@@ -352,3 +352,34 @@ fn lost_learning_games_are_damage() {
     let report = SledStore::check(&db).unwrap();
     assert!(!report.is_whole());
 }
+
+/// A store that lost sled's `conf` or `db` (but kept its record) is damaged for
+/// every open, naming what is missing, and no open writes fresh sled files into
+/// it (found by the hostile pass: the coordinator started an "empty" store
+/// there).
+#[test]
+fn a_store_without_its_sled_files_is_damage_and_nothing_is_written() {
+    let dir = tempfile::tempdir().unwrap();
+    for lost in ["conf", "db"] {
+        let db = dir.path().join(format!("lost-{lost}.db"));
+        grown_store(&db, 50);
+        std::fs::remove_file(db.join(lost)).unwrap();
+        let before: Vec<_> = std::fs::read_dir(&db)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        for e in [
+            SledStore::open_existing(&db).unwrap_err(),
+            SledStore::open(&db).unwrap_err(),
+            SledStore::check(&db).unwrap_err(),
+        ] {
+            assert_damaged(&e, lost);
+            assert!(e.to_string().contains(&format!("`{lost}`")), "{e}");
+        }
+        let after: Vec<_> = std::fs::read_dir(&db)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(before, after, "an open wrote into the damaged store");
+    }
+}
