@@ -89,7 +89,12 @@ pub struct Args {
     ply_limit: u32,
     /// Seed of the learner's draws and the node jitter (the coordinator's flag
     /// for its learning games).
-    #[arg(long = "learn-seed", alias = "seed", value_name = "SEED", default_value_t = 1)]
+    #[arg(
+        long = "learn-seed",
+        alias = "seed",
+        value_name = "SEED",
+        default_value_t = 1
+    )]
     seed: u64,
     /// An opponent of the pool (repeatable): engine flags and a budget, quoted as
     /// one argument, as the book side's are given, with `--weight W` (its share

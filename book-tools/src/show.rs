@@ -24,7 +24,12 @@ pub struct Args {
     position: String,
     /// Temperature (centipawns) of the policy and NineDayFever priors shown, as
     /// `export --export-temperature`.
-    #[arg(long = "export-temperature", alias = "temperature", value_name = "CP", default_value_t = 50.0)]
+    #[arg(
+        long = "export-temperature",
+        alias = "temperature",
+        value_name = "CP",
+        default_value_t = 50.0
+    )]
     temperature: f64,
 }
 

@@ -85,7 +85,12 @@ pub struct WorkerArgs {
     /// every second; otherwise a summary log line every this many seconds. 0:
     /// neither (the coordinator's local workers, whose terminal shows the
     /// coordinator's line). The same flag and default as the coordinator's.
-    #[arg(long, value_name = "SECS", default_value_t = 60, alias = "summary-secs")]
+    #[arg(
+        long,
+        value_name = "SECS",
+        default_value_t = 60,
+        alias = "summary-secs"
+    )]
     pub status_every_secs: u64,
     /// After the first Ctrl-C or SIGTERM, the jobs in hand and their
     /// acknowledgements may take this many seconds; what is left then is given back

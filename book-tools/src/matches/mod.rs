@@ -210,7 +210,12 @@ pub struct Args {
     /// Seed of the suite's order, the book move draws and the node jitter (the
     /// same seed gives the same games with deterministic engines; the
     /// coordinator's flag for its games' draws).
-    #[arg(long = "play-seed", alias = "seed", value_name = "SEED", default_value_t = 1)]
+    #[arg(
+        long = "play-seed",
+        alias = "seed",
+        value_name = "SEED",
+        default_value_t = 1
+    )]
     seed: u64,
     /// Write the games to this file, each as it ends; its extension chooses the
     /// format, as for the coordinator's: `.csa` CSA (games separated by `/`
@@ -385,12 +390,10 @@ pub fn run(args: &Args) -> Result<()> {
     let sprt = args.sprt()?;
     let rules = GameRules {
         ply_limit: args.ply_limit,
-        adjudication: args
-            .adjudicate_cp
-            .map(|threshold| Adjudication {
-                threshold,
-                plies: args.adjudicate_plies,
-            }),
+        adjudication: args.adjudicate_cp.map(|threshold| Adjudication {
+            threshold,
+            plies: args.adjudicate_plies,
+        }),
     };
     rules.check()?;
     // Refused before any game is played: no output goes into a store.

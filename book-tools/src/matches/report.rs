@@ -11,13 +11,13 @@
 //! ends and then dropped: memory stays flat however many games are played (a
 //! hash of 8 bytes per game and per pair is kept to count repeats).
 
-use stera_games::games_file::GamesFormat;
 use std::collections::{HashMap, HashSet};
 use std::fs::File;
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
+use stera_games::games_file::GamesFormat;
 
 use anyhow::{Context, Result, bail};
 use serde_json::{Value, json};

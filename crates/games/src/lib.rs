@@ -58,6 +58,7 @@ pub use openings::{Opening, OpeningsError};
 pub use opponent::{OpponentSpec, Pool};
 pub use play::{Budget, PlayError, PlayOptions, Side, play_game, play_game_with_budgets};
 pub use referee::{
-    Adjudication, DEFAULT_ADJUDICATE_PLIES, DEFAULT_PLY_LIMIT, GameError, GameRules, Referee, Verified, Visited, verify,
+    Adjudication, DEFAULT_ADJUDICATE_PLIES, DEFAULT_PLY_LIMIT, GameError, GameRules, Referee,
+    Verified, Visited, verify,
 };
 pub use results_book::{LearningPolicy, ResultsBook, Settled};

@@ -603,12 +603,10 @@ impl<F: FrontEnd> clap::Args for ExportFlags<F> {
                  moves without games keep the policy). Default: `policy` with \
                  {backup_flag} softmax, else `one`"
             ));
-        let shrink_arg = arg_of(shrink)
-            .action(ArgAction::SetTrue)
-            .help(
-                "Keep only the moves whose propagated value equals the best move's \
+        let shrink_arg = arg_of(shrink).action(ArgAction::SetTrue).help(
+            "Keep only the moves whose propagated value equals the best move's \
                  (default: every move)",
-            );
+        );
         let raw_arg = arg_of(raw)
             .action(ArgAction::SetTrue)
             .conflicts_with(shrink.id)
@@ -1026,9 +1024,8 @@ mod tests {
         let request = choice.to_request("book.db".into());
         assert!(request.by_results);
         assert_eq!(ExportChoice::from_request(&request).unwrap(), choice);
-        let c =
-            Coordinator::try_parse_from(["x", "--export-by-results", "--prior-games", "2"])
-                .unwrap();
+        let c = Coordinator::try_parse_from(["x", "--export-by-results", "--prior-games", "2"])
+            .unwrap();
         assert_eq!(c.export.choice().options().by_results, Some(2.0));
         let r = remote(&["--by-results"]).unwrap();
         assert_eq!(r.options().by_results, Some(DEFAULT_PRIOR_GAMES));
