@@ -603,7 +603,7 @@ fn every_former_spelling_still_parses_and_warns() {
         ),
         (
             Path::new(env!("CARGO_BIN_EXE_book-tools")).to_owned(),
-            vec!["synth", "--db", "/dev/null/store", "--positions", "5"],
+            vec!["synth", "--db", "/dev/null/store", "--nodes", "5"],
             vec![("--nodes", "--positions")],
         ),
         (
