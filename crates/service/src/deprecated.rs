@@ -84,6 +84,7 @@ mod tests {
             select_temperature: Option<f64>,
             #[arg(long)]
             seed: Option<u64>,
+            rest: Vec<String>,
         },
     }
 
