@@ -73,7 +73,14 @@ fn rook_shuffle_and_transpositions_export_with_propagated_values() {
 
     // --shrink keeps only the moves worth the best value.
     let shrunk = dir.path("shrunk.db");
-    ok(&["export", "--db", s(&db), "--out", s(&shrunk), "--export-shrink"]);
+    ok(&[
+        "export",
+        "--db",
+        s(&db),
+        "--out",
+        s(&shrunk),
+        "--export-shrink",
+    ]);
     let shrunk = std::fs::read_to_string(&shrunk).unwrap();
     let best: Vec<String> = entry_moves(&shrunk, STARTPOS_SFEN)
         .into_iter()
@@ -158,7 +165,14 @@ fn malformed_imports_name_the_line_and_change_nothing() {
         s(&dir.path("good.db")),
     ]);
     let before = dir.path("before.db");
-    ok(&["export", "--db", s(&db), "--out", s(&before), "--export-raw"]);
+    ok(&[
+        "export",
+        "--db",
+        s(&db),
+        "--out",
+        s(&before),
+        "--export-raw",
+    ]);
 
     // A third entry (the position after 7g7f 3c3d) with an illegal and a garbled line.
     let mut bad = raw_book(&[&["7g7f", "3c3d"]], |_, _| 5);

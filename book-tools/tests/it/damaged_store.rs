@@ -48,7 +48,15 @@ fn cut_copy(files: &[(String, Vec<u8>)], to: &Path, keep: usize, with_snapshots:
 fn a_truncated_store_is_reported_not_panicked() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("book.db");
-    ok(&["synth", "--db", s(&db), "--positions", "12000", "--batch", "8"]);
+    ok(&[
+        "synth",
+        "--db",
+        s(&db),
+        "--positions",
+        "12000",
+        "--batch",
+        "8",
+    ]);
     // The files as `synth` left them, before any other open.
     let files = files_of(&db);
     let whole = ok(&["check", "--db", s(&db)]);

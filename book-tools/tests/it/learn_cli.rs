@@ -248,7 +248,14 @@ fn the_results_rule_and_an_export_by_results_play_the_same_moves() {
         &dir.path().join("store.csa"),
     );
     let file = dir.path().join("results.db2016");
-    let out = ok(&["export", "--db", &db, "--export-by-results", "--out", s(&file)]);
+    let out = ok(&[
+        "export",
+        "--db",
+        &db,
+        "--export-by-results",
+        "--out",
+        s(&file),
+    ]);
     assert!(out.contains("valued by results"), "{out}");
     let from_file = play(
         &["--book", s(&file), "--book-moves", "best"],
@@ -297,7 +304,10 @@ fn bad_learning_flags_are_refused_before_a_game() {
     let db = single_root_book(dir.path());
     for (args, says) in [
         (vec!["--prior-games=-1", "--nodes", "100"], "--prior-games"),
-        (vec!["--learn-window=-5", "--nodes", "100"], "--learn-window"),
+        (
+            vec!["--learn-window=-5", "--nodes", "100"],
+            "--learn-window",
+        ),
         (vec!["--depth", "2"], "--node-jitter needs --nodes"),
         (vec!["--games", "0", "--nodes", "100"], "--games"),
         (

@@ -126,8 +126,22 @@ fn ybb_export_equals_the_text_export_and_imports_alike() {
     assert!(report.contains("incomplete 0, bad 0"), "{report}");
     ok(&["import", "--create", "--db", s(&from_t), s(&text)]);
     let (raw_b, raw_t) = (dir.path("raw-b.db"), dir.path("raw-t.db"));
-    ok(&["export", "--db", s(&from_b), "--out", s(&raw_b), "--export-raw"]);
-    ok(&["export", "--db", s(&from_t), "--out", s(&raw_t), "--export-raw"]);
+    ok(&[
+        "export",
+        "--db",
+        s(&from_b),
+        "--out",
+        s(&raw_b),
+        "--export-raw",
+    ]);
+    ok(&[
+        "export",
+        "--db",
+        s(&from_t),
+        "--out",
+        s(&raw_t),
+        "--export-raw",
+    ]);
     assert_eq!(
         std::fs::read(&raw_b).unwrap(),
         std::fs::read(&raw_t).unwrap()
