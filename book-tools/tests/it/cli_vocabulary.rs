@@ -329,7 +329,7 @@ fn binaries() -> Vec<std::path::PathBuf> {
 
 /// The long flags of a `--help` page with the name of their value (`None`
 /// for a switch).
-fn flags_of(help: &str) -> Vec<(String, Option<String>)> {
+fn flags_of(help: &str) -> Flags {
     let Some((_, options)) = help.split_once("\nOptions:\n") else {
         return Vec::new();
     };
@@ -351,9 +351,12 @@ fn flags_of(help: &str) -> Vec<(String, Option<String>)> {
         .collect()
 }
 
+/// The long flags of one help page with their value names.
+type Flags = Vec<(String, Option<String>)>;
+
 /// Every help page: `(binary and subcommand, its flags)`, e.g. `("book-tools
 /// bench select", [...])`, `("coordinator", [...])`.
-fn every_page() -> Vec<(String, Vec<(String, Option<String>)>)> {
+fn every_page() -> Vec<(String, Flags)> {
     let mut pages = Vec::new();
     for exe in binaries() {
         let name = exe.file_name().unwrap().to_string_lossy().into_owned();
@@ -561,7 +564,9 @@ fn every_former_spelling_still_parses_and_warns() {
     let nowhere = "/nonexistent/store";
     let out = dir.path("out.db");
     let out = s(&out);
-    let cases: Vec<(std::path::PathBuf, Vec<&str>, Vec<(&str, &str)>)> = vec![
+    // (binary, arguments, (former spelling, its name now) for each it warns of)
+    type Case<'a> = (std::path::PathBuf, Vec<&'a str>, Vec<(&'a str, &'a str)>);
+    let cases: Vec<Case> = vec![
         (
             Path::new(env!("CARGO_BIN_EXE_book-tools")).to_owned(),
             vec![
