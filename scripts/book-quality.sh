@@ -87,7 +87,7 @@ if [ "$ROWS" != held ]; then
     grow low "$GROW_NODES_LOW"
     # The same compute spread by sampling descents (near-best lines of both sides)
     # instead of the alpha-beta principal variation.
-    grow lowsm "$GROW_NODES_LOW" --select softmax --temperature 20
+    grow lowsm "$GROW_NODES_LOW" --select softmax --select-temperature 20
     for book in high low; do
         if [ ! -s "$OUT/$book-minimax.db2016" ]; then
             run "$BIN/book-tools" export --db "$OUT/$book.db" --out "$OUT/$book-minimax.db2016"
@@ -97,7 +97,7 @@ fi
 
 match high-best --db "$OUT/high.db" --book-moves best
 match high-yaneuraou --db "$OUT/high.db" --book-moves yaneuraou
-match high-softmax10 --db "$OUT/high.db" --book-moves softmax --temperature 10
+match high-softmax10 --db "$OUT/high.db" --book-moves softmax --play-temperature 10
 match high-file-yaneuraou --book "$OUT/high-minimax.db2016"
 match low-best --db "$OUT/low.db" --book-moves best
 match lowsm-best --db "$OUT/lowsm.db" --book-moves best
@@ -118,7 +118,7 @@ cputime() { # cputime NAME COMMAND...: runs it, keeps its user+system CPU second
 if { wanted low-exits || wanted low-pv-more; } && [ ! -d "$OUT/low-exits.db" ]; then
     cp -r "$OUT/low.db" "$OUT/low-train.db"
     cputime train "$BIN/book-tools" match --db "$OUT/low-train.db" --games "$TRAIN_GAMES" \
-        --nodes "$NODES" --concurrency "$JOBS" --suite-plies "$PLIES" --seed 2 --book-moves best \
+        --nodes "$NODES" --concurrency "$JOBS" --suite-plies "$PLIES" --play-seed 2 --book-moves best \
         --out-games "$OUT/train.csa" > "$OUT/train.match" 2> "$OUT/train.log" || true
     python3 "$SCRIPTS/match-positions.py" exits "$OUT/train.csa" > "$OUT/exits.txt"
     cp -r "$OUT/low.db" "$OUT/low-exits.tmp"
@@ -162,8 +162,8 @@ if { wanted low-ndf || wanted low-backup || wanted ndf-vs-minimax; } && [ ! -s "
     run "$BIN/coordinator" --db "$OUT/low-played.db" --local-workers 2 --think-limit 0 --play-share 1 \
         --games "$PLAY_GAMES" --play-nodes "$NODES" 2> "$OUT/low-played.play.log"
     run "$BIN/book-tools" export --db "$OUT/low-played.db" --out "$OUT/low-played-minimax.db2016"
-    run "$BIN/book-tools" export --db "$OUT/low-played.db" --out "$OUT/low-played-backup.db2016" --backup softmax
-    run "$BIN/book-tools" export --db "$OUT/low-played.db" --out "$OUT/low-played-ndf.db2016" --weights ndf
+    run "$BIN/book-tools" export --db "$OUT/low-played.db" --out "$OUT/low-played-backup.db2016" --export-backup softmax
+    run "$BIN/book-tools" export --db "$OUT/low-played.db" --out "$OUT/low-played-ndf.db2016" --export-weights ndf
 fi
 fixed low-ndf --book "$OUT/low-played-ndf.db2016" --book-moves count
 fixed low-backup --book "$OUT/low-played-backup.db2016" --book-moves count
@@ -217,7 +217,7 @@ if { wanted fs-high || wanted fs-low || wanted fs-high-vs-low || wanted fs-high-
     fs_match fs-high-vs-low --db "$OUT/fs-high.db" --against "$OUT/fs-low.db"
     # The confirmation of `fs-high`: a sequential test of 0 against +10 Elo on
     # openings of another seed, up to 8,000 games.
-    GAMES=8000 fs_match fs-high-sprt --db "$OUT/fs-high.db" --sprt 0,10 --seed 2
+    GAMES=8000 fs_match fs-high-sprt --db "$OUT/fs-high.db" --sprt 0,10 --play-seed 2
 fi
 
 # The leaf discount (BENCHMARKS.md "Moves nobody thought"): `high` exported with
@@ -227,7 +227,7 @@ fi
 if wanted high-d4 || wanted high-d8 || wanted high-d4-vs-d0 || wanted lowd5 || wanted highd5; then
     [ -s "$OUT/high-openings.txt" ] || python3 "$SCRIPTS/match-positions.py" openings "$OUT/high-best.csa" > "$OUT/high-openings.txt"
     for d in 0 4 8; do
-        [ -s "$OUT/high-d$d.db2016" ] || run "$BIN/book-tools" export --db "$OUT/high.db" --leaf-discount "$d" --out "$OUT/high-d$d.db2016"
+        [ -s "$OUT/high-d$d.db2016" ] || run "$BIN/book-tools" export --db "$OUT/high.db" --export-leaf-discount "$d" --out "$OUT/high-d$d.db2016"
     done
     match high-d4 --book "$OUT/high-d4.db2016" --book-moves best --openings "$OUT/high-openings.txt"
     match high-d8 --book "$OUT/high-d8.db2016" --book-moves best --openings "$OUT/high-openings.txt"
@@ -235,8 +235,8 @@ if wanted high-d4 || wanted high-d8 || wanted high-d4-vs-d0 || wanted lowd5 || w
     for book in lowd5 highd5; do
         wanted "$book" || continue
         nodes=$([ "$book" = highd5 ] && echo "$GROW_NODES_HIGH" || echo "$GROW_NODES_LOW")
-        grow "$book" "$nodes" --leaf-discount 5
-        [ -s "$OUT/$book-d5.db2016" ] || run "$BIN/book-tools" export --db "$OUT/$book.db" --leaf-discount 5 --out "$OUT/$book-d5.db2016"
+        grow "$book" "$nodes" --select-leaf-discount 5
+        [ -s "$OUT/$book-d5.db2016" ] || run "$BIN/book-tools" export --db "$OUT/$book.db" --export-leaf-discount 5 --out "$OUT/$book-d5.db2016"
         match "$book" --book "$OUT/$book-d5.db2016" --book-moves best
     done
     for book in high low lowd5 highd5; do
@@ -253,7 +253,7 @@ fi
 if wanted high-start || wanted low-start || wanted none-start; then
     echo startpos > "$OUT/startpos.txt"
     printf '#YANEURAOU-DB2016 1.00\nsfen 4k4/9/9/9/9/9/9/9/4K4 b - 1\n5i4h none 0 0 1\n' > "$OUT/unreached.db2016"
-    start=(--openings "$OUT/startpos.txt" --repeat-openings --node-jitter 0.9 --seed 7)
+    start=(--openings "$OUT/startpos.txt" --repeat-openings --node-jitter 0.9 --play-seed 7)
     match high-start --db "$OUT/high.db" --book-moves best "${start[@]}"
     match low-start --db "$OUT/low.db" --book-moves best "${start[@]}"
     match none-start --book "$OUT/unreached.db2016" "${start[@]}"
@@ -269,7 +269,7 @@ if wanted single-start; then
         mv "$OUT/single.tmp" "$OUT/single.db"
     fi
     match single-start --db "$OUT/single.db" --book-moves best --openings "$OUT/startpos.txt" \
-        --repeat-openings --node-jitter 0.9 --seed 7
+        --repeat-openings --node-jitter 0.9 --play-seed 7
 fi
 
 # Moves chosen by games (BENCHMARKS.md "Moves chosen by games"): `book-tools learn`
@@ -277,7 +277,7 @@ fi
 # copy of `high`, its book side (Thompson sampling over the book's moves) against
 # the engine without a book at the match's budget, another seed than the
 # matches'; then the results rule against no book (`learn-start`), the export
-# `--by-results` played by its best value (`learn-file-start`, the same moves),
+# `--export-by-results` played by its best value (`learn-file-start`, the same moves),
 # head to head against `high`'s minimax moves (`learn-vs-high-start`), and both
 # sides at twice the budget it learned at (`learn-start-2x`).
 LEARN_GAMES=${LEARN_GAMES:-20000}
@@ -287,13 +287,13 @@ if wanted learn-start || wanted learn-file-start || wanted learn-vs-high-start |
         cp -r "$OUT/high.db" "$OUT/learn.tmp"
         run "$BIN/book-tools" learn --db "$OUT/learn.tmp" --openings "$OUT/startpos.txt" \
             --games "$LEARN_GAMES" --nodes "$NODES" --node-jitter 0.9 --concurrency "$JOBS" \
-            --seed 5 > "$OUT/learn.out" 2> "$OUT/learn.log"
+            --learn-seed 5 > "$OUT/learn.out" 2> "$OUT/learn.log"
         mv "$OUT/learn.tmp" "$OUT/learn.db"
     fi
     cat "$OUT/learn.out"
     [ -s "$OUT/learn-results.db2016" ] || run "$BIN/book-tools" export --db "$OUT/learn.db" \
-        --by-results --out "$OUT/learn-results.db2016" > /dev/null
-    start=(--openings "$OUT/startpos.txt" --repeat-openings --node-jitter 0.9 --seed 7)
+        --export-by-results --out "$OUT/learn-results.db2016" > /dev/null
+    start=(--openings "$OUT/startpos.txt" --repeat-openings --node-jitter 0.9 --play-seed 7)
     match learn-start --db "$OUT/learn.db" --book-moves results "${start[@]}"
     match learn-file-start --book "$OUT/learn-results.db2016" --book-moves best "${start[@]}"
     match learn-vs-high-start --db "$OUT/learn.db" --book-moves results \
@@ -331,7 +331,7 @@ if wanted held; then
         if [ ! -d "$OUT/$name.db" ]; then
             cp -r "$OUT/held.db" "$OUT/$name.tmp"
             run "$BIN/book-tools" learn --db "$OUT/$name.tmp" --openings "$OUT/startpos.txt" \
-                --games "$HELD_LEARN_GAMES" --nodes "$NODES" --concurrency 1 --seed 5 "$@" \
+                --games "$HELD_LEARN_GAMES" --nodes "$NODES" --concurrency 1 --learn-seed 5 "$@" \
                 > "$OUT/$name.learn.out" 2> "$OUT/$name.learn.log"
             mv "$OUT/$name.tmp" "$OUT/$name.db"
         fi
@@ -369,7 +369,7 @@ if wanted held; then
     else
         [ -d "$OUT/nogrow.db" ] || cp -r "$OUT/cluster.db" "$OUT/nogrow.db"
     fi
-    start=(--openings "$OUT/startpos.txt" --repeat-openings --seed 7)
+    start=(--openings "$OUT/startpos.txt" --repeat-openings --play-seed 7)
     fs=(--opponent-engine usi --opponent-engine-cmd "$(command -v fairy-stockfish || echo /usr/games/fairy-stockfish)"
         --opponent-engine-option UCI_Variant=shogi --opponent-nodes "$FS_NODES")
     for against in fs 4k train; do

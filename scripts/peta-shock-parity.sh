@@ -23,7 +23,7 @@ fi
 cargo build --release --manifest-path "$root/Cargo.toml" -p book-tools
 tools="$root/target/release/book-tools"
 mkdir -p "$work/book"
-"$tools" export --db "$store" --raw --out "$work/book/raw.db"
+"$tools" export --db "$store" --export-raw --out "$work/book/raw.db"
 "$tools" export --db "$store" --out "$work/ours.db"
 printf 'setoption name BookDir value %s\nisready\nmakebook peta_shock raw.db peta.db\nquit\n' \
     "$work/book" | "$src/YaneuraOu-by-gcc" > "$work/peta_shock.log"

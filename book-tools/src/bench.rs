@@ -49,13 +49,13 @@ struct SelectArgs {
     seed: u64,
     /// Override the stored leaves-per-turn (cache reuse span) for this run.
     /// Default: the store's own.
-    #[arg(long)]
+    #[arg(long, value_name = "N")]
     leaves_per_turn: Option<u32>,
-    // `--select`, `--temperature`, `--select-seed`: the coordinator's flags, so
+    // `--select`, `--select-temperature`, `--select-seed`: the coordinator's flags, so
     // that the selection measured is the one a coordinator with them runs.
     #[command(flatten)]
     selection: SelectFlags,
-    /// Former spelling of `--select softmax --temperature CP` (sampling with
+    /// Former spelling of `--select softmax --select-temperature CP` (sampling with
     /// --seed, as it did), still accepted.
     #[arg(long, value_name = "CP", hide = true, conflicts_with_all = ["select", "temperature", "select_seed"])]
     softmax: Option<f64>,

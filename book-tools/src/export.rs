@@ -20,20 +20,22 @@ pub struct Args {
     #[arg(long)]
     db: PathBuf,
     /// The book file to write; it appears only when complete (atomic rename). Its
-    /// extension chooses the format unless --format says otherwise: `.ybb` a
+    /// extension chooses the format unless --export-format says otherwise: `.ybb` a
     /// binary book, anything else YaneuraOu's text book.
     #[arg(long)]
     out: PathBuf,
-    // `--format`, `--shrink`, `--raw`, `--backup`, `--temperature`, `--weights`:
-    // declared once for the three export front ends.
+    // `--export-format`, `--export-shrink`, `--export-backup`... and
+    // `--prior-games`: declared once for the three export front ends.
     #[command(flatten)]
     export: ExportFlags<OfflineExport>,
     /// Export only the first N thought positions: the book as it was when it had
-    /// N nodes. A running coordinator's export reports the N of its snapshot, so
-    /// the same file can be made again offline. Default: every position.
-    #[arg(long, value_name = "N")]
+    /// N positions. A running coordinator's export reports the N of its
+    /// snapshot, so the same file can be made again offline. Default: every
+    /// position. Formerly `--nodes`, which is a search budget in every other
+    /// command.
+    #[arg(long = "first-positions", alias = "nodes", value_name = "N")]
     nodes: Option<usize>,
-    /// With --by-results: whose learning games value the moves: `all` (every
+    /// With --export-by-results: whose learning games value the moves: `all` (every
     /// learning opponent of the store, their games added: the pooled estimate) or a
     /// comma-separated list of opponent numbers or identities as `book-tools stats`
     /// lists them. Self-play games (the coordinator's play jobs) never count here.

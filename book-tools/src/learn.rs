@@ -8,7 +8,7 @@
 //!
 //! Each game here is such a game. The learner (the book side, Black and White in
 //! turn) plays book moves wherever its position is in the book, by Thompson
-//! sampling ([`LearningPolicy`]) over the moves within `--eval-diff` of the best
+//! sampling ([`LearningPolicy`]) over the moves within `--learn-window` of the best
 //! value; the opponent and the learner out of book play the engine's own moves,
 //! with `--node-jitter` so that a deterministic engine does not replay one game.
 //! Every game is counted in the store at once (the positions from its start to
@@ -50,7 +50,7 @@ use stera_rules::{Color, Position};
 pub struct Args {
     /// The book store: its analysis gives the learner's moves, and every game is
     /// counted in its game counters (the coordinator must not be running on it).
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DB")]
     db: PathBuf,
     /// Games to play (the learner Black and White in turn).
     #[arg(long, default_value_t = 1000)]
@@ -60,9 +60,10 @@ pub struct Args {
     /// roots, in turn.
     #[arg(long, value_name = "FILE")]
     openings: Option<PathBuf>,
-    /// Try only the book moves at most CP below the position's best value
-    /// (the same flag as `match`'s YaneuraOu rule).
-    #[arg(long, value_name = "CP", default_value_t = DEFAULT_LEARNING_WINDOW)]
+    /// Try only the book moves at most CP below the position's best value: the
+    /// window the learner samples from (not `match --eval-diff`, YaneuraOu's
+    /// rule for playing a book). Formerly `--eval-diff`.
+    #[arg(long = "learn-window", alias = "eval-diff", value_name = "CP", default_value_t = DEFAULT_LEARNING_WINDOW)]
     eval_diff: i32,
     /// The weight of a move's value against its games, in games: a move's
     /// estimate is its game score shrunk towards the win rate of its value by
@@ -75,7 +76,7 @@ pub struct Args {
     #[arg(long, value_name = "PLY")]
     book_max_ply: Option<u32>,
     /// Jitter each engine move's node limit by up to this share (0.5 = ±50 %),
-    /// drawn from --seed. Default 0.5: a deterministic engine replays the same
+    /// drawn from --learn-seed. Default 0.5: a deterministic engine replays the same
     /// game from the same line, and a learner needs games that differ. Only with
     /// --nodes (0 turns it off).
     #[arg(long, value_name = "SHARE", default_value_t = stera_games::play::DEFAULT_NODE_JITTER)]
@@ -86,8 +87,14 @@ pub struct Args {
     /// Moves after which a game is a draw.
     #[arg(long, default_value_t = DEFAULT_PLY_LIMIT)]
     ply_limit: u32,
-    /// Seed of the learner's draws and the node jitter.
-    #[arg(long, default_value_t = 1)]
+    /// Seed of the learner's draws and the node jitter (the coordinator's flag
+    /// for its learning games).
+    #[arg(
+        long = "learn-seed",
+        alias = "seed",
+        value_name = "SEED",
+        default_value_t = 1
+    )]
     seed: u64,
     /// An opponent of the pool (repeatable): engine flags and a budget, quoted as
     /// one argument, as the book side's are given, with `--weight W` (its share
@@ -117,7 +124,7 @@ impl Args {
             bail!("--games must be at least 1");
         }
         if self.eval_diff < 0 {
-            bail!("--eval-diff must be at least 0, not {}", self.eval_diff);
+            bail!("--learn-window must be at least 0, not {}", self.eval_diff);
         }
         if !(self.node_jitter >= 0.0 && self.node_jitter < 1.0) {
             bail!("--node-jitter must lie in [0, 1), not {}", self.node_jitter);

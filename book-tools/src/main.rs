@@ -93,7 +93,7 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli: Cli = stera_service::deprecated::parse_from(std::env::args_os());
     let result = match cli.command {
         Command::Perft(args) => perft::run(&args),
         Command::Synth(args) => synth::run(&args),

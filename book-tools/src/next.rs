@@ -31,11 +31,11 @@ pub struct Args {
     /// (the default).
     #[arg(long)]
     moves: bool,
-    // `--select`, `--temperature`, `--select-seed`: the coordinator's flags, so
+    // `--select`, `--select-temperature`, `--select-seed`: the coordinator's flags, so
     // that `next` lists what a coordinator with the same flags hands out.
     #[command(flatten)]
     selection: SelectFlags,
-    /// Former spelling of `--select softmax --temperature CP`, still accepted.
+    /// Former spelling of `--select softmax --select-temperature CP`, still accepted.
     #[arg(long, value_name = "CP", hide = true, conflicts_with_all = ["select", "temperature"])]
     softmax_temperature: Option<f64>,
 }

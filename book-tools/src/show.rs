@@ -23,8 +23,13 @@ pub struct Args {
     /// `startpos`, `startpos moves ...`, `sfen ...` or an SFEN.
     position: String,
     /// Temperature (centipawns) of the policy and NineDayFever priors shown, as
-    /// `export --temperature`.
-    #[arg(long, default_value_t = 50.0)]
+    /// `export --export-temperature`.
+    #[arg(
+        long = "export-temperature",
+        alias = "temperature",
+        value_name = "CP",
+        default_value_t = 50.0
+    )]
     temperature: f64,
 }
 

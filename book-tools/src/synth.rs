@@ -15,8 +15,9 @@ pub struct Args {
     /// Book store directory (created if missing; an existing book is grown further).
     #[arg(long)]
     db: PathBuf,
-    /// Total number of thought nodes to reach.
-    #[arg(long)]
+    /// Thought positions the book is grown to. Formerly `--nodes`, which is a
+    /// search budget in every other command.
+    #[arg(long = "positions", alias = "nodes", value_name = "N")]
     nodes: usize,
     /// Seed of the pseudo-evaluator's noise.
     #[arg(long, default_value_t = 1)]
@@ -25,7 +26,7 @@ pub struct Args {
     #[arg(long, default_value_t = 4096)]
     batch: usize,
     /// Leaves taken from one root before the next root's turn (cache reuse span).
-    #[arg(long, default_value_t = 4096)]
+    #[arg(long, value_name = "N", default_value_t = 4096)]
     leaves_per_turn: u32,
     /// With every searched leaf, also hand out up to this many siblings within
     /// `--sibling-margin` of its value (PV-guided batches; 0 = search every leaf).

@@ -106,14 +106,14 @@ pub struct CoordinatorArgs {
     /// Node budget sent with every think job (0: none; with no limit at all the
     /// worker's own budget applies: its --nodes/--depth/--time-ms, else the
     /// built-in engine's 300,000 nodes).
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, value_name = "NODES", default_value_t = 0)]
     pub nodes: u64,
     /// Depth limit sent with every think job (0: none).
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, value_name = "DEPTH", default_value_t = 0)]
     pub depth: u32,
     /// Time budget per position in milliseconds sent with every think job (0:
     /// none). The worker's and book-tools' flag of the same name is `--time-ms` too.
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, value_name = "MS", default_value_t = 0)]
     pub time_ms: u32,
     /// Seconds after which a lease that was not renewed by a heartbeat is requeued.
     #[arg(long, default_value_t = 120)]
@@ -151,7 +151,8 @@ pub struct CoordinatorArgs {
     /// JSON (GET /api/status) on this address, e.g. 0.0.0.0:9100. Off when not given.
     #[arg(long, value_name = "ADDR")]
     pub metrics: Option<SocketAddr>,
-    // `--select`, `--temperature`, `--select-seed`: declared once for the
+    // `--select`, `--select-temperature`, `--select-seed`, `--select-leaf-discount`:
+    // declared once for the
     // coordinator, `book-tools next` and `book-tools bench select`.
     #[command(flatten)]
     pub selection: SelectFlags,
@@ -159,7 +160,7 @@ pub struct CoordinatorArgs {
     /// every second; otherwise a summary log line (target
     /// `stera_coordinator::status`) every this many seconds (a log collector
     /// needs no more; the metrics have the rest). 0: neither.
-    #[arg(long, value_name = "N", default_value_t = 60)]
+    #[arg(long, value_name = "SECS", default_value_t = 60)]
     pub status_every_secs: u64,
     #[command(flatten)]
     pub play: play::PlayArgs,
@@ -169,11 +170,11 @@ pub struct CoordinatorArgs {
 
 pub use stera_service::select::{DEFAULT_SELECT_TEMPERATURE, SelectKind};
 
-/// The selection mode the `--select`, `--temperature` and `--select-seed` flags
+/// The selection mode the `--select`, `--select-temperature` and `--select-seed` flags
 /// give.
 ///
 /// # Errors
-/// `--temperature` with `--select alphabeta`, or a temperature that is not a
+/// `--select-temperature` with `--select alphabeta`, or a temperature that is not a
 /// finite number > 0.
 pub fn select_mode(args: &CoordinatorArgs) -> Result<SelectMode> {
     Ok(args.selection.mode()?)
@@ -304,7 +305,7 @@ mod select_flag_tests {
 
     #[test]
     fn softmax_with_temperature_and_seed() {
-        let args = parse(&["--select", "softmax", "--temperature", "50"]).unwrap();
+        let args = parse(&["--select", "softmax", "--select-temperature", "50"]).unwrap();
         assert_eq!(
             select_mode(&args).unwrap(),
             SelectMode::Softmax(stera_book::SoftmaxSelect {
@@ -325,10 +326,10 @@ mod select_flag_tests {
     #[test]
     fn nonsense_is_refused() {
         assert!(parse(&["--select", "mcts"]).is_err());
-        let args = parse(&["--temperature", "50"]).unwrap();
+        let args = parse(&["--select-temperature", "50"]).unwrap();
         assert!(select_mode(&args).is_err(), "temperature without softmax");
         for t in ["0", "-5", "NaN", "inf"] {
-            let flag = format!("--temperature={t}");
+            let flag = format!("--select-temperature={t}");
             let args = parse(&["--select", "softmax", &flag]).unwrap();
             assert!(select_mode(&args).is_err(), "{t}");
         }
@@ -343,7 +344,7 @@ mod select_flag_tests {
             "--select",
             "alphabeta",
             "softmax",
-            "--temperature",
+            "--select-temperature",
             "--select-seed",
         ] {
             assert!(help.contains(text), "{text} missing from --help");

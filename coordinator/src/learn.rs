@@ -53,7 +53,7 @@ pub struct LearnArgs {
     /// book's moves by their learning results, as `book-tools learn`), the
     /// opponents are the workers' engines at the budgets of --learn-opponent.
     /// Default 0: no learning games.
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, value_name = "GAMES", default_value_t = 0)]
     pub learn_games: u64,
     /// Learning games played at once. Each holds one search job at a time, and
     /// searches go before think and play jobs: this is the number of the
@@ -70,7 +70,7 @@ pub struct LearnArgs {
     pub learn_opponent: Vec<String>,
     /// Node budget of each book-side engine move (once its line leaves the
     /// book): the budget the book is made for, jittered by ±50 %.
-    #[arg(long, value_name = "N", default_value_t = 1000)]
+    #[arg(long, value_name = "NODES", default_value_t = 1000)]
     pub learn_nodes: u64,
     /// Openings of the learning games, one per line (`startpos`, an SFEN, or a
     /// position command with moves; `#` starts a comment), used in turn, each
@@ -79,7 +79,7 @@ pub struct LearnArgs {
     #[arg(long, value_name = "FILE")]
     pub learn_openings: Option<std::path::PathBuf>,
     /// Seed of the learner's draws, the node jitter and the opponents' turns.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, value_name = "SEED", default_value_t = 1)]
     pub learn_seed: u64,
     /// Grow where the games go: where a learning game left the book (an
     /// opponent's reply the book lacks, or a move the learner tried that nobody

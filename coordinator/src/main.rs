@@ -2,7 +2,6 @@
 
 use std::process::ExitCode;
 
-use clap::Parser;
 use stera_coordinator::{CoordinatorArgs, LOCAL_WORKER_ARG};
 
 fn main() -> ExitCode {
@@ -13,7 +12,7 @@ fn main() -> ExitCode {
         argv.remove(1);
         return stera_worker::main_with_args(argv);
     }
-    let args = CoordinatorArgs::parse_from(argv);
+    let args: CoordinatorArgs = stera_service::deprecated::parse_from(argv);
     let arenas = limit_malloc_arenas();
     stera_service::logging::init(args.log_format);
     if let Some(arenas) = arenas {

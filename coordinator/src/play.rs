@@ -80,9 +80,14 @@ pub struct CountedGame {
     /// Each book position the game passed through (once), with its result from
     /// the side to move's view there.
     pub counts: Vec<(Key, GameCounts)>,
-    /// The game as a USI line (for `--out-games`).
+    /// The game as `--out-games` writes it (its extension chooses the format,
+    /// [`stera_games::games_file`]); empty without `--out-games`.
     pub line: String,
 }
+
+/// The players' name in a CSA games file: both sides are the book and the
+/// workers' engines.
+const SELF_PLAY: &str = "stera self-play";
 
 /// Games of this run by outcome.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -361,16 +366,19 @@ impl PlayJobs {
             })
             .map(|(key, color)| (key, claimed.outcome.counts_for(color)))
             .collect();
-        let line = format!(
-            "sfen {} moves {}\t{}",
-            ticket.start_sfen,
-            moves
-                .iter()
-                .map(|m| m.mv.to_string())
-                .collect::<Vec<_>>()
-                .join(" "),
-            claimed
-        );
+        let line = match &self.settings.games_out {
+            Some(out) => {
+                let game = stera_games::Game {
+                    start_sfen: ticket.start_sfen.clone(),
+                    moves,
+                    result: claimed,
+                };
+                stera_games::games_file::GamesFormat::of(out.path())
+                    .entry(&game, SELF_PLAY, SELF_PLAY)
+                    .map_err(|e| e.to_string())?
+            }
+            None => String::new(),
+        };
         Ok(CountedGame {
             result: claimed,
             plies: verified.plies,
@@ -459,7 +467,8 @@ impl PlayJobs {
         let Some(out) = &self.settings.games_out else {
             return;
         };
-        if let Err(e) = out.append_line(line) {
+        let format = stera_games::games_file::GamesFormat::of(out.path());
+        if let Err(e) = out.append_entry(line, format.separator()) {
             tracing::warn!(path = %out.path().display(), error = %e, "cannot append the game");
         }
     }
@@ -476,42 +485,44 @@ pub struct PlayArgs {
     #[arg(long, default_value_t = 0.0, value_parser = parse_share)]
     pub play_share: f64,
     /// Stop handing out play jobs after this many counted games in this run (the
-    /// run also ends only when this is reached). Default: no target.
-    #[arg(long)]
+    /// run also ends only when this is reached). Default: no target. Formerly
+    /// `--games` (the learning games' target is `--learn-games`).
+    #[arg(long = "play-games", alias = "games", value_name = "GAMES")]
     pub games: Option<u64>,
     /// Node budget per move in games (0: none).
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, value_name = "NODES", default_value_t = 0)]
     pub play_nodes: u64,
     /// Depth limit per move in games (0: none).
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, value_name = "DEPTH", default_value_t = 0)]
     pub play_depth: u32,
     /// Time per move in games, in milliseconds (0: none). With no limit at all the
     /// worker's default budget applies (its --nodes/--depth/--time-ms, else the
     /// built-in engine's 300,000 nodes).
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, value_name = "MS", default_value_t = 0)]
     pub play_time_ms: u32,
     /// Moves after which a game is a draw.
     #[arg(long, default_value_t = stera_games::DEFAULT_PLY_LIMIT)]
     pub ply_limit: u32,
     /// Adjudicate a game when both sides' scores agree beyond this many
     /// centipawns for --adjudicate-plies moves (0: never).
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, value_name = "CP", default_value_t = 0)]
     pub adjudicate_cp: u32,
     /// Consecutive moves the scores must agree for adjudication (at least 2).
-    #[arg(long, default_value_t = 8)]
+    #[arg(long, value_name = "PLIES", default_value_t = stera_games::DEFAULT_ADJUDICATE_PLIES)]
     pub adjudicate_plies: u32,
     /// Softmax temperature (centipawns) with which openings are sampled from the
     /// book's exported values (0: always the best line).
-    #[arg(long, default_value_t = stera_games::book::DEFAULT_TEMPERATURE,
+    #[arg(long, value_name = "CP", default_value_t = stera_games::book::DEFAULT_TEMPERATURE,
           value_parser = parse_temperature)]
     pub play_temperature: f64,
-    /// Append every counted game to this file: one line `sfen START moves ...`, a
-    /// tab, and the result. Default: games are counted, not written. Formerly
-    /// `--games-out`, still accepted.
+    /// Append every counted game to this file; its extension chooses the format,
+    /// as for `book-tools match`: `.csa` CSA (games separated by `/` lines),
+    /// anything else one line per game, `sfen START moves ...`, a tab, and the
+    /// result. Default: games are counted, not written. Formerly `--games-out`.
     #[arg(long, value_name = "FILE", alias = "games-out")]
     pub out_games: Option<PathBuf>,
     /// Seed of the opening draws.
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, value_name = "SEED", default_value_t = 0)]
     pub play_seed: u64,
 }
 

@@ -38,7 +38,7 @@ pub struct StatusSettings {
     pub think_limit: Option<u64>,
     /// Whether games are played (then the line counts them).
     pub play: bool,
-    /// `--games`, the games target of this run.
+    /// `--play-games`, the games target of this run.
     pub games_target: Option<u64>,
 }
 

@@ -44,6 +44,7 @@ pub struct WorkerArgs {
     #[arg(
         long,
         env = "STERA_COORDINATOR",
+        value_name = "URL",
         default_value = "http://127.0.0.1:50051",
         value_parser = stera_proto::coordinator_url
     )]
@@ -83,8 +84,13 @@ pub struct WorkerArgs {
     /// Progress for a person: on a terminal (text logs), a status line redrawn
     /// every second; otherwise a summary log line every this many seconds. 0:
     /// neither (the coordinator's local workers, whose terminal shows the
-    /// coordinator's line). The same flag as the coordinator's.
-    #[arg(long, value_name = "N", default_value_t = 120, alias = "summary-secs")]
+    /// coordinator's line). The same flag and default as the coordinator's.
+    #[arg(
+        long,
+        value_name = "SECS",
+        default_value_t = 60,
+        alias = "summary-secs"
+    )]
     pub status_every_secs: u64,
     /// After the first Ctrl-C or SIGTERM, the jobs in hand and their
     /// acknowledgements may take this many seconds; what is left then is given back
@@ -240,8 +246,7 @@ fn log_stage(stage: Shutdown) {
 
 /// Entry point for binaries: parses `args`, runs, and maps the outcome to an exit code.
 pub fn main_with_args<I: IntoIterator<Item = String>>(args: I) -> std::process::ExitCode {
-    use clap::Parser;
-    let args = WorkerArgs::parse_from(args);
+    let args: WorkerArgs = stera_service::deprecated::parse_from(args);
     logging::init(args.log_format);
     stera_service::block_on_main(run(args))
 }

@@ -63,7 +63,7 @@ use suite::SuiteSource;
 pub struct Args {
     /// The book store under test (its moves are the tera-shock analysis: the
     /// values an export writes). Required unless --book names a file instead.
-    #[arg(long, value_name = "DIR", required_unless_present = "book")]
+    #[arg(long, value_name = "DB", required_unless_present = "book")]
     db: Option<PathBuf>,
     /// A book file under test instead of a store (YaneuraOu's text book, or `.ybb`
     /// binary by its extension): an export as an engine would play it. Default:
@@ -72,7 +72,7 @@ pub struct Args {
     book: Option<PathBuf>,
     /// The book store it plays against (the same store is allowed); without it
     /// (and without --against-book), against the engine without a book.
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DB")]
     against: Option<PathBuf>,
     /// A book file it plays against (text, or `.ybb` binary by its extension).
     /// Default: --against, else no book.
@@ -84,7 +84,7 @@ pub struct Args {
     /// option set), `yaneuraou` (YaneuraOu's rule with its classic
     /// default options: uniformly among the moves within --eval-diff of the best
     /// and not below the side's --eval-limit-*, by count with --by-count; none
-    /// admitted: out of book), `softmax` (of the values at --temperature) or
+    /// admitted: out of book), `softmax` (of the values at --play-temperature) or
     /// `count` (in proportion to the count field; book files only), or
     /// `results` (the best estimate from the store's game results, each move's
     /// score shrunk towards its value by --prior-games: what `book-tools learn`
@@ -114,9 +114,9 @@ pub struct Args {
     book_max_ply: Option<u32>,
     /// Analyse a store (--db, --against) counting every move into a position it
     /// has not thought this many centipawns below its stored value, as `export
-    /// --leaf-discount` does (0 to 200). Book files carry their values as
+    /// --export-leaf-discount` does (0 to 200). Book files carry their values as
     /// exported. Default 0: the analysis of a plain export.
-    #[arg(long, value_name = "CP", default_value_t = 0,
+    #[arg(long = "export-leaf-discount", alias = "leaf-discount", value_name = "CP", default_value_t = 0,
           value_parser = clap::value_parser!(i16).range(0..=i64::from(MAX_LEAF_DISCOUNT)))]
     leaf_discount: i16,
     /// `results`: the weight of a move's value against its games, in games (the
@@ -131,9 +131,9 @@ pub struct Args {
     #[arg(long, value_name = "LIST", default_value = "all",
           value_parser = crate::common::parse_opponents)]
     opponents: stera_book::OpponentSelection,
-    /// `softmax`: temperature in centipawns (the same flag name as the
-    /// coordinator's selection and `book-tools export`).
-    #[arg(long, value_name = "CP", default_value_t = DEFAULT_TEMPERATURE)]
+    /// `softmax`: temperature in centipawns with which a side samples its book
+    /// moves (the coordinator's flag for its games' book moves).
+    #[arg(long = "play-temperature", alias = "temperature", value_name = "CP", default_value_t = DEFAULT_TEMPERATURE)]
     temperature: f64,
     /// Games to play (pairs of one opening with colours swapped; an odd number
     /// leaves the last pair incomplete). With --sprt, the most games to play.
@@ -163,7 +163,7 @@ pub struct Args {
     #[arg(long)]
     repeat_openings: bool,
     /// Jitter each engine move's node limit by up to this share (0.1 = ±10 %),
-    /// drawn from --seed, so that deterministic engines do not replay the same
+    /// drawn from --play-seed, so that deterministic engines do not replay the same
     /// game (0: every move at --nodes). Only with --nodes. Default: 0.5 with
     /// --nodes (the least share measured at which openings used 3-4 times
     /// still gave 95 % distinct games; `book-tools learn` has the same
@@ -201,17 +201,26 @@ pub struct Args {
     ply_limit: u32,
     /// Adjudicate a win when both engines' scores are beyond CP (from the same
     /// side's view) for --adjudicate-plies consecutive moves. Default: never.
-    #[arg(long, value_name = "CP", requires = "adjudicate_plies")]
+    #[arg(long, value_name = "CP")]
     adjudicate_cp: Option<i32>,
-    /// Consecutive moves for --adjudicate-cp (at least 2). Default: never.
-    #[arg(long, value_name = "N", requires = "adjudicate_cp")]
-    adjudicate_plies: Option<u32>,
+    /// Consecutive moves the scores must agree for --adjudicate-cp (at least 2;
+    /// the coordinator's default too).
+    #[arg(long, value_name = "PLIES", default_value_t = stera_games::DEFAULT_ADJUDICATE_PLIES)]
+    adjudicate_plies: u32,
     /// Seed of the suite's order, the book move draws and the node jitter (the
-    /// same seed gives the same games with deterministic engines).
-    #[arg(long, default_value_t = 1)]
+    /// same seed gives the same games with deterministic engines; the
+    /// coordinator's flag for its games' draws).
+    #[arg(
+        long = "play-seed",
+        alias = "seed",
+        value_name = "SEED",
+        default_value_t = 1
+    )]
     seed: u64,
-    /// Write the games to this file as CSA, each as it ends. Default: the games
-    /// are counted, not written.
+    /// Write the games to this file, each as it ends; its extension chooses the
+    /// format, as for the coordinator's: `.csa` CSA (games separated by `/`
+    /// lines), anything else one line per game, `sfen START moves ...`, a tab,
+    /// and the result. Default: the games are counted, not written.
     #[arg(long, value_name = "FILE")]
     out_games: Option<PathBuf>,
     /// Write the result as JSON to this file as well (`-`: standard output,
@@ -287,7 +296,7 @@ impl Args {
         }
         if !(self.temperature >= 0.0 && self.temperature.is_finite()) {
             bail!(
-                "--temperature must be a finite number >= 0, not {}",
+                "--play-temperature must be a finite number >= 0, not {}",
                 self.temperature
             );
         }
@@ -381,10 +390,10 @@ pub fn run(args: &Args) -> Result<()> {
     let sprt = args.sprt()?;
     let rules = GameRules {
         ply_limit: args.ply_limit,
-        adjudication: args
-            .adjudicate_cp
-            .zip(args.adjudicate_plies)
-            .map(|(threshold, plies)| Adjudication { threshold, plies }),
+        adjudication: args.adjudicate_cp.map(|threshold| Adjudication {
+            threshold,
+            plies: args.adjudicate_plies,
+        }),
     };
     rules.check()?;
     // Refused before any game is played: no output goes into a store.

@@ -17,6 +17,7 @@ use std::hash::{DefaultHasher, Hash, Hasher};
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
+use stera_games::games_file::GamesFormat;
 
 use anyhow::{Context, Result, bail};
 use serde_json::{Value, json};
@@ -94,22 +95,28 @@ impl GamesFile {
             Color::Black => (&self.own, &self.other),
             Color::White => (&self.other, &self.own),
         };
-        let text = stera_games::csa::game_to_csa(&finished.game, black, white)
-            .context("cannot write a game as CSA")?;
+        let format = GamesFormat::of(&self.path);
+        let text = format
+            .entry(&finished.game, black, white)
+            .context("cannot write a game")?;
         let write = |out: &mut BufWriter<File>| -> std::io::Result<()> {
             if self.written > 0 {
-                out.write_all(b"/\n")?;
+                out.write_all(format.separator().as_bytes())?;
             }
-            // Games end out of order: the comment names the game and its pair.
-            let (first, rest) = text.split_once('\n').unwrap_or((&text, ""));
-            writeln!(out, "{first}")?;
-            writeln!(
-                out,
-                "'game {} pair {}",
-                finished.index + 1,
-                finished.index / 2 + 1
-            )?;
-            out.write_all(rest.as_bytes())?;
+            if format == GamesFormat::Csa {
+                // Games end out of order: the comment names the game and its pair.
+                let (first, rest) = text.split_once('\n').unwrap_or((&text, ""));
+                writeln!(out, "{first}")?;
+                writeln!(
+                    out,
+                    "'game {} pair {}",
+                    finished.index + 1,
+                    finished.index / 2 + 1
+                )?;
+                out.write_all(rest.as_bytes())?;
+            } else {
+                out.write_all(text.as_bytes())?;
+            }
             out.flush()
         };
         write(&mut self.out)

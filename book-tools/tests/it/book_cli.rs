@@ -73,7 +73,14 @@ fn rook_shuffle_and_transpositions_export_with_propagated_values() {
 
     // --shrink keeps only the moves worth the best value.
     let shrunk = dir.path("shrunk.db");
-    ok(&["export", "--db", s(&db), "--out", s(&shrunk), "--shrink"]);
+    ok(&[
+        "export",
+        "--db",
+        s(&db),
+        "--out",
+        s(&shrunk),
+        "--export-shrink",
+    ]);
     let shrunk = std::fs::read_to_string(&shrunk).unwrap();
     let best: Vec<String> = entry_moves(&shrunk, STARTPOS_SFEN)
         .into_iter()
@@ -128,12 +135,12 @@ fn raw_export_reimports_losslessly_and_exports_are_byte_identical() {
     assert_eq!(std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap());
 
     let (raw, raw2) = (dir.path("raw.db"), dir.path("raw2.db"));
-    ok(&["export", "--db", s(&db), "--out", s(&raw), "--raw"]);
+    ok(&["export", "--db", s(&db), "--out", s(&raw), "--export-raw"]);
     let again = ok(&["import", "--create", "--db", s(&db2), s(&raw)]);
     assert!(again.contains("incomplete 0, bad 0"), "{again}");
     // Every position of the lines is reached from another: one SFEN origin.
     assert!(again.contains(" linked to a parent, 1 by SFEN)"), "{again}");
-    ok(&["export", "--db", s(&db2), "--out", s(&raw2), "--raw"]);
+    ok(&["export", "--db", s(&db2), "--out", s(&raw2), "--export-raw"]);
     assert_eq!(std::fs::read(&raw).unwrap(), std::fs::read(&raw2).unwrap());
     // The minimax of the re-imported book is the same book.
     let c = dir.path("c.db");
@@ -158,7 +165,14 @@ fn malformed_imports_name_the_line_and_change_nothing() {
         s(&dir.path("good.db")),
     ]);
     let before = dir.path("before.db");
-    ok(&["export", "--db", s(&db), "--out", s(&before), "--raw"]);
+    ok(&[
+        "export",
+        "--db",
+        s(&db),
+        "--out",
+        s(&before),
+        "--export-raw",
+    ]);
 
     // A third entry (the position after 7g7f 3c3d) with an illegal and a garbled line.
     let mut bad = raw_book(&[&["7g7f", "3c3d"]], |_, _| 5);
@@ -180,7 +194,7 @@ fn malformed_imports_name_the_line_and_change_nothing() {
     );
     assert!(err.contains("nothing was imported"), "{err}");
     let after = dir.path("after.db");
-    ok(&["export", "--db", s(&db), "--out", s(&after), "--raw"]);
+    ok(&["export", "--db", s(&db), "--out", s(&after), "--export-raw"]);
     assert_eq!(
         std::fs::read(&before).unwrap(),
         std::fs::read(&after).unwrap()
@@ -554,7 +568,7 @@ fn an_entry_whose_flipped_twin_was_read_is_skipped_unless_keep_twins() {
     assert!(again.contains("already in the book 2"), "{again}");
     assert!(again.contains("twins of other entries 1"), "{again}");
     let raw = dir.path("raw.db");
-    ok(&["export", "--db", s(&db), "--out", s(&raw), "--raw"]);
+    ok(&["export", "--db", s(&db), "--out", s(&raw), "--export-raw"]);
     let raw = std::fs::read_to_string(&raw).unwrap();
     assert!(
         raw.contains(&child.to_sfen_without_ply()),

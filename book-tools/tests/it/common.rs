@@ -149,6 +149,6 @@ pub fn single_root_book(dir: &Path) -> String {
     let roots = dir.join("roots.txt");
     std::fs::write(&roots, "startpos\n").expect("write roots");
     ok(&["roots", "set", "--create", "--db", s(&db), s(&roots)]);
-    ok(&["synth", "--db", s(&db), "--nodes", "300"]);
+    ok(&["synth", "--db", s(&db), "--positions", "300"]);
     s(&db).to_owned()
 }

@@ -48,7 +48,15 @@ fn cut_copy(files: &[(String, Vec<u8>)], to: &Path, keep: usize, with_snapshots:
 fn a_truncated_store_is_reported_not_panicked() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("book.db");
-    ok(&["synth", "--db", s(&db), "--nodes", "12000", "--batch", "8"]);
+    ok(&[
+        "synth",
+        "--db",
+        s(&db),
+        "--positions",
+        "12000",
+        "--batch",
+        "8",
+    ]);
     // The files as `synth` left them, before any other open.
     let files = files_of(&db);
     let whole = ok(&["check", "--db", s(&db)]);
@@ -120,8 +128,8 @@ fn check_says_what_is_missing() {
     let dir = tempfile::tempdir().unwrap();
     let small = dir.path().join("small.db");
     let large = dir.path().join("large.db");
-    ok(&["synth", "--db", s(&small), "--nodes", "300"]);
-    ok(&["synth", "--db", s(&large), "--nodes", "500"]);
+    ok(&["synth", "--db", s(&small), "--positions", "300"]);
+    ok(&["synth", "--db", s(&large), "--positions", "500"]);
     // The record of the larger store beside the smaller one's files: as a
     // restore that mixed two copies would leave it.
     std::fs::copy(

@@ -50,7 +50,7 @@ fn the_format_follows_the_extension() {
             s(&db),
             "--out",
             s(&out),
-            "--format",
+            "--export-format",
             format,
         ]);
         assert_eq!(
@@ -76,7 +76,7 @@ fn a_format_the_extension_contradicts_is_refused_before_any_work() {
             s(&missing),
             "--out",
             s(&out),
-            "--format",
+            "--export-format",
             format,
         ]);
         let err = String::from_utf8_lossy(&run.stderr);
@@ -99,7 +99,7 @@ fn a_format_the_extension_contradicts_is_refused_before_any_work() {
         "http://127.0.0.1:9",
         "--out",
         "book.ybb",
-        "--format",
+        "--export-format",
         "text",
     ]);
     let err = String::from_utf8_lossy(&run.stderr);
@@ -200,7 +200,7 @@ fn weights_a_binary_book_cannot_carry_are_refused() {
             s(&missing),
             "--out",
             s(&out),
-            "--weights",
+            "--export-weights",
             "ndf",
         ],
         vec![
@@ -210,7 +210,7 @@ fn weights_a_binary_book_cannot_carry_are_refused() {
             "http://127.0.0.1:9",
             "--out",
             "x.ybb",
-            "--weights",
+            "--export-weights",
             "policy",
         ],
     ] {

@@ -10,7 +10,7 @@ fn exports_into_a_store_are_refused_and_the_store_survives() {
     let other = dir.path().join("other.db");
     // Two small real stores.
     for store in [&db, &other] {
-        let out = book_tools(&["synth", "--db", s(store), "--nodes", "50"]);
+        let out = book_tools(&["synth", "--db", s(store), "--positions", "50"]);
         assert!(
             out.status.success(),
             "{}",

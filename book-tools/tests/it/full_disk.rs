@@ -65,7 +65,15 @@ fn backup_and_import_onto_a_full_disk_fail_at_once_and_harm_nothing() {
     };
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("book.db");
-    ok(&["synth", "--db", s(&db), "--nodes", "3000", "--batch", "256"]);
+    ok(&[
+        "synth",
+        "--db",
+        s(&db),
+        "--positions",
+        "3000",
+        "--batch",
+        "256",
+    ]);
     let stats = ok(&["stats", "--db", s(&db)]);
     let book = dir.path().join("book.db2016");
     ok(&["export", "--db", s(&db), "--out", s(&book)]);
@@ -79,7 +87,7 @@ fn backup_and_import_onto_a_full_disk_fail_at_once_and_harm_nothing() {
         "synth",
         "--db",
         s(&small),
-        "--nodes",
+        "--positions",
         "300",
         "--batch",
         "64",

@@ -48,7 +48,7 @@ fn learn_with(db: &str, games: &str, seed: &str, more: &[&str]) -> String {
         "60",
         "--concurrency",
         "2",
-        "--seed",
+        "--learn-seed",
         seed,
     ];
     args.extend_from_slice(more);
@@ -151,7 +151,7 @@ fn a_pool_of_opponents_with_an_external_engine_counts_each_apart() {
         "60",
         "--concurrency",
         "2",
-        "--seed",
+        "--learn-seed",
         "4",
         "--nodes",
         "100",
@@ -190,7 +190,7 @@ fn a_pool_of_opponents_with_an_external_engine_counts_each_apart() {
             "export",
             "--db",
             &db,
-            "--by-results",
+            "--export-by-results",
             "--opponents",
             list,
             "--out",
@@ -202,7 +202,7 @@ fn a_pool_of_opponents_with_an_external_engine_counts_each_apart() {
         "export",
         "--db",
         &db,
-        "--by-results",
+        "--export-by-results",
         "--opponents",
         "4",
         "--out",
@@ -233,7 +233,7 @@ fn the_results_rule_and_an_export_by_results_play_the_same_moves() {
             "100",
             "--ply-limit",
             "60",
-            "--seed",
+            "--play-seed",
             "3",
             "--max-repeats",
             "1",
@@ -248,7 +248,14 @@ fn the_results_rule_and_an_export_by_results_play_the_same_moves() {
         &dir.path().join("store.csa"),
     );
     let file = dir.path().join("results.db2016");
-    let out = ok(&["export", "--db", &db, "--by-results", "--out", s(&file)]);
+    let out = ok(&[
+        "export",
+        "--db",
+        &db,
+        "--export-by-results",
+        "--out",
+        s(&file),
+    ]);
     assert!(out.contains("valued by results"), "{out}");
     let from_file = play(
         &["--book", s(&file), "--book-moves", "best"],
@@ -297,7 +304,10 @@ fn bad_learning_flags_are_refused_before_a_game() {
     let db = single_root_book(dir.path());
     for (args, says) in [
         (vec!["--prior-games=-1", "--nodes", "100"], "--prior-games"),
-        (vec!["--eval-diff=-5", "--nodes", "100"], "--eval-diff"),
+        (
+            vec!["--learn-window=-5", "--nodes", "100"],
+            "--learn-window",
+        ),
         (vec!["--depth", "2"], "--node-jitter needs --nodes"),
         (vec!["--games", "0", "--nodes", "100"], "--games"),
         (

@@ -15,7 +15,7 @@ use stera_formats::kifu::{KifuFormat, read_kifu_bytes};
 /// A small synthetic book (startpos and its 30 children as roots).
 fn synthetic_book(dir: &Path) -> String {
     let db = dir.join("book");
-    ok(&["synth", "--db", s(&db), "--nodes", "300"]);
+    ok(&["synth", "--db", s(&db), "--positions", "300"]);
     s(&db).to_owned()
 }
 
@@ -145,7 +145,7 @@ fn a_book_against_itself_scores_even_within_its_interval() {
         "2",
         "--ply-limit",
         "80",
-        "--seed",
+        "--play-seed",
         "7",
     ]);
     let m = summary(&out);
@@ -425,9 +425,9 @@ fn an_exported_book_file_plays_by_its_counts() {
         &db,
         "--out",
         s(&file),
-        "--backup",
+        "--export-backup",
         "softmax",
-        "--temperature",
+        "--export-temperature",
         "50",
     ]);
     let games = dir.path().join("games.csa");
@@ -640,9 +640,9 @@ fn playing_by_equal_counts_warns() {
         &db,
         "--out",
         s(&weighted),
-        "--backup",
+        "--export-backup",
         "softmax",
-        "--temperature",
+        "--export-temperature",
         "50",
     ]);
     let run = |file: &std::path::Path| {

@@ -19,7 +19,15 @@ fn store_state(db: &std::path::Path) -> (u32, usize, usize) {
 fn next_lists_what_the_selector_hands_out_and_changes_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("book.db");
-    ok(&["synth", "--db", s(&db), "--nodes", "400", "--batch", "16"]);
+    ok(&[
+        "synth",
+        "--db",
+        s(&db),
+        "--positions",
+        "400",
+        "--batch",
+        "16",
+    ]);
     let before = store_state(&db);
 
     let out = ok(&["next", "--db", s(&db), "8"]);
@@ -124,7 +132,15 @@ fn next_on_a_missing_store_says_so() {
 fn backup_copies_a_stopped_store() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("book.db");
-    ok(&["synth", "--db", s(&db), "--nodes", "300", "--batch", "8"]);
+    ok(&[
+        "synth",
+        "--db",
+        s(&db),
+        "--positions",
+        "300",
+        "--batch",
+        "8",
+    ]);
     let copy = dir.path().join("copy.db");
     let out = ok(&["backup", "--db", s(&db), "--out", s(&copy)]);
     assert!(out.contains("300 positions"), "{out}");

@@ -57,7 +57,15 @@ fn next_think_file_never_writes_into_a_store() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("book.db");
     std::fs::create_dir(dir.path().join("sub")).unwrap();
-    ok(&["synth", "--db", s(&db), "--nodes", "200", "--batch", "16"]);
+    ok(&[
+        "synth",
+        "--db",
+        s(&db),
+        "--positions",
+        "200",
+        "--batch",
+        "16",
+    ]);
     let stats_before = ok(&["stats", "--db", s(&db)]);
     let before = store_files(&db);
     for out in paths_into(dir.path(), &db) {
@@ -91,7 +99,15 @@ fn match_out_games_never_writes_into_a_store() {
     let other = dir.path().join("other.db");
     std::fs::create_dir(dir.path().join("sub")).unwrap();
     for store in [&db, &other] {
-        ok(&["synth", "--db", s(store), "--nodes", "100", "--batch", "16"]);
+        ok(&[
+            "synth",
+            "--db",
+            s(store),
+            "--positions",
+            "100",
+            "--batch",
+            "16",
+        ]);
     }
     let before = store_files(&db);
     let other_before = store_files(&other);
@@ -137,7 +153,7 @@ fn match_out_games_never_writes_into_a_store() {
 fn no_store_is_made_inside_a_store() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("book.db");
-    ok(&["synth", "--db", s(&db), "--nodes", "50"]);
+    ok(&["synth", "--db", s(&db), "--positions", "50"]);
     let before = store_files(&db);
     let roots = dir.path().join("roots.txt");
     std::fs::write(&roots, "startpos\n").unwrap();
@@ -163,8 +179,24 @@ fn an_export_directory_swapped_for_a_link_into_a_store_after_start_changes_no_st
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("book.db");
     let other = dir.path().join("other.db");
-    ok(&["synth", "--db", s(&db), "--nodes", "40000", "--batch", "64"]);
-    ok(&["synth", "--db", s(&other), "--nodes", "50", "--batch", "8"]);
+    ok(&[
+        "synth",
+        "--db",
+        s(&db),
+        "--positions",
+        "40000",
+        "--batch",
+        "64",
+    ]);
+    ok(&[
+        "synth",
+        "--db",
+        s(&other),
+        "--positions",
+        "50",
+        "--batch",
+        "8",
+    ]);
     let before = store_files(&other);
     let exports = dir.path().join("exports");
     std::fs::create_dir(&exports).unwrap();
@@ -206,7 +238,7 @@ fn an_export_directory_swapped_for_a_link_into_a_store_after_start_changes_no_st
 fn a_backup_onto_an_existing_path_says_it_exists() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("book.db");
-    ok(&["synth", "--db", s(&db), "--nodes", "50", "--batch", "8"]);
+    ok(&["synth", "--db", s(&db), "--positions", "50", "--batch", "8"]);
     let existing = dir.path().join("old-backup");
     std::fs::create_dir(&existing).unwrap();
     let out = crate::common::book_tools(&["backup", "--db", s(&db), "--out", s(&existing)]);

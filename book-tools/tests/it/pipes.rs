@@ -168,7 +168,7 @@ fn import_reads_a_whole_pipe_in_both_passes() {
     );
     // A `.ybb` book through a pipe is told by its magic.
     let ybb = dir.path("big.ybb");
-    ok(&["export", "--db", s(&big), "--raw", "--out", s(&ybb)]);
+    ok(&["export", "--db", s(&big), "--export-raw", "--out", s(&ybb)]);
     let again = dir.path("again.db");
     let out = stdout_of(&piped(
         &["import", "--create", "--db", s(&again), "-"],

@@ -62,7 +62,7 @@ fn ybb_export_equals_the_text_export_and_imports_alike() {
         s(&db),
         "--out",
         s(&binary),
-        "--format",
+        "--export-format",
         "ybb",
     ]);
     // The scratch text export beside the output is gone.
@@ -126,8 +126,22 @@ fn ybb_export_equals_the_text_export_and_imports_alike() {
     assert!(report.contains("incomplete 0, bad 0"), "{report}");
     ok(&["import", "--create", "--db", s(&from_t), s(&text)]);
     let (raw_b, raw_t) = (dir.path("raw-b.db"), dir.path("raw-t.db"));
-    ok(&["export", "--db", s(&from_b), "--out", s(&raw_b), "--raw"]);
-    ok(&["export", "--db", s(&from_t), "--out", s(&raw_t), "--raw"]);
+    ok(&[
+        "export",
+        "--db",
+        s(&from_b),
+        "--out",
+        s(&raw_b),
+        "--export-raw",
+    ]);
+    ok(&[
+        "export",
+        "--db",
+        s(&from_t),
+        "--out",
+        s(&raw_t),
+        "--export-raw",
+    ]);
     assert_eq!(
         std::fs::read(&raw_b).unwrap(),
         std::fs::read(&raw_t).unwrap()
@@ -156,7 +170,7 @@ fn a_corrupt_ybb_import_names_the_record_and_stores_nothing() {
         s(&db),
         "--out",
         s(&binary),
-        "--format",
+        "--export-format",
         "ybb",
     ]);
 
@@ -209,7 +223,7 @@ fn a_ybb_with_no_records_is_refused() {
         s(&db),
         "--out",
         s(&binary),
-        "--format",
+        "--export-format",
         "ybb",
     ]);
     let mut bytes = std::fs::read(&binary).unwrap();

@@ -123,7 +123,7 @@ fn games_through_real_workers_are_counted_per_book_position() {
             "0",
             "--play-share",
             "0.5",
-            "--games",
+            "--play-games",
             "6",
             "--play-nodes",
             "300",
@@ -331,7 +331,14 @@ fn false_games_are_refused_with_a_reason_and_count_nothing() {
     let c = Coord::start(
         &db,
         "127.0.0.1:0",
-        &["--think-limit", "0", "--play-share", "1", "--games", "1"],
+        &[
+            "--think-limit",
+            "0",
+            "--play-share",
+            "1",
+            "--play-games",
+            "1",
+        ],
         &[],
     );
     use stera_proto::v1::{Outcome, Termination};
@@ -403,7 +410,14 @@ fn a_valid_game_is_counted_once_even_when_sent_twice() {
     let mut c = Coord::start(
         &db,
         "127.0.0.1:0",
-        &["--think-limit", "0", "--play-share", "1", "--games", "2"],
+        &[
+            "--think-limit",
+            "0",
+            "--play-share",
+            "1",
+            "--play-games",
+            "2",
+        ],
         &[],
     );
     let makers: Vec<Maker> = vec![Box::new(|lease, play| {

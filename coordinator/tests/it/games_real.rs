@@ -236,7 +236,7 @@ fn games_with_fairy_stockfish_workers_are_counted() {
         vec![
             "--play-share".to_owned(),
             "0.5".to_owned(),
-            "--games".to_owned(),
+            "--play-games".to_owned(),
             target.clone(),
             "--play-depth".to_owned(),
             "1".to_owned(),
@@ -475,7 +475,7 @@ fn sigkill_during_play_loses_no_acknowledged_game() {
             "0",
             "--play-share",
             "1",
-            "--games",
+            "--play-games",
             "100000",
             "--out-games",
             &out_arg,

@@ -238,6 +238,25 @@ impl BoundOutput {
         file.write_all(format!("{line}\n").as_bytes())
     }
 
+    /// Appends `entry` in one write, preceded by `separator` when the file
+    /// already holds something (games in a CSA file are separated by `/`).
+    ///
+    /// # Errors
+    /// The write failed.
+    pub fn append_entry(&self, entry: &str, separator: &str) -> std::io::Result<()> {
+        use std::io::Write;
+        let mut file = self
+            .file
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let text = if file.metadata()?.len() > 0 {
+            format!("{separator}{entry}")
+        } else {
+            entry.to_owned()
+        };
+        file.write_all(text.as_bytes())
+    }
+
     /// Makes `bytes` the whole content of the file, durably.
     ///
     /// # Errors

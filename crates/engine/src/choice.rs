@@ -88,11 +88,11 @@ pub struct LimitArgs {
     /// position). When none of --nodes, --depth and --time-ms is given, the
     /// built-in engine searches 300,000 nodes per position and a USI engine is
     /// refused (it would search forever).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "NODES")]
     pub nodes: Option<u64>,
     /// Depth limit (`go depth D`; child searches of moves a USI engine did not report
     /// get D-1). Default: no depth limit.
-    #[arg(long, value_name = "D")]
+    #[arg(long, value_name = "DEPTH")]
     pub depth: Option<u32>,
     /// Time limit in milliseconds: `go btime 0 wtime 0 byoyomi MS` for each USI
     /// search, a budget for the whole position for the built-in engine (the
@@ -161,11 +161,11 @@ pub struct OpponentChoice {
     /// The opponent's node limit (as --nodes). Given any of --opponent-nodes,
     /// --opponent-depth and --opponent-time-ms, the opponent plays at those
     /// limits alone. Default: the side under test's limits.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "NODES")]
     pub opponent_nodes: Option<u64>,
     /// The opponent's depth limit (as --depth). Default: the side under test's
     /// limits (see --opponent-nodes).
-    #[arg(long, value_name = "D")]
+    #[arg(long, value_name = "DEPTH")]
     pub opponent_depth: Option<u32>,
     /// The opponent's time limit in milliseconds (as --time-ms). Default: the
     /// side under test's limits (see --opponent-nodes).

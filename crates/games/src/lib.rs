@@ -42,6 +42,7 @@ pub mod book;
 pub mod csa;
 pub mod declaration;
 pub mod game;
+pub mod games_file;
 pub mod openings;
 pub mod opponent;
 pub mod play;
@@ -57,6 +58,7 @@ pub use openings::{Opening, OpeningsError};
 pub use opponent::{OpponentSpec, Pool};
 pub use play::{Budget, PlayError, PlayOptions, Side, play_game, play_game_with_budgets};
 pub use referee::{
-    Adjudication, DEFAULT_PLY_LIMIT, GameError, GameRules, Referee, Verified, Visited, verify,
+    Adjudication, DEFAULT_ADJUDICATE_PLIES, DEFAULT_PLY_LIMIT, GameError, GameRules, Referee,
+    Verified, Visited, verify,
 };
 pub use results_book::{LearningPolicy, ResultsBook, Settled};

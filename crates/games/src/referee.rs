@@ -26,6 +26,10 @@ use crate::game::{Game, GameMove, GameResult, Outcome, Termination};
 /// The default ply limit (a draw after this many moves).
 pub const DEFAULT_PLY_LIMIT: u32 = 320;
 
+/// The default number of consecutive moves of `--adjudicate-plies`, the same in
+/// every command that adjudicates (the coordinator's games and `match`).
+pub const DEFAULT_ADJUDICATE_PLIES: u32 = 8;
+
 /// Adjudication: the game ends when both sides' engines agree that one side is
 /// winning by at least `threshold` for `plies` consecutive moves.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -401,13 +401,16 @@ fn refuse_weights_in_binary(
     }
 }
 
-/// One flag: its clap id (unique within a command), its long name and the name
-/// of its value in the help (clap's derive would write the id in capitals).
+/// One flag: its clap id (unique within a command), its long name, the name
+/// of its value in the help (clap's derive would write the id in capitals), and
+/// its former spelling in this front end, a hidden alias that warns
+/// ([`crate::deprecated`]).
 #[derive(Debug, Clone, Copy)]
 pub struct Flag {
     pub id: &'static str,
     pub long: &'static str,
     pub value_name: &'static str,
+    pub former: Option<&'static str>,
 }
 
 /// How a front end spells the export flags (every front end offers all of them).
@@ -432,101 +435,93 @@ pub trait FrontEnd {
     const FLAGS: FlagNames;
 }
 
-/// `book-tools export`: plain names (`--backup`, `--format`...).
+/// `book-tools export`.
 #[derive(Debug, Clone, Copy)]
 pub struct OfflineExport;
 
-/// `book-tools remote export`: plain names; a temperature of 0 is the default.
+/// `book-tools remote export`: a temperature of 0 is the default.
 #[derive(Debug, Clone, Copy)]
 pub struct RemoteExport;
 
-/// The coordinator's `--export-backup`, `--export-temperature`,
-/// `--export-weights`, `--export-shrink`, `--export-raw` and `--export-format`
-/// (beside its own `--temperature` of selection).
+/// The coordinator's `--export-*` (beside its `--select-temperature` of
+/// selection and its store backups).
 #[derive(Debug, Clone, Copy)]
 pub struct CoordinatorExport;
 
-const fn plain(name: &'static str, value_name: &'static str) -> Flag {
+/// An export setting: `--export-NAME` in every front end (ARCHITECTURE.md, "One
+/// vocabulary"); `book-tools export` and `remote export` accepted `--NAME`
+/// before.
+const fn setting(id: &'static str, long: &'static str, value_name: &'static str) -> Flag {
     Flag {
-        id: name,
-        long: name,
+        id,
+        long,
         value_name,
+        former: None,
     }
 }
 
-const PLAIN: FlagNames = FlagNames {
-    backup: plain("backup", "BACKUP"),
-    temperature: plain("temperature", "CP"),
-    weights: plain("weights", "WEIGHTS"),
-    shrink: plain("shrink", ""),
-    raw: plain("raw", ""),
-    format: plain("format", "FORMAT"),
-    leaf_discount: plain("leaf-discount", "CP"),
-    by_results: plain("by-results", ""),
-    prior_games: plain("prior-games", "GAMES"),
+/// The spellings of every front end; only the former ones differ.
+const NAMES: FlagNames = FlagNames {
+    backup: setting("export_backup", "export-backup", "BACKUP"),
+    temperature: setting("export_temperature", "export-temperature", "CP"),
+    weights: setting("export_weights", "export-weights", "WEIGHTS"),
+    shrink: setting("export_shrink", "export-shrink", ""),
+    raw: setting("export_raw", "export-raw", ""),
+    format: setting("export_format", "export-format", "FORMAT"),
+    leaf_discount: setting("export_leaf_discount", "export-leaf-discount", "CP"),
+    by_results: setting("export_by_results", "export-by-results", ""),
+    // One concept with `learn` and `match --book-moves results`, so one name.
+    prior_games: setting("prior_games", "prior-games", "GAMES"),
     zero_temperature_is_default: false,
 };
 
+const fn formerly(flag: Flag, former: &'static str) -> Flag {
+    Flag {
+        former: Some(former),
+        ..flag
+    }
+}
+
+/// `book-tools export` and `remote export` before the settings took the
+/// `export-` prefix.
+const PLAIN_FORMER: FlagNames = FlagNames {
+    backup: formerly(NAMES.backup, "backup"),
+    temperature: formerly(NAMES.temperature, "temperature"),
+    weights: formerly(NAMES.weights, "weights"),
+    shrink: formerly(NAMES.shrink, "shrink"),
+    raw: formerly(NAMES.raw, "raw"),
+    format: formerly(NAMES.format, "format"),
+    leaf_discount: formerly(NAMES.leaf_discount, "leaf-discount"),
+    by_results: formerly(NAMES.by_results, "by-results"),
+    ..NAMES
+};
+
 impl FrontEnd for OfflineExport {
-    const FLAGS: FlagNames = PLAIN;
+    const FLAGS: FlagNames = PLAIN_FORMER;
 }
 
 impl FrontEnd for RemoteExport {
     const FLAGS: FlagNames = FlagNames {
         zero_temperature_is_default: true,
-        ..PLAIN
+        ..PLAIN_FORMER
     };
 }
 
 impl FrontEnd for CoordinatorExport {
     const FLAGS: FlagNames = FlagNames {
-        backup: Flag {
-            id: "export_backup",
-            long: "export-backup",
-            value_name: "BACKUP",
-        },
-        temperature: Flag {
-            id: "export_temperature",
-            long: "export-temperature",
-            value_name: "CP",
-        },
-        weights: Flag {
-            id: "export_weights",
-            long: "export-weights",
-            value_name: "WEIGHTS",
-        },
-        shrink: Flag {
-            id: "export_shrink",
-            long: "export-shrink",
-            value_name: "",
-        },
-        raw: Flag {
-            id: "export_raw",
-            long: "export-raw",
-            value_name: "",
-        },
-        format: Flag {
-            id: "export_format",
-            long: "export-format",
-            value_name: "FORMAT",
-        },
-        leaf_discount: Flag {
-            id: "export_leaf_discount",
-            long: "export-leaf-discount",
-            value_name: "CP",
-        },
-        by_results: Flag {
-            id: "export_by_results",
-            long: "export-by-results",
-            value_name: "",
-        },
-        prior_games: Flag {
-            id: "export_prior_games",
-            long: "export-prior-games",
-            value_name: "GAMES",
-        },
+        prior_games: formerly(NAMES.prior_games, "export-prior-games"),
         zero_temperature_is_default: true,
+        ..NAMES
     };
+}
+
+/// A flag's argument: its id, long name and former spelling.
+fn arg_of(flag: Flag) -> Arg {
+    let arg = Arg::new(flag.id).long(flag.long);
+    match flag.former {
+        Some(former) => arg.alias(former),
+        None => arg,
+    }
 }
 
 /// The export flags of front end `F`, flattened into its command
@@ -572,8 +567,7 @@ impl<F: FrontEnd> clap::Args for ExportFlags<F> {
         let backup_flag = format!("--{}", names.backup.long);
         let weights_flag = format!("--{}", names.weights.long);
         let (shrink, raw) = (names.shrink, names.raw);
-        let backup = Arg::new(names.backup.id)
-            .long(names.backup.long)
+        let backup = arg_of(names.backup)
             .value_name(names.backup.value_name)
             .value_parser(clap::value_parser!(BackupChoice))
             .default_value("minimax")
@@ -588,8 +582,7 @@ impl<F: FrontEnd> clap::Args for ExportFlags<F> {
         } else {
             "toward 0 the softmax backup becomes the minimax one"
         };
-        let temperature = Arg::new(names.temperature.id)
-            .long(names.temperature.long)
+        let temperature = arg_of(names.temperature)
             .value_name(names.temperature.value_name)
             .value_parser(clap::value_parser!(f64))
             // DEFAULT_TEMPERATURE as text (test `each_front_end_has_the_same_defaults`).
@@ -597,8 +590,7 @@ impl<F: FrontEnd> clap::Args for ExportFlags<F> {
             .help(format!(
                 "Softmax temperature in centipawns (backup and policy weights); {zero}"
             ));
-        let weights = Arg::new(names.weights.id)
-            .long(names.weights.long)
+        let weights = arg_of(names.weights)
             .value_name(names.weights.value_name)
             .value_parser(clap::value_parser!(WeightsChoice))
             .conflicts_with(raw.id)
@@ -611,15 +603,11 @@ impl<F: FrontEnd> clap::Args for ExportFlags<F> {
                  moves without games keep the policy). Default: `policy` with \
                  {backup_flag} softmax, else `one`"
             ));
-        let shrink_arg = Arg::new(shrink.id)
-            .long(shrink.long)
-            .action(ArgAction::SetTrue)
-            .help(
-                "Keep only the moves whose propagated value equals the best move's \
+        let shrink_arg = arg_of(shrink).action(ArgAction::SetTrue).help(
+            "Keep only the moves whose propagated value equals the best move's \
                  (default: every move)",
-            );
-        let raw_arg = Arg::new(raw.id)
-            .long(raw.long)
+        );
+        let raw_arg = arg_of(raw)
             .action(ArgAction::SetTrue)
             .conflicts_with(shrink.id)
             .help(
@@ -628,8 +616,7 @@ impl<F: FrontEnd> clap::Args for ExportFlags<F> {
                  --keep-twins` when the store holds a position and its colour-flipped \
                  twin both). Default: the backed-up values",
             );
-        let format = Arg::new(names.format.id)
-            .long(names.format.long)
+        let format = arg_of(names.format)
             .value_name(names.format.value_name)
             .value_parser(clap::value_parser!(FormatChoice))
             .default_value("auto")
@@ -642,8 +629,7 @@ impl<F: FrontEnd> clap::Args for ExportFlags<F> {
                  that the extension contradicts (`text` for `.ybb`, `ybb` for `.db` or \
                  `.db2016`) is refused before anything is done"
             ));
-        let leaf_discount = Arg::new(names.leaf_discount.id)
-            .long(names.leaf_discount.long)
+        let leaf_discount = arg_of(names.leaf_discount)
             .value_name(names.leaf_discount.value_name)
             .value_parser(clap::value_parser!(i16).range(0..=i64::from(MAX_LEAF_DISCOUNT)))
             .default_value("0")
@@ -657,15 +643,13 @@ impl<F: FrontEnd> clap::Args for ExportFlags<F> {
                  measures, puts them on one footing. 0 is YaneuraOu's peta_shock"
             ));
         let prior_flag = format!("--{}", names.prior_games.long);
-        let by_results = Arg::new(names.by_results.id)
-            .long(names.by_results.long)
+        let by_results = arg_of(names.by_results)
             .action(ArgAction::SetTrue)
             .conflicts_with(raw.id)
             .help(format!(
                 "Value every move that has game results by them (`book-tools learn`): its score shrunk towards its value by {prior_flag} pseudo-games, turned back into centipawns (600 ln(p / (1 - p))), the moves ordered by it, so that an engine playing the best value (YaneuraOu with BookEvalDiff 0) plays the move the games chose, as `book-tools match --book-moves results` does. Mates and moves without games keep their values. Default: off, the values of the analysis"
             ));
-        let prior_games = Arg::new(names.prior_games.id)
-            .long(names.prior_games.long)
+        let prior_games = arg_of(names.prior_games)
             .value_name(names.prior_games.value_name)
             .value_parser(clap::value_parser!(f64))
             // DEFAULT_PRIOR_GAMES as text (test `each_front_end_has_the_same_defaults`).
@@ -813,6 +797,42 @@ mod tests {
                 "{absent}"
             );
         }
+    }
+
+    /// One spelling in every front end; `export` and `remote export` keep
+    /// their former plain ones, the coordinator its `--export-prior-games`.
+    #[test]
+    fn every_front_end_takes_the_export_spellings_and_its_former_ones() {
+        let new = [
+            "--export-backup=softmax",
+            "--export-temperature=20",
+            "--export-weights=ndf",
+            "--export-shrink",
+            "--export-format=text",
+            "--export-leaf-discount=3",
+            "--export-by-results",
+            "--prior-games=2",
+        ];
+        let coordinator = *Coordinator::try_parse_from(std::iter::once("x").chain(new))
+            .unwrap()
+            .export
+            .choice();
+        for parse in [offline, remote] {
+            assert_eq!(parse(&new).unwrap(), coordinator);
+            let former = parse(&[
+                "--backup=softmax",
+                "--temperature=20",
+                "--weights=ndf",
+                "--shrink",
+                "--format=text",
+                "--leaf-discount=3",
+                "--by-results",
+                "--prior-games=2",
+            ]);
+            assert_eq!(former.unwrap(), coordinator);
+        }
+        let c = Coordinator::try_parse_from(["x", "--export-prior-games=2"]).unwrap();
+        assert_eq!(c.export.choice().prior_games, 2.0);
     }
 
     #[test]
@@ -975,12 +995,12 @@ mod tests {
         let c = Coordinator::try_parse_from(["x", "--export-leaf-discount", "5"]).unwrap();
         assert_eq!(c.export.choice().leaf_discount, 5);
         for bad in [
-            "--leaf-discount=201",
-            "--leaf-discount=-1",
+            "--export-leaf-discount=201",
+            "--export-leaf-discount=-1",
             "--leaf-discount=x",
         ] {
             let err = offline(&[bad]).unwrap_err().to_string();
-            assert!(err.contains("--leaf-discount"), "{bad}: {err}");
+            assert!(err.contains("--export-leaf-discount"), "{bad}: {err}");
         }
         assert!(offline(&["--leaf-discount", "5", "--raw"]).is_err());
         for bad in [201, -1, i32::MAX] {
@@ -1004,9 +1024,8 @@ mod tests {
         let request = choice.to_request("book.db".into());
         assert!(request.by_results);
         assert_eq!(ExportChoice::from_request(&request).unwrap(), choice);
-        let c =
-            Coordinator::try_parse_from(["x", "--export-by-results", "--export-prior-games", "2"])
-                .unwrap();
+        let c = Coordinator::try_parse_from(["x", "--export-by-results", "--prior-games", "2"])
+            .unwrap();
         assert_eq!(c.export.choice().options().by_results, Some(2.0));
         let r = remote(&["--by-results"]).unwrap();
         assert_eq!(r.options().by_results, Some(DEFAULT_PRIOR_GAMES));

@@ -23,6 +23,7 @@
 //! book and games crates stay free of it.
 
 pub mod convert;
+pub mod deprecated;
 pub mod export;
 pub mod logging;
 pub mod runtime;

@@ -2,13 +2,14 @@
 //! The coordinator grows the book with them; `book-tools next` lists what a
 //! coordinator with the same flags would hand out, and `book-tools bench select`
 //! measures it. One declaration, so the three spell them the same way
-//! (`--select`, `--temperature`, `--select-seed`).
+//! (`--select`, `--select-temperature`, `--select-seed`,
+//! `--select-leaf-discount`).
 
 use stera_book::{DEFAULT_SELECT_SEED, SelectMode, SoftmaxSelect};
 
 use crate::export::MAX_LEAF_DISCOUNT;
 
-/// Default `--temperature` of `--select softmax`, in centipawns.
+/// Default `--select-temperature` of `--select softmax`, in centipawns.
 pub const DEFAULT_SELECT_TEMPERATURE: f64 = 50.0;
 
 /// How the positions to think are chosen (`--select`).
@@ -20,7 +21,7 @@ pub enum SelectKind {
     #[default]
     Alphabeta,
     /// MC Softmax: from a root, sample each move with probability proportional
-    /// to exp(value / --temperature) until a move leaves the book; that position
+    /// to exp(value / --select-temperature) until a move leaves the book; that position
     /// is thought. Spreads the thinking over near-best lines.
     Softmax,
 }
@@ -28,13 +29,14 @@ pub enum SelectKind {
 /// Flags that ask for a selection no selector does.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum SelectFlagsError {
-    #[error("--temperature applies only to --select softmax")]
+    #[error("--select-temperature applies only to --select softmax")]
     TemperatureWithoutSoftmax,
-    #[error("--temperature must be a finite number > 0, not {0}")]
+    #[error("--select-temperature must be a finite number > 0, not {0}")]
     Temperature(f64),
 }
 
-/// `--select`, `--temperature` and `--select-seed`, flattened into a command
+/// `--select`, `--select-temperature`, `--select-seed` and
+/// `--select-leaf-discount`, flattened into a command
 /// (`#[command(flatten)]`).
 #[derive(Debug, Clone, Copy, PartialEq, clap::Args)]
 pub struct SelectFlags {
@@ -43,8 +45,8 @@ pub struct SelectFlags {
     pub select: SelectKind,
     /// Softmax temperature in centipawns for `--select softmax` (default 50): a
     /// move whose value is T below another's is sampled e (2.718...) times less
-    /// often. Refused with `--select alphabeta`.
-    #[arg(long, value_name = "CP")]
+    /// often. Refused with `--select alphabeta`. Formerly `--temperature`.
+    #[arg(long = "select-temperature", alias = "temperature", value_name = "CP")]
     pub temperature: Option<f64>,
     /// Seed of the `--select softmax` sampling: the same book, seed and sequence
     /// of selections and results give the same leaves.
@@ -55,8 +57,9 @@ pub struct SelectFlags {
     /// that selection compares thought and unthought moves on one footing
     /// (thinking a position lowers the move into it by about twice the right
     /// discount on average; `book-tools stats` measures it). 0, the default, is
-    /// the reference Super Tera-Shock.
-    #[arg(long, value_name = "CP", default_value_t = 0,
+    /// the reference Super Tera-Shock. Formerly `--leaf-discount`; an export's
+    /// is `--export-leaf-discount`.
+    #[arg(long = "select-leaf-discount", alias = "leaf-discount", value_name = "CP", default_value_t = 0,
           value_parser = clap::value_parser!(i16).range(0..=i64::from(MAX_LEAF_DISCOUNT)))]
     pub leaf_discount: i16,
 }
@@ -65,7 +68,7 @@ impl SelectFlags {
     /// The selection mode the flags ask for.
     ///
     /// # Errors
-    /// `--temperature` with `--select alphabeta`, or a temperature that is not a
+    /// `--select-temperature` with `--select alphabeta`, or a temperature that is not a
     /// finite number > 0.
     pub fn mode(&self) -> Result<SelectMode, SelectFlagsError> {
         match self.select {
@@ -88,7 +91,7 @@ impl SelectFlags {
         }
     }
 
-    /// The flags with `--select softmax --temperature T` where a command's
+    /// The flags with `--select softmax --select-temperature T` where a command's
     /// former softmax flag (`next --softmax-temperature`, `bench select
     /// --softmax`) gave `T`.
     #[must_use]
@@ -137,7 +140,7 @@ mod tests {
             mode(&[
                 "--select",
                 "softmax",
-                "--temperature",
+                "--select-temperature",
                 "30",
                 "--select-seed",
                 "9"
@@ -160,7 +163,7 @@ mod tests {
     #[test]
     fn nonsense_is_refused() {
         assert_eq!(
-            mode(&["--temperature", "50"]),
+            mode(&["--select-temperature", "50"]),
             Err(SelectFlagsError::TemperatureWithoutSoftmax)
         );
         for t in ["0", "-5", "NaN", "inf"] {

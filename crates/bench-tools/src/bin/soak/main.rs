@@ -8,7 +8,7 @@
 //!     --db DIR --minutes 60 --workers 200 --out soak.tsv
 //! ```
 //!
-//! DIR is an existing store, e.g. from `book-tools synth --db DIR --nodes
+//! DIR is an existing store, e.g. from `book-tools synth --db DIR --positions
 //! 1100000`. 1.1M rather than 1M: the selector's per-node cache is a `Vec` that
 //! doubles its capacity when the book passes 2^20 = 1,048,576 nodes, a legitimate
 //! step of tens of MB that a run starting just below it would take for a leak.
