@@ -25,6 +25,15 @@ pub struct Args {
 
 pub fn run(args: &Args) -> Result<()> {
     if args.out.symlink_metadata().is_ok() {
+        // Inside a store is the graver news; anything else there just exists.
+        if let Err(e) = stera_book::store_path::check_output_path(&args.out, &args.db)
+            && !matches!(
+                e,
+                stera_book::store_path::OutputPathError::IsDirectory { .. }
+            )
+        {
+            anyhow::bail!("{e}");
+        }
         anyhow::bail!(
             "`{}` exists already: a backup is written into a new directory; choose a name that does not exist",
             args.out.display()

@@ -719,7 +719,7 @@ fn play_against(
 }
 
 /// `--concurrency`: 1 to 256 game threads (each runs two engines).
-fn parse_concurrency(text: &str) -> std::result::Result<usize, String> {
+pub(crate) fn parse_concurrency(text: &str) -> std::result::Result<usize, String> {
     match text.trim().parse::<usize>() {
         Ok(n) if (1..=256).contains(&n) => Ok(n),
         _ => Err(format!("`{text}` is not 1 to 256 game threads")),

@@ -107,7 +107,7 @@ pub fn run(args: &Args) -> Result<()> {
                     .into_inner();
                 crate::say!(
                     "wrote {} entries, {} moves to {} on the coordinator in {:.1} s \
-                     (a snapshot of {} positions: `book-tools export --nodes {}` writes it again)",
+                     (a snapshot of {} positions: `book-tools export --first-positions {}` writes it again)",
                     reply.entries,
                     reply.moves,
                     reply.path,

@@ -29,12 +29,13 @@ pub struct CoordinatorArgs {
     /// Address the gRPC service listens on (port 0 picks a free port).
     #[arg(long, default_value = "127.0.0.1:50051")]
     pub listen: SocketAddr,
-    /// Start this many worker processes on loopback with the built-in engine.
-    #[arg(long, default_value_t = 0)]
+    /// Start this many worker processes on loopback with the built-in engine
+    /// (0 to 256).
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u32).range(0..=256))]
     pub local_workers: u32,
-    /// Engines of each local worker (its --slots). The coordinator counts each
-    /// worker's engines plus its one prefetched job as its job slots.
-    #[arg(long, default_value_t = 1)]
+    /// Engines of each local worker (its --slots, 1 to 1,024). The coordinator
+    /// counts each worker's engines plus its one prefetched job as its job slots.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1024))]
     pub local_slots: u32,
     /// Stop after this many positions have been thought in this run. Default: no
     /// limit, the run goes on until it is stopped (SIGTERM, Ctrl-C) or has

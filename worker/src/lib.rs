@@ -59,8 +59,9 @@ pub struct WorkerArgs {
     pub tls_ca: Option<PathBuf>,
     /// Engines run at once, one evaluation each. Default: the number of CPUs. The
     /// worker takes --slots plus --prefetch jobs at once: the coordinator's status
-    /// shows that sum as the worker's job slots.
-    #[arg(long)]
+    /// shows that sum as the worker's job slots. 1 to 1,024: each slot holds an
+    /// engine and its hash table.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1024))]
     pub slots: Option<u32>,
     /// Jobs held beyond the engines, so an engine starts its next position while
     /// the previous result travels to the coordinator (counted in the job slots

@@ -193,8 +193,8 @@ pub struct Args {
     /// --sprt: the false-negative rate.
     #[arg(long, default_value_t = 0.05)]
     beta: f64,
-    /// Games played at the same time (each with its own two engines).
-    #[arg(long, default_value_t = 1)]
+    /// Games played at the same time (each with its own two engines), 1 to 256.
+    #[arg(long, default_value_t = 1, value_parser = crate::learn::parse_concurrency)]
     concurrency: usize,
     /// Moves after which a game is a draw.
     #[arg(long, default_value_t = DEFAULT_PLY_LIMIT)]

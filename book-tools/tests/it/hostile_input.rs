@@ -365,3 +365,36 @@ fn writing_commands_make_a_store_only_with_create() {
     ok(&["import", "--create", "--db", s(&typo), s(&book)]);
     assert!(ok(&["roots", "list", "--db", s(&typo)]).contains("startpos"));
 }
+
+/// Counts that size threads, engines or processes are bounded before anything
+/// starts (found by the hostile pass: `match --concurrency 1000` and `worker
+/// --slots 100000` aborted on memory).
+#[test]
+fn engine_and_thread_counts_are_bounded() {
+    use crate::common::sibling_exe;
+    let cases: [(std::path::PathBuf, Vec<&str>, &str); 4] = [
+        (
+            std::path::PathBuf::from(env!("CARGO_BIN_EXE_book-tools")),
+            vec!["match", "--concurrency", "1000", "--games", "2"],
+            "--concurrency",
+        ),
+        (sibling_exe("worker"), vec!["--slots", "100000"], "--slots"),
+        (
+            sibling_exe("coordinator"),
+            vec!["--db", "unused.db", "--local-slots", "5000"],
+            "--local-slots",
+        ),
+        (
+            sibling_exe("coordinator"),
+            vec!["--db", "unused.db", "--local-workers", "100000"],
+            "--local-workers",
+        ),
+    ];
+    for (exe, args, flag) in cases {
+        let out = Command::new(&exe).args(&args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(flag), "{args:?}: {err}");
+    }
+    assert!(!std::path::Path::new("unused.db").exists());
+}
