@@ -331,13 +331,15 @@ if wanted held; then
         if [ ! -d "$OUT/$name.db" ]; then
             cp -r "$OUT/held.db" "$OUT/$name.tmp"
             run "$BIN/book-tools" learn --db "$OUT/$name.tmp" --openings "$OUT/startpos.txt" \
-                --games "$HELD_LEARN_GAMES" --nodes "$NODES" --concurrency 1 --learn-seed 5 "$@" \
+                --games "$HELD_LEARN_GAMES" --nodes "$NODES" --concurrency 1 --learn-seed "${LEARN_SEED:-5}" "$@" \
                 > "$OUT/$name.learn.out" 2> "$OUT/$name.learn.log"
             mv "$OUT/$name.tmp" "$OUT/$name.db"
         fi
     }
     learned single
     learned pool --opponent "--nodes 500" --opponent "--nodes 1000" --opponent "--nodes 2000"
+    # The same pool on another seed (`poolb`): how far two learning runs differ.
+    LEARN_SEED=6 learned poolb --opponent "--nodes 500" --opponent "--nodes 1000" --opponent "--nodes 2000"
     # The same pool learned through the cluster (`cluster`: two local worker
     # processes, no growth), and growth where the games go against no growth at
     # equal compute: `grow` also thinks HELD_GROW [1000] positions where its games
@@ -383,6 +385,7 @@ if wanted held; then
         GAMES=$HELD_GAMES match "held-$against-single" --db "$OUT/single.db" --book-moves results "${start[@]}" "${opp[@]}"
         GAMES=$HELD_GAMES match "held-$against-pool" --db "$OUT/pool.db" --book-moves results "${start[@]}" "${opp[@]}"
         GAMES=$HELD_GAMES match "held-$against-cluster" --db "$OUT/cluster.db" --book-moves results "${start[@]}" "${opp[@]}"
+        [ "$against" = fs ] && GAMES=$HELD_GAMES match "held-$against-poolb" --db "$OUT/poolb.db" --book-moves results "${start[@]}" "${opp[@]}"
         [ "$against" = train ] && continue
         GAMES=$HELD_GAMES match "held-$against-grow" --db "$OUT/grow.db" --book-moves results "${start[@]}" "${opp[@]}"
         GAMES=$HELD_GAMES match "held-$against-nogrow" --db "$OUT/nogrow.db" --book-moves results "${start[@]}" "${opp[@]}"
