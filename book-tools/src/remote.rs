@@ -25,7 +25,7 @@ pub struct Args {
 struct Connection {
     /// The coordinator's gRPC URL (`http://host:50051`, or `https://` with TLS;
     /// `host:50051` without a scheme is taken as `http://`).
-    #[arg(long, default_value = "http://127.0.0.1:50051", value_parser = stera_proto::coordinator_url)]
+    #[arg(long, value_name = "URL", default_value = "http://127.0.0.1:50051", value_parser = stera_proto::coordinator_url)]
     coordinator: String,
     /// File holding the bearer token (else STERA_TOKEN; none for a coordinator
     /// without authentication).
@@ -75,12 +75,13 @@ enum Command {
     Status {
         #[command(flatten)]
         connection: Connection,
-        /// Print the status document instead of the summary for a person: one
-        /// JSON object, the same as the coordinator's `/api/status` (`version`:
-        /// the schema version, 1; every key is listed in the README, "The status
-        /// document"). Default: the summary.
-        #[arg(long)]
-        json: bool,
+        /// Write the status document to FILE (`-`, or no value: standard output)
+        /// instead of the summary for a person: one JSON object, the same as the
+        /// coordinator's `/api/status` (`version`: the schema version, 1; every
+        /// key is listed in the README, "The status document"), as `match --json
+        /// FILE` takes a file. Default: the summary.
+        #[arg(long, value_name = "FILE", num_args = 0..=1, default_missing_value = "-")]
+        json: Option<PathBuf>,
     },
 }
 
@@ -152,9 +153,16 @@ pub fn run(args: &Args) -> Result<()> {
                         .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
                 }
                 let doc = StatusDocument::from_reply(reply);
-                if *json {
+                if let Some(path) = json {
                     let line = status::json(&doc).context("cannot write the status as JSON")?;
-                    crate::say!("{line}");
+                    if path.as_os_str() == "-" {
+                        crate::say!("{line}");
+                    } else {
+                        let target =
+                            stera_book::store_path::BoundTarget::open(path, None).map_err(|e| anyhow::anyhow!("bad --json: {e}"))?;
+                        std::fs::write(target.write_path(), format!("{line}\n"))
+                            .with_context(|| format!("cannot write {}", path.display()))?;
+                    }
                 } else {
                     let text = status::text(&doc);
                     crate::common::to_stdout(|out| out.write_all(text.as_bytes()))?;

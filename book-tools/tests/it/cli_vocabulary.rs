@@ -372,19 +372,6 @@ fn every_page() -> Vec<(String, Flags)> {
     pages
 }
 
-/// Flags whose two spellings of a value are known and left for later (the
-/// `remote` subcommands are being reworked apart): `(flag, reason)`.
-const KNOWN_VALUE_EXCEPTIONS: &[(&str, &str)] = &[
-    (
-        "--json",
-        "`remote status --json` is a switch, `match --json FILE` a file",
-    ),
-    (
-        "--coordinator",
-        "`remote --coordinator <COORDINATOR>`, elsewhere `<URL>`",
-    ),
-];
-
 #[test]
 fn the_flag_parser_reads_names_and_values() {
     let help = "Usage: x\n\nOptions:\n      --db <DB>\n          The store\n  -q, --quiet  Say less\n      \
@@ -419,7 +406,7 @@ fn each_flag_names_its_value_one_way_in_every_binary() {
     let mut two_ways = Vec::new();
     for (flag, uses) in &seen {
         let values: std::collections::BTreeSet<_> = uses.iter().map(|(v, _)| v).collect();
-        if values.len() > 1 && !KNOWN_VALUE_EXCEPTIONS.iter().any(|(f, _)| f == flag) {
+        if values.len() > 1 {
             two_ways.push(format!("{flag}: {uses:?}"));
         }
     }

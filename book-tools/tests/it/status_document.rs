@@ -32,7 +32,22 @@ fn over_http(addr: &str) -> Value {
 
 fn over_grpc(url: &str) -> Value {
     let out = ok(&["remote", "status", "--coordinator", url, "--json"]);
-    serde_json::from_str(&out).unwrap_or_else(|e| panic!("bad JSON ({e}): {out}"))
+    let doc: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("bad JSON ({e}): {out}"));
+    // `--json FILE` writes the same document (as `match --json FILE`).
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("status.json");
+    ok(&[
+        "remote",
+        "status",
+        "--coordinator",
+        url,
+        "--json",
+        file.to_str().unwrap(),
+    ]);
+    let written: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert_eq!(written["version"], doc["version"]);
+    assert_eq!(written["coordinator_version"], doc["coordinator_version"]);
+    doc
 }
 
 /// The document without the values that move with the clock.
