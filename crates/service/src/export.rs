@@ -1070,10 +1070,11 @@ mod tests {
                 .to_string(),
             "the export temperature must be a positive number, not -1"
         );
+        // The former spelling parses; the error names the flag's one name.
         let flags = Offline::try_parse_from(["x", "--temperature=-1"]).unwrap();
         assert_eq!(
             flags.export.checked().unwrap_err().to_string(),
-            "--temperature must be a finite number >= 0, not -1"
+            "--export-temperature must be a finite number >= 0, not -1"
         );
     }
 
