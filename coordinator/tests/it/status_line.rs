@@ -222,9 +222,9 @@ fn on_a_terminal_records_and_the_status_line_never_share_a_line() {
 }
 
 /// The status lines drawn in `bytes`: each text that follows an erase (`\r ESC[2K`)
-/// and is not ended by a newline (that would be a log record, written between an
-/// erase and the status line drawn again below it), up to the next control
-/// character.
+/// and is not ended by a newline (`\r\n` on a terminal: that would be a log
+/// record, written between an erase and the status line drawn again below it), up
+/// to the next control character.
 fn drawn_lines(bytes: &[u8]) -> Vec<String> {
     const ERASE: &str = "\r\x1b[2K";
     let text = String::from_utf8_lossy(bytes);
@@ -235,7 +235,13 @@ fn drawn_lines(bytes: &[u8]) -> Vec<String> {
                 .find(|c: char| c == '\r' || c == '\n' || c == '\x1b')
                 .unwrap_or(after.len());
             let line = &after[..end];
-            (!after[end..].starts_with('\n') && !line.is_empty()).then(|| line.to_owned())
+            {
+                // A terminal's line discipline writes a newline as `\r\n`.
+                let rest = &after[end..];
+                let record = rest.starts_with('\n') || rest.starts_with("\r\n");
+                !record && !line.is_empty()
+            }
+            .then(|| line.to_owned())
         })
         .collect()
 }
