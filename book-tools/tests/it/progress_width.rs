@@ -14,9 +14,7 @@ fn drawn_lines(bytes: &[u8]) -> Vec<String> {
     text.split(ERASE)
         .skip(1)
         .filter_map(|after| {
-            let end = after
-                .find(|c: char| c == '\r' || c == '\n' || c == '\x1b')
-                .unwrap_or(after.len());
+            let end = after.find(['\r', '\n', '\x1b']).unwrap_or(after.len());
             let line = &after[..end];
             {
                 // A terminal's line discipline writes a newline as `\r\n`.
