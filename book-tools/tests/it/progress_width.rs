@@ -1,8 +1,8 @@
-//! The games bar of `book-tools learn` on a terminal (issue 36): a bar wider than
-//! the terminal wraps, and the erase before each redraw clears only its last row,
-//! so the screen filled with copies. Every line drawn fits the terminal, narrow or
-//! wide; none is left behind above the summary. Run on a pseudo-terminal by
-//! `script` (util-linux, in every Debian).
+//! The games bar of `book-tools learn` and `match` on a terminal (issue 36): a
+//! bar wider than the terminal wraps, and the erase before each redraw clears only
+//! its last row, so the screen filled with copies. Every line drawn fits the
+//! terminal, narrow or wide; none is left behind above the summary. Run on a
+//! pseudo-terminal by `script` (util-linux, in every Debian).
 
 use crate::common::single_root_book;
 
@@ -136,6 +136,33 @@ fn the_learn_bar_fits_the_terminal() {
         );
         assert!(
             !shown.iter().any(|l| l.contains("/20 training score")),
+            "a bar left on the screen: {shown:#?}"
+        );
+    }
+}
+
+#[test]
+fn the_match_bar_fits_the_terminal() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = single_root_book(dir.path());
+    let args = format!("match --db {db} --games 20 --nodes 60 --ply-limit 60 --seed 3");
+    for columns in [80_u16, 200] {
+        let out = on_a_terminal_of(columns, &args);
+        let drawn = drawn_lines(&out);
+        assert!(
+            drawn.iter().any(|l| l.contains("/20 ")),
+            "no bar at {columns} columns: {drawn:#?}"
+        );
+        for line in &drawn {
+            assert!(
+                line.chars().count() <= usize::from(columns),
+                "wider than {columns} columns: {line:?}"
+            );
+        }
+        // No bar left above the results table.
+        let shown = screen(&out);
+        assert!(
+            !shown.iter().any(|l| l.contains('█')),
             "a bar left on the screen: {shown:#?}"
         );
     }
