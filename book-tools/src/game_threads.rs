@@ -106,6 +106,7 @@ pub fn games_bar(total: usize) -> Option<indicatif::ProgressBar> {
     std::io::stderr().is_terminal().then(|| {
         let bar = indicatif::ProgressBar::new(total as u64);
         bar.set_style(
+            // The bar's width is BAR_COLUMNS.
             indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} {msg}")
                 .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
         );
@@ -141,7 +142,13 @@ pub fn play_with_budgets<'a>(
     .with_context(|| format!("game {}", index + 1))
 }
 
-/// Shows `line` on the bar, or prints it as a summary line when `due`.
+/// Columns of the games bar before its message: `{bar:30} {pos}/{len} `.
+const BAR_COLUMNS: usize = 30;
+
+/// Shows `line` on the bar, or prints it as a summary line when `due`. On the bar
+/// the line is cut to what the terminal has left beside the bar (read at each
+/// game: a window may be resized), whole fields first: a wrapped bar would leave
+/// a copy of itself on the screen at each redraw. A summary line is whole.
 pub fn show_progress(
     bar: Option<&indicatif::ProgressBar>,
     line: String,
@@ -150,8 +157,16 @@ pub fn show_progress(
 ) {
     match bar {
         Some(bar) => {
-            bar.set_message(line);
             bar.inc(1);
+            let message = match stera_service::terminal::columns() {
+                Some(columns) => {
+                    let counts = format!("{}/{}", bar.position(), bar.length().unwrap_or(0));
+                    let beside = BAR_COLUMNS + 1 + counts.len() + 1;
+                    stera_service::terminal::fit(&line, columns.saturating_sub(beside))
+                }
+                None => line,
+            };
+            bar.set_message(message);
         }
         None if due => print(&line),
         None => {}

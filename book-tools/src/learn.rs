@@ -569,7 +569,7 @@ impl Tally {
 
     fn finish(&self) {
         if let Some(bar) = &self.bar {
-            bar.finish();
+            bar.finish_and_clear();
         }
     }
 

@@ -214,19 +214,6 @@ pub fn moves(pv: &[String], max: usize) -> String {
     text
 }
 
-/// `text` cut to `columns - 1` characters (ending in `…`), so a terminal does not
-/// wrap it and the next redraw stays on its line.
-#[must_use]
-pub fn fit(text: &str, columns: usize) -> String {
-    let room = columns.saturating_sub(1).max(1);
-    if text.chars().count() <= room {
-        return text.to_owned();
-    }
-    let mut cut: String = text.chars().take(room - 1).collect();
-    cut.push('…');
-    cut
-}
-
 /// The thought rate over the last [`RATE_WINDOW`] (or the last two samples, if
 /// they are further apart).
 #[derive(Debug, Clone)]
@@ -318,10 +305,6 @@ async fn report(
     } else {
         settings.every
     };
-    let columns = std::env::var("COLUMNS")
-        .ok()
-        .and_then(|c| c.trim().parse::<usize>().ok())
-        .filter(|c| *c > 1);
     let mut rate = RecentRate::new(RATE_WINDOW.max(every));
     rate.push(Instant::now(), progress.borrow().thought);
     let mut tick = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
@@ -343,8 +326,8 @@ async fn report(
             break;
         };
         if settings.tty {
-            let text = columns.map_or_else(|| text.clone(), |c| fit(&text, c));
-            // Log records erase it and draw it again below them (one lock for both).
+            // Cut to the terminal's width there; log records erase it and draw it
+            // again below them (one lock for both).
             stera_service::terminal::draw(&text);
             drawn = true;
         } else {
@@ -614,13 +597,5 @@ mod tests {
         r.push(s(60), 120);
         r.push(s(120), 180);
         assert!((r.per_second() - 1.0).abs() < 1e-9, "{}", r.per_second());
-    }
-
-    #[test]
-    fn fit_to_the_terminal() {
-        assert_eq!(fit("abcdef", 80), "abcdef");
-        assert_eq!(fit("abcdef", 7), "abcdef");
-        assert_eq!(fit("abcdef", 6), "abcd…");
-        assert_eq!(fit("pv … x", 5), "pv …");
     }
 }

@@ -388,7 +388,7 @@ impl Report {
         bound: Option<&stera_book::store_path::BoundOutput>,
     ) -> Result<()> {
         if let Some(bar) = &self.bar {
-            bar.finish();
+            bar.finish_and_clear();
         }
         let json = self.json();
         match json_out {

@@ -27,5 +27,6 @@ mod output_paths;
 mod partial_outputs;
 mod peta_shock_fixtures;
 mod pipes;
+mod progress_width;
 mod status_document;
 mod ybb_cli;

@@ -182,11 +182,14 @@ fn on_a_terminal_records_and_the_status_line_never_share_a_line() {
         shown.iter().any(|l| l.contains("coordinator stopped")),
         "{shown:#?}"
     );
-    // The worker's own status line ("connected | jobs ...") never shows: the
-    // coordinator's terminal has one status line, the coordinator's.
+    // The worker's own status line ("connected | jobs | evaluated ...") is never
+    // drawn: the coordinator's terminal has one status line, the coordinator's.
+    // (A worker's last record, `worker stopped status=... | evaluated ...`, holds
+    // the same words, so only drawn lines count.)
+    let drawn = drawn_lines(&out.stdout);
     assert!(
-        !shown.iter().any(|l| l.contains("| evaluated ")),
-        "a local worker drew its status line: {shown:#?}"
+        !drawn.iter().any(|l| l.contains("| evaluated ")),
+        "a local worker drew its status line: {drawn:#?}"
     );
     for line in &shown {
         // A record starts its line with its timestamp, and a line holds one record.
@@ -215,5 +218,84 @@ fn on_a_terminal_records_and_the_status_line_never_share_a_line() {
             .iter()
             .any(|l| l.contains("Z  INFO") && l.contains("connected url=")),
         "no record of a local worker: {shown:#?}"
+    );
+}
+
+/// The status lines drawn in `bytes`: each text that follows an erase (`\r ESC[2K`)
+/// and is not ended by a newline (`\r\n` on a terminal: that would be a log
+/// record, written between an erase and the status line drawn again below it), up
+/// to the next control character.
+fn drawn_lines(bytes: &[u8]) -> Vec<String> {
+    const ERASE: &str = "\r\x1b[2K";
+    let text = String::from_utf8_lossy(bytes);
+    text.split(ERASE)
+        .skip(1)
+        .filter_map(|after| {
+            let end = after.find(['\r', '\n', '\x1b']).unwrap_or(after.len());
+            let line = &after[..end];
+            {
+                // A terminal's line discipline writes a newline as `\r\n`.
+                let rest = &after[end..];
+                let record = rest.starts_with('\n') || rest.starts_with("\r\n");
+                !record && !line.is_empty()
+            }
+            .then(|| line.to_owned())
+        })
+        .collect()
+}
+
+/// Runs the coordinator with two local workers on a pseudo-terminal `columns` wide
+/// and returns what it wrote there.
+fn on_a_terminal_of(columns: u16) -> Vec<u8> {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("book");
+    // `stty` sets the width of the pseudo-terminal `script` opened; the process
+    // reads it from its stderr.
+    let command = format!(
+        "stty cols {columns} rows 24 && exec {} --db {} --listen 127.0.0.1:0 --local-workers 2 \
+         --think-limit 1500 --nodes 3000",
+        crate::common::EXE,
+        db.display()
+    );
+    let out = std::process::Command::new("script")
+        .args(["-qfec", &command, "/dev/null"])
+        .env_remove("RUST_LOG")
+        .env_remove("COLUMNS")
+        .output()
+        .expect("run `script` (util-linux)");
+    assert!(out.status.success(), "{:#?}", screen(&out.stdout));
+    out.stdout
+}
+
+/// Issue 36: a status line wider than the terminal wraps, and the erase before
+/// each redraw clears only its last row, so the screen filled with copies. Every
+/// line drawn fits the terminal, narrow or wide, and the wide one shows more.
+#[test]
+fn the_status_line_fits_the_terminal() {
+    let mut longest = Vec::new();
+    for columns in [80, 200] {
+        let drawn = drawn_lines(&on_a_terminal_of(columns));
+        assert!(
+            drawn.iter().any(|l| l.starts_with("thought ")),
+            "no status line at {columns} columns: {drawn:#?}"
+        );
+        for line in &drawn {
+            assert!(
+                line.chars().count() <= usize::from(columns),
+                "wider than {columns} columns: {line:?}"
+            );
+        }
+        if columns == 80 {
+            // The whole line is wider than 80: it was cut, after a whole field.
+            assert!(
+                drawn.iter().any(|l| l.ends_with(" …")),
+                "nothing was cut at 80 columns: {drawn:#?}"
+            );
+        }
+        longest.push(drawn.iter().map(|l| l.chars().count()).max().unwrap_or(0));
+    }
+    assert!(
+        longest[1] > longest[0],
+        "the wide terminal showed no more: {longest:?}"
     );
 }

@@ -9,6 +9,11 @@
 //! record on a line of its own, and draws the status line again below it. One lock
 //! orders the two, so a record is never written into the middle of a status line.
 //!
+//! A status line wider than the terminal would wrap, and `\r\x1b[2K` erases only
+//! its last row: every redraw would leave a copy above. So [`draw`] cuts the line
+//! to the terminal's width, read at each draw (a window may be resized): whole
+//! fields are dropped from the end, and a `…` says so.
+//!
 //! Only a process whose stderr is a terminal draws a status line; one that shares
 //! its terminal with a parent that draws one (the coordinator's local workers)
 //! draws none.
@@ -23,15 +28,68 @@ static SHOWN: Mutex<String> = Mutex::new(String::new());
 /// Erase the current line: back to its first column and clear to its end.
 const ERASE: &str = "\r\x1b[2K";
 
-/// Shows `text` as the status line, replacing the previous one.
+/// Shows `text` as the status line, replacing the previous one; cut to the
+/// terminal's width (see [`fit`]).
 pub fn draw(text: &str) {
+    let text = match columns() {
+        Some(columns) => fit(text, columns),
+        None => text.to_owned(),
+    };
     let mut shown = SHOWN
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
     let mut err = io::stderr().lock();
     let _ = write!(err, "{ERASE}{text}");
     let _ = err.flush();
-    text.clone_into(&mut shown);
+    *shown = text;
+}
+
+/// The width of the terminal on stderr, now; `None` when stderr is not a terminal
+/// (or says it has no width).
+#[must_use]
+pub fn columns() -> Option<usize> {
+    console::Term::stderr()
+        .size_checked()
+        .map(|(_, columns)| usize::from(columns))
+        .filter(|c| *c > 0)
+}
+
+/// Where a line's fields part: the status lines' ` | `, and the `; ` and `, `
+/// of prose-like progress lines.
+const SEPARATORS: [&str; 3] = [" | ", "; ", ", "];
+
+/// `text` in fewer than `columns` characters (the last column stays free: a
+/// terminal that wraps on it would push the next redraw down a row). A line too
+/// long loses whole fields from its end (or, with no field boundary in reach,
+/// whole words; or, as a last resort, characters) and ends in `…`.
+#[must_use]
+pub fn fit(text: &str, columns: usize) -> String {
+    let room = columns.saturating_sub(1).max(1);
+    if text.chars().count() <= room {
+        return text.to_owned();
+    }
+    // Byte offset of the char boundary after `room - 2` characters: the kept
+    // prefix plus " …" must fit.
+    let keep = room.saturating_sub(2);
+    let limit = text
+        .char_indices()
+        .nth(keep)
+        .map_or(text.len(), |(at, _)| at);
+    let last_cut = |seps: &[&str]| {
+        seps.iter()
+            .flat_map(|sep| text.match_indices(sep).map(|(at, _)| at))
+            .filter(|at| (1..=limit).contains(at))
+            .max()
+    };
+    let cut = last_cut(&SEPARATORS).or_else(|| last_cut(&[" "]));
+    match cut {
+        Some(at) => format!("{} …", text[..at].trim_end()),
+        None => {
+            let mut cut: String = text.chars().take(room - 1).collect();
+            cut.push('…');
+            cut
+        }
+    }
 }
 
 /// Removes the status line (before the last words of a process, or for good).
@@ -95,7 +153,35 @@ impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for StderrWriter {
 
 #[cfg(test)]
 mod tests {
-    use super::{ERASE, write_around};
+    use super::{ERASE, fit, write_around};
+
+    #[test]
+    fn a_line_that_fits_is_left_alone() {
+        assert_eq!(fit("a | b", 80), "a | b");
+        assert_eq!(fit("abcdef", 7), "abcdef");
+    }
+
+    #[test]
+    fn a_long_line_loses_whole_fields_from_its_end() {
+        let line = "thought 1000/4000 (25.0%) | 10.0 pos/s | ETA 5m00s | book 5678";
+        assert_eq!(fit(line, 50), "thought 1000/4000 (25.0%) | 10.0 pos/s …");
+        assert_eq!(fit(line, 42), "thought 1000/4000 (25.0%) | 10.0 pos/s …");
+        assert_eq!(fit(line, 41), "thought 1000/4000 (25.0%) | 10.0 pos/s …");
+        assert_eq!(fit(line, 40), "thought 1000/4000 (25.0%) …");
+        // No field in reach: whole words, then characters.
+        assert_eq!(fit(line, 20), "thought 1000/4000 …");
+        assert_eq!(fit("abcdefghij", 6), "abcd…");
+        assert_eq!(
+            fit("score 0.5 as black, 0.4 as white; 3 games counted", 40),
+            "score 0.5 as black, 0.4 as white …"
+        );
+        for columns in 1..80 {
+            assert!(
+                fit(line, columns).chars().count() < columns.max(2),
+                "{columns}"
+            );
+        }
+    }
 
     #[test]
     fn a_record_goes_on_its_own_line_above_the_status_line() {
