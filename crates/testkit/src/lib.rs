@@ -9,6 +9,7 @@
 //! - [`http`]: plain HTTP/1.1 GET over a TCP socket (metrics and dashboard checks).
 //! - [`proc`]: memory, threads and open files of a process, from `/proc`.
 //! - [`disk`]: a small tmpfs for full-disk tests.
+//! - [`pty`]: a process on a pseudo-terminal, and what the terminal shows.
 //! - [`free_port`]: a loopback port nobody listens on.
 
 // Test support: a failed setup step is a failed test, and a panic with its
@@ -19,6 +20,7 @@ pub mod disk;
 pub mod fake_worker;
 pub mod http;
 pub mod proc;
+pub mod pty;
 pub mod random_mover;
 
 /// A free loopback port (bound and released), or why none could be bound.
