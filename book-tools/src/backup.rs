@@ -24,16 +24,9 @@ pub struct Args {
 }
 
 pub fn run(args: &Args) -> Result<()> {
-    if args.out.symlink_metadata().is_ok() {
-        // Inside a store is the graver news; anything else there just exists.
-        if let Err(e) = stera_book::store_path::check_output_path(&args.out, &args.db)
-            && !matches!(
-                e,
-                stera_book::store_path::OutputPathError::IsDirectory { .. }
-            )
-        {
-            anyhow::bail!("{e}");
-        }
+    if stera_book::store_path::exists_outside_stores(&args.out, &args.db)
+        .map_err(|e| anyhow::anyhow!("{e}"))?
+    {
         anyhow::bail!(
             "`{}` exists already: a backup is written into a new directory; choose a name that does not exist",
             args.out.display()

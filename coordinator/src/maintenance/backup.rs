@@ -23,12 +23,7 @@ pub fn store_backup(store: PathBuf) -> BackupFn<SledStore> {
         // Bound now, on the dispatcher thread: the copy goes into the
         // directory checked here, whatever becomes of its path meanwhile.
         // Named first: the path check would call an existing backup "a directory".
-        if path.symlink_metadata().is_ok() {
-            // Inside a store is the graver news; anything else there just exists.
-            match stera_book::store_path::check_output_path(path, &store) {
-                Err(OutputPathError::IsDirectory { .. }) | Ok(_) => {}
-                Err(e) => return Err(e.into()),
-            }
+        if stera_book::store_path::exists_outside_stores(path, &store)? {
             return Err(MaintenanceError::BackupExists(path.to_owned()));
         }
         let target = stera_book::store_path::BoundTarget::open(path, Some(&store))?;

@@ -390,6 +390,23 @@ fn same_file(path: &Path, meta: &std::fs::Metadata) -> bool {
     std::fs::metadata(path).is_ok_and(|m| m.dev() == meta.dev() && m.ino() == meta.ino())
 }
 
+/// For a writer that makes `out` new (a backup, a migrated store): whether
+/// something is there already. An existing path inside a store is refused as
+/// such, the graver news; anything else there just exists (a directory
+/// included, which [`check_output_path`] would call "a directory").
+///
+/// # Errors
+/// What [`check_output_path`] refuses, but [`OutputPathError::IsDirectory`].
+pub fn exists_outside_stores(out: &Path, store: &Path) -> Result<bool, OutputPathError> {
+    if out.symlink_metadata().is_err() {
+        return Ok(false);
+    }
+    match check_output_path(out, store) {
+        Ok(_) | Err(OutputPathError::IsDirectory { .. }) => Ok(true),
+        Err(e) => Err(e),
+    }
+}
+
 /// [`check_output_path`] for a writer that uses no store of its own (e.g.
 /// `match --book FILE --out-games OUT`): every store is protected all the same.
 ///
