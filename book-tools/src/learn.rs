@@ -68,7 +68,7 @@ pub struct Args {
     /// The weight of a move's value against its games, in games: a move's
     /// estimate is its game score shrunk towards the win rate of its value by
     /// this many pseudo-games (the same flag as `match --book-moves results` and
-    /// `export --by-results`).
+    /// `export --export-by-results`).
     #[arg(long, value_name = "GAMES", default_value_t = DEFAULT_PRIOR_GAMES,
           value_parser = crate::game_threads::parse_prior_games)]
     prior_games: f64,

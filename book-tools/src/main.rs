@@ -50,7 +50,7 @@ enum Command {
     /// Value every legal move of a position with the built-in or a USI engine.
     Evaluate(evaluate::Args),
     /// Tera-shock export: minimax over the whole book, written as a YaneuraOu
-    /// DB2016 text book or (`--format ybb`) a `.ybb` binary book.
+    /// DB2016 text book or (`.ybb`, or `--export-format ybb`) a binary book.
     Export(export::Args),
     /// Import a YaneuraOu book (DB2016 text, or `.ybb` binary by the extension) as
     /// thought positions.
@@ -81,14 +81,14 @@ enum Command {
     /// without changing the store (peta_shock_next).
     Next(next::Args),
     /// A running coordinator: `remote export` (a fresh book while generation
-    /// runs), `remote status`.
+    /// runs), `remote backup` (a copy of its store), `remote status`.
     Remote(remote::Args),
     /// A book against another book or against no book: games with the same engine
     /// on both sides once the books end; wins, draws, losses, Elo.
     Match(Box<matches::Args>),
     /// Games the way a book is used (its moves against an opponent engine
     /// without one), counted in the store, so that `match --book-moves results`
-    /// and `export --by-results` play the moves that won.
+    /// and `export --export-by-results` play the moves that won.
     Learn(Box<learn::Args>),
 }
 

@@ -47,12 +47,13 @@ enum Command {
         connection: Connection,
         /// Path of the book file on the coordinator's machine, inside its
         /// --export-dir (a relative path is taken from there). Its extension
-        /// chooses the format unless --format says otherwise: `.ybb` a binary
+        /// chooses the format unless --export-format says otherwise: `.ybb` a binary
         /// book, anything else YaneuraOu's text book.
         #[arg(long)]
         out: String,
-        // `--format`, `--shrink`, `--raw`, `--backup`, `--temperature`,
-        // `--weights`: declared once for the three export front ends.
+        // `--export-format`, `--export-shrink`, `--export-raw`, `--export-backup`,
+        // `--export-temperature`, `--export-weights`: declared once for the three
+        // export front ends.
         #[command(flatten)]
         export: ExportFlags<RemoteExport>,
     },

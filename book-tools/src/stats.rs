@@ -154,8 +154,8 @@ fn print_summary(
         (Some(mean), Some(median)) => writeln!(
             out,
             "expansion drop   mean {mean:+.1} cp, median {median:+} cp over {} moves into thought positions \
-             (stored value minus the value one ply deeper; --leaf-discount {:.0} would put thought and \
-             unthought moves on one footing)",
+             (stored value minus the value one ply deeper; --select-leaf-discount and \
+             --export-leaf-discount {:.0} would put thought and unthought moves on one footing)",
             drop.moves,
             (mean / 2.0).clamp(0.0, f64::from(MAX_LEAF_DISCOUNT))
         ),

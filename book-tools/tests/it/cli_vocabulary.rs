@@ -491,6 +491,55 @@ fn no_help_shows_a_former_spelling_and_a_spelling_means_one_thing() {
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
 
+/// The flags a help text names in its prose (`--select softmax`, "unless
+/// --export-format says otherwise") are flags of today: a description that still
+/// names a former spelling sends the reader to a flag no page lists. A former
+/// spelling may appear only where the text says it is one ("Formerly").
+/// `--weight` is a flag inside the quoted `--learn-opponent`/`--opponent`
+/// value, and `--opponent-` a prefix.
+#[test]
+fn help_prose_names_only_flags_of_today() {
+    let mut texts = Vec::new();
+    for exe in binaries() {
+        let name = exe.file_name().unwrap().to_string_lossy().into_owned();
+        for path in commands(&exe) {
+            let words: Vec<&str> = path.iter().map(String::as_str).collect();
+            texts.push((format!("{name} {}", path.join(" ")), help_of(&exe, &words)));
+        }
+    }
+    let today: std::collections::BTreeSet<String> = every_page()
+        .into_iter()
+        .flat_map(|(_, flags)| flags.into_iter().map(|(flag, _)| flag))
+        .collect();
+    let mut stale = Vec::new();
+    for (page, help) in &texts {
+        for line in help.lines() {
+            let prose = match line.trim_start().strip_prefix("--") {
+                // A flag's own line: its name, then its value name.
+                Some(_) => continue,
+                None => line,
+            };
+            if prose.contains("ormerly") {
+                continue;
+            }
+            let mut rest = prose;
+            while let Some(at) = rest.find("--") {
+                let word: String = rest[at + 2..]
+                    .chars()
+                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '-')
+                    .collect();
+                rest = &rest[at + 2 + word.len()..];
+                let flag = format!("--{word}");
+                let known = word.is_empty() || word.ends_with('-') || word == "weight";
+                if !known && !today.contains(&flag) {
+                    stale.push(format!("{page}: {flag} in `{}`", prose.trim()));
+                }
+            }
+        }
+    }
+    assert!(stale.is_empty(), "{}", stale.join("\n"));
+}
+
 /// Every flag that the table of ARCHITECTURE.md ("One vocabulary") names as a
 /// flag of today is on some help page, and none it names as former is.
 #[test]
