@@ -35,13 +35,6 @@ pub struct Args {
     /// command.
     #[arg(long = "first-positions", alias = "nodes", value_name = "N")]
     nodes: Option<usize>,
-    /// With --export-by-results: whose learning games value the moves: `all` (every
-    /// learning opponent of the store, their games added: the pooled estimate) or a
-    /// comma-separated list of opponent numbers or identities as `book-tools stats`
-    /// lists them. Self-play games (the coordinator's play jobs) never count here.
-    #[arg(long, value_name = "LIST", default_value = "all",
-          value_parser = crate::common::parse_opponents)]
-    opponents: OpponentSelection,
 }
 
 pub fn run(args: &Args) -> Result<()> {
@@ -51,7 +44,10 @@ pub fn run(args: &Args) -> Result<()> {
     let format = choice.format_for(&args.out)?;
     // Bound now: the export writes minutes later, into the directory checked here.
     let target = stera_book::store_path::BoundTarget::open(&args.out, Some(&args.db))?;
-    let learning = choice.options().needs_learning().then_some(&args.opponents);
+    let learning = choice
+        .options()
+        .needs_learning()
+        .then_some(&choice.opponents);
     let (book, extras) = load_with_games(
         &args.db,
         args.nodes,
@@ -96,7 +92,7 @@ pub fn run(args: &Args) -> Result<()> {
         crate::say!(
             "valued by results: {} positions with learning games (opponents: {}), prior {} games",
             extras.learned.len(),
-            args.opponents,
+            choice.opponents,
             choice.prior_games
         );
     }

@@ -194,6 +194,27 @@ pub(crate) fn check_export_format(args: &CoordinatorArgs) -> Result<()> {
     Ok(())
 }
 
+/// Refuses an `--opponents` list that names a learning opponent the store does
+/// not know, when no learning games of this run can add it: the first export
+/// would fail hours later otherwise.
+pub(crate) fn check_export_opponents(
+    args: &CoordinatorArgs,
+    store: &dyn stera_book::NodeStore,
+) -> Result<()> {
+    let choice = args.export_choice.choice();
+    if !choice.by_results || args.learn.learn_games > 0 {
+        return Ok(());
+    }
+    let known = store
+        .opponents()
+        .context("cannot read the store's learning opponents")?;
+    choice
+        .opponents
+        .resolve(&known)
+        .context("bad --opponents")?;
+    Ok(())
+}
+
 /// Refuses, before anything runs, an `--export` or `--out-games` file inside a
 /// store (this coordinator's own included) and an `--export-dir` that is not a
 /// directory or lies inside the store.

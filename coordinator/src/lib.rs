@@ -113,6 +113,7 @@ pub async fn run(args: CoordinatorArgs, export: Option<ExportFn<SledStore>>) -> 
     // "listening" must drain the coordinator, not kill it with the default action.
     let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
     let mut live = open_live_book(&args.db).await?;
+    cli::check_export_opponents(&args, live.store())?;
     let roots = live.config().roots.clone();
     live.set_leaf_discount(args.selection.leaf_discount);
     let mut selector = Selector::new();

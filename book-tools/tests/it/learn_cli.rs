@@ -211,6 +211,98 @@ fn a_pool_of_opponents_with_an_external_engine_counts_each_apart() {
     assert!(err.contains("no learning opponent `4`"), "{err}");
 }
 
+/// `coordinator --db DB ARGS` run to its end (no thinking, no workers: its final
+/// export only); its exit status and stderr.
+fn coordinator_run(db: &str, args: &[&str]) -> (bool, String) {
+    let out = std::process::Command::new(crate::common::sibling_exe("coordinator"))
+        .args(["--db", db, "--listen", "127.0.0.1:0", "--think-limit", "0"])
+        .args(args)
+        .env("RUST_LOG", "info")
+        .env_remove("STERA_TOKEN")
+        .output()
+        .expect("run the coordinator");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn the_coordinator_exports_by_the_results_of_the_opponents_named() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db = single_root_book(dir.path());
+    learn_with(
+        &db,
+        "12",
+        "5",
+        &[
+            "--nodes",
+            "100",
+            "--opponent",
+            "--nodes 100",
+            "--opponent",
+            "--nodes 200",
+        ],
+    );
+    let opponents = learning_opponents(&db);
+    assert_eq!(opponents.len(), 2, "{opponents:?}");
+    let offline = |list: &str| {
+        let file = dir.path().join(format!("offline-{list}.db"));
+        ok(&[
+            "export",
+            "--db",
+            &db,
+            "--export-by-results",
+            "--opponents",
+            list,
+            "--out",
+            s(&file),
+        ]);
+        std::fs::read(&file).expect("offline export written")
+    };
+    let by_opponent = [offline("1"), offline("2"), offline("all")];
+    // The data tells the selections apart, so equal files below mean something.
+    assert_ne!(by_opponent[0], by_opponent[2]);
+    assert_ne!(by_opponent[1], by_opponent[2]);
+    for (list, expected) in ["1", "2", "all"].iter().zip(&by_opponent) {
+        let file = dir.path().join(format!("coordinator-{list}.db"));
+        let (success, log) = coordinator_run(
+            &db,
+            &[
+                "--export",
+                s(&file),
+                "--export-by-results",
+                "--opponents",
+                list,
+            ],
+        );
+        assert!(success, "{log}");
+        let written = std::fs::read(&file).expect("final export written");
+        assert!(
+            written == *expected,
+            "the coordinator's export for --opponents {list} differs from book-tools'"
+        );
+    }
+    // An opponent the store does not know is refused before the run, naming those it knows.
+    let never = dir.path().join("never.db");
+    let (success, log) = coordinator_run(
+        &db,
+        &[
+            "--export",
+            s(&never),
+            "--export-by-results",
+            "--opponents",
+            "3",
+        ],
+    );
+    assert!(!success, "{log}");
+    assert!(
+        log.contains("no learning opponent `3`") && log.contains(&opponents[1].0),
+        "{log}"
+    );
+    assert!(!never.exists());
+}
+
 #[test]
 fn the_results_rule_and_an_export_by_results_play_the_same_moves() {
     let dir = tempfile::tempdir().expect("temp dir");

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use stera_book::store_path::BoundTarget;
 use stera_book::terashock::{BookFormat, ExportOptions, NodeExtras, export_book};
-use stera_book::{Book, LiveBook, SledReader, SledStore};
+use stera_book::{Book, LiveBook, NodeStore, OpponentId, OpponentSelection, SledReader, SledStore};
 use stera_proto::v1::{ExportReply, ExportRequest};
 use stera_service::export::{ExportChoice, FormatChoice};
 
@@ -49,15 +49,37 @@ pub fn book_exporter(store: PathBuf) -> ExportFn<SledStore> {
         // Bound now, on the dispatcher thread: the export thread writes into
         // the directory checked here, whatever becomes of its path meanwhile.
         let target = BoundTarget::open(Path::new(&request.path), Some(&store))?;
-        let options = options_of(request)?;
+        let choice = ExportChoice::from_request(request)?;
+        let options = choice.options();
         let format = format_of(request)?;
+        // Resolved here, against the store as it is: a listed opponent it does
+        // not know is refused with the ones it knows, before anything is written.
+        let opponents = if options.needs_learning() {
+            choice.opponents.resolve(&live.store().opponents()?)?
+        } else {
+            Vec::new()
+        };
         let book = live.book().clone();
         let reader = live.store().reader();
         let request = request.clone();
-        let job: ExportJob =
-            Box::new(move || export_snapshot(&book, &reader, &request, &target, format, &options));
+        let job: ExportJob = Box::new(move || {
+            let learning = Learning {
+                opponents: &opponents,
+                named: &choice.opponents,
+            };
+            export_snapshot(
+                &book, &reader, &request, &target, format, &options, learning,
+            )
+        });
         Ok(job)
     })
+}
+
+/// The learning opponents whose games an export by results reads.
+struct Learning<'a> {
+    opponents: &'a [OpponentId],
+    /// As the request named them, for the log.
+    named: &'a OpponentSelection,
 }
 
 /// Exports a snapshot of `book` whose extras and game counters are read from
@@ -70,6 +92,7 @@ fn export_snapshot(
     target: &BoundTarget,
     format: BookFormat,
     options: &ExportOptions,
+    learning: Learning<'_>,
 ) -> Result<ExportReply, MaintenanceError> {
     let start = Instant::now();
     let mut extras =
@@ -80,11 +103,8 @@ fn export_snapshot(
             .map_err(MaintenanceError::GameResults)?;
     }
     if options.needs_learning() {
-        // The pooled estimate: every learning opponent's games.
-        for opponent in reader
-            .learning_opponents()
-            .map_err(MaintenanceError::GameResults)?
-        {
+        tracing::debug!(opponents = %learning.named, "export valued by learning results");
+        for &opponent in learning.opponents {
             extras
                 .scan_learning(|f| reader.for_each_learning_count(opponent, f))
                 .map_err(MaintenanceError::GameResults)?;

@@ -221,24 +221,6 @@ impl Learning<'_> {
         Ok(total)
     }
 
-    pub(super) fn opponents_with_games(&self) -> Result<Vec<OpponentId>, BookError> {
-        let Some(tree) = self.tree else {
-            return Ok(Vec::new());
-        };
-        tree.scan_prefix(b"n")
-            .map(|item| {
-                let (k, _) = item.map_err(|e| self.err(e))?;
-                match k.get(1..) {
-                    Some(&[a, b]) => Ok(OpponentId(u16::from_be_bytes([a, b]))),
-                    _ => Err(BookError::Corrupt(format!(
-                        "a learning game count key of {} bytes",
-                        k.len()
-                    ))),
-                }
-            })
-            .collect()
-    }
-
     pub(super) fn for_each_count(
         &self,
         opponent: OpponentId,

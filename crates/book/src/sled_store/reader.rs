@@ -131,16 +131,4 @@ impl SledReader {
         }
         .for_each_count(opponent, f)
     }
-
-    /// The learning opponents with at least one counted game.
-    ///
-    /// # Errors
-    /// Storage failure or corrupt keys.
-    pub fn learning_opponents(&self) -> Result<Vec<crate::OpponentId>, BookError> {
-        super::learning::Learning {
-            tree: self.learning.as_ref(),
-            path: &self.path,
-        }
-        .opponents_with_games()
-    }
 }
