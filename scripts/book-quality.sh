@@ -69,8 +69,9 @@ grow() { # grow NAME NODES [coordinator flags...]
 match() { # match NAME [book-tools match flags...]
     local name=$1
     shift
-    # ROWS=held names every held-out row.
-    wanted "$name" || { [[ $name == held-* ]] && wanted held; } || return 0
+    # ROWS=held names every held-out row, ROWS=suite those on the opening suite.
+    wanted "$name" || { [[ $name == held-suite* ]] && wanted suite; } ||
+        { [[ $name == held-* ]] && [[ $name != held-suite* ]] && wanted held; } || return 0
     if [ ! -s "$OUT/$name.json" ]; then
         # A match whose pairs repeat exits non-zero after printing its counts.
         run "$BIN/book-tools" match --games "$GAMES" --nodes "$NODES" --concurrency "$JOBS" \
@@ -82,7 +83,7 @@ match() { # match NAME [book-tools match flags...]
 }
 
 # The held-out rows (ROWS=held) grow their own book: the three below are not needed.
-if [ "$ROWS" != held ]; then
+if [ "$ROWS" != held ] && [ "$ROWS" != suite ]; then
     grow high "$GROW_NODES_HIGH"
     grow low "$GROW_NODES_LOW"
     # The same compute spread by sampling descents (near-best lines of both sides)
@@ -315,7 +316,7 @@ HELD_THINK=${HELD_THINK:-3000}
 HELD_LEARN_GAMES=${HELD_LEARN_GAMES:-10000}
 HELD_GAMES=${HELD_GAMES:-1000}
 FS_NODES=${FS_NODES:-150}
-if wanted held; then
+held_book() { # the book both the held-out and the suite rows start from
     echo startpos > "$OUT/startpos.txt"
     printf '#YANEURAOU-DB2016 1.00\nsfen 4k4/9/9/9/9/9/9/9/4K4 b - 1\n5i4h none 0 0 1\n' > "$OUT/unreached.db2016"
     if [ ! -d "$OUT/held.db" ]; then
@@ -325,6 +326,11 @@ if wanted held; then
     fi
     [ -s "$OUT/held-minimax.db2016" ] || run "$BIN/book-tools" export --db "$OUT/held.db" \
         --out "$OUT/held-minimax.db2016" > /dev/null
+}
+fs=(--opponent-engine usi --opponent-engine-cmd "$(command -v fairy-stockfish || echo /usr/games/fairy-stockfish)"
+    --opponent-engine-option UCI_Variant=shogi --opponent-nodes "$FS_NODES")
+if wanted held; then
+    held_book
     learned() { # learned NAME [learn flags...]
         local name=$1
         shift
@@ -372,8 +378,6 @@ if wanted held; then
         [ -d "$OUT/nogrow.db" ] || cp -r "$OUT/cluster.db" "$OUT/nogrow.db"
     fi
     start=(--openings "$OUT/startpos.txt" --repeat-openings --play-seed 7)
-    fs=(--opponent-engine usi --opponent-engine-cmd "$(command -v fairy-stockfish || echo /usr/games/fairy-stockfish)"
-        --opponent-engine-option UCI_Variant=shogi --opponent-nodes "$FS_NODES")
     for against in fs 4k train; do
         case $against in
             fs) opp=("${fs[@]}") ;;
@@ -389,6 +393,43 @@ if wanted held; then
         [ "$against" = train ] && continue
         GAMES=$HELD_GAMES match "held-$against-grow" --db "$OUT/grow.db" --book-moves results "${start[@]}" "${opp[@]}"
         GAMES=$HELD_GAMES match "held-$against-nogrow" --db "$OUT/nogrow.db" --book-moves results "${start[@]}" "${opp[@]}"
+    done
+fi
+
+# Many openings instead of the start position (ROWS=suite, rows `held-suite*`):
+# SUITE_OPENINGS [100] positions of the held-out book at plies SUITE_PLIES [2-4]
+# (`scripts/book-openings.py`, seed 1), the pool's book learned on them
+# (`suite-pool`: SUITE_LEARN_GAMES [10000] games, two game threads) and matched on
+# them, each opening for a pair in turn, SUITE_GAMES [2000] games a row: against
+# Fairy-Stockfish (held out) and the training opponent, beside no book and the
+# minimax book. Here a match judges the book's decisions at a hundred positions,
+# not its first move.
+if wanted suite; then
+    held_book
+    SUITE_OPENINGS=${SUITE_OPENINGS:-100}
+    SUITE_PLIES=${SUITE_PLIES:-2-4}
+    SUITE_LEARN_GAMES=${SUITE_LEARN_GAMES:-10000}
+    SUITE_GAMES=${SUITE_GAMES:-2000}
+    [ -s "$OUT/suite.txt" ] || python3 "$SCRIPTS/book-openings.py" "$OUT/held-minimax.db2016" \
+        "$SUITE_PLIES" "$SUITE_OPENINGS" 1 > "$OUT/suite.txt"
+    if [ ! -d "$OUT/suite-pool.db" ]; then
+        cp -r "$OUT/held.db" "$OUT/suite-pool.tmp"
+        run /usr/bin/time -f "%e %U %S" -o "$OUT/suite-pool.time" "$BIN/book-tools" learn \
+            --db "$OUT/suite-pool.tmp" --openings "$OUT/suite.txt" --games "$SUITE_LEARN_GAMES" \
+            --nodes "$NODES" --concurrency 2 --learn-seed 5 --opponent "--nodes 500" \
+            --opponent "--nodes 1000" --opponent "--nodes 2000" \
+            > "$OUT/suite-pool.learn.out" 2> "$OUT/suite-pool.learn.log"
+        mv "$OUT/suite-pool.tmp" "$OUT/suite-pool.db"
+    fi
+    suite=(--openings "$OUT/suite.txt" --repeat-openings --play-seed 7)
+    for against in fs train; do
+        case $against in
+            fs) opp=("${fs[@]}") ;;
+            train) opp=() ;;
+        esac
+        GAMES=$SUITE_GAMES match "held-suite$against-none" --book "$OUT/unreached.db2016" "${suite[@]}" "${opp[@]}"
+        [ "$against" = fs ] && GAMES=$SUITE_GAMES match "held-suite$against-minimax" --db "$OUT/held.db" --book-moves best "${suite[@]}" "${opp[@]}"
+        GAMES=$SUITE_GAMES match "held-suite$against-pool" --db "$OUT/suite-pool.db" --book-moves results "${suite[@]}" "${opp[@]}"
     done
 fi
 
