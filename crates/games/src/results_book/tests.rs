@@ -239,8 +239,7 @@ fn key_positions_are_the_openings_positions_each_once_checked_each_round() {
             "startpos moves 2g2f",
             "startpos",
             "sfen lnsgkgsnl/1r5b1/ppppppppp/9/9/7P1/PPPPPPP1P/1B5R1/LNSGKGSNL w - 2",
-        ]
-        .into_iter(),
+        ],
         "test openings",
     )
     .unwrap();
@@ -253,9 +252,8 @@ fn key_positions_are_the_openings_positions_each_once_checked_each_round() {
 
 #[test]
 fn a_key_position_is_settled_once_its_games_single_out_a_move() {
-    let keys = KeyPositions::of_openings(
-        &crate::openings::parse_lines(["startpos"].into_iter(), "test").unwrap(),
-    );
+    let keys =
+        KeyPositions::of_openings(&crate::openings::parse_lines(["startpos"], "test").unwrap());
     // No games: 2g2f and 7g7f, 10 cp apart, are both contenders; nothing is settled.
     let fresh = LearningPolicy::new(
         Arc::new(ResultsBook::new(start_book(), HashMap::new())),
