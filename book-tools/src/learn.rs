@@ -39,7 +39,10 @@ use stera_engine::Player;
 use stera_engine::choice::{EngineChoice, LimitArgs};
 use stera_games::openings::{self, Opening};
 use stera_games::opponent::Pool;
-use stera_games::results_book::{DEFAULT_LEARNING_WINDOW, DEFAULT_PRIOR_GAMES};
+use stera_games::results_book::{
+    DEFAULT_LEARNING_WINDOW, DEFAULT_PRIOR_GAMES, DEFAULT_SETTLED, KeyPositions,
+    check_settled_threshold,
+};
 use stera_games::{
     AnalysedBook, BookPolicy, DEFAULT_PLY_LIMIT, Game, GameRules, LearningPolicy, OpponentSpec,
     PlayOptions, ResultsBook, Side,
@@ -109,7 +112,8 @@ pub struct Args {
     /// Stop once every position that matters most (each opening's position and
     /// the one after the opponents' most played reply there) is settled: the move
     /// the results rule plays is the best with at least this posterior
-    /// probability (checked every 100 games). Default: play all --games.
+    /// probability (checked after each round of the openings, every opening
+    /// played as Black and as White). Default: play all --games.
     #[arg(long, value_name = "PROBABILITY")]
     stop_when_settled: Option<f64>,
     #[command(flatten)]
@@ -134,10 +138,8 @@ impl Args {
                 "--node-jitter needs --nodes (it jitters the node limit); pass --node-jitter 0 with another limit"
             );
         }
-        if let Some(p) = self.stop_when_settled
-            && !(p > 0.5 && p < 1.0)
-        {
-            bail!("--stop-when-settled must lie in (0.5, 1), not {p}");
+        if let Some(p) = self.stop_when_settled {
+            check_settled_threshold(p).map_err(|e| anyhow::anyhow!("--stop-when-settled {e}"))?;
         }
         Ok(())
     }
@@ -265,7 +267,8 @@ pub fn run(args: &Args) -> Result<()> {
             }
         );
     }
-    let key_positions = key_positions(&job.openings);
+    let key_positions = KeyPositions::of_openings(&job.openings);
+    let threshold = args.stop_when_settled.unwrap_or(DEFAULT_SETTLED);
     let mut tally = Tally::new(args.games, job.pool.members().len());
     let policy = UpToPly {
         policy: &job.policy,
@@ -288,11 +291,10 @@ pub fn run(args: &Args) -> Result<()> {
             results.add(&counts);
         }
         tally.add(&finished, !counts.is_empty(), &settled_note);
-        if tally.games.is_multiple_of(SETTLED_EVERY) {
-            let (settled, total) =
-                settled_count(&job.policy, &key_positions, args.stop_when_settled);
-            settled_note = format!("{settled}/{total} key positions settled");
-            if args.stop_when_settled.is_some() && total > 0 && settled == total {
+        if tally.games.is_multiple_of(key_positions.check_every()) {
+            let count = key_positions.settled(&job.policy, threshold);
+            settled_note = count.to_string();
+            if args.stop_when_settled.is_some() && count.all() {
                 crate::tell!(
                     "every key position is settled after {} games: stopping (--stop-when-settled)",
                     tally.games
@@ -307,19 +309,11 @@ pub fn run(args: &Args) -> Result<()> {
     if let Some(line) = tally.distinct_note() {
         crate::say!("{line}");
     }
-    let threshold = args.stop_when_settled.unwrap_or(DEFAULT_SETTLED);
-    for position in &key_positions {
+    for position in key_positions.positions() {
         print_estimates(&results, &job.policy, position, args.prior_games, threshold);
     }
     Ok(())
 }
-
-/// Games between two checks of the stopping rule.
-const SETTLED_EVERY: u64 = 100;
-
-/// The posterior probability at which a position's move counts as settled in
-/// reports when --stop-when-settled is not given.
-const DEFAULT_SETTLED: f64 = 0.95;
 
 /// Registers each of the pool's opponents in the store (engine identity as its
 /// engine reports it, and the budget) and returns their ids in pool order. An
@@ -359,47 +353,6 @@ fn intern_pool(
             })
         })
         .collect()
-}
-
-/// The positions that matter most: each opening's position and, after the
-/// opponents' most played reply there, the next one (as the report shows them).
-fn key_positions(openings: &[Opening]) -> Vec<Position> {
-    let mut seen = HashSet::new();
-    openings
-        .iter()
-        .filter_map(|opening| {
-            let mut position = opening.start.clone();
-            for &mv in &opening.moves {
-                position.do_move(mv);
-            }
-            seen.insert(position.key()).then_some(position)
-        })
-        .collect()
-}
-
-/// How many of `positions` (with the position after the most played reply of
-/// each) are in the book and settled at `threshold`; out-of-book positions do not
-/// count.
-fn settled_count(
-    policy: &LearningPolicy,
-    positions: &[Position],
-    threshold: Option<f64>,
-) -> (usize, usize) {
-    let threshold = threshold.unwrap_or(DEFAULT_SETTLED);
-    let mut settled = 0;
-    let mut total = 0;
-    for position in positions {
-        for p in [Some(position.clone()), policy.most_played_reply(position)]
-            .into_iter()
-            .flatten()
-        {
-            if let Some(s) = policy.settled(&p) {
-                total += 1;
-                settled += usize::from(s.probability >= threshold);
-            }
-        }
-    }
-    (settled, total)
 }
 
 /// The moves the games chose so far at `position` (the learner to move) and

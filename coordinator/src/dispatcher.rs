@@ -249,6 +249,7 @@ impl<S: NodeStore> Dispatcher<S> {
                 let positions = self.kinds.live.book().len() as u64;
                 let _ = reply.send(counted.map(|c| (c, positions)));
             }
+            Event::LearnEnded => self.kinds.learn.end(),
             Event::Drain { reason } => {
                 self.draining = true;
                 self.kinds.drain();

@@ -99,6 +99,9 @@ pub enum Event {
         exit: Option<Box<(stera_rules::Position, stera_rules::Move)>>,
         reply: CountReply,
     },
+    /// No more learning games come (every key position settled): the games
+    /// counted are the run's learning target.
+    LearnEnded,
     /// Stop handing out jobs (shutdown); leases in flight may still complete.
     Drain {
         reason: String,

@@ -20,6 +20,14 @@
 //! stored); [`LearnDriver`] plays the games on threads of its own and talks to
 //! the dispatcher through its handle only.
 //!
+//! How far learning has come is the count of settled key positions
+//! ([`KeyPositions`], the same as `book-tools learn` reports): in the progress
+//! lines, and with `--learn-stop-when-settled P` the rule that ends learning
+//! early. Once a check (after each round of the openings) finds every key
+//! position settled, no new game starts, the games in flight are counted, and
+//! the last thread to end tells the ledger that what it counted is the run's
+//! target ([`LearnLedger::end`]).
+//!
 //! An opponent is the workers' engine (its identity as the search replies name
 //! it) at a budget of the pool: a game whose opponent moves came from two
 //! engines is not counted (its opponent is no one), so a mixed cluster never
@@ -35,7 +43,10 @@ use stera_book::{Book, GameCounts, NodeStore};
 use stera_engine::{EvalError, Limits, Player, PlayerMove};
 use stera_games::Budget;
 use stera_games::opponent::Pool;
-use stera_games::results_book::{DEFAULT_LEARNING_WINDOW, DEFAULT_PRIOR_GAMES};
+use stera_games::results_book::{
+    DEFAULT_LEARNING_WINDOW, DEFAULT_PRIOR_GAMES, DEFAULT_SETTLED, KeyPositions, SettledCount,
+    check_settled_threshold,
+};
 use stera_games::{
     AnalysedBook, GameRules, LearningPolicy, OpponentSpec, PlayOptions, ResultsBook, Side,
 };
@@ -64,7 +75,8 @@ pub struct LearnArgs {
     /// or `--time-ms MS`) with `--weight W` (its share of the games, default 1)
     /// and `--node-jitter S` (default 0.5), quoted as one argument, e.g.
     /// `--learn-opponent "--nodes 500" --learn-opponent "--nodes 4000 --weight 2"`.
-    /// The engine is the workers' own; its games are counted under the engine's
+    /// The engine is the workers' own (an engine flag here, `--engine-cmd`
+    /// included, is refused); its games are counted under the engine's
     /// identity and the budget. Default: one opponent at --learn-nodes.
     #[arg(long, value_name = "FLAGS", allow_hyphen_values = true)]
     pub learn_opponent: Vec<String>,
@@ -93,12 +105,38 @@ pub struct LearnArgs {
     /// Super Tera-Shock selection).
     #[arg(long, value_name = "SHARE", default_value_t = 0.5)]
     pub learn_grow_share: f64,
+    /// Start no new learning game once every key position (each learning
+    /// opening's position, and the one after the opponents' most played reply
+    /// there) is settled: the move the results rule plays there is the best
+    /// with at least this posterior probability, in (0.5, 1); checked after
+    /// each round of the openings (every opening played as Black and as
+    /// White). Games in flight finish and are counted; the run then goes on as
+    /// when --learn-games is reached. Default: play all --learn-games.
+    #[arg(long, value_name = "PROBABILITY")]
+    pub learn_stop_when_settled: Option<f64>,
 }
 
 /// Node jitter of the book side's engine moves.
 const BOOK_SIDE_NODE_JITTER: f64 = stera_games::play::DEFAULT_NODE_JITTER;
 
 impl LearnArgs {
+    /// Checks the learning flags alone, before anything starts.
+    ///
+    /// # Errors
+    /// What [`LearnArgs::pool`] refuses, a stopping probability outside
+    /// (0.5, 1), or one given without learning games.
+    pub fn check(&self) -> Result<(), String> {
+        if let Some(p) = self.learn_stop_when_settled {
+            check_settled_threshold(p).map_err(|e| format!("--learn-stop-when-settled {e}"))?;
+            if self.learn_games == 0 {
+                return Err(
+                    "--learn-stop-when-settled stops learning games: give --learn-games too".into(),
+                );
+            }
+        }
+        self.pool().map(drop)
+    }
+
     /// The pool these flags name.
     ///
     /// # Errors
@@ -128,8 +166,13 @@ impl LearnArgs {
                 .map(|text| {
                     let spec = OpponentSpec::parse(text).map_err(|e| e.to_string())?;
                     if spec.names_engine() {
+                        let given = if spec.engine_flags().is_empty() {
+                            "an engine".to_owned()
+                        } else {
+                            spec.engine_flags().join(", ")
+                        };
                         return Err(format!(
-                            "--learn-opponent `{}`: on the cluster the workers' engines play; give a budget, a weight and a jitter only",
+                            "--learn-opponent `{}` gives {given}: on the cluster the workers' engines play (each worker's own engine flags choose it), so an opponent is a budget (--nodes, --depth or --time-ms) with --weight and --node-jitter only",
                             stera_rules::excerpt(text)
                         ));
                     }
@@ -212,6 +255,25 @@ impl LearnLedger {
         self.counted >= self.target
     }
 
+    /// Learning games counted in this run.
+    pub(crate) fn counted(&self) -> u64 {
+        self.counted
+    }
+
+    /// No more learning games come (every key position settled, see
+    /// [`LearnArgs::learn_stop_when_settled`]): the games counted are the
+    /// run's target, and the run goes on as when `--learn-games` is reached.
+    pub(crate) fn end(&mut self) {
+        if self.counted < self.target {
+            tracing::debug!(
+                counted = self.counted,
+                target = self.target,
+                "learning games end before the target"
+            );
+            self.target = self.counted;
+        }
+    }
+
     /// The book now and the learning counters of the opponents whose identity
     /// ends with one of `budgets` (the pool's ledgers of earlier runs).
     pub(crate) fn snapshot<S: NodeStore>(
@@ -291,6 +353,20 @@ struct Shared {
     stop: AtomicBool,
     /// When the first game started, for the rate and the time left.
     began: std::time::Instant,
+    /// The positions the settled count is taken over.
+    key_positions: KeyPositions,
+    /// The probability at which a key position counts as settled.
+    settled_at: f64,
+    /// `--learn-stop-when-settled` was given.
+    stop_when_settled: bool,
+    /// Every key position was settled at a check: no new game starts, the
+    /// games in flight finish and are counted.
+    settled: AtomicBool,
+    /// The latest settled count, for the progress lines between checks.
+    last_settled: std::sync::Mutex<Option<SettledCount>>,
+    /// Game threads still running; the last one to end after the key
+    /// positions settled tells the dispatcher that no more games come.
+    running: std::sync::atomic::AtomicUsize,
 }
 
 /// The threads that play learning games; [`LearnDriver::stop`] ends them.
@@ -334,7 +410,7 @@ impl LearnDriver {
             .map_err(|e| e.to_string())?;
         let (book, counts) = rx.await.map_err(|e| e.to_string())??;
         let snapshot_len = book.len() as u64;
-        let openings = match &args.learn_openings {
+        let openings: Vec<stera_games::Opening> = match &args.learn_openings {
             Some(file) => stera_games::openings::read_file(file),
             None => stera_games::openings::parse_lines(
                 roots.iter().map(String::as_str),
@@ -348,6 +424,10 @@ impl LearnDriver {
             .map_err(|e| format!("cannot analyse the book: {e}"))?;
         let results = Arc::new(ResultsBook::new(Arc::new(analysed), counts));
         let policy = LearningPolicy::new(results, DEFAULT_LEARNING_WINDOW, DEFAULT_PRIOR_GAMES);
+        let key_positions = KeyPositions::of_openings(&openings);
+        let threads = args
+            .learn_concurrency
+            .min(usize::try_from(args.learn_games).unwrap_or(usize::MAX));
         tracing::info!(
             games = args.learn_games,
             at_once = args.learn_concurrency,
@@ -378,10 +458,14 @@ impl LearnDriver {
             started: AtomicU64::new(0),
             stop: AtomicBool::new(false),
             began: std::time::Instant::now(),
+            key_positions,
+            settled_at: args.learn_stop_when_settled.unwrap_or(DEFAULT_SETTLED),
+            stop_when_settled: args.learn_stop_when_settled.is_some(),
+            settled: AtomicBool::new(false),
+            last_settled: std::sync::Mutex::new(None),
+            running: std::sync::atomic::AtomicUsize::new(threads),
         });
-        let threads = (0..args
-            .learn_concurrency
-            .min(usize::try_from(args.learn_games).unwrap_or(usize::MAX)))
+        let threads = (0..threads)
             .map(|i| {
                 let shared = Arc::clone(&shared);
                 std::thread::Builder::new()
@@ -412,10 +496,21 @@ impl LearnDriver {
     }
 }
 
-/// One thread's games, until the target is started or the driver stops.
+/// One thread's games, until the target is started, every key position is
+/// settled (with `--learn-stop-when-settled`) or the driver stops.
 fn play_games(shared: &Shared) {
+    play_until_done(shared);
+    if shared.running.fetch_sub(1, Ordering::AcqRel) == 1 && shared.settled.load(Ordering::Acquire)
+    {
+        // Every thread has counted its last game: what is counted now is all
+        // this run's learning.
+        let _ = shared.handle.send(Event::LearnEnded);
+    }
+}
+
+fn play_until_done(shared: &Shared) {
     let mut failures_in_a_row = 0u32;
-    while !shared.stop.load(Ordering::Relaxed) {
+    while !shared.stop.load(Ordering::Relaxed) && !shared.settled.load(Ordering::Acquire) {
         let index = shared.started.fetch_add(1, Ordering::Relaxed);
         if index >= shared.target {
             return;
@@ -423,7 +518,8 @@ fn play_games(shared: &Shared) {
         match play_one(shared, index) {
             Ok(()) => failures_in_a_row = 0,
             Err(e) => {
-                if shared.stop.load(Ordering::Relaxed) {
+                // Settled meanwhile: a failed game is not played again.
+                if shared.stop.load(Ordering::Relaxed) || shared.settled.load(Ordering::Acquire) {
                     return;
                 }
                 // The game is played again under another index: the target
@@ -495,7 +591,9 @@ fn play_one(shared: &Shared, index: u64) -> Result<(), String> {
     let Some(engine) = opponent_engine.single_engine()? else {
         // The opponent never moved (the book side won inside its book): nobody
         // was played against, and there is nothing to learn about an opponent.
-        return count(shared, None, &[], None);
+        let counted = count(shared, None, &[], None)?;
+        report(shared, counted);
+        return Ok(());
     };
     let counts = policy
         .results()
@@ -503,9 +601,10 @@ fn play_one(shared: &Shared, index: u64) -> Result<(), String> {
         .map_err(|e| e.to_string())?;
     let identity = spec.identity(&engine);
     let exit = exit_of(shared, &policy, &game);
-    count(shared, Some(&identity), &counts, exit)?;
+    let counted = count(shared, Some(&identity), &counts, exit)?;
     // Into the policy in use now (a refresh may have replaced this game's).
     shared.policy().results().add(&counts);
+    report(shared, counted);
     Ok(())
 }
 
@@ -611,13 +710,14 @@ fn exit_of(
     None
 }
 
-/// Counts a game in the dispatcher's ledger and waits until it is durable.
+/// Counts a game in the dispatcher's ledger and waits until it is durable;
+/// the games counted in this run.
 fn count(
     shared: &Shared,
     identity: Option<&str>,
     counts: &[(Key, GameCounts)],
     exit: Option<(Position, stera_rules::Move)>,
-) -> Result<(), String> {
+) -> Result<u64, String> {
     let (reply, rx) = oneshot::channel();
     shared
         .handle
@@ -634,19 +734,62 @@ fn count(
         .map_err(|e| e.to_string())?;
     let (counted, positions) = shared.runtime.block_on(rx).map_err(|e| e.to_string())??;
     refresh(shared, positions);
-    if counted.is_multiple_of(100) || counted == shared.target {
+    Ok(counted)
+}
+
+/// After the `counted`-th game is counted (and added to the learner): the
+/// stopping rule's check after each round of the openings, and the progress
+/// line every 100 games with how many key positions are settled.
+fn report(shared: &Shared, counted: u64) {
+    let check_due = counted.is_multiple_of(shared.key_positions.check_every());
+    let line_due = counted.is_multiple_of(100) || counted == shared.target;
+    if !check_due && !line_due {
+        return;
+    }
+    let latest = *shared
+        .last_settled
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let settled = match latest {
+        Some(count) if !check_due => count,
+        _ => {
+            let count = shared
+                .key_positions
+                .settled(&shared.policy(), shared.settled_at);
+            *shared
+                .last_settled
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(count);
+            count
+        }
+    };
+    if check_due
+        && shared.stop_when_settled
+        && settled.all()
+        && !shared.settled.swap(true, Ordering::AcqRel)
+    {
+        tracing::info!(
+            counted,
+            target = shared.target,
+            key_positions = settled.total,
+            probability = shared.settled_at,
+            "every key position is settled (--learn-stop-when-settled): no new learning games start; the games in flight finish and are counted"
+        );
+    }
+    if line_due {
         let secs = shared.began.elapsed().as_secs_f64().max(1e-3);
         let rate = counted as f64 / secs;
         let left = shared.target.saturating_sub(counted) as f64 / rate.max(1e-9);
         tracing::info!(
             counted,
             target = shared.target,
+            key_positions_settled = settled.settled,
+            key_positions = settled.total,
             games_per_sec = format!("{rate:.2}"),
             left_secs = left.round() as u64,
             "learning games counted"
         );
     }
-    Ok(())
 }
 
 /// A [`Player`] whose moves the workers search (the dispatcher's search jobs).

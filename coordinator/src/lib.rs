@@ -96,6 +96,9 @@ pub async fn run(args: CoordinatorArgs, export: Option<ExportFn<SledStore>>) -> 
         .settings()
         .map_err(|e| anyhow::anyhow!("bad game flags: {e}"))?;
     let select = select_mode(&args)?;
+    args.learn
+        .check()
+        .map_err(|e| anyhow::anyhow!("bad learning flags: {e}"))?;
     backup::refuse_rotatable_store(&args.db, args.backup_dir.as_deref())?;
     std::fs::create_dir_all(&args.db)
         .with_context(|| format!("cannot create {}", args.db.display()))?;

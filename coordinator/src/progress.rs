@@ -27,6 +27,8 @@ pub struct Progress {
     /// The selector had nothing to hand out while nothing was in flight: every
     /// candidate is thought, banned or quarantined. The run cannot go on.
     pub stalled: bool,
+    /// Learning games counted in this run.
+    pub learning_games: u64,
 }
 
 /// Sets the counters that count over all runs from what the store holds.
@@ -63,6 +65,7 @@ pub(crate) fn publish<S: NodeStore>(
         in_flight,
         finished,
         stalled: kinds.stalled(),
+        learning_games: kinds.learn.counted(),
     };
     progress.send_if_modified(|old| {
         let changed = *old != p;

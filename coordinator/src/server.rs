@@ -142,7 +142,12 @@ pub(crate) async fn wait_for_the_end(
         // target, or both (a games-only run, `--think-limit 0`, thinks nothing).
         let thought = progress.borrow().thought;
         if args.learn.learn_games > 0 {
-            tracing::info!(games = args.learn.learn_games, "learning games counted");
+            // Fewer than --learn-games when the key positions settled first.
+            tracing::info!(
+                games = progress.borrow().learning_games,
+                target = args.learn.learn_games,
+                "learning games counted"
+            );
         }
         let thinks = args.think_limit != Some(0);
         match (thinks, args.play.games) {

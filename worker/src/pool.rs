@@ -15,7 +15,8 @@ enum Engine {
 
 impl Engine {
     fn start(choice: &EngineChoice) -> Result<Self, EvalError> {
-        match choice.engine {
+        choice.check_flags()?;
+        match choice.kind() {
             EngineKind::Usi => Ok(Self::Usi(Box::new(UsiEvaluator::new(
                 choice.usi_config()?,
             )?))),

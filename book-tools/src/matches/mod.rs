@@ -303,6 +303,12 @@ impl Args {
         if self.eval_diff < 0 {
             bail!("--eval-diff must be at least 0, not {}", self.eval_diff);
         }
+        // Before a store is opened or an engine started: an --opponent-* flag
+        // the opponent's engine would not use is never left aside.
+        self.opponent.check_flags().map_err(|e| match e {
+            stera_engine::EvalError::Engine { reason, .. } => anyhow::anyhow!(reason),
+            other => anyhow::anyhow!(other),
+        })?;
         Ok(())
     }
 

@@ -412,7 +412,29 @@ fn bad_learning_flags_are_refused_before_a_game() {
         ),
         (
             vec!["--nodes", "100", "--stop-when-settled", "0.3"],
-            "--stop-when-settled",
+            "--stop-when-settled must lie in (0.5, 1), not 0.3",
+        ),
+        (
+            vec!["--nodes", "100", "--stop-when-settled", "1.5"],
+            "--stop-when-settled must lie in (0.5, 1), not 1.5",
+        ),
+        (
+            vec![
+                "--nodes",
+                "100",
+                "--opponent",
+                "--engine builtin --engine-cmd x --nodes 10",
+            ],
+            "--engine-cmd `x` needs --engine usi",
+        ),
+        (
+            vec![
+                "--nodes",
+                "100",
+                "--opponent",
+                "--engine-option UCI_Variant=shogi --nodes 10",
+            ],
+            "--engine-option `UCI_Variant=shogi` needs --engine usi",
         ),
         (
             vec!["--nodes", "100", "--concurrency", "0"],
@@ -441,4 +463,100 @@ fn bad_learning_flags_are_refused_before_a_game() {
     let missing = dir.path().join("missing");
     let err = fails(&["learn", "--db", s(&missing), "--nodes", "100"]);
     assert!(!missing.exists(), "{err}");
+}
+
+/// An engine command given without `--engine usi` is a USI engine, as
+/// `match --opponent-engine-cmd` is: started (here it cannot be, and the run
+/// says so before a game), never the built-in engine in its place.
+#[test]
+fn an_opponent_engine_command_alone_is_a_usi_engine() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db = single_root_book(dir.path());
+    let err = fails(&[
+        "learn",
+        "--db",
+        &db,
+        "--games",
+        "2",
+        "--nodes",
+        "100",
+        "--opponent",
+        "--engine-cmd /nonexistent/engine --nodes 100",
+    ]);
+    assert!(
+        err.contains("starting opponent `--engine-cmd /nonexistent/engine --nodes 100`"),
+        "{err}"
+    );
+    assert!(learning_opponents(&db).iter().all(|o| o.1 == 0));
+    let Some(engine) = engines::real_engine(
+        "fairy-stockfish",
+        "STERA_FAIRY_STOCKFISH",
+        "fairy-stockfish",
+    ) else {
+        return;
+    };
+    let opponent = format!(
+        "--engine-cmd {} --engine-option UCI_Variant=shogi --depth 1",
+        s(&engine)
+    );
+    learn_with(&db, "2", "1", &["--nodes", "100", "--opponent", &opponent]);
+    let opponents = learning_opponents(&db);
+    assert!(
+        opponents
+            .iter()
+            .any(|(identity, games)| identity.contains("Fairy-Stockfish") && *games == 2),
+        "{opponents:?}"
+    );
+}
+
+/// `--stop-when-settled` stops at the first check where every key position
+/// is settled: here each has one move within the window, so after the first
+/// round of the one opening (two games), and every game played is counted.
+#[test]
+fn learning_stops_once_every_key_position_is_settled() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db = dir.path().join("one-move-ahead");
+    stera_testkit::books::one_move_ahead_store(&db);
+    let db = s(&db).to_owned();
+    let run = book_tools(&[
+        "learn",
+        "--db",
+        &db,
+        "--games",
+        "1000",
+        "--ply-limit",
+        "60",
+        "--concurrency",
+        "2",
+        "--nodes",
+        "100",
+        "--stop-when-settled",
+        "0.9",
+    ]);
+    let err = String::from_utf8_lossy(&run.stderr);
+    assert!(run.status.success(), "{err}");
+    assert!(
+        err.contains("every key position is settled after 2 games: stopping (--stop-when-settled)"),
+        "{err}"
+    );
+    let out = String::from_utf8_lossy(&run.stdout);
+    // The games in flight at the check end and are counted too.
+    let played: u64 = out
+        .lines()
+        .find_map(|l| l.split_once(" games in ")?.0.parse().ok())
+        .unwrap_or_else(|| panic!("no summary in {out}"));
+    assert!((2..1000).contains(&played), "{out}");
+    let opponents = learning_opponents(&db);
+    assert_eq!(
+        opponents.iter().map(|o| o.1).sum::<u64>(),
+        played,
+        "{opponents:?}"
+    );
+    // The report: the start's move is settled.
+    assert!(
+        out.lines().any(|l| l
+            .starts_with("lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL b - 1:")
+            && l.ends_with("-- plays 2g2f, P(best) 1.000 (settled)")),
+        "{out}"
+    );
 }

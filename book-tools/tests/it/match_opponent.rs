@@ -150,6 +150,46 @@ fn opponent_flags_that_cannot_work_are_refused_before_any_game() {
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("cannot start the opponent's engine"), "{err}");
+    // So does the side's own command alone: a USI engine, started, not the
+    // built-in engine in its place.
+    let out = book_tools(&[
+        "match",
+        "--db",
+        &db,
+        "--nodes",
+        "100",
+        "--engine-cmd",
+        "/nonexistent/engine",
+    ]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("cannot start the engine") && err.contains("/nonexistent/engine"),
+        "{err}"
+    );
+    // A command or a USI option for an engine said to be the built-in one is
+    // refused, naming the two flags.
+    for (flags, says) in [
+        (
+            vec!["--opponent-engine", "builtin", "--opponent-engine-cmd", "x"],
+            "--opponent-engine-cmd `x` needs --opponent-engine usi, not --opponent-engine builtin",
+        ),
+        (
+            vec!["--opponent-engine-option", "UCI_Variant=shogi"],
+            "--opponent-engine-option `UCI_Variant=shogi` needs --opponent-engine usi",
+        ),
+        (
+            vec!["--engine", "builtin", "--engine-cmd", "x"],
+            "--engine-cmd `x` needs --engine usi, not --engine builtin",
+        ),
+    ] {
+        let mut args = vec!["match", "--db", db.as_str(), "--nodes", "100"];
+        args.extend(flags.iter().copied());
+        let out = book_tools(&args);
+        assert!(!out.status.success(), "{flags:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(says), "{flags:?}: {err}");
+    }
 }
 
 #[test]

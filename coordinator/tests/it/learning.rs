@@ -199,28 +199,203 @@ fn an_external_engine_of_the_workers_is_the_opponent() {
     );
 }
 
+/// The coordinator's stderr and success with `args` after `--db DB --listen
+/// 127.0.0.1:0`.
+fn refused(db: &Path, args: &[&str]) -> String {
+    let out = std::process::Command::new(common::EXE)
+        .args(["--db", db.to_str().unwrap(), "--listen", "127.0.0.1:0"])
+        .args(args)
+        .env_remove("STERA_TOKEN")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(!out.status.success(), "{args:?} ran: {err}");
+    err
+}
+
 #[test]
 fn an_opponent_that_names_an_engine_is_refused_on_the_cluster() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("book.db");
     common::synthetic_store(&db, 50, 50);
-    let out = std::process::Command::new(common::EXE)
-        .args(["--db", dir.path().join("book.db").to_str().unwrap()])
-        .args([
-            "--listen",
-            "127.0.0.1:0",
-            "--think-limit",
-            "0",
+    // Any engine flag names an engine, a command without `--engine usi` too
+    // (it would otherwise have played the built-in engine, saying nothing).
+    for (opponent, given) in [
+        (
+            "--engine usi --engine-cmd x --depth 1",
+            "--engine, --engine-cmd",
+        ),
+        (
+            "--engine-cmd /usr/games/fairy-stockfish --nodes 1000",
+            "--engine-cmd",
+        ),
+        ("--eval-file nn.bin --nodes 100", "--eval-file"),
+        ("--engine builtin --nodes 100", "--engine"),
+        ("--timeout-secs 5 --nodes 100", "--timeout-secs"),
+    ] {
+        let err = refused(
+            &db,
+            &[
+                "--think-limit",
+                "0",
+                "--learn-games",
+                "2",
+                "--learn-opponent",
+                opponent,
+            ],
+        );
+        assert!(
+            err.contains(&format!("--learn-opponent `{opponent}` gives {given}:"))
+                && err.contains("the workers' engines play"),
+            "{opponent}: {err}"
+        );
+    }
+    // A flag the engine would not use is refused as the opponent is read.
+    for (opponent, says) in [
+        (
+            "--engine builtin --engine-cmd x --nodes 100",
+            "--engine-cmd `x` needs --engine usi",
+        ),
+        (
+            "--engine-option UCI_Variant=shogi --nodes 100",
+            "--engine-option `UCI_Variant=shogi` needs --engine usi",
+        ),
+    ] {
+        let err = refused(
+            &db,
+            &[
+                "--think-limit",
+                "0",
+                "--learn-games",
+                "2",
+                "--learn-opponent",
+                opponent,
+            ],
+        );
+        assert!(err.contains(says), "{opponent}: {err}");
+    }
+    assert_eq!(total(&db), 0);
+    // Refused from the flags alone: no store directory is made.
+    let missing = dir.path().join("missing.db");
+    let err = refused(
+        &missing,
+        &[
             "--learn-games",
             "2",
-        ])
-        .args(["--learn-opponent", "--engine usi --engine-cmd x --depth 1"])
-        .output()
-        .unwrap();
-    assert!(!out.status.success());
-    let err = String::from_utf8_lossy(&out.stderr);
+            "--learn-opponent",
+            "--engine-cmd x --nodes 100",
+        ],
+    );
     assert!(err.contains("the workers' engines play"), "{err}");
-    assert_eq!(total(&db), 0);
+    assert!(!missing.exists());
+}
+
+/// The learning games the final log line says this run counted.
+fn counted_games(log: &[String]) -> Option<u64> {
+    log.iter()
+        .filter(|l| l.contains("learning games counted games="))
+        .find_map(|l| {
+            l.split("games=")
+                .nth(1)?
+                .split_whitespace()
+                .next()?
+                .parse()
+                .ok()
+        })
+}
+
+#[test]
+fn learning_stops_once_every_key_position_is_settled() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("book.db");
+    stera_testkit::books::one_move_ahead_store(&db);
+    let mut c = Coord::start(
+        &db,
+        "127.0.0.1:0",
+        &[
+            "--think-limit",
+            "0",
+            "--local-workers",
+            "1",
+            "--local-slots",
+            "2",
+            "--learn-games",
+            "1000",
+            "--learn-nodes",
+            "100",
+            "--learn-opponent",
+            "--nodes 100",
+            "--learn-stop-when-settled",
+            "0.9",
+            "--ply-limit",
+            "40",
+        ],
+        &[LEARN_LOG],
+    );
+    let status = c.wait_exit(LONG);
+    let log = c.log.lock().unwrap().clone();
+    drop(c);
+    assert!(status.success(), "{log:?}");
+    let stopped: Vec<&String> = log
+        .iter()
+        .filter(|l| l.contains("every key position is settled (--learn-stop-when-settled)"))
+        .collect();
+    assert_eq!(stopped.len(), 1, "{log:?}");
+    assert!(
+        stopped[0].contains("INFO") && stopped[0].contains("key_positions=2"),
+        "{stopped:?}"
+    );
+    // The check after the first round (the start with the learner as Black
+    // and as White) finds both key positions settled; the games in flight
+    // then are counted too.
+    let counted = counted_games(&log).unwrap_or_else(|| panic!("no count: {log:?}"));
+    assert!((2..1000).contains(&counted), "{counted}: {log:?}");
+    assert!(log.iter().any(|l| l.contains("target=1000")), "{log:?}");
+    // Every counted game is in the store once, and nothing beyond them.
+    assert_eq!(recorded_ids(&log).len() as u64, counted, "{log:?}");
+    assert_eq!(total(&db), counted);
+}
+
+#[test]
+fn a_stopping_probability_outside_a_half_to_one_is_refused_before_anything_starts() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("book.db");
+    for (value, games, says) in [
+        (
+            "0.3",
+            "10",
+            "--learn-stop-when-settled must lie in (0.5, 1), not 0.3",
+        ),
+        (
+            "1.5",
+            "10",
+            "--learn-stop-when-settled must lie in (0.5, 1), not 1.5",
+        ),
+        (
+            "0.5",
+            "10",
+            "--learn-stop-when-settled must lie in (0.5, 1), not 0.5",
+        ),
+        (
+            "0.9",
+            "0",
+            "--learn-stop-when-settled stops learning games: give --learn-games",
+        ),
+    ] {
+        let err = refused(
+            &db,
+            &[
+                "--think-limit",
+                "0",
+                "--learn-games",
+                games,
+                "--learn-stop-when-settled",
+                value,
+            ],
+        );
+        assert!(err.contains(says), "{value}: {err}");
+        assert!(!db.exists(), "{value}: the store directory was made");
+    }
 }
 
 /// A book grown during a learning run (here by thinking alongside it) is the

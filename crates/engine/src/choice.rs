@@ -39,11 +39,13 @@ pub enum GoModeArg {
 /// Evaluator flags.
 #[derive(Debug, Clone, clap::Args)]
 pub struct EngineChoice {
-    /// Which evaluator to run.
-    #[arg(long, value_enum, default_value = "builtin")]
-    pub engine: EngineKind,
+    /// Which evaluator to run. Default: `usi` when --engine-cmd is given (a
+    /// command is a USI engine's), otherwise `builtin`.
+    #[arg(long, value_enum, value_name = "ENGINE")]
+    pub engine: Option<EngineKind>,
     /// The USI engine's command line: the program, then its arguments, separated by
-    /// spaces (for example `/usr/games/fairy-stockfish`). Required with `--engine usi`.
+    /// spaces (for example `/usr/games/fairy-stockfish`). Required with `--engine usi`;
+    /// given alone, it makes the engine `usi`.
     #[arg(long, value_name = "CMD")]
     pub engine_cmd: Option<String>,
     /// A USI option as `Name=Value`, sent with `setoption` after the handshake
@@ -188,6 +190,20 @@ impl OpponentChoice {
             || self.opponent_fv_scale.is_some()
     }
 
+    /// Refuses `--opponent-*` engine flags that the opponent's engine would
+    /// not use, named as given (see [`EngineChoice::check_flags`]); without
+    /// any, the opponent is the side's own engine, checked as that.
+    ///
+    /// # Errors
+    /// The flag given, the engine kind and why they do not go together.
+    pub fn check_flags(&self) -> Result<(), EvalError> {
+        if !self.names_engine() {
+            return Ok(());
+        }
+        self.engine(&EngineChoice::builtin())
+            .check_flags_named("opponent-")
+    }
+
     /// True when an `--opponent-*` limit is given.
     #[must_use]
     pub fn names_limits(&self) -> bool {
@@ -212,10 +228,10 @@ impl OpponentChoice {
     ///     opponent: OpponentChoice,
     /// }
     /// let same = Cli::parse_from(["x"]);
-    /// assert_eq!(same.opponent.engine(&same.engine).engine, EngineKind::Builtin);
+    /// assert_eq!(same.opponent.engine(&same.engine).kind(), EngineKind::Builtin);
     /// let other = Cli::parse_from(["x", "--opponent-engine-cmd", "/usr/games/fairy-stockfish"]);
     /// let engine = other.opponent.engine(&other.engine);
-    /// assert_eq!(engine.engine, EngineKind::Usi);
+    /// assert_eq!(engine.kind(), EngineKind::Usi);
     /// assert_eq!(engine.engine_cmd.as_deref(), Some("/usr/games/fairy-stockfish"));
     /// ```
     #[must_use]
@@ -223,15 +239,8 @@ impl OpponentChoice {
         if !self.names_engine() {
             return own.clone();
         }
-        let kind = self
-            .opponent_engine
-            .unwrap_or(if self.opponent_engine_cmd.is_some() {
-                EngineKind::Usi
-            } else {
-                EngineKind::Builtin
-            });
         EngineChoice {
-            engine: kind,
+            engine: self.opponent_engine,
             engine_cmd: self.opponent_engine_cmd.clone(),
             engine_option: self.opponent_engine_option.clone(),
             go_mode: self.opponent_go_mode.unwrap_or(GoModeArg::Auto),
@@ -261,13 +270,41 @@ impl OpponentChoice {
 }
 
 impl EngineChoice {
+    /// The built-in engine with every flag at its default.
+    #[must_use]
+    pub fn builtin() -> Self {
+        Self {
+            engine: None,
+            engine_cmd: None,
+            engine_option: Vec::new(),
+            go_mode: GoModeArg::Auto,
+            timeout_secs: DEFAULT_TIMEOUT_SECS,
+            cp_is_win_rate: None,
+            win_rate_coefficient: crate::usi::DEFAULT_WIN_RATE_COEFFICIENT,
+            eval_file: None,
+            fv_scale: None,
+        }
+    }
+
+    /// The kind of engine these flags run: `--engine` as given, otherwise a
+    /// USI engine when `--engine-cmd` names one and the built-in engine when
+    /// not (the same rule as `--opponent-engine` with `--opponent-engine-cmd`).
+    #[must_use]
+    pub fn kind(&self) -> EngineKind {
+        self.engine.unwrap_or(if self.engine_cmd.is_some() {
+            EngineKind::Usi
+        } else {
+            EngineKind::Builtin
+        })
+    }
+
     /// Starts the chosen evaluator.
     ///
     /// # Errors
     /// Inconsistent flags, or an engine that does not start.
     pub fn start(&self) -> Result<Box<dyn Evaluator>, EvalError> {
-        self.check_kind()?;
-        match self.engine {
+        self.check_flags()?;
+        match self.kind() {
             EngineKind::Builtin => Ok(Box::new(match self.nnue()? {
                 Some(nnue) => BuiltinEvaluator::with_nnue(BuiltinConfig::default(), nnue),
                 None => BuiltinEvaluator::new(),
@@ -282,8 +319,8 @@ impl EngineChoice {
     /// # Errors
     /// Inconsistent flags, or an engine that does not start.
     pub fn start_player(&self) -> Result<Box<dyn Player>, EvalError> {
-        self.check_kind()?;
-        match self.engine {
+        self.check_flags()?;
+        match self.kind() {
             EngineKind::Builtin => Ok(Box::new(BuiltinPlayer::with_config(
                 BuiltinConfig::default(),
                 self.nnue()?,
@@ -292,23 +329,50 @@ impl EngineChoice {
         }
     }
 
-    /// Rejects flags that belong to the other kind of engine.
-    fn check_kind(&self) -> Result<(), EvalError> {
-        let bad = |reason: &str| {
+    /// Rejects flags that the engine these flags run would not use, so that
+    /// none is silently left unused: a command or a USI option for the built-in
+    /// engine, `--fv-scale` without `--eval-file`, an evaluation file for a USI
+    /// engine. [`EngineChoice::start`] checks the same.
+    ///
+    /// # Errors
+    /// The flag given, the engine kind and why they do not go together.
+    pub fn check_flags(&self) -> Result<(), EvalError> {
+        self.check_flags_named("")
+    }
+
+    /// [`EngineChoice::check_flags`] with the flags named with `prefix`
+    /// (`opponent-`: `--opponent-engine-cmd`).
+    fn check_flags_named(&self, prefix: &str) -> Result<(), EvalError> {
+        let bad = |reason: String| {
             Err(EvalError::Engine {
                 engine: "command line".into(),
-                reason: reason.to_owned(),
+                reason,
             })
         };
-        match self.engine {
-            EngineKind::Builtin if self.engine_cmd.is_some() || !self.engine_option.is_empty() => {
-                bad("--engine-cmd and --engine-option need --engine usi")
+        let p = prefix;
+        match self.kind() {
+            EngineKind::Builtin => {
+                if let Some(cmd) = &self.engine_cmd {
+                    bad(format!(
+                        "--{p}engine-cmd `{}` needs --{p}engine usi, not --{p}engine builtin: the built-in engine runs no command",
+                        stera_rules::excerpt(cmd)
+                    ))
+                } else if let Some(option) = self.engine_option.first() {
+                    bad(format!(
+                        "--{p}engine-option `{}` needs --{p}engine usi with --{p}engine-cmd: the built-in engine takes no USI options",
+                        stera_rules::excerpt(option)
+                    ))
+                } else if self.fv_scale.is_some() && self.eval_file.is_none() {
+                    bad(format!("--{p}fv-scale needs --{p}eval-file"))
+                } else {
+                    Ok(())
+                }
             }
-            EngineKind::Usi if self.eval_file.is_some() || self.fv_scale.is_some() => {
-                bad("--eval-file and --fv-scale are for the built-in engine; \
-                 give a USI engine its file with --engine-option EvalFile=PATH")
-            }
-            _ => Ok(()),
+            EngineKind::Usi if self.eval_file.is_some() || self.fv_scale.is_some() => bad(format!(
+                "--{p}eval-file and --{p}fv-scale are for the built-in engine; \
+                 give a USI engine its file with --{p}engine-option EvalFile=PATH"
+            )),
+            EngineKind::Usi => Ok(()),
         }
     }
 
@@ -430,6 +494,64 @@ mod tests {
         let config = cli.engine.usi_config().unwrap();
         assert_eq!(config.search_timeout, Duration::from_secs(7));
         assert_eq!(config.startup_timeout, Duration::from_secs(7));
+    }
+
+    #[test]
+    fn an_engine_command_alone_is_a_usi_engine_and_an_unused_flag_is_refused() {
+        let parse = |args: &[&str]| {
+            EngineCli::try_parse_from(std::iter::once("x").chain(args.iter().copied()))
+                .unwrap()
+                .engine
+        };
+        assert_eq!(parse(&[]).kind(), EngineKind::Builtin);
+        assert_eq!(EngineChoice::builtin().kind(), EngineKind::Builtin);
+        let usi = parse(&["--engine-cmd", "e"]);
+        assert_eq!(usi.kind(), EngineKind::Usi);
+        assert!(usi.check_flags().is_ok());
+        assert_eq!(usi.usi_config().unwrap().program, std::path::Path::new("e"));
+        for (args, says) in [
+            (
+                &["--engine", "builtin", "--engine-cmd", "e"][..],
+                "--engine-cmd `e` needs --engine usi, not --engine builtin",
+            ),
+            (
+                &["--engine-option", "A=1"][..],
+                "--engine-option `A=1` needs --engine usi with --engine-cmd",
+            ),
+            (&["--fv-scale", "20"][..], "--fv-scale needs --eval-file"),
+            (
+                &["--engine-cmd", "e", "--eval-file", "nn.bin"][..],
+                "--eval-file and --fv-scale are for the built-in engine",
+            ),
+        ] {
+            let err = parse(args).check_flags().unwrap_err().to_string();
+            assert!(err.contains(says), "{args:?}: {err}");
+        }
+        // The --opponent- twins are named as given.
+        #[derive(Parser)]
+        struct Both {
+            #[command(flatten)]
+            opponent: OpponentChoice,
+        }
+        let opponent = |args: &[&str]| {
+            Both::try_parse_from(std::iter::once("x").chain(args.iter().copied()))
+                .unwrap()
+                .opponent
+        };
+        assert!(opponent(&[]).check_flags().is_ok());
+        assert!(
+            opponent(&["--opponent-engine-cmd", "e"])
+                .check_flags()
+                .is_ok()
+        );
+        let err = opponent(&["--opponent-engine", "builtin", "--opponent-engine-cmd", "e"])
+            .check_flags()
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("--opponent-engine-cmd `e` needs --opponent-engine usi"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -24,7 +24,7 @@
 //! assert_eq!(pool.pick(0.9), 1);
 //! ```
 
-use clap::Parser;
+use clap::{Args, CommandFactory, FromArgMatches, Parser};
 use stera_engine::Limits;
 use stera_engine::choice::{EngineChoice, EngineKind, LimitArgs};
 use thiserror::Error;
@@ -71,6 +71,9 @@ pub struct OpponentSpec {
     pub node_jitter: f64,
     /// The description as given.
     pub text: String,
+    /// The engine flags the description gives (`--engine-cmd`...), in the
+    /// order the flags are declared.
+    engine_flags: Vec<String>,
 }
 
 impl OpponentSpec {
@@ -88,7 +91,7 @@ impl OpponentSpec {
             reason,
         };
         let words = shlex::split(text).ok_or_else(|| error("unbalanced quotes".into()))?;
-        let flags = OpponentFlags::try_parse_from(&words).map_err(|e| {
+        let first_line = |e: clap::Error| {
             error(
                 e.render()
                     .to_string()
@@ -97,7 +100,27 @@ impl OpponentSpec {
                     .unwrap_or("bad flags")
                     .to_owned(),
             )
-        })?;
+        };
+        let matches = OpponentFlags::command()
+            .try_get_matches_from(&words)
+            .map_err(first_line)?;
+        let flags = OpponentFlags::from_arg_matches(&matches).map_err(first_line)?;
+        // Which engine flags the text gives, default values included: on the
+        // cluster any of them is refused, whatever its value.
+        let engine_flags: Vec<String> = EngineChoice::augment_args(clap::Command::new("engine"))
+            .get_arguments()
+            .filter(|arg| {
+                matches.value_source(arg.get_id().as_str())
+                    == Some(clap::parser::ValueSource::CommandLine)
+            })
+            .filter_map(|arg| arg.get_long().map(|long| format!("--{long}")))
+            .collect();
+        // A flag the engine kind would not use is refused here, before a
+        // store or an engine is touched, not when (or if) this engine starts.
+        flags
+            .engine
+            .check_flags()
+            .map_err(|e| error(engine_reason(e)))?;
         let limits = flags.limits.limits();
         if limits.nodes.is_none() && limits.depth.is_none() && limits.time.is_none() {
             return Err(error(
@@ -128,6 +151,7 @@ impl OpponentSpec {
             weight: flags.weight,
             node_jitter,
             text: text.trim().to_owned(),
+            engine_flags,
         })
     }
 
@@ -145,6 +169,7 @@ impl OpponentSpec {
             limits,
             weight: 1.0,
             text,
+            engine_flags: Vec::new(),
         }
     }
 
@@ -178,12 +203,21 @@ impl OpponentSpec {
         self.node_jitter > 0.0
     }
 
-    /// True when the description names an engine of its own rather than the
-    /// default (the built-in engine with its hand-crafted evaluation): on the
-    /// cluster an opponent is the workers' engine, and only a budget is given.
+    /// True when the description names an engine: it gives any engine flag
+    /// (`--engine`, `--engine-cmd`, `--engine-option`, `--eval-file`,
+    /// `--fv-scale`, the USI flags), or its engine is not the default (the
+    /// built-in engine with its hand-crafted evaluation). On the cluster an
+    /// opponent is the workers' engine, and only a budget is given.
     #[must_use]
     pub fn names_engine(&self) -> bool {
-        engine_words(&self.engine) != DEFAULT_ENGINE_WORDS
+        !self.engine_flags.is_empty() || engine_words(&self.engine) != DEFAULT_ENGINE_WORDS
+    }
+
+    /// The engine flags its description gives (`--engine-cmd`, ...), for an
+    /// error that says which of them is not wanted.
+    #[must_use]
+    pub fn engine_flags(&self) -> &[String] {
+        &self.engine_flags
     }
 
     /// True when `other` runs the same engine program with the same options, so
@@ -209,9 +243,18 @@ pub fn plays_at(identity: &str, budget: &str) -> bool {
 /// [`engine_words`] of the default engine flags.
 const DEFAULT_ENGINE_WORDS: &str = "builtin";
 
+/// The reason of an engine flag error, without the engine it names (the
+/// command line).
+fn engine_reason(e: stera_engine::EvalError) -> String {
+    match e {
+        stera_engine::EvalError::Engine { reason, .. } => reason,
+        other => other.to_string(),
+    }
+}
+
 /// The engine flags in words, for comparing engines and naming them.
 fn engine_words(engine: &EngineChoice) -> String {
-    match engine.engine {
+    match engine.kind() {
         EngineKind::Builtin => match &engine.eval_file {
             Some(path) => format!(
                 "builtin eval-file {} fv-scale {:?}",
@@ -341,6 +384,58 @@ mod tests {
         let c = OpponentSpec::parse("--engine usi --engine-cmd x --depth 2").unwrap();
         assert!(!a.same_engine(&c.engine));
         assert!(!a.names_engine() && !b.names_engine() && c.names_engine());
+    }
+
+    #[test]
+    fn an_engine_command_is_a_usi_engine_and_any_engine_flag_names_an_engine() {
+        // A command alone makes the engine a USI one, as --opponent-engine-cmd
+        // does in `match`: it is started, never replaced by the built-in engine.
+        let cmd =
+            OpponentSpec::parse("--engine-cmd /usr/games/fairy-stockfish --nodes 1000").unwrap();
+        assert_eq!(cmd.engine.kind(), EngineKind::Usi);
+        assert!(!cmd.same_engine(&OpponentSpec::parse("--nodes 1000").unwrap().engine));
+        assert!(cmd.names_engine());
+        assert_eq!(cmd.engine_flags(), ["--engine-cmd"]);
+        for (text, flags) in [
+            ("--engine builtin --nodes 10", vec!["--engine"]),
+            (
+                "--eval-file nn.bin --fv-scale 20 --nodes 10",
+                vec!["--eval-file", "--fv-scale"],
+            ),
+            ("--timeout-secs 5 --nodes 10", vec!["--timeout-secs"]),
+            (
+                "--engine usi --engine-cmd x --engine-option A=1 --depth 2",
+                vec!["--engine", "--engine-cmd", "--engine-option"],
+            ),
+        ] {
+            let spec = OpponentSpec::parse(text).unwrap();
+            assert!(spec.names_engine(), "{text}");
+            assert_eq!(spec.engine_flags(), flags, "{text}");
+        }
+        let budget = OpponentSpec::parse("--nodes 10 --weight 2 --node-jitter 0.1").unwrap();
+        assert!(!budget.names_engine() && budget.engine_flags().is_empty());
+    }
+
+    #[test]
+    fn an_engine_flag_the_engine_would_not_use_is_refused_at_once() {
+        for (text, says) in [
+            (
+                "--engine builtin --engine-cmd x --nodes 10",
+                "--engine-cmd `x` needs --engine usi",
+            ),
+            (
+                "--engine-option A=1 --nodes 10",
+                "--engine-option `A=1` needs --engine usi",
+            ),
+            ("--fv-scale 20 --nodes 10", "--fv-scale needs --eval-file"),
+            (
+                "--engine-cmd x --eval-file nn.bin --nodes 10",
+                "--eval-file and --fv-scale",
+            ),
+        ] {
+            let err = OpponentSpec::parse(text).unwrap_err().to_string();
+            assert!(err.contains(says) && err.contains(text), "{text}: {err}");
+        }
     }
 
     #[test]

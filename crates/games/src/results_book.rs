@@ -17,6 +17,9 @@
 //!   normal approximation of each move's posterior), so that the moves that look
 //!   best get the games and the others get enough to be found out: what
 //!   `book-tools learn` plays against an opponent engine without a book.
+//! * [`KeyPositions`]: the positions a learning run is judged by, and how many
+//!   of them are settled ([`LearningPolicy::settled`]): what both learning front
+//!   ends report and stop on.
 //!
 //! ```
 //! use std::collections::HashMap;
@@ -48,6 +51,11 @@ use stera_rules::{Color, Key, Move, Position};
 
 use crate::book::{AnalysedBook, BookPolicy, BookSource, Candidate};
 use crate::game::{Game, MoveSource};
+
+mod settling;
+pub use settling::{
+    DEFAULT_SETTLED, KeyPositions, SettledCount, SettledThresholdError, check_settled_threshold,
+};
 
 /// A store's analysis with the game results of its positions.
 pub struct ResultsBook {

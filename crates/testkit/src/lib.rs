@@ -10,12 +10,14 @@
 //! - [`proc`]: memory, threads and open files of a process, from `/proc`.
 //! - [`disk`]: a small tmpfs for full-disk tests.
 //! - [`pty`]: a process on a pseudo-terminal, and what the terminal shows.
+//! - [`books`]: stores written node by node, with the values a test chooses.
 //! - [`free_port`]: a loopback port nobody listens on.
 
 // Test support: a failed setup step is a failed test, and a panic with its
 // message is the clearest report of it.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+pub mod books;
 pub mod disk;
 pub mod fake_worker;
 pub mod http;

@@ -219,3 +219,74 @@ fn a_drawn_game_counts_a_draw_everywhere() {
     assert_eq!(counts.len(), 2);
     assert!(counts.iter().all(|(_, c)| *c == GameCounts::DRAW));
 }
+
+#[test]
+fn a_stopping_probability_lies_strictly_between_a_half_and_one() {
+    for p in [0.51, 0.95, 0.999] {
+        assert_eq!(check_settled_threshold(p), Ok(p));
+    }
+    for p in [0.5, 0.3, 1.0, 1.5, -1.0, f64::NAN] {
+        let err = check_settled_threshold(p).unwrap_err().to_string();
+        assert!(err.contains("(0.5, 1)"), "{p}: {err}");
+    }
+}
+
+#[test]
+fn key_positions_are_the_openings_positions_each_once_checked_each_round() {
+    let openings = crate::openings::parse_lines(
+        [
+            "startpos",
+            "startpos moves 2g2f",
+            "startpos",
+            "sfen lnsgkgsnl/1r5b1/ppppppppp/9/9/7P1/PPPPPPP1P/1B5R1/LNSGKGSNL w - 2",
+        ],
+        "test openings",
+    )
+    .unwrap();
+    let keys = KeyPositions::of_openings(&openings);
+    // `startpos moves 2g2f` and the SFEN are one position; the start is given twice.
+    assert_eq!(keys.positions().len(), 2);
+    // A round: four openings, each with the learner as Black and as White.
+    assert_eq!(keys.check_every(), 8);
+}
+
+#[test]
+fn a_key_position_is_settled_once_its_games_single_out_a_move() {
+    let keys =
+        KeyPositions::of_openings(&crate::openings::parse_lines(["startpos"], "test").unwrap());
+    // No games: 2g2f and 7g7f, 10 cp apart, are both contenders; nothing is settled.
+    let fresh = LearningPolicy::new(
+        Arc::new(ResultsBook::new(start_book(), HashMap::new())),
+        50,
+        4.0,
+    );
+    let count = keys.settled(&fresh, 0.95);
+    assert_eq!(
+        count,
+        SettledCount {
+            settled: 0,
+            total: 1
+        }
+    );
+    assert!(!count.all());
+    assert_eq!(count.to_string(), "0/1 key positions settled");
+    // 7g7f won 700 of 1,000, 2g2f 300: 7g7f is settled. The position after the
+    // most played reply is out of the book and does not count.
+    let counts = HashMap::from([results_of("2g2f", 300, 700), results_of("7g7f", 700, 300)]);
+    let taught = LearningPolicy::new(Arc::new(ResultsBook::new(start_book(), counts)), 50, 4.0);
+    let count = keys.settled(&taught, 0.95);
+    assert_eq!(
+        count,
+        SettledCount {
+            settled: 1,
+            total: 1
+        }
+    );
+    assert!(count.all());
+    // Nothing in the book: nothing to settle, and a run never stops on it.
+    let empty = Arc::new(AnalysedBook::new(Book::new()).unwrap());
+    let none = LearningPolicy::new(Arc::new(ResultsBook::new(empty, HashMap::new())), 50, 4.0);
+    let count = keys.settled(&none, 0.95);
+    assert_eq!(count, SettledCount::default());
+    assert!(!count.all());
+}
