@@ -38,12 +38,14 @@ fn thinkers(db: &Path) -> Vec<(String, usize)> {
 /// `worker_args` until the coordinator reaches its think limit; returns its log.
 fn grow(db: &Path, args: &[&str], worker_args: &[&str]) -> Vec<String> {
     let mut c = Coord::start(db, "127.0.0.1:0", args, &[]);
-    let mut worker_flags = vec!["--exit-on-drain", "--status-every-secs", "0"];
+    let mut worker_flags = vec!["--status-every-secs", "0"];
     worker_flags.extend_from_slice(worker_args);
     let mut worker = start_worker(&c.url(), &worker_flags, &[]);
-    let worker_log = collect_stderr(&mut worker);
     assert!(c.wait_exit(LONG).success(), "{:?}", c.log.lock().unwrap());
-    wait_child_exit(&mut worker, LONG, "worker", &worker_log);
+    // A worker that finishes the run's few positions at once may miss the Drain
+    // (the coordinator is gone before it), and then waits for the next one.
+    let _ = worker.kill();
+    let _ = worker.wait();
     let log = c.log.lock().unwrap().clone();
     log
 }

@@ -197,7 +197,6 @@ impl OpponentSpec {
     }
 }
 
-
 /// True when the opponent `identity` (as [`OpponentSpec::identity`] makes it)
 /// plays at `budget` (as [`OpponentSpec::budget`] words it), whatever its engine.
 #[must_use]

@@ -224,7 +224,9 @@ mod tests {
     fn a_legacy_identity_counts_until_its_engine_has_a_recorded_budget() {
         let at = |b: &str| identity(BUILTIN, b);
         let (at_1000, at_2000) = (at("1000 nodes"), at("2000 nodes"));
-        let parse = |v: &[&str]| v.iter().map(|i| Thinker::parse(i)).collect::<Vec<_>>();
+        fn parse<'a>(v: &[&'a str]) -> Vec<Thinker<'a>> {
+            v.iter().map(|i| Thinker::parse(i)).collect()
+        }
         let legacy_only = parse(&[BUILTIN, "Fairy-Stockfish 14"]);
         assert!(agrees_with_any(&legacy_only, &Thinker::parse(&at_2000)));
         let upgraded = parse(&[BUILTIN, &at_1000]);
