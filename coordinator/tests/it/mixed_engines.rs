@@ -46,8 +46,7 @@ fn grow(db: &Path, args: &[&str], worker_args: &[&str]) -> Vec<String> {
     // (the coordinator is gone before it), and then waits for the next one.
     let _ = worker.kill();
     let _ = worker.wait();
-    let log = c.log.lock().unwrap().clone();
-    log
+    c.log.lock().unwrap().clone()
 }
 
 /// Starts a worker with `worker_args` against a running coordinator and waits
