@@ -180,6 +180,8 @@ NGAMES=$("${HELPER[@]}" games "$T/games.usi")
 head -n 300 "$T/games.usi" >"$T/small.usi"
 "$BT" synth --db "$T/s/syn" --nodes 800 >/dev/null 2>&1 || { echo "cannot make the synthetic store" >&2; exit 2; }
 # A store as the coordinator leaves it: two runs (the second open leaves a snap.* file).
+# Every later coordinator on it thinks at the same --nodes 500: another budget would be
+# refused (--allow-mixed-engines).
 for i in 1 2; do
     "$CO" --db "$T/s/coord" --listen 127.0.0.1:0 --local-workers 1 --think-limit 300 --nodes 500 \
         --status-every-secs 0 >"$T/r/fixture-coord-$i.log" 2>&1 </dev/null \
@@ -240,7 +242,7 @@ openers() {
     run "$tag-learn" 120 "$BT" learn --db "$db" --games 1 --nodes 50
     judge learn 1
     run "$tag-coordinator" 120 "$CO" --db "$db" --listen 127.0.0.1:0 --think-limit 1 \
-        --local-workers 1 --nodes 50 --status-every-secs 0
+        --local-workers 1 --nodes 500 --status-every-secs 0
     judge coordinator "$(grep -q "book loaded nodes=$n\b" "$ERR" && echo 1)"
     if [ "$RC" -eq 0 ] && grep -q 'NEW, EMPTY' "$ERR"; then
         bad+=("coordinator(logs 'created a NEW, EMPTY book store' yet $(grep -m1 -o 'book loaded nodes=[0-9]*' "$ERR"))")
@@ -345,7 +347,7 @@ ln -s backups "$T/restore/backups-link"
 restore_case() {
     local id=$1 desc=$2 expect=$3
     shift 3
-    run "restore-$id" 60 "$CO" --listen 127.0.0.1:0 --think-limit 1 --local-workers 1 --nodes 50 \
+    run "restore-$id" 60 "$CO" --listen 127.0.0.1:0 --think-limit 1 --local-workers 1 --nodes 500 \
         --status-every-secs 0 "$@"
     local ok=0
     if [ "$expect" = refuse ]; then
@@ -485,7 +487,7 @@ for what in "stats --db $T/stderr-store" "kifu add --db $T/stderr-store $T/games
     [ "$RC" -ne 101 ] && ok=1
     verdict "$ok" "$id" "book-tools ${what%% --db*} 2>&1 | head -n 1: no panic" "rc=$RC$([ "$RC" -eq 101 ] && echo ' (a panic: its stderr went into the closed pipe)')"
 done
-run head2-coordinator 120 bash -c "'$CO' --db '$T/stderr-store' --listen 127.0.0.1:0 --think-limit 200 --local-workers 1 --nodes 100 --status-every-secs 0 2>&1 | head -n 1 >/dev/null; exit \${PIPESTATUS[0]}"
+run head2-coordinator 120 bash -c "'$CO' --db '$T/stderr-store' --listen 127.0.0.1:0 --think-limit 200 --local-workers 1 --nodes 500 --status-every-secs 0 2>&1 | head -n 1 >/dev/null; exit \${PIPESTATUS[0]}"
 rc=$RC
 run head2-coordinator-check 60 "$BT" check --db "$T/stderr-store"
 ok=0
@@ -542,11 +544,11 @@ swap_case swap-next "next --think-file D/db (10,000 positions), D swapped 0.5 s 
 cp -a "$T/s/coord" "$T/swap-coord-1"
 swap_case swap-coord-games "coordinator --out-games D/db (play jobs), D swapped once a worker is connected" \
     "$T/swap5" 'worker connected' "$CO" --db "$T/swap-coord-1" --listen 127.0.0.1:0 --local-workers 1 \
-    --play-share 1 --games 60 --play-nodes 300 --think-limit 1 --nodes 300 --status-every-secs 0 --out-games "$T/swap5/db"
+    --play-share 1 --games 60 --play-nodes 300 --think-limit 1 --nodes 500 --status-every-secs 0 --out-games "$T/swap5/db"
 cp -a "$T/s/coord" "$T/swap-coord-2"
 swap_case swap-coord-export "coordinator --export D/db (the final export), D swapped once a worker is connected" \
     "$T/swap6" 'worker connected' "$CO" --db "$T/swap-coord-2" --listen 127.0.0.1:0 --local-workers 1 \
-    --think-limit 1500 --nodes 300 --status-every-secs 0 --export "$T/swap6/db"
+    --think-limit 1500 --nodes 500 --status-every-secs 0 --export "$T/swap6/db"
 
 # ======================================================= 5. typed RPC errors (book-tools remote)
 mkdir -p "$T/exports"

@@ -73,10 +73,10 @@ fn store_error(db: &Path, e: BookError) -> anyhow::Error {
     }
 }
 
-/// Loads the book and its per-node extras from `store` (at `db`, named in
-/// errors) with one scan.
+/// Loads the book and its per-node extras, each node's evaluator included,
+/// from `store` (at `db`, named in errors) with one scan.
 pub fn load(store: &SledStore, db: &Path, with_depths: bool) -> Result<(Book, NodeExtras)> {
-    NodeExtras::load_with_book(store, with_depths)
+    NodeExtras::load_with_book_and_evaluators(store, with_depths)
         .with_context(|| format!("cannot load the book in `{}`", db.display()))
 }
 

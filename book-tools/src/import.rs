@@ -224,10 +224,12 @@ fn report_problems(args: &Args, checked: &Checked) -> Result<()> {
     Ok(())
 }
 
-/// The evaluator identity of imported nodes: `import <file name>`.
+/// The evaluator identity of imported nodes: `import <file name>` (no thinker,
+/// `stera_games::thinker::is_engine`).
 fn evaluator_name(file: &Path) -> String {
     format!(
-        "import {}",
+        "{}{}",
+        stera_games::thinker::IMPORTED_PREFIX,
         file.file_name().map_or_else(
             || file.display().to_string(),
             |n| n.to_string_lossy().into_owned()

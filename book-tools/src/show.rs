@@ -101,7 +101,10 @@ pub fn run(args: &Args) -> Result<()> {
     })?;
     // One open for the book and the games (a second would repeat its notes).
     let store = common::open_existing(&args.db)?;
-    let (book, _) = common::load(&store, &args.db, false)?;
+    let (book, extras) = common::load(&store, &args.db, false)?;
+    let evaluators = store
+        .evaluators()
+        .with_context(|| format!("cannot read the evaluators of `{}`", args.db.display()))?;
     // As YaneuraOu's FlippedBook probe: a position that is not thought but whose
     // colour-flipped twin is, is shown as the twin (same values, moves turned).
     let held_as_twin = book
@@ -175,10 +178,41 @@ pub fn run(args: &Args) -> Result<()> {
                 .best_move(id)
                 .map_or_else(|| "none (no legal move)".to_owned(), |m| m.to_string())
         )?;
+        let thinker = extras.evaluator(id).map(|e| thinker_text(&evaluators, e));
+        writeln!(
+            out,
+            "{}",
+            thinker.unwrap_or_else(|| "thought by: unknown".to_owned())
+        )?;
         print_moves(out, &lines, book.values(id), &games, &weights)?;
         print_learning(out, &pos, &games)?;
         print_quarantine(out, &quarantine)
     })
+}
+
+/// Who thought a position stored under evaluator `id`: `thought by: ENGINE at
+/// BUDGET` (`budget not recorded` for a store written before budgets were), or
+/// `values from: import FILE` when no engine thought it.
+fn thinker_text(evaluators: &[String], id: u16) -> String {
+    let (engine, words) = thinker_words(evaluators, usize::from(id));
+    if engine {
+        format!("thought by: {words}")
+    } else {
+        format!("values from: {words}")
+    }
+}
+
+/// The thinker of evaluator `id` in words, and whether it is an engine (not an
+/// import or a synthetic book's pseudo-evaluator).
+pub fn thinker_words(evaluators: &[String], id: usize) -> (bool, String) {
+    let Some(identity) = evaluators.get(id) else {
+        return (false, format!("evaluator #{id} (not in the store's list)"));
+    };
+    if !stera_games::thinker::is_engine(identity) {
+        return (false, identity.clone());
+    }
+    let t = stera_games::thinker::Thinker::parse(identity);
+    (true, format!("{} at {}", t.engine, t.budget_words()))
 }
 
 /// The learning opponents and the moves with learning games (every opponent's

@@ -41,6 +41,8 @@ struct Games {
     at_roots: Vec<GameCounts>,
     /// The learning opponents with their games.
     opponents: Vec<stera_book::OpponentRecord>,
+    /// The store's evaluator identities, by id.
+    evaluators: Vec<String>,
 }
 
 pub fn run(args: &Args) -> Result<()> {
@@ -52,6 +54,7 @@ pub fn run(args: &Args) -> Result<()> {
     let distance = in_book_depth(&book, &graph, &roots);
     common::to_stdout(|out| {
         print_summary(out, &book, &graph, &solution)?;
+        print_thinkers(out, &games, &extras)?;
         print_bans(out, &games)?;
         print_depths(out, &distance)?;
         print_pvs(out, &graph, &solution, &roots, args.pv_length)?;
@@ -94,6 +97,7 @@ fn load(db: &Path) -> Result<(Vec<Root>, Book, NodeExtras, Games)> {
         opponents: store
             .opponents()
             .context("cannot read the learning opponents")?,
+        evaluators: store.evaluators().context("cannot read the evaluators")?,
     };
     Ok((roots, book, extras, games))
 }
@@ -161,6 +165,24 @@ fn print_summary(
         ),
         _ => writeln!(out, "expansion drop   no move into a thought position yet"),
     }
+}
+
+/// Every thinker (engine at budget, or an import) with the positions it thought,
+/// from the one scan that loaded the book.
+fn print_thinkers(out: &mut dyn Write, games: &Games, extras: &NodeExtras) -> io::Result<()> {
+    writeln!(
+        out,
+        "thinkers (positions each engine at its budget thought):"
+    )?;
+    let counts = &extras.positions_by_evaluator;
+    if counts.iter().all(|&n| n == 0) {
+        return writeln!(out, "  none (no position thought yet)");
+    }
+    for (id, &n) in counts.iter().enumerate().filter(|(_, n)| **n > 0) {
+        let (_, who) = crate::show::thinker_words(&games.evaluators, id);
+        writeln!(out, "  {who}: {n} positions")?;
+    }
+    Ok(())
 }
 
 /// Banned moves, and the quarantined positions one per line (they are not

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
-use stera_book::SelectMode;
+use stera_book::{NodeStore, SelectMode};
 use stera_proto::v1::Limits;
 use stera_service::export::{CoordinatorExport, ExportFlags};
 use stera_service::select::SelectFlags;
@@ -134,6 +134,15 @@ pub struct CoordinatorArgs {
     /// connect again in this run.
     #[arg(long, default_value_t = 10)]
     pub max_worker_failures: u32,
+    /// Let workers whose engine or budget differs from the store's think for it.
+    /// A worker's thinker is its engine at the budget of its think jobs (--nodes,
+    /// --depth, --time-ms when any is set, else the worker's own); each position
+    /// records the thinker that thought it (`book-tools show`, `stats`). Default:
+    /// such a worker is refused at Hello (it stops, naming both), and a run whose
+    /// limits differ from every budget recorded in the store does not start;
+    /// values of two engines or budgets are not on one scale.
+    #[arg(long)]
+    pub allow_mixed_engines: bool,
     /// On SIGTERM or Ctrl-C, wait this many seconds for jobs in flight.
     #[arg(long, default_value_t = 60)]
     pub drain_secs: u64,
@@ -277,7 +286,35 @@ pub(crate) fn dispatch_config(args: &CoordinatorArgs, play: play::PlaySettings) 
                 0.0
             },
         },
+        allow_mixed_engines: args.allow_mixed_engines,
     }
+}
+
+/// Refuses to start a run whose think jobs would run at another budget than every
+/// budget recorded in the store (`--allow-mixed-engines` allows it): the
+/// coordinator's limits, or without them its local workers' built-in default.
+pub(crate) fn check_run_budget(args: &CoordinatorArgs, store: &dyn NodeStore) -> Result<()> {
+    let identities = store
+        .evaluators()
+        .context("cannot read the store's evaluators")?;
+    let limits = Limits {
+        nodes: args.nodes,
+        depth: args.depth,
+        time_ms: args.time_ms,
+    };
+    let (budget, why) = match crate::thinkers::job_budget(&limits) {
+        Some(budget) => (budget, "--nodes, --depth, --time-ms"),
+        None if args.local_workers > 0 => (
+            stera_engine::Limits {
+                nodes: Some(stera_engine::builtin::DEFAULT_NODES),
+                ..stera_engine::Limits::default()
+            },
+            "the --local-workers' built-in engine without --nodes, --depth or --time-ms",
+        ),
+        None => return Ok(()),
+    };
+    crate::thinkers::check_run_budget(&identities, &budget, why, args.allow_mixed_engines)
+        .map_err(anyhow::Error::msg)
 }
 
 /// What `--status-every-secs` (and the terminal, the log format, the limits) ask of

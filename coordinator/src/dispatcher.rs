@@ -56,6 +56,9 @@ pub struct DispatchConfig {
     /// Learning games this run counts, and the share of think jobs for where they
     /// left the book (see `learn`).
     pub learn: LearnConfig,
+    /// Admit workers whose engine or budget differs from the store's
+    /// (`--allow-mixed-engines`); by default they are refused at Hello.
+    pub allow_mixed_engines: bool,
 }
 
 /// What the dispatcher needs of the learning flags.
@@ -95,6 +98,14 @@ impl<S: NodeStore> Dispatcher<S> {
         progress: watch::Sender<Progress>,
     ) -> Result<Self, String> {
         crate::progress::seed(live.store(), &registry);
+        let thinkers = crate::thinkers::Thinkers::new(
+            &live
+                .store()
+                .evaluators()
+                .map_err(|e| format!("cannot read the store's evaluators: {e}"))?,
+            &config.limits,
+            config.allow_mixed_engines,
+        );
         let (limits, think_limit) = (config.limits, config.think_limit);
         let kinds = Kinds::new(
             live,
@@ -113,6 +124,7 @@ impl<S: NodeStore> Dispatcher<S> {
             leases: LeaseTable::starting_at(config.lease, first_lease),
             workers: Workers::new(
                 Blame::new(config.max_failures, config.max_worker_failures),
+                thinkers,
                 registry.clone(),
                 &config.version,
                 config.lease,

@@ -8,7 +8,8 @@
 //!   themselves in `think`, `play` and `search`.
 //! * [`leases`]: the lease table (credits, leases, heartbeats, expiry, idempotent
 //!   completion), knowing nothing of what a job is; `blame`: failures per worker
-//!   and per position; `workers`: the open streams.
+//!   and per position; `workers`: the open streams; `thinkers`: which engines at
+//!   which budgets may think for the store (`--allow-mixed-engines`).
 //! * `observe`: each domain event's log line, counter and problem entry;
 //!   `progress`: what the dispatcher publishes after each round.
 //! * `maintenance`: exports, backups, compactions and their timers.
@@ -47,6 +48,7 @@ pub(crate) mod status_line;
 pub(crate) mod store_space;
 pub(crate) mod telemetry;
 pub(crate) mod think;
+pub(crate) mod thinkers;
 pub mod validate;
 pub(crate) mod workers;
 
@@ -117,6 +119,7 @@ pub async fn run(args: CoordinatorArgs, export: Option<ExportFn<SledStore>>) -> 
     let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
     let mut live = open_live_book(&args.db).await?;
     cli::check_export_opponents(&args, live.store())?;
+    cli::check_run_budget(&args, live.store())?;
     let roots = live.config().roots.clone();
     live.set_leaf_discount(args.selection.leaf_discount);
     let mut selector = Selector::new();

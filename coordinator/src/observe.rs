@@ -50,6 +50,13 @@ pub(crate) fn refused(registry: &Registry, stream: StreamId, worker: &str, why: 
     );
 }
 
+/// A worker was refused at Hello: it thinks with another engine or budget than
+/// the store's, and mixing them was not allowed.
+pub(crate) fn mixed_engine_refused(registry: &Registry, stream: StreamId, worker: &str, why: &str) {
+    tracing::warn!(stream, worker = %worker, reason = why, "worker refused: another engine or budget");
+    registry.record_problem(ProblemKind::Refused, why.to_owned());
+}
+
 /// The leases of a refused worker went back.
 pub(crate) fn refused_leases_requeued(registry: &Registry, requeued: usize) {
     registry.record_requeue(RequeueReason::Disconnected, requeued as u64);

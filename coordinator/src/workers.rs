@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use stera_proto::v1::{
     CoordinatorMessage, Drain, Hello, JobResult, ResultAck, ResultRejected, Welcome,
-    coordinator_message::Msg,
+    coordinator_message::Msg, job_result,
 };
 use tonic::Status;
 
@@ -18,6 +18,7 @@ use crate::handle::StreamTx;
 use crate::leases::{LeaseId, StreamId};
 use crate::observe;
 use crate::registry::{Registry, RejectReason, WorkerEntry};
+use crate::thinkers::Thinkers;
 
 /// Why searches are refused and workers drained at shutdown.
 pub(crate) const SHUTTING_DOWN: &str = "the coordinator is shutting down";
@@ -32,6 +33,8 @@ pub(crate) struct Workers {
     given_back: HashMap<StreamId, usize>,
     /// Failures per worker and per position.
     pub(crate) blame: Blame,
+    /// Which engines at which budgets may think, and each stream's.
+    thinkers: Thinkers,
     registry: Arc<Registry>,
     /// Sent in Welcome.
     welcome: Welcome,
@@ -41,6 +44,7 @@ impl Workers {
     /// Workers told `version`, `lease` and `heartbeat` in their Welcome.
     pub(crate) fn new(
         blame: Blame,
+        thinkers: Thinkers,
         registry: Arc<Registry>,
         version: &str,
         lease: Duration,
@@ -51,6 +55,7 @@ impl Workers {
             streams: HashMap::new(),
             given_back: HashMap::new(),
             blame,
+            thinkers,
             registry,
             welcome: Welcome {
                 version: version.to_owned(),
@@ -62,22 +67,32 @@ impl Workers {
     }
 
     /// The results of open streams: a refused worker's stream is closed at
-    /// once, and what it still sends is not used.
+    /// once, and what it still sends is not used. A think result names its
+    /// stream's thinker (engine at budget, admitted at Hello), which the store
+    /// records with the position.
     pub(crate) fn of_open_streams(
         &self,
         results: Vec<(StreamId, JobResult)>,
     ) -> Vec<(StreamId, JobResult)> {
-        let (open, closed): (Vec<_>, Vec<_>) = results
+        let (mut open, closed): (Vec<_>, Vec<_>) = results
             .into_iter()
             .partition(|(stream, _)| self.streams.contains_key(stream));
         for (stream, result) in closed {
             observe::ignored(stream, result.lease_id);
         }
+        for (stream, result) in &mut open {
+            if let (Some(job_result::Kind::Think(_)), Some(thinker)) =
+                (&result.kind, self.thinkers.of_stream(*stream))
+            {
+                thinker.clone_into(&mut result.engine);
+            }
+        }
         open
     }
 
     /// A stream said Hello: welcomed (and told to drain when `draining`), or
-    /// refused when its worker was refused in this run. True when it is open.
+    /// refused when its worker was refused in this run or thinks with another
+    /// engine or budget than the store's (see [`Thinkers`]). True when it is open.
     pub(crate) fn connect(
         &mut self,
         stream: StreamId,
@@ -91,6 +106,11 @@ impl Workers {
                 "worker `{}` was refused by this coordinator run because its engine kept failing; fix the engine, then restart the coordinator or use another --worker-id",
                 hello.worker_id
             ))));
+            return false;
+        }
+        if let Err(why) = self.thinkers.admit(stream, hello) {
+            observe::mixed_engine_refused(&self.registry, stream, &hello.worker_id, &why);
+            let _ = tx.send(Err(Status::failed_precondition(why)));
             return false;
         }
         observe::connected(stream, hello);
@@ -131,6 +151,7 @@ impl Workers {
     pub(crate) fn disconnect(&mut self, stream: StreamId) -> usize {
         self.streams.remove(&stream);
         self.blame.disconnect(stream);
+        self.thinkers.disconnect(stream);
         self.given_back.remove(&stream).unwrap_or(0)
     }
 
@@ -164,6 +185,7 @@ impl Workers {
             ))));
         }
         self.blame.disconnect(stream);
+        self.thinkers.disconnect(stream);
         self.given_back.remove(&stream);
         self.registry.workers.remove(&stream);
     }

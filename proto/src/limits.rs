@@ -342,6 +342,7 @@ mod tests {
             engine: "e".into(),
             slots: 4,
             protocol: crate::PROTOCOL_VERSION,
+            default_limits: None,
         }
     }
 

@@ -210,6 +210,7 @@ pub async fn run(args: WorkerArgs) -> Result<()> {
         max_backoff: Duration::from_secs(args.max_backoff_secs.max(1)),
         stop_timeout: Duration::from_secs(args.stop_timeout_secs),
         exit_on_drain: args.exit_on_drain,
+        think_budget: args.engine.budget_of(args.limits.limits()),
         jobs: jobs::JobContext {
             default_limits: args.limits.limits(),
             pool,

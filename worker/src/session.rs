@@ -40,6 +40,9 @@ pub struct SessionConfig {
     /// Leave when the coordinator drains (local workers, which their coordinator
     /// owns) instead of waiting for the next coordinator.
     pub exit_on_drain: bool,
+    /// The budget a think job without limits runs at here, told in Hello (with
+    /// the engine it makes the thinker the coordinator checks).
+    pub think_budget: stera_engine::Limits,
     pub jobs: JobContext,
     pub stats: Arc<Stats>,
     pub shutdown: watch::Receiver<Shutdown>,
@@ -295,6 +298,7 @@ async fn connect(cfg: &SessionConfig) -> Result<Result<Connected, SessionEnd>> {
         engine: cfg.jobs.pool.identity(),
         slots: cfg.slots,
         protocol: stera_proto::PROTOCOL_VERSION,
+        default_limits: Some(stera_service::convert::limits_to_proto(&cfg.think_budget)),
     };
     let lost = |why: &str| Ok(Err(SessionEnd::Lost(why.to_owned())));
     if out

@@ -29,4 +29,5 @@ mod peta_shock_fixtures;
 mod pipes;
 mod progress_width;
 mod status_document;
+mod thinkers_cli;
 mod ybb_cli;

@@ -178,7 +178,7 @@ fn http_and_grpc_print_one_document_of_a_working_coordinator() {
     // Takes its jobs and never answers; connected while `_holder` lives.
     let _holder = runtime.block_on(async {
         let mut c = client(url.clone(), None).await.unwrap();
-        open_work(&mut c, hello_of("holder-1", "test", "fake-engine", 2), 16)
+        open_work(&mut c, hello_of("holder-1", "test", "fake", 2), 16)
             .await
             .unwrap()
     });

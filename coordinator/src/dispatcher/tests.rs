@@ -31,6 +31,7 @@ fn dispatcher(lease: Duration) -> Dispatcher<MemoryStore> {
         version: "test".into(),
         play: PlaySettings::default(),
         learn: Default::default(),
+        allow_mixed_engines: false,
     };
     let (progress, _) = watch::channel(Progress::default());
     Dispatcher::new(
@@ -52,6 +53,7 @@ fn connect(d: &mut Dispatcher<MemoryStore>, stream: StreamId) -> Outbound {
         engine: "fake".into(),
         slots: 1,
         protocol: stera_proto::PROTOCOL_VERSION,
+        default_limits: None,
     };
     d.handle(Event::Connect { stream, hello, tx }, &mut Vec::new());
     rx

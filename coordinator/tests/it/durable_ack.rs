@@ -131,6 +131,7 @@ fn connect(events: &mpsc::UnboundedSender<Event>, stream: u64, id: &str) -> Outb
                 engine: "fake".into(),
                 slots: 1,
                 protocol: stera_proto::PROTOCOL_VERSION,
+                default_limits: None,
             },
             tx,
         })
@@ -187,6 +188,7 @@ fn copies_of_a_result_are_never_acknowledged_before_the_store_write() {
         version: "test".into(),
         play: Default::default(),
         learn: Default::default(),
+        allow_mixed_engines: false,
     };
     let (progress, _progress_rx) = watch::channel(Progress::default());
     // Holds the dispatcher in its maintenance poll while the test queues events.

@@ -29,6 +29,7 @@ mod hostile;
 mod input_limits;
 mod learning;
 mod metrics;
+mod mixed_engines;
 mod output_paths;
 mod prometheus_queries;
 mod restart_leases;

@@ -275,6 +275,7 @@ fn unknown_and_duplicate_leases() {
             engine: "fake".into(),
             slots: 1,
             protocol: stera_proto::PROTOCOL_VERSION,
+            default_limits: None,
         };
         tx.send(WorkerMessage {
             msg: Some(worker_message::Msg::Hello(hello)),

@@ -84,6 +84,10 @@ fn parse_board(sfen: &str) -> Board {
     Board { squares, material }
 }
 
+/// How every [`PseudoEvaluator`] identity starts: no engine thought such a
+/// book.
+pub const IDENTITY_PREFIX: &str = "pseudo-material-noise";
+
 /// A deterministic stand-in for an engine: the value of a move is the material
 /// balance after it (captures and promotions counted, no recapture foreseen) plus
 /// noise hashed from the child position's key, so transpositions agree.
@@ -100,10 +104,11 @@ impl PseudoEvaluator {
         Self { seed, noise: 150 }
     }
 
-    /// The identity recorded with its thoughts.
+    /// The identity recorded with its thoughts (it starts with
+    /// [`IDENTITY_PREFIX`]).
     #[must_use]
     pub fn identity(&self) -> String {
-        format!("pseudo-material-noise seed={}", self.seed)
+        format!("{IDENTITY_PREFIX} seed={}", self.seed)
     }
 
     fn noise(&self, key: u128) -> i32 {

@@ -298,6 +298,22 @@ impl EngineChoice {
         })
     }
 
+    /// The budget a search asked with `limits` runs at on this engine: `limits`,
+    /// or the built-in engine's own [`crate::builtin::DEFAULT_NODES`] when they
+    /// set nothing (an external engine has no budget of its own).
+    #[must_use]
+    pub fn budget_of(&self, limits: Limits) -> Limits {
+        let unset = limits.nodes.is_none() && limits.depth.is_none() && limits.time.is_none();
+        if unset && self.kind() == EngineKind::Builtin {
+            Limits {
+                nodes: Some(crate::builtin::DEFAULT_NODES),
+                ..limits
+            }
+        } else {
+            limits
+        }
+    }
+
     /// Starts the chosen evaluator.
     ///
     /// # Errors

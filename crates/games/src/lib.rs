@@ -15,6 +15,8 @@
 //!   earns them against an opponent engine.
 //! * [`opponent`]: learning opponents, an engine and a budget ([`OpponentSpec`]),
 //!   and a weighted [`Pool`](opponent::Pool) of them.
+//! * [`thinker`]: who thought a position, an engine at a budget (the identity
+//!   opponents are counted under too), and when two thinkers agree.
 //! * [`openings`]: where games start ([`Opening`]), read from openings files and
 //!   position lines by one bounded reader.
 //! * [`play`]: [`play_game`] between two [`stera_engine::Player`]s with books.
@@ -49,6 +51,7 @@ pub mod play;
 pub mod referee;
 pub mod results_book;
 pub mod stats;
+pub mod thinker;
 
 pub use book::{
     AnalysedBook, BookPolicy, BookSource, Candidate, MoveRule, RuledBook, SoftmaxPolicy,

@@ -29,6 +29,9 @@ use stera_engine::Limits;
 use stera_engine::choice::{EngineChoice, EngineKind, LimitArgs};
 use thiserror::Error;
 
+use crate::thinker::BUDGET_SEPARATOR;
+pub use crate::thinker::budget_text;
+
 /// The default share by which an opponent's node limit is jittered per move.
 pub const DEFAULT_OPPONENT_NODE_JITTER: f64 = crate::play::DEFAULT_NODE_JITTER;
 
@@ -192,7 +195,7 @@ impl OpponentSpec {
     /// identity (as its `Player` reports it) and the budget.
     #[must_use]
     pub fn identity(&self, engine_identity: &str) -> String {
-        format!("{engine_identity}{BUDGET_SEPARATOR}{}", self.budget())
+        crate::thinker::identity(engine_identity, &self.budget())
     }
 
     /// True when its games differ from one another by its own play: its node
@@ -227,9 +230,6 @@ impl OpponentSpec {
         engine_words(&self.engine) == engine_words(other)
     }
 }
-
-/// Between an engine's identity and its budget in an opponent's identity.
-const BUDGET_SEPARATOR: &str = " at ";
 
 /// True when the opponent `identity` (as [`OpponentSpec::identity`] makes it)
 /// plays at `budget` (as [`OpponentSpec::budget`] words it), whatever its engine.
@@ -268,26 +268,6 @@ fn engine_words(engine: &EngineChoice) -> String {
             engine.engine_cmd.as_deref().unwrap_or(""),
             engine.engine_option.join(" ")
         ),
-    }
-}
-
-/// A budget in words.
-#[must_use]
-pub fn budget_text(limits: &Limits) -> String {
-    let mut parts = Vec::new();
-    if let Some(n) = limits.nodes {
-        parts.push(format!("{n} nodes"));
-    }
-    if let Some(d) = limits.depth {
-        parts.push(format!("depth {d}"));
-    }
-    if let Some(t) = limits.time {
-        parts.push(format!("{} ms", t.as_millis()));
-    }
-    if parts.is_empty() {
-        "the engine's default budget".into()
-    } else {
-        parts.join(", ")
     }
 }
 

@@ -48,6 +48,7 @@ pub fn hello_of(worker_id: &str, version: &str, engine: &str, slots: u32) -> Hel
         engine: engine.into(),
         slots,
         protocol: stera_proto::PROTOCOL_VERSION,
+        default_limits: None,
     }
 }
 

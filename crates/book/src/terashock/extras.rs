@@ -17,6 +17,12 @@ pub struct NodeExtras {
     pub timestamps: Vec<u32>,
     /// Per-move search depths (0 where none were stored), when loaded.
     depths: Option<Depths>,
+    /// Positions per evaluator id (see [`crate::NodeStore::evaluators`]): who
+    /// thought how much of the book.
+    pub positions_by_evaluator: Vec<u64>,
+    /// Each node's evaluator id, when loaded
+    /// ([`NodeExtras::load_with_book_and_evaluators`]).
+    evaluators: Option<Vec<u16>>,
     /// Game results per node index (side to move's view), when loaded with
     /// [`NodeExtras::scan_games`]; only nodes with games.
     pub games: std::collections::HashMap<u32, crate::GameCounts>,
@@ -125,6 +131,22 @@ impl NodeExtras {
         Self::load_first_with_book(store, store.len() as usize, with_depths)
     }
 
+    /// [`NodeExtras::load_with_book`] that keeps each node's evaluator id too
+    /// ([`NodeExtras::evaluator`]; two bytes a node).
+    ///
+    /// # Errors
+    /// Storage failure, corrupt records, a store that repeats a key.
+    pub fn load_with_book_and_evaluators(
+        store: &dyn NodeStore,
+        with_depths: bool,
+    ) -> Result<(Book, Self), BookError> {
+        let n = store.len() as usize;
+        let mut extras = Self::with_capacity(n, with_depths);
+        extras.evaluators = Some(Vec::with_capacity(n));
+        let book = extras.load_into(store, n)?;
+        Ok((book, extras))
+    }
+
     /// [`NodeExtras::load_with_book`] of the first `nodes` nodes only: the book
     /// as it was when it had `nodes` nodes (what a coordinator's export of that
     /// snapshot wrote), all of it if the store holds fewer.
@@ -137,8 +159,14 @@ impl NodeExtras {
         with_depths: bool,
     ) -> Result<(Book, Self), BookError> {
         let n = nodes.min(store.len() as usize);
-        let mut book = Book::with_capacity(n);
         let mut extras = Self::with_capacity(n, with_depths);
+        let book = extras.load_into(store, n)?;
+        Ok((book, extras))
+    }
+
+    /// Loads the first `n` nodes of `store` into a new book and these extras.
+    fn load_into(&mut self, store: &dyn NodeStore, n: usize) -> Result<Book, BookError> {
+        let mut book = Book::with_capacity(n);
         store.for_each_node(&mut |id, node| {
             if id.index() >= n {
                 return Ok(());
@@ -150,10 +178,10 @@ impl NodeExtras {
                     node.key
                 )));
             }
-            extras.push(&node);
+            self.push(&node);
             Ok(())
         })?;
-        Ok((book, extras))
+        Ok(book)
     }
 
     fn with_capacity(n: usize, with_depths: bool) -> Self {
@@ -164,6 +192,8 @@ impl NodeExtras {
                 start: vec![0],
                 depths: Vec::new(),
             }),
+            positions_by_evaluator: Vec::new(),
+            evaluators: None,
             games: std::collections::HashMap::new(),
             counts: std::collections::HashMap::new(),
             learned: std::collections::HashMap::new(),
@@ -173,6 +203,14 @@ impl NodeExtras {
     fn push(&mut self, node: &crate::ThoughtNode) {
         self.plies.push(node.ply);
         self.timestamps.push(node.timestamp);
+        let e = usize::from(node.evaluator);
+        if self.positions_by_evaluator.len() <= e {
+            self.positions_by_evaluator.resize(e + 1, 0);
+        }
+        self.positions_by_evaluator[e] += 1;
+        if let Some(ids) = &mut self.evaluators {
+            ids.push(node.evaluator);
+        }
         if let Some(d) = &mut self.depths {
             match &node.depths {
                 Some(nd) => d.depths.extend_from_slice(nd),
@@ -192,6 +230,12 @@ impl NodeExtras {
     #[must_use]
     pub fn is_empty(&self) -> bool {
         self.plies.is_empty()
+    }
+
+    /// The evaluator id of a node, if evaluators were loaded.
+    #[must_use]
+    pub fn evaluator(&self, id: NodeId) -> Option<u16> {
+        self.evaluators.as_ref()?.get(id.index()).copied()
     }
 
     /// The stored per-move depths of a node, if depths were loaded.
