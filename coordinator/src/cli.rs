@@ -140,7 +140,9 @@ pub struct CoordinatorArgs {
     /// records the thinker that thought it (`book-tools show`, `stats`). Default:
     /// such a worker is refused at Hello (it stops, naming both), and a run whose
     /// limits differ from every budget recorded in the store does not start;
-    /// values of two engines or budgets are not on one scale.
+    /// values of two engines or budgets are not on one scale. A run that thinks
+    /// nothing (`--think-limit 0`: games, learning, searches) takes any worker,
+    /// whose engine then only plays.
     #[arg(long)]
     pub allow_mixed_engines: bool,
     /// On SIGTERM or Ctrl-C, wait this many seconds for jobs in flight.
@@ -286,14 +288,25 @@ pub(crate) fn dispatch_config(args: &CoordinatorArgs, play: play::PlaySettings) 
                 0.0
             },
         },
-        allow_mixed_engines: args.allow_mixed_engines,
+        allow_mixed_engines: args.mixing_allowed(),
     }
 }
 
 /// Refuses to start a run whose think jobs would run at another budget than every
 /// budget recorded in the store (`--allow-mixed-engines` allows it): the
 /// coordinator's limits, or without them its local workers' built-in default.
+impl CoordinatorArgs {
+    /// Whether workers of any engine and budget are taken: asked for, or a run
+    /// that stores no values (it thinks nothing, so its workers' engines only play).
+    pub(crate) fn mixing_allowed(&self) -> bool {
+        self.allow_mixed_engines || self.think_limit == Some(0)
+    }
+}
+
 pub(crate) fn check_run_budget(args: &CoordinatorArgs, store: &dyn NodeStore) -> Result<()> {
+    if args.think_limit == Some(0) {
+        return Ok(());
+    }
     let identities = store
         .evaluators()
         .context("cannot read the store's evaluators")?;
@@ -313,7 +326,7 @@ pub(crate) fn check_run_budget(args: &CoordinatorArgs, store: &dyn NodeStore) ->
         ),
         None => return Ok(()),
     };
-    crate::thinkers::check_run_budget(&identities, &budget, why, args.allow_mixed_engines)
+    crate::thinkers::check_run_budget(&identities, &budget, why, args.mixing_allowed())
         .map_err(anyhow::Error::msg)
 }
 

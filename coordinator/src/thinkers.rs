@@ -119,10 +119,12 @@ impl Thinkers {
             if !self.allow_mixed {
                 return Err(self.refusal(&hello.worker_id, &worker));
             }
-            tracing::warn!(
+            // INFO, not WARN: mixing was decided (the flag, or a run that thinks
+            // nothing, where the worker's engine only plays).
+            tracing::info!(
                 worker = %hello.worker_id,
                 thinker = %identity,
-                "a new engine or budget thinks for this store ({ALLOW_FLAG}); its positions are recorded under it"
+                "a worker of another engine or budget admitted ({ALLOW_FLAG}, or --think-limit 0); positions it thinks are recorded under it"
             );
         }
         if !self.known.contains(&identity) {

@@ -67,6 +67,8 @@ fn a_clean_stop_by_sigterm_logs_no_warning() {
             "300",
             "--export",
             export.to_str().unwrap(),
+            // The local worker and a fake one think side by side.
+            "--allow-mixed-engines",
         ],
         &[],
     );

@@ -185,7 +185,18 @@ fn a_draining_coordinator_is_never_back_and_the_outage_counts_from_the_first_los
     let db = dir.path().join("book.db");
     let listen = format!("127.0.0.1:{}", common::free_port());
     let rt = common::runtime(1);
-    let mut c = Coord::start(&db, &listen, &["--nodes", "2000", "--drain-secs", "6"], &[]);
+    let mut c = Coord::start(
+        &db,
+        &listen,
+        &[
+            "--nodes",
+            "2000",
+            "--drain-secs",
+            "6",
+            "--allow-mixed-engines",
+        ],
+        &[],
+    );
     let url = c.url();
     let worker = Worker::start(&url);
     worker.wait_for("connected");

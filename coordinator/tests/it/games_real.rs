@@ -184,7 +184,8 @@ fn run_with_fairy_stockfish(engine_cmd: &str, db: &Path, run_args: &[&str]) -> V
         worker_log.lock().unwrap()
     );
     // The games came from Fairy-Stockfish, not from some other engine.
-    let hello = c.wait_log("worker=fairy", LONG);
+    // Its connection line names its engine (the only worker of the run).
+    let hello = c.wait_log("worker connected", LONG);
     assert!(
         hello.to_lowercase().contains("engine=fairy-stockfish")
             && hello.contains("UCI_Variant=shogi"),

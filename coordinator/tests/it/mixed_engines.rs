@@ -141,7 +141,7 @@ fn a_worker_at_another_budget_is_refused_unless_mixing_is_allowed() {
     let at_300 = format!("{} at 300 nodes", builtin());
     let notes: Vec<_> = log
         .iter()
-        .filter(|l| l.contains("a new engine or budget thinks for this store"))
+        .filter(|l| l.contains("a worker of another engine or budget admitted"))
         .collect();
     assert_eq!(notes.len(), 1, "{log:?}");
     assert!(notes[0].contains(&at_300), "{}", notes[0]);

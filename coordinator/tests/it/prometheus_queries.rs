@@ -231,6 +231,8 @@ fn every_dashboard_and_alert_query_works_on_live_metrics() {
             &coordinator_http,
             "--nodes",
             "300",
+            // A real worker and a fake one that answers out of range.
+            "--allow-mixed-engines",
             "--export-dir",
             dir.path().to_str().unwrap(),
             "--export",

@@ -49,7 +49,14 @@ fn killed_worker_leases_come_back() {
     let c = Coord::start(
         &db,
         "127.0.0.1:0",
-        &["--think-limit", "5", "--nodes", "50000000"],
+        &[
+            "--think-limit",
+            "5",
+            "--nodes",
+            "50000000",
+            // The fake worker below finishes the run beside a real one.
+            "--allow-mixed-engines",
+        ],
         &[],
     );
     let mut victim = start_worker(&c.url(), &["--slots", "1", "--worker-id", "victim"], &[]);
@@ -78,7 +85,13 @@ fn a_leaving_worker_is_logged_with_the_jobs_it_gave_back() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("book.db");
     // A budget large enough that the worker is surely mid-job when stopped.
-    let c = Coord::start(&db, "127.0.0.1:0", &["--nodes", "50000000"], &[]);
+    // A fake worker takes the leaver's jobs beside a real one.
+    let c = Coord::start(
+        &db,
+        "127.0.0.1:0",
+        &["--nodes", "50000000", "--allow-mixed-engines"],
+        &[],
+    );
     let mut leaver = start_worker(&c.url(), &["--slots", "1", "--worker-id", "leaver"], &[]);
     let log = common::collect_stderr(&mut leaver);
     c.wait_log("worker=leaver", LONG);
@@ -118,7 +131,7 @@ fn killed_coordinator_keeps_acknowledged_results() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("book.db");
     let listen = format!("127.0.0.1:{}", common::free_port());
-    let mut c = Coord::start(&db, &listen, &[], &[]);
+    let mut c = Coord::start(&db, &listen, &["--allow-mixed-engines"], &[]);
     let mut worker = start_worker(
         &c.url(),
         &[
@@ -155,7 +168,7 @@ fn killed_coordinator_keeps_acknowledged_results() {
     let lost = common::book_contains_all(&db, &acked);
     assert!(lost.is_empty(), "acknowledged but lost: {lost:?}");
     // Restart on the same address: the worker process finds it again.
-    let mut c2 = Coord::start(&db, &listen, &[], &[]);
+    let mut c2 = Coord::start(&db, &listen, &["--allow-mixed-engines"], &[]);
     c2.wait_log("worker=survivor", LONG);
     c2.sigterm();
     assert!(c2.wait_exit(LONG).success(), "{:?}", c2.log.lock().unwrap());
