@@ -317,11 +317,10 @@ pub(crate) fn check_run_budget(args: &CoordinatorArgs, store: &dyn NodeStore) ->
     };
     let (budget, why) = match crate::thinkers::job_budget(&limits) {
         Some(budget) => (budget, "--nodes, --depth, --time-ms"),
+        // The budget the local workers report at Hello, by the worker's own rule.
         None if args.local_workers > 0 => (
-            stera_engine::Limits {
-                nodes: Some(stera_engine::builtin::DEFAULT_NODES),
-                ..stera_engine::Limits::default()
-            },
+            stera_engine::choice::EngineChoice::builtin()
+                .budget_of(stera_engine::Limits::default()),
             "the --local-workers' built-in engine without --nodes, --depth or --time-ms",
         ),
         None => return Ok(()),
