@@ -398,38 +398,70 @@ fi
 
 # Many openings instead of the start position (ROWS=suite, rows `held-suite*`):
 # SUITE_OPENINGS [100] positions of the held-out book at plies SUITE_PLIES [2-4]
-# (`scripts/book-openings.py`, seed 1), the pool's book learned on them
-# (`suite-pool`: SUITE_LEARN_GAMES [10000] games, two game threads) and matched on
-# them, each opening for a pair in turn, SUITE_GAMES [2000] games a row: against
-# Fairy-Stockfish (held out) and the training opponent, beside no book and the
-# minimax book. Here a match judges the book's decisions at a hundred positions,
-# not its first move.
+# (`scripts/book-openings.py`, seed 1), books learned on them with
+# SUITE_LEARN_GAMES [10000] games each and matched on them, each opening for a pair
+# in turn, SUITE_GAMES [2000] games a row. Here a match judges the book's decisions
+# at a hundred positions, not its first move. The books:
+# - `suite-pool`: `book-tools learn` against the pool (two game threads);
+# - `suite-single`: the same against the book side's own engine and budget alone;
+# - `suite-grow`: the pool's learning through the coordinator, growing the book
+#   where its games leave it (SUITE_GROW [20000] positions thought at
+#   GROW_NODES_LOW, every think job given to those exits while any are queued), so
+#   that the book is deep where the suite's games go; `growminimax` plays that
+#   grown book's minimax moves (depth without learning).
+# The opponents: Fairy-Stockfish (held out), the built-in engine at 4x NODES (held
+# out: a budget outside the pool; its node limit jittered by SUITE_4K_JITTER [0.9]
+# so that its games differ) and the training opponent.
 if wanted suite; then
     held_book
     SUITE_OPENINGS=${SUITE_OPENINGS:-100}
     SUITE_PLIES=${SUITE_PLIES:-2-4}
     SUITE_LEARN_GAMES=${SUITE_LEARN_GAMES:-10000}
     SUITE_GAMES=${SUITE_GAMES:-2000}
+    SUITE_GROW=${SUITE_GROW:-20000}
+    SUITE_4K_JITTER=${SUITE_4K_JITTER:-0.9}
     [ -s "$OUT/suite.txt" ] || python3 "$SCRIPTS/book-openings.py" "$OUT/held-minimax.db2016" \
         "$SUITE_PLIES" "$SUITE_OPENINGS" 1 > "$OUT/suite.txt"
-    if [ ! -d "$OUT/suite-pool.db" ]; then
-        cp -r "$OUT/held.db" "$OUT/suite-pool.tmp"
-        run /usr/bin/time -f "%e %U %S" -o "$OUT/suite-pool.time" "$BIN/book-tools" learn \
-            --db "$OUT/suite-pool.tmp" --openings "$OUT/suite.txt" --games "$SUITE_LEARN_GAMES" \
-            --nodes "$NODES" --concurrency 2 --learn-seed 5 --opponent "--nodes 500" \
-            --opponent "--nodes 1000" --opponent "--nodes 2000" \
-            > "$OUT/suite-pool.learn.out" 2> "$OUT/suite-pool.learn.log"
-        mv "$OUT/suite-pool.tmp" "$OUT/suite-pool.db"
+    suite_learned() { # suite_learned NAME [learn flags...]
+        local name=$1
+        shift
+        if [ ! -d "$OUT/$name.db" ]; then
+            rm -rf "$OUT/$name.tmp"
+            cp -r "$OUT/held.db" "$OUT/$name.tmp"
+            run /usr/bin/time -f "%e %U %S" -o "$OUT/$name.time" "$BIN/book-tools" learn \
+                --db "$OUT/$name.tmp" --openings "$OUT/suite.txt" --games "$SUITE_LEARN_GAMES" \
+                --nodes "$NODES" --concurrency 2 --learn-seed 5 "$@" \
+                > "$OUT/$name.learn.out" 2> "$OUT/$name.learn.log"
+            mv "$OUT/$name.tmp" "$OUT/$name.db"
+        fi
+    }
+    suite_learned suite-pool --opponent "--nodes 500" --opponent "--nodes 1000" --opponent "--nodes 2000"
+    if [ ! -d "$OUT/suite-grow.db" ]; then
+        rm -rf "$OUT/suite-grow.tmp"
+        cp -r "$OUT/held.db" "$OUT/suite-grow.tmp"
+        run /usr/bin/time -f "%e %U %S" -o "$OUT/suite-grow.time" "$BIN/coordinator" \
+            --db "$OUT/suite-grow.tmp" --local-workers 2 --local-slots 1 --listen 127.0.0.1:0 \
+            --nodes "$GROW_NODES_LOW" --think-limit "$SUITE_GROW" --learn-grow-share 1 \
+            --learn-games "$SUITE_LEARN_GAMES" --learn-nodes "$NODES" --learn-openings "$OUT/suite.txt" \
+            --learn-seed 5 --learn-opponent "--nodes 500" --learn-opponent "--nodes 1000" \
+            --learn-opponent "--nodes 2000" 2> "$OUT/suite-grow.learn.log"
+        mv "$OUT/suite-grow.tmp" "$OUT/suite-grow.db"
     fi
+    suite_learned suite-single
     suite=(--openings "$OUT/suite.txt" --repeat-openings --play-seed 7)
-    for against in fs train; do
+    for against in fs 4k train; do
         case $against in
             fs) opp=("${fs[@]}") ;;
+            4k) opp=(--opponent-nodes $((4 * NODES)) --opponent-node-jitter "$SUITE_4K_JITTER") ;;
             train) opp=() ;;
         esac
-        GAMES=$SUITE_GAMES match "held-suite$against-none" --book "$OUT/unreached.db2016" "${suite[@]}" "${opp[@]}"
-        [ "$against" = fs ] && GAMES=$SUITE_GAMES match "held-suite$against-minimax" --db "$OUT/held.db" --book-moves best "${suite[@]}" "${opp[@]}"
-        GAMES=$SUITE_GAMES match "held-suite$against-pool" --db "$OUT/suite-pool.db" --book-moves results "${suite[@]}" "${opp[@]}"
+        row() { GAMES=$SUITE_GAMES match "held-suite$against-$1" "${@:2}" "${suite[@]}" "${opp[@]}"; }
+        row none --book "$OUT/unreached.db2016"
+        [ "$against" = train ] || row minimax --db "$OUT/held.db" --book-moves best
+        row single --db "$OUT/suite-single.db" --book-moves results
+        row pool --db "$OUT/suite-pool.db" --book-moves results
+        row grow --db "$OUT/suite-grow.db" --book-moves results
+        [ "$against" = train ] || row growminimax --db "$OUT/suite-grow.db" --book-moves best
     done
 fi
 

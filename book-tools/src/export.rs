@@ -21,7 +21,8 @@ pub struct Args {
     db: PathBuf,
     /// The book file to write; it appears only when complete (atomic rename). Its
     /// extension chooses the format unless --export-format says otherwise: `.ybb` a
-    /// binary book, anything else YaneuraOu's text book.
+    /// binary book, anything else YaneuraOu's text book. Not `-`: the book is a
+    /// file, never standard output.
     #[arg(long)]
     out: PathBuf,
     // `--export-format`, `--export-shrink`, `--export-backup`... and
@@ -39,6 +40,13 @@ pub struct Args {
 
 pub fn run(args: &Args) -> Result<()> {
     let start = Instant::now();
+    // `-` would otherwise name a file in the current directory: refused, since
+    // the book is written beside its final name and renamed into place.
+    if args.out.as_os_str() == "-" {
+        anyhow::bail!(
+            "--out -: export writes a file (complete or not at all), not standard output; give a path such as book.db"
+        );
+    }
     // Flags that contradict each other are refused before the store is read.
     let choice = args.export.checked()?;
     let format = choice.format_for(&args.out)?;

@@ -44,8 +44,7 @@ use stera_engine::{EvalError, Limits, Player, PlayerMove};
 use stera_games::Budget;
 use stera_games::opponent::Pool;
 use stera_games::results_book::{
-    DEFAULT_LEARNING_WINDOW, DEFAULT_PRIOR_GAMES, DEFAULT_SETTLED, KeyPositions, SettledCount,
-    check_settled_threshold,
+    DEFAULT_LEARNING_WINDOW, DEFAULT_SETTLED, KeyPositions, SettledCount, check_settled_threshold,
 };
 use stera_games::{
     AnalysedBook, GameRules, LearningPolicy, OpponentSpec, PlayOptions, ResultsBook, Side,
@@ -114,6 +113,12 @@ pub struct LearnArgs {
     /// when --learn-games is reached. Default: play all --learn-games.
     #[arg(long, value_name = "PROBABILITY")]
     pub learn_stop_when_settled: Option<f64>,
+    /// Try only the book moves at most CP below the position's best value: the
+    /// window the learner samples from, as `book-tools learn --learn-window`.
+    /// The weight of a move's value against its games is --prior-games, the
+    /// same the exports by results use.
+    #[arg(long, value_name = "CP", default_value_t = DEFAULT_LEARNING_WINDOW)]
+    pub learn_window: i32,
 }
 
 /// Node jitter of the book side's engine moves.
@@ -123,9 +128,15 @@ impl LearnArgs {
     /// Checks the learning flags alone, before anything starts.
     ///
     /// # Errors
-    /// What [`LearnArgs::pool`] refuses, a stopping probability outside
-    /// (0.5, 1), or one given without learning games.
+    /// What [`LearnArgs::pool`] refuses, a negative window, a stopping
+    /// probability outside (0.5, 1), or one given without learning games.
     pub fn check(&self) -> Result<(), String> {
+        if self.learn_window < 0 {
+            return Err(format!(
+                "--learn-window must be at least 0, not {}",
+                self.learn_window
+            ));
+        }
         if let Some(p) = self.learn_stop_when_settled {
             check_settled_threshold(p).map_err(|e| format!("--learn-stop-when-settled {e}"))?;
             if self.learn_games == 0 {
@@ -359,6 +370,10 @@ struct Shared {
     settled_at: f64,
     /// `--learn-stop-when-settled` was given.
     stop_when_settled: bool,
+    /// `--learn-window`.
+    window: i32,
+    /// `--prior-games`.
+    prior_games: f64,
     /// Every key position was settled at a check: no new game starts, the
     /// games in flight finish and are counted.
     settled: AtomicBool,
@@ -386,7 +401,8 @@ impl LearnDriver {
     }
 
     /// Starts `args.learn_concurrency` threads that play `args.learn_games`
-    /// games from `roots` (each a position command) through `handle`.
+    /// games from `roots` (each a position command) through `handle`, the
+    /// learner weighing a move's value as `prior_games` games.
     ///
     /// # Errors
     /// Bad flags or roots, or no book to learn on.
@@ -395,6 +411,7 @@ impl LearnDriver {
         args: &LearnArgs,
         roots: &[String],
         ply_limit: u32,
+        prior_games: f64,
     ) -> Result<Self, String> {
         if args.learn_games == 0 {
             return Ok(Self::none());
@@ -423,7 +440,7 @@ impl LearnDriver {
             .map_err(|e| e.to_string())?
             .map_err(|e| format!("cannot analyse the book: {e}"))?;
         let results = Arc::new(ResultsBook::new(Arc::new(analysed), counts));
-        let policy = LearningPolicy::new(results, DEFAULT_LEARNING_WINDOW, DEFAULT_PRIOR_GAMES);
+        let policy = LearningPolicy::new(results, args.learn_window, prior_games);
         let key_positions = KeyPositions::of_openings(&openings);
         let threads = args
             .learn_concurrency
@@ -461,6 +478,8 @@ impl LearnDriver {
             key_positions,
             settled_at: args.learn_stop_when_settled.unwrap_or(DEFAULT_SETTLED),
             stop_when_settled: args.learn_stop_when_settled.is_some(),
+            window: args.learn_window,
+            prior_games,
             settled: AtomicBool::new(false),
             last_settled: std::sync::Mutex::new(None),
             running: std::sync::atomic::AtomicUsize::new(threads),
@@ -661,8 +680,8 @@ fn refresh(shared: &Shared, book_len: u64) {
         let results = Arc::new(ResultsBook::new(Arc::new(analysed), counts));
         Ok(LearningPolicy::new(
             results,
-            DEFAULT_LEARNING_WINDOW,
-            DEFAULT_PRIOR_GAMES,
+            shared.window,
+            shared.prior_games,
         ))
     })();
     match rebuilt {

@@ -199,10 +199,15 @@ pub async fn run(args: CoordinatorArgs, export: Option<ExportFn<SledStore>>) -> 
     let (server, addr) =
         server::start_server(&args, tls, &token, &handle, &registry, server_stopped).await?;
     let local_workers = local_workers::start_local_workers(&args, addr, token.as_deref())?;
-    let learning =
-        learn::LearnDriver::start(handle.clone(), &args.learn, &roots, args.play.ply_limit)
-            .await
-            .map_err(|e| anyhow::anyhow!("cannot start learning games: {e}"))?;
+    let learning = learn::LearnDriver::start(
+        handle.clone(),
+        &args.learn,
+        &roots,
+        args.play.ply_limit,
+        args.export_choice.choice().prior_games,
+    )
+    .await
+    .map_err(|e| anyhow::anyhow!("cannot start learning games: {e}"))?;
     let periodic = args.export.as_ref().zip(export_every).map(|(path, every)| {
         schedule::periodic_export(handle.clone(), every, cli::export_request(&args, path))
     });

@@ -51,3 +51,27 @@ fn exports_into_a_store_are_refused_and_the_store_survives() {
         );
     }
 }
+
+/// `--out -` used to write a file named `-` in the working directory; the
+/// user who typed it wanted standard output, which an export (written beside
+/// its name, then renamed) does not do. It is refused and nothing is written.
+#[test]
+fn an_export_to_a_dash_is_refused_and_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("book.db");
+    let synth = book_tools(&["synth", "--db", s(&db), "--positions", "20"]);
+    assert!(synth.status.success());
+    let run = std::process::Command::new(env!("CARGO_BIN_EXE_book-tools"))
+        .args(["export", "--db", s(&db), "--out", "-"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(!run.status.success());
+    let err = String::from_utf8_lossy(&run.stderr);
+    assert!(
+        err.contains("--out -") && err.contains("standard output"),
+        "{err}"
+    );
+    assert!(run.stdout.is_empty());
+    assert!(!dir.path().join("-").exists());
+}

@@ -398,6 +398,48 @@ fn a_stopping_probability_outside_a_half_to_one_is_refused_before_anything_start
     }
 }
 
+/// The learner's window and prior are the run's: `--learn-window` (as `book-tools
+/// learn` names it) and `--prior-games` (the exports' flag, which `book-tools
+/// learn` also learns with) reach the learner, and a negative window is refused.
+#[test]
+fn the_learners_window_and_prior_are_the_flags_of_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("book.db");
+    let err = refused(
+        &db,
+        &[
+            "--think-limit",
+            "0",
+            "--learn-games",
+            "4",
+            "--learn-window=-5",
+        ],
+    );
+    assert!(
+        err.contains("--learn-window must be at least 0, not -5"),
+        "{err}"
+    );
+    assert!(!db.exists(), "the store directory was made");
+    stera_testkit::books::one_move_ahead_store(&db);
+    let mut args = learning_args("4");
+    args.extend(["--learn-window", "0", "--prior-games", "12.5"]);
+    let mut c = Coord::start(&db, "127.0.0.1:0", &args, &[LEARN_LOG]);
+    let status = c.wait_exit(LONG);
+    let log = c.log.lock().unwrap().clone();
+    drop(c);
+    assert!(status.success(), "{log:?}");
+    let started: Vec<&String> = log
+        .iter()
+        .filter(|l| l.contains("learning games: "))
+        .collect();
+    assert_eq!(started.len(), 1, "{log:?}");
+    assert!(
+        started[0].contains("within 0 cp, prior 12.5 games"),
+        "{started:?}"
+    );
+    assert_eq!(total(&db), 4);
+}
+
 /// A book grown during a learning run (here by thinking alongside it) is the
 /// learner's to play in the same run: once the book has gained enough
 /// positions, the learner takes its snapshot again, and says so.

@@ -223,11 +223,18 @@ impl OpponentSpec {
         &self.engine_flags
     }
 
-    /// True when `other` runs the same engine program with the same options, so
-    /// one started engine can serve both (with their own budgets).
+    /// True when `other` runs the same engine program with the same options and
+    /// is driven the same way (go mode, timeout, score conversion), so one
+    /// started engine can serve both (with their own budgets).
     #[must_use]
     pub fn same_engine(&self, other: &EngineChoice) -> bool {
-        engine_words(&self.engine) == engine_words(other)
+        let (a, b) = (&self.engine, other);
+        engine_words(a) == engine_words(b)
+            && (a.kind() == EngineKind::Builtin
+                || (a.go_mode == b.go_mode
+                    && a.timeout_secs == b.timeout_secs
+                    && a.cp_is_win_rate == b.cp_is_win_rate
+                    && a.win_rate_coefficient == b.win_rate_coefficient))
     }
 }
 
@@ -363,6 +370,24 @@ mod tests {
         assert!(a.same_engine(&b.engine));
         let c = OpponentSpec::parse("--engine usi --engine-cmd x --depth 2").unwrap();
         assert!(!a.same_engine(&c.engine));
+        // One command driven another way is another engine to start.
+        for other in [
+            "--engine-cmd x --depth 3 --go-mode byoyomi-only",
+            "--engine-cmd x --depth 3 --timeout-secs 7",
+            "--engine-cmd x --depth 3 --cp-is-win-rate 10000",
+        ] {
+            assert!(
+                !c.same_engine(&OpponentSpec::parse(other).unwrap().engine),
+                "{other}"
+            );
+        }
+        assert!(
+            c.same_engine(
+                &OpponentSpec::parse("--engine-cmd x --nodes 9")
+                    .unwrap()
+                    .engine
+            )
+        );
         assert!(!a.names_engine() && !b.names_engine() && c.names_engine());
     }
 

@@ -240,7 +240,7 @@ fn results_args(names: FlagNames) -> [Arg; 3] {
             // DEFAULT_PRIOR_GAMES as text (test `each_front_end_has_the_same_defaults`).
             .default_value("4")
             .help(
-                "With the results: the weight of a move's value against its games, in games (the same flag as `book-tools learn` and `match`)",
+                "The weight of a move's value against its games, in games: in the values by results and, where learning games are played, in the learner's estimates (the same flag as `book-tools learn` and `match`)",
             );
     let by_results_flag = format!("--{}", names.by_results.long);
     let opponents = arg_of(names.opponents)
