@@ -71,6 +71,8 @@ pub(crate) fn start_local_workers(
             .arg(format!("local-{i}"))
             // They end with this coordinator rather than wait for the next one.
             .arg("--exit-on-drain")
+            // And with this coordinator when it is killed without a drain.
+            .arg("--exit-with-parent")
             // One status line, this process's; their log records in this
             // process's format, written out by this process (`relay`).
             .arg("--status-every-secs")

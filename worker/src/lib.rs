@@ -107,6 +107,13 @@ pub struct WorkerArgs {
     /// one. Set by the coordinator for its `--local-workers`, which end with it.
     #[arg(long)]
     pub exit_on_drain: bool,
+    /// Leave (giving back the jobs in hand) once the process that started this
+    /// worker has ended, which a worker sees as its parent process id changing.
+    /// Set by the coordinator for its `--local-workers`, so that a coordinator
+    /// killed without a drain (SIGKILL, the OOM killer) leaves no worker behind
+    /// retrying forever. Default: off, a worker outlives whoever started it.
+    #[arg(long)]
+    pub exit_with_parent: bool,
     /// Log format: `text` for people, `json` (one object per line) for log
     /// collectors. Levels come from RUST_LOG (default `info`).
     #[arg(long, value_enum, default_value = "text")]
@@ -191,6 +198,9 @@ pub async fn run(args: WorkerArgs) -> Result<()> {
         serve_metrics(addr, stats.clone()).await?;
     }
     let (shutdown_tx, shutdown_rx) = watch::channel(Shutdown::Running);
+    if args.exit_with_parent {
+        tokio::spawn(leave_with_parent(shutdown_tx.clone()));
+    }
     tokio::spawn(two_stage(StopSignals::register(), shutdown_tx, log_stage));
     let status = tokio::spawn(status::report(
         stats.clone(),
@@ -224,6 +234,28 @@ pub async fn run(args: WorkerArgs) -> Result<()> {
     status.abort();
     status::final_line(&stats);
     result
+}
+
+/// How often a worker with `--exit-with-parent` looks for its parent.
+const PARENT_CHECK_EVERY: Duration = Duration::from_millis(500);
+
+/// Aborts through `shutdown` once this process's parent has changed: the
+/// process that started it ended and it was handed to another (init or a
+/// subreaper). Polling the parent id needs nothing beyond std and works on
+/// every Unix, where a parent-death signal is Linux's alone.
+async fn leave_with_parent(shutdown: watch::Sender<Shutdown>) {
+    let parent = std::os::unix::process::parent_id();
+    loop {
+        tokio::time::sleep(PARENT_CHECK_EVERY).await;
+        if std::os::unix::process::parent_id() != parent {
+            tracing::warn!(
+                parent,
+                "the process that started this worker has ended (--exit-with-parent): leaving"
+            );
+            let _ = shutdown.send(Shutdown::Abort);
+            return;
+        }
+    }
 }
 
 /// Installs the recorder and serves `/metrics` from `stats`.

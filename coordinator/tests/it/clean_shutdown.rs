@@ -100,3 +100,77 @@ fn a_clean_stop_by_sigterm_logs_no_warning() {
         .collect();
     assert!(loud.is_empty(), "{loud:#?}");
 }
+
+/// The processes whose parent is `pid` and whose command line holds `word`.
+fn children_with(pid: u32, word: &str) -> Vec<u32> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(child) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{child}/stat")) else {
+            continue;
+        };
+        // The fields after the command's closing parenthesis: state, ppid, ...
+        let ppid = stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().nth(1))
+            .and_then(|p| p.parse::<u32>().ok());
+        let cmdline = std::fs::read(format!("/proc/{child}/cmdline")).unwrap_or_default();
+        if ppid == Some(pid) && String::from_utf8_lossy(&cmdline).contains(word) {
+            found.push(child);
+        }
+    }
+    found
+}
+
+/// True while `pid` runs (a zombie nobody has reaped yet has ended).
+fn running(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        stat.rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().next())
+            .is_some_and(|state| state != "Z" && state != "X")
+    })
+}
+
+/// A coordinator killed with SIGKILL (or by the OOM killer) cannot drain its
+/// local workers; they used to stay behind, retrying a coordinator that was
+/// gone. Now they notice their parent ended and leave.
+#[test]
+fn local_workers_leave_when_their_coordinator_is_killed() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("book.db");
+    let mut c = Coord::start(
+        &db,
+        "127.0.0.1:0",
+        &["--local-workers", "2", "--nodes", "300"],
+        &[],
+    );
+    // Both workers connected.
+    let start = std::time::Instant::now();
+    while c
+        .log
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|l| l.contains("worker connected"))
+        .count()
+        < 2
+    {
+        assert!(start.elapsed() < LONG, "{:?}", c.log.lock().unwrap());
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let workers = children_with(c.child.id(), "__worker");
+    assert_eq!(workers.len(), 2, "{:?}", c.log.lock().unwrap());
+    assert!(workers.iter().all(|&w| running(w)));
+    c.kill9();
+    let start = std::time::Instant::now();
+    while workers.iter().any(|&w| running(w)) {
+        assert!(
+            start.elapsed() < LONG,
+            "local workers {workers:?} still run {:?} after their coordinator was killed",
+            start.elapsed()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+}
