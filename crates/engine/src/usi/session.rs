@@ -200,8 +200,11 @@ impl Session {
                 self.multipv = Some(k);
             }
         }
-        send(&mut self.process, &format!("position {position}"))?;
+        // `isready` before `position`, never between it and `go`: YaneuraOu
+        // answers `isready` by setting up the initial position again, and
+        // would search (and play) from there.
         self.wait_ready(deadline, timeout)?;
+        send(&mut self.process, &format!("position {position}"))?;
         send(&mut self.process, go)?;
         let go_sent = Instant::now();
         let mut output = SearchOutput::default();
