@@ -112,6 +112,11 @@ pub(crate) struct Session {
     process: EngineProcess,
     pub info: EngineInfo,
     multipv: Option<u32>,
+    /// Nothing was sent since the last `readyok` that the engine must take in
+    /// before a search (a `setoption`). A session whose search did not end in
+    /// `bestmove` is never searched again (see `UsiEngine::run`), so no line of
+    /// an earlier search can be pending: `isready` is needed only after options.
+    ready: bool,
 }
 
 impl Session {
@@ -161,6 +166,7 @@ impl Session {
             process,
             info,
             multipv: None,
+            ready: false,
         };
         session.wait_ready(deadline, timeout)?;
         send(&mut session.process, "usinewgame")?;
@@ -173,6 +179,7 @@ impl Session {
         send(&mut self.process, "isready")?;
         loop {
             if read(&mut self.process, deadline, timeout)?.trim() == "readyok" {
+                self.ready = true;
                 return Ok(());
             }
         }
@@ -198,12 +205,17 @@ impl Session {
                     &format!("setoption name MultiPV value {k}"),
                 )?;
                 self.multipv = Some(k);
+                self.ready = false;
             }
         }
         // `isready` before `position`, never between it and `go`: YaneuraOu
         // answers `isready` by setting up the initial position again, and
-        // would search (and play) from there.
-        self.wait_ready(deadline, timeout)?;
+        // would search (and play) from there. And only when an option changed:
+        // YaneuraOu's `isready` takes 160 ms (it sets up its search again),
+        // 130 times a 1,000-node search.
+        if !self.ready {
+            self.wait_ready(deadline, timeout)?;
+        }
         send(&mut self.process, &format!("position {position}"))?;
         send(&mut self.process, go)?;
         let go_sent = Instant::now();
