@@ -71,7 +71,8 @@ match() { # match NAME [book-tools match flags...]
     shift
     # ROWS=held names every held-out row, ROWS=suite those on the opening suite.
     wanted "$name" || { [[ $name == held-suite* ]] && wanted suite; } ||
-        { [[ $name == held-* ]] && [[ $name != held-suite* ]] && wanted held; } || return 0
+        { [[ $name == held-third* ]] && wanted third; } ||
+        { [[ $name == held-* ]] && [[ $name != held-suite* ]] && [[ $name != held-third* ]] && wanted held; } || return 0
     if [ ! -s "$OUT/$name.json" ]; then
         # A match whose pairs repeat exits non-zero after printing its counts.
         run "$BIN/book-tools" match --games "$GAMES" --nodes "$NODES" --concurrency "$JOBS" \
@@ -83,7 +84,7 @@ match() { # match NAME [book-tools match flags...]
 }
 
 # The held-out rows (ROWS=held) grow their own book: the three below are not needed.
-if [ "$ROWS" != held ] && [ "$ROWS" != suite ]; then
+if [ "$ROWS" != held ] && [ "$ROWS" != suite ] && [ "$ROWS" != third ]; then
     grow high "$GROW_NODES_HIGH"
     grow low "$GROW_NODES_LOW"
     # The same compute spread by sampling descents (near-best lines of both sides)
@@ -460,9 +461,48 @@ if wanted suite; then
         [ "$against" = train ] || row minimax --db "$OUT/held.db" --book-moves best
         row single --db "$OUT/suite-single.db" --book-moves results
         row pool --db "$OUT/suite-pool.db" --book-moves results
+        [ "$against" = 4k ] && continue
         row grow --db "$OUT/suite-grow.db" --book-moves results
         [ "$against" = train ] || row growminimax --db "$OUT/suite-grow.db" --book-moves best
     done
+fi
+
+# Another engine in the pool, judged by a third (ROWS=third, rows `held-third*`): the
+# pool of the suite rows plus Fairy-Stockfish at FS_NODES (`suite-poolfs`, learned on
+# the suite as `suite-pool` is), matched with the suite's books against YaneuraOu
+# built with its material-only evaluation (YANEURAOU_ENGINE_MATERIAL, MATERIAL_LEVEL
+# 1; no evaluation file needed; YO_CMD, at YO_NODES [1000] nodes, one thread, 16 MB
+# hash, no book), which took no part in any learning. Build it from YaneuraOu's
+# public source: make -C source normal YANEURAOU_EDITION=YANEURAOU_ENGINE_MATERIAL
+# COMPILER=g++ TARGET_CPU=AVX2 MATERIAL_LEVEL=1.
+if wanted third; then
+    held_book
+    [ -s "$OUT/suite.txt" ] || { echo "ROWS=third needs the suite (ROWS=suite) first" >&2; exit 1; }
+    YO_CMD=${YO_CMD:?ROWS=third needs YO_CMD, a YaneuraOu material build}
+    YO_NODES=${YO_NODES:-1000}
+    SUITE_LEARN_GAMES=${SUITE_LEARN_GAMES:-10000}
+    SUITE_GAMES=${SUITE_GAMES:-2000}
+    if [ ! -d "$OUT/suite-poolfs.db" ]; then
+        rm -rf "$OUT/suite-poolfs.tmp"
+        cp -r "$OUT/held.db" "$OUT/suite-poolfs.tmp"
+        run /usr/bin/time -f "%e %U %S" -o "$OUT/suite-poolfs.time" "$BIN/book-tools" learn \
+            --db "$OUT/suite-poolfs.tmp" --openings "$OUT/suite.txt" --games "$SUITE_LEARN_GAMES" \
+            --nodes "$NODES" --concurrency 2 --learn-seed 5 --opponent "--nodes 500" \
+            --opponent "--nodes 1000" --opponent "--nodes 2000" \
+            --opponent "--engine-cmd ${fs[3]} --engine-option UCI_Variant=shogi --nodes $FS_NODES" \
+            > "$OUT/suite-poolfs.learn.out" 2> "$OUT/suite-poolfs.learn.log"
+        mv "$OUT/suite-poolfs.tmp" "$OUT/suite-poolfs.db"
+    fi
+    suite=(--openings "$OUT/suite.txt" --repeat-openings --play-seed 7)
+    opp=(--opponent-engine usi --opponent-engine-cmd "$YO_CMD" --opponent-engine-option Threads=1
+        --opponent-engine-option USI_Hash=16 --opponent-engine-option BookFile=no_book
+        --opponent-nodes "$YO_NODES")
+    row() { GAMES=$SUITE_GAMES match "held-third-$1" "${@:2}" "${suite[@]}" "${opp[@]}"; }
+    row none --book "$OUT/unreached.db2016"
+    row minimax --db "$OUT/held.db" --book-moves best
+    row pool --db "$OUT/suite-pool.db" --book-moves results
+    row poolfs --db "$OUT/suite-poolfs.db" --book-moves results
+    row single --db "$OUT/suite-single.db" --book-moves results
 fi
 
 if wanted noise; then
