@@ -85,8 +85,19 @@ impl MoveScores {
 /// best of the last exact scores per first move. The last one matters for engines
 /// such as GPS Shogi, which print lines for several root moves without `multipv`
 /// and may omit the line of the move they finally play: then the best score shown
-/// is the closest thing to the position's value.
+/// is the closest thing to the position's value. Without any exact line, the
+/// last bound of the `bestmove` line ([`bound_of_bestmove`]).
 pub(crate) fn position_value(
+    scored: &[Info],
+    bestmove: &str,
+    scores: &ScoreConversion,
+) -> Option<(i32, u32)> {
+    exact_position_value(scored, bestmove, scores)
+        .or_else(|| bound_of_bestmove(scored, bestmove, scores))
+}
+
+/// [`position_value`] from exact lines alone.
+fn exact_position_value(
     scored: &[Info],
     bestmove: &str,
     scores: &ScoreConversion,
@@ -126,6 +137,28 @@ pub(crate) fn position_value(
         .max_by_key(|&(value, _)| value);
     // A line without a principal variation still carries the position's score.
     best.or_else(|| scored.iter().rev().find_map(value))
+}
+
+/// The last bound of `bestmove`'s line, one ply shallower than printed: what is
+/// left when a search printed no exact score. YaneuraOu prints its principal
+/// variation only every `PvInterval` milliseconds and at the end, so a short
+/// search stopped by its node limit inside a failed aspiration window ends on a
+/// bound line alone; the engine chose its move by it, and the iteration before
+/// the failed one was complete.
+fn bound_of_bestmove(
+    scored: &[Info],
+    bestmove: &str,
+    scores: &ScoreConversion,
+) -> Option<(i32, u32)> {
+    let info = scored
+        .iter()
+        .rev()
+        .find(|info| info.bound && info.first_pv_move.as_deref() == Some(bestmove))?;
+    let score = info.score?;
+    Some((
+        scores.to_value(score),
+        info.depth.unwrap_or(1).saturating_sub(1),
+    ))
 }
 
 #[cfg(test)]
@@ -198,6 +231,24 @@ mod tests {
         ]);
         assert_eq!(position_value(&lines, "7g7f", &conversion), Some((20, 5)));
         assert_eq!(position_value(&lines, "2g2f", &conversion), Some((35, 6)));
+    }
+
+    #[test]
+    fn a_search_that_ends_on_a_bound_alone_is_valued_by_the_bound_of_its_move() {
+        let conversion = ScoreConversion::default();
+        // YaneuraOu at 20,000 nodes after 7g7f 3c3d 8h2b+ 3a2b 6i7h (its output).
+        let lines = infos(&[
+            "info depth 5 seldepth 7 multipv 1 score cp 4 upperbound nodes 20010 pv B*3c 8i7g",
+        ]);
+        assert_eq!(position_value(&lines, "B*3c", &conversion), Some((4, 4)));
+        // A bound of another move is no value of this one.
+        assert_eq!(position_value(&lines, "8c8d", &conversion), None);
+        // An exact line, however old, goes before a bound.
+        let lines = infos(&[
+            "info depth 4 multipv 1 score cp -10 pv B*3c",
+            "info depth 5 multipv 1 score cp 4 upperbound pv B*3c",
+        ]);
+        assert_eq!(position_value(&lines, "B*3c", &conversion), Some((-10, 4)));
     }
 
     #[test]

@@ -23,3 +23,4 @@ mod usi_engines;
 mod usi_fake;
 mod usi_flood;
 mod usi_overhead;
+mod usi_yaneuraou;
