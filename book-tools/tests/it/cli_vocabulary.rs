@@ -467,7 +467,7 @@ const ONE_PLACE: &[(&str, &[&str])] = &[
     ("--eval-diff", &["book-tools match"]),
     ("--first-positions", &["book-tools export"]),
     ("--positions", &["book-tools synth"]),
-    ("--learn-window", &["book-tools learn"]),
+    ("--learn-window", &["book-tools learn", "coordinator"]),
 ];
 
 #[test]
