@@ -71,7 +71,7 @@ match() { # match NAME [book-tools match flags...]
     shift
     # ROWS=held names every held-out row, ROWS=suite those on the opening suite.
     wanted "$name" || { [[ $name == held-suite* ]] && wanted suite; } ||
-        { [[ $name == held-third* ]] && wanted third; } ||
+        { [[ $name == held-third* || $name == held-suitefs-poolfs ]] && wanted third; } ||
         { [[ $name == held-* ]] && [[ $name != held-suite* ]] && [[ $name != held-third* ]] && wanted held; } || return 0
     if [ ! -s "$OUT/$name.json" ]; then
         # A match whose pairs repeat exits non-zero after printing its counts.
@@ -503,6 +503,9 @@ if wanted third; then
     row pool --db "$OUT/suite-pool.db" --book-moves results
     row poolfs --db "$OUT/suite-poolfs.db" --book-moves results
     row single --db "$OUT/suite-single.db" --book-moves results
+    # Fairy-Stockfish is a training opponent of `suite-poolfs`: what it learned there.
+    GAMES=$SUITE_GAMES match held-suitefs-poolfs --db "$OUT/suite-poolfs.db" --book-moves results \
+        "${suite[@]}" "${fs[@]}"
 fi
 
 if wanted noise; then
