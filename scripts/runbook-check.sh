@@ -700,7 +700,8 @@ for engine in gps fairy; do
     esac
     begin "$label"
     eport="$(free_port)"
-    cp -a copy.db "usi-$engine.db"
+    # A store of its own: a store thought by the built-in engine refuses another
+    # engine's workers (deploy/README.md "A worker refused for its engine or budget").
     start "logs/usi-$engine-coordinator.log" "$COORD" --db "usi-$engine.db" --listen "127.0.0.1:$eport" \
         --token-file token --think-limit 2
     ucoord=$bg
@@ -838,7 +839,9 @@ end
 
 begin "a coordinator started without --export-dir refuses every remote export"
 nport="$(free_port)"
-start logs/no-export-dir.log "$COORD" --db newdisk/book.db --listen "127.0.0.1:$nport" --think-limit 0
+# No think limit and no workers: it serves until stopped (with --think-limit 0 it
+# would stop at once, racing the two checks below).
+start logs/no-export-dir.log "$COORD" --db newdisk/book.db --listen "127.0.0.1:$nport"
 nocoord=$bg
 wait_for 60 'listening' logs/no-export-dir.log || miss "the coordinator did not listen"
 run "$BT" remote export --coordinator "http://127.0.0.1:$nport" --out "$tmp/refused.db2016"
