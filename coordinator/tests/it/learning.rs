@@ -40,6 +40,14 @@ fn recorded_ids(log: &[String]) -> Vec<u64> {
         .collect()
 }
 
+/// The log of a run that `c` ends by itself, which must succeed.
+fn finished_log(c: &mut Coord) -> Vec<String> {
+    let status = c.wait_exit(LONG);
+    let log = c.log.lock().unwrap().clone();
+    assert!(status.success(), "{log:?}");
+    log
+}
+
 const LEARN_LOG: (&str, &str) = ("RUST_LOG", "info,stera_coordinator::learn=debug");
 
 fn learning_args(games: &str) -> Vec<&str> {
@@ -98,9 +106,7 @@ fn counted_learning_games_survive_a_sigkill_and_a_restart_exactly_once() {
 
     // A restart goes on from the stored ids and ends at its own target.
     let mut c = Coord::start(&db, "127.0.0.1:0", &learning_args("6"), &[LEARN_LOG]);
-    let status = c.wait_exit(LONG);
-    assert!(status.success(), "{:?}", c.log.lock().unwrap());
-    let log = c.log.lock().unwrap().clone();
+    let log = finished_log(&mut c);
     let second = recorded_ids(&log);
     assert!(
         log.iter()
@@ -332,10 +338,8 @@ fn learning_stops_once_every_key_position_is_settled() {
         ],
         &[LEARN_LOG],
     );
-    let status = c.wait_exit(LONG);
-    let log = c.log.lock().unwrap().clone();
+    let log = finished_log(&mut c);
     drop(c);
-    assert!(status.success(), "{log:?}");
     let stopped: Vec<&String> = log
         .iter()
         .filter(|l| l.contains("every key position is settled (--learn-stop-when-settled)"))
@@ -424,10 +428,8 @@ fn the_learners_window_and_prior_are_the_flags_of_the_run() {
     let mut args = learning_args("4");
     args.extend(["--learn-window", "0", "--prior-games", "12.5"]);
     let mut c = Coord::start(&db, "127.0.0.1:0", &args, &[LEARN_LOG]);
-    let status = c.wait_exit(LONG);
-    let log = c.log.lock().unwrap().clone();
+    let log = finished_log(&mut c);
     drop(c);
-    assert!(status.success(), "{log:?}");
     let started: Vec<&String> = log
         .iter()
         .filter(|l| l.contains("learning games: "))
@@ -472,9 +474,7 @@ fn the_learner_sees_the_book_grown_during_its_run() {
         ],
         &[LEARN_LOG],
     );
-    let status = c.wait_exit(LONG);
-    assert!(status.success(), "{:?}", c.log.lock().unwrap());
-    let log = c.log.lock().unwrap().clone();
+    let log = finished_log(&mut c);
     let sizes: Vec<u64> = log
         .iter()
         .filter(|l| l.contains("the learner sees the grown book"))
@@ -555,9 +555,7 @@ fn positions_where_learning_games_left_the_book_are_thought() {
         ],
         &[LEARN_LOG],
     );
-    let status = c.wait_exit(LONG);
-    assert!(status.success(), "{:?}", c.log.lock().unwrap());
-    let log = c.log.lock().unwrap().clone();
+    let log = finished_log(&mut c);
     drop(c);
     let exits: Vec<String> = log
         .iter()
