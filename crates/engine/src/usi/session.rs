@@ -112,11 +112,6 @@ pub(crate) struct Session {
     process: EngineProcess,
     pub info: EngineInfo,
     multipv: Option<u32>,
-    /// Nothing was sent since the last `readyok` that the engine must take in
-    /// before a search (a `setoption`). A session whose search did not end in
-    /// `bestmove` is never searched again (see `UsiEngine::run`), so no line of
-    /// an earlier search can be pending: `isready` is needed only after options.
-    ready: bool,
 }
 
 impl Session {
@@ -166,7 +161,6 @@ impl Session {
             process,
             info,
             multipv: None,
-            ready: false,
         };
         session.wait_ready(deadline, timeout)?;
         send(&mut session.process, "usinewgame")?;
@@ -179,7 +173,6 @@ impl Session {
         send(&mut self.process, "isready")?;
         loop {
             if read(&mut self.process, deadline, timeout)?.trim() == "readyok" {
-                self.ready = true;
                 return Ok(());
             }
         }
@@ -205,17 +198,17 @@ impl Session {
                     &format!("setoption name MultiPV value {k}"),
                 )?;
                 self.multipv = Some(k);
-                self.ready = false;
             }
         }
-        // `isready` before `position`, never between it and `go`: YaneuraOu
-        // answers `isready` by setting up the initial position again, and
-        // would search (and play) from there. And only when an option changed:
-        // YaneuraOu's `isready` takes 160 ms (it sets up its search again),
-        // 130 times a 1,000-node search.
-        if !self.ready {
-            self.wait_ready(deadline, timeout)?;
-        }
+        // No `isready` here: it follows the handshake's options only. Sent
+        // between `position` and `go` it puts YaneuraOu's board back to the
+        // initial position, and before each search it costs YaneuraOu 160 ms
+        // (130 times a 1,000-node search). A session whose search did not end
+        // in `bestmove` is never searched again (see `UsiEngine::run`), so no
+        // line of an earlier search can be pending; and MultiPV, which the
+        // evaluator switches twice an evaluation when it searches children,
+        // is read when a search starts (YaneuraOu and Fairy-Stockfish
+        // checked, BENCHMARKS "The USI driver and YaneuraOu").
         send(&mut self.process, &format!("position {position}"))?;
         send(&mut self.process, go)?;
         let go_sent = Instant::now();

@@ -51,15 +51,15 @@ fn the_engine_gets_the_game_history_and_may_resign() {
     let sent = std::fs::read_to_string(&marker).unwrap();
     let _ = std::fs::remove_file(&marker);
     let lines: Vec<&str> = sent.lines().collect();
-    // `isready` after the handshake and after an option, never per move (it
-    // costs YaneuraOu 160 ms), and never between `position` and `go` (it puts
-    // YaneuraOu's board back to the initial position).
+    // `isready` after the handshake only: not per move and not after MultiPV,
+    // which engines read at `go` (it costs YaneuraOu 160 ms), and never between
+    // `position` and `go` (it puts YaneuraOu's board back to the initial
+    // position).
     assert_eq!(
         lines,
         [
             "isready",
             "setoption name MultiPV value 1",
-            "isready",
             "position startpos",
             "position startpos moves 7g7f 3c3d 8h2b+",
             "position sfen lnsgkgsnl/1r5b1/ppppppppp/9/9/2P6/PP1PPPPPP/1B5R1/LNSGKGSNL w - 2 moves 3c3d",

@@ -52,6 +52,49 @@ fn unreported_moves_are_filled_by_child_searches() {
 }
 
 #[test]
+fn child_searches_switch_multipv_without_isready() {
+    let marker = temp_path("few-record");
+    let _ = std::fs::remove_file(&marker);
+    let marker_text = marker.display().to_string();
+    let mut engine = UsiEvaluator::new(fake_engine("few", &[&marker_text])).unwrap();
+    let pos = Position::startpos();
+    for _ in 0..2 {
+        engine.evaluate(&pos, &depth(3)).unwrap();
+    }
+    let sent = std::fs::read_to_string(&marker).unwrap();
+    let _ = std::fs::remove_file(&marker);
+    let lines: Vec<&str> = sent.lines().collect();
+    // One `isready`, after the handshake: MultiPV is read when a search starts,
+    // and YaneuraOu's `isready` costs 160 ms, twice an evaluation here.
+    assert_eq!(
+        lines.iter().filter(|l| **l == "isready").count(),
+        1,
+        "{sent}"
+    );
+    assert_eq!(lines[0], "isready");
+    let multipv: Vec<&str> = lines
+        .iter()
+        .filter(|l| l.starts_with("setoption name MultiPV"))
+        .copied()
+        .collect();
+    assert_eq!(
+        multipv,
+        [
+            "setoption name MultiPV value 30",
+            "setoption name MultiPV value 1",
+            "setoption name MultiPV value 30",
+            "setoption name MultiPV value 1",
+        ]
+    );
+    // Each switch is followed by the search it is for.
+    for (i, line) in lines.iter().enumerate() {
+        if line.starts_with("setoption") {
+            assert!(lines[i + 1].starts_with("position "), "{sent}");
+        }
+    }
+}
+
+#[test]
 fn a_complete_multipv_report_needs_no_child_search() {
     let mut engine = UsiEvaluator::new(fake_engine("all", &[])).unwrap();
     let evaluation = engine.evaluate(&Position::startpos(), &depth(1)).unwrap();
