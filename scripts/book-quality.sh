@@ -72,6 +72,7 @@ match() { # match NAME [book-tools match flags...]
     # ROWS=held names every held-out row, ROWS=suite those on the opening suite.
     wanted "$name" || { [[ $name == held-suite* ]] && wanted suite; } ||
         { [[ $name == held-third* || $name == held-suitefs-poolfs ]] && wanted third; } ||
+        { [[ $name == transfer-* ]] && wanted transfer; } ||
         { [[ $name == held-* ]] && [[ $name != held-suite* ]] && [[ $name != held-third* ]] && wanted held; } || return 0
     if [ ! -s "$OUT/$name.json" ]; then
         # A match whose pairs repeat exits non-zero after printing its counts.
@@ -84,7 +85,7 @@ match() { # match NAME [book-tools match flags...]
 }
 
 # The held-out rows (ROWS=held) grow their own book: the three below are not needed.
-if [ "$ROWS" != held ] && [ "$ROWS" != suite ] && [ "$ROWS" != third ]; then
+if [ "$ROWS" != held ] && [ "$ROWS" != suite ] && [ "$ROWS" != third ] && [ "$ROWS" != transfer ]; then
     grow high "$GROW_NODES_HIGH"
     grow low "$GROW_NODES_LOW"
     # The same compute spread by sampling descents (near-best lines of both sides)
@@ -506,6 +507,47 @@ if wanted third; then
     # Fairy-Stockfish is a training opponent of `suite-poolfs`: what it learned there.
     GAMES=$SUITE_GAMES match held-suitefs-poolfs --db "$OUT/suite-poolfs.db" --book-moves results \
         "${suite[@]}" "${fs[@]}"
+fi
+
+# What there is to learn held out (ROWS=transfer, rows `transfer-*`; needs the no-book
+# rows of ROWS=suite and ROWS=third, and YO_CMD): no-book matches on the suite at the
+# suite's budgets and at four times them (the book side at 4 x NODES against
+# Fairy-Stockfish at 4 x FS_NODES and YaneuraOu at 4 x and 1 x YO_NODES), each budget
+# with Fairy-Stockfish replayed on another seed as the control; then, per budget, how
+# much of what the openings decide the opponents share (`scripts/opening-transfer.py`)
+# and whether the built-in engine's value at the book's exit, searched at GROW_NODES_LOW,
+# predicts the games (`scripts/exit-value.py`).
+if wanted transfer; then
+    [ -s "$OUT/held-third-none.csa" ] && [ -s "$OUT/held-suitefs-none.csa" ] ||
+        { echo "ROWS=transfer needs the no-book rows of ROWS=suite and ROWS=third first" >&2; exit 1; }
+    YO_CMD=${YO_CMD:?ROWS=transfer needs YO_CMD, a YaneuraOu material build}
+    YO_NODES=${YO_NODES:-1000}
+    SUITE_GAMES=${SUITE_GAMES:-2000}
+    unreached=(--book "$OUT/unreached.db2016" --openings "$OUT/suite.txt" --repeat-openings)
+    yo=(--opponent-engine usi --opponent-engine-cmd "$YO_CMD" --opponent-engine-option Threads=1
+        --opponent-engine-option USI_Hash=16 --opponent-engine-option BookFile=no_book)
+    fs4=("${fs[@]:0:6}" --opponent-nodes $((4 * FS_NODES)))
+    GAMES=$SUITE_GAMES match transfer-fs-seed8 "${unreached[@]}" --play-seed 8 "${fs[@]}"
+    GAMES=$SUITE_GAMES NODES=$((4 * NODES)) match transfer-hi-fs "${unreached[@]}" --play-seed 7 "${fs4[@]}"
+    GAMES=$SUITE_GAMES NODES=$((4 * NODES)) match transfer-hi-fs-seed8 "${unreached[@]}" --play-seed 8 "${fs4[@]}"
+    GAMES=$SUITE_GAMES NODES=$((4 * NODES)) match transfer-hi-yo "${unreached[@]}" --play-seed 7 \
+        "${yo[@]}" --opponent-nodes $((4 * YO_NODES))
+    GAMES=$SUITE_GAMES NODES=$((4 * NODES)) match transfer-hi-yo1k "${unreached[@]}" --play-seed 7 \
+        "${yo[@]}" --opponent-nodes "$YO_NODES"
+    echo "== the suite's budgets: Fairy-Stockfish, the built-in engine at 4 x NODES, YaneuraOu"
+    python3 "$SCRIPTS/opening-transfer.py" "$OUT/held-suitefs-none.csa" "$OUT/held-suite4k-none.csa" \
+        "$OUT/held-third-none.csa"
+    echo "== control: Fairy-Stockfish on two seeds"
+    python3 "$SCRIPTS/opening-transfer.py" "$OUT/held-suitefs-none.csa" "$OUT/transfer-fs-seed8.csa"
+    echo "== four times the budgets: Fairy-Stockfish, YaneuraOu at 4 x and 1 x YO_NODES"
+    python3 "$SCRIPTS/opening-transfer.py" "$OUT/transfer-hi-fs.csa" "$OUT/transfer-hi-yo.csa" \
+        "$OUT/transfer-hi-yo1k.csa"
+    echo "== control: Fairy-Stockfish on two seeds, four times the budgets"
+    python3 "$SCRIPTS/opening-transfer.py" "$OUT/transfer-hi-fs.csa" "$OUT/transfer-hi-fs-seed8.csa"
+    echo "== the value at the book's exit (the built-in engine at $GROW_NODES_LOW nodes)"
+    for name in held-suitefs-none held-suite4k-none held-third-none transfer-hi-fs transfer-hi-yo transfer-hi-yo1k; do
+        python3 "$SCRIPTS/exit-value.py" "$OUT/$name.csa" 0 "$BIN/worker" "$GROW_NODES_LOW"
+    done
 fi
 
 if wanted noise; then

@@ -50,3 +50,24 @@ class Engine:
     def best(self, moves, limit):
         """Best move after `moves` from the start position."""
         return self.best_at("startpos" + (" moves " + " ".join(moves) if moves else ""), limit)
+
+    def value_at(self, position, limit, mate=30000):
+        """The engine's value of `position` (a USI position argument) from its side
+        to move, in centipawns: the last `score` printed before `bestmove` in a
+        search at `go nodes|depth limit`; a mate is +-`mate`; None without a score."""
+        self.send(f"position {position}")
+        self.send(f"go {self.go} {limit}")
+        score = None
+        while True:
+            line = self.process.stdout.readline()
+            if not line:
+                raise SystemExit("the engine ended")
+            words = line.split()
+            if "score" in words[:-2]:
+                kind, value = words[words.index("score") + 1: words.index("score") + 3]
+                if kind == "cp":
+                    score = int(value)
+                elif kind == "mate":
+                    score = -mate if value.startswith("-") else mate
+            if line.startswith("bestmove"):
+                return score
