@@ -20,13 +20,8 @@ import math
 import sys
 
 import cshogi
-from match_games import games
+from match_games import games, results
 from usi_client import Engine, engine_command
-
-
-def results(path):
-    with open(path, encoding="utf-8") as f:
-        return [line[len("'result:"):].strip() for line in f if line.startswith("'result:")]
 
 
 def main():

@@ -1,5 +1,6 @@
 """The games of a `book-tools match --out-games` CSA file, for the scripts beside
-this one (`book-agreement.py`, `match-positions.py`)."""
+this one (`book-agreement.py`, `match-positions.py`, `opening-transfer.py`,
+`exit-value.py`)."""
 
 
 def games(path, book_side_of):
@@ -19,3 +20,10 @@ def games(path, book_side_of):
                 moves[-1][1] = line[1:]
         if moves:
             yield side, moves
+
+
+def results(path):
+    """The `'result:` line of each game, in order (`black wins by mate`, `draw by
+    repetition`, ...)."""
+    with open(path, encoding="utf-8") as f:
+        return [line[len("'result:"):].strip() for line in f if line.startswith("'result:")]

@@ -30,13 +30,7 @@ import random
 import sys
 
 import cshogi
-from match_games import games
-
-
-def results(path):
-    """The `'result:` line of each game, in order (black wins / white wins / draw)."""
-    with open(path, encoding="utf-8") as f:
-        return [line[len("'result:"):].strip() for line in f if line.startswith("'result:")]
+from match_games import games, results
 
 
 def cells(path):
