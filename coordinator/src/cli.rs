@@ -29,8 +29,9 @@ pub struct CoordinatorArgs {
     /// Address the gRPC service listens on (port 0 picks a free port).
     #[arg(long, default_value = "127.0.0.1:50051")]
     pub listen: SocketAddr,
-    /// Start this many worker processes on loopback with the built-in engine
-    /// (0 to 256).
+    /// Start this many worker processes on loopback (0 to 256), with the engine
+    /// of --engine and its flags (below, "The local workers' engine"): the
+    /// built-in engine by default.
     #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u32).range(0..=256))]
     pub local_workers: u32,
     /// Engines of each local worker (its --slots, 1 to 1,024). The coordinator
@@ -178,6 +179,11 @@ pub struct CoordinatorArgs {
     pub play: play::PlayArgs,
     #[command(flatten)]
     pub learn: crate::learn::LearnArgs,
+    // `--engine`, `--engine-cmd`, `--engine-option`, ...: the worker's engine
+    // flags, passed on to the --local-workers (last, so that the heading covers
+    // these alone).
+    #[command(flatten, next_help_heading = "The local workers' engine")]
+    pub local_engine: stera_engine::choice::EngineChoice,
 }
 
 pub use stera_service::select::{DEFAULT_SELECT_TEMPERATURE, SelectKind};
@@ -317,16 +323,48 @@ pub(crate) fn check_run_budget(args: &CoordinatorArgs, store: &dyn NodeStore) ->
     };
     let (budget, why) = match crate::thinkers::job_budget(&limits) {
         Some(budget) => (budget, "--nodes, --depth, --time-ms"),
-        // The budget the local workers report at Hello, by the worker's own rule.
+        // The budget the local workers report at Hello, by the worker's own rule
+        // (a USI engine has none: `check_local_engine` refused that run).
         None if args.local_workers > 0 => (
-            stera_engine::choice::EngineChoice::builtin()
-                .budget_of(stera_engine::Limits::default()),
+            args.local_engine.budget_of(stera_engine::Limits::default()),
             "the --local-workers' built-in engine without --nodes, --depth or --time-ms",
         ),
         None => return Ok(()),
     };
     crate::thinkers::check_run_budget(&identities, &budget, why, args.mixing_allowed())
         .map_err(anyhow::Error::msg)
+}
+
+/// Refuses local workers' engine flags that the workers would refuse (the
+/// same checks as the worker's) or that nothing would use (no --local-workers),
+/// and a USI engine without the coordinator's --nodes, --depth or --time-ms in
+/// a run that thinks: the only limits its think jobs carry.
+pub(crate) fn check_local_engine(args: &CoordinatorArgs) -> Result<()> {
+    let engine = &args.local_engine;
+    if engine.is_default() {
+        return Ok(());
+    }
+    if args.local_workers == 0 {
+        anyhow::bail!(
+            "--engine and its flags choose the --local-workers' engine, and no --local-workers \
+             were asked; remote workers choose their own (`worker --engine ...`)"
+        );
+    }
+    engine
+        .check_flags()
+        .map_err(|e| anyhow::anyhow!("bad local workers' engine flags: {e}"))?;
+    if engine.kind() == stera_engine::choice::EngineKind::Usi
+        && args.think_limit != Some(0)
+        && args.nodes == 0
+        && args.depth == 0
+        && args.time_ms == 0
+    {
+        anyhow::bail!(
+            "the --local-workers' USI engine needs --nodes, --depth or --time-ms: think jobs \
+             carry the coordinator's limits, and without one a USI engine would search forever"
+        );
+    }
+    Ok(())
 }
 
 /// What `--status-every-secs` (and the terminal, the log format, the limits) ask of

@@ -101,6 +101,7 @@ pub async fn run(args: CoordinatorArgs, export: Option<ExportFn<SledStore>>) -> 
     args.learn
         .check()
         .map_err(|e| anyhow::anyhow!("bad learning flags: {e}"))?;
+    cli::check_local_engine(&args)?;
     backup::refuse_rotatable_store(&args.db, args.backup_dir.as_deref())?;
     std::fs::create_dir_all(&args.db)
         .with_context(|| format!("cannot create {}", args.db.display()))?;

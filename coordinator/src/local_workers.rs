@@ -1,5 +1,6 @@
 //! `--local-workers`: worker processes on loopback, this same executable run in
-//! worker mode, so the main job needs only `cargo run -p coordinator`.
+//! worker mode, so the main job needs only `cargo run -p coordinator`. They run
+//! the engine of the coordinator's `--engine` flags (the worker's own, passed on).
 
 use std::io::Write;
 use std::net::SocketAddr;
@@ -81,6 +82,7 @@ pub(crate) fn start_local_workers(
             .arg(log_format_flag(args.log_format))
             .stderr(Stdio::piped())
             .kill_on_drop(true);
+        cmd.args(args.local_engine.to_args());
         if let Some(t) = token {
             cmd.env("STERA_TOKEN", t);
         }

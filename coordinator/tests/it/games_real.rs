@@ -125,7 +125,7 @@ fn reopen(db: &Path) -> SledStore {
 }
 
 /// Where an engine is: on PATH or in Debian's games directory (not on root's PATH).
-fn find_engine(name: &str) -> Option<PathBuf> {
+pub(crate) fn find_engine(name: &str) -> Option<PathBuf> {
     let path = std::env::var_os("PATH").unwrap_or_default();
     std::env::split_paths(&path)
         .chain([PathBuf::from("/usr/games")])

@@ -267,3 +267,86 @@ fn local_workers_grow_their_store_run_after_run() {
         vec![(format!("{} at 300000 nodes", builtin()), 4)]
     );
 }
+
+/// `coordinator --local-workers N --engine-cmd ...`: the local workers run the
+/// engine of the coordinator's engine flags (the worker's own flags, passed on),
+/// and the store records that engine at the run's budget.
+#[test]
+fn local_workers_think_with_the_engine_the_coordinator_names() {
+    let engine = crate::games_real::find_engine("fairy-stockfish").unwrap_or_else(|| {
+        panic!(
+            "fairy-stockfish is not installed (neither on PATH nor in /usr/games): \
+             install it with scripts/install-deps.sh (Debian package `fairy-stockfish`)"
+        )
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("book.db");
+    let out = Command::new(common::EXE)
+        .args(["--db", db.to_str().unwrap(), "--listen", "127.0.0.1:0"])
+        .args(["--local-workers", "1", "--think-limit", "3", "--depth", "3"])
+        .arg("--engine-cmd")
+        .arg(&engine)
+        .args(["--engine-option", "UCI_Variant=shogi"])
+        .env_remove("STERA_TOKEN")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let log = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{log}");
+    let thinkers = thinkers(&db);
+    assert_eq!(thinkers.len(), 1, "{thinkers:?}");
+    let (identity, positions) = &thinkers[0];
+    assert!(
+        identity.starts_with("Fairy-Stockfish")
+            && identity.contains("UCI_Variant=shogi")
+            && identity.ends_with(" at depth 3"),
+        "{identity}"
+    );
+    assert!(*positions >= 3, "{thinkers:?}");
+}
+
+/// Engine flags the local workers would refuse, or that no local worker would
+/// use, stop the coordinator before it makes its store.
+#[test]
+fn local_workers_engine_flags_that_cannot_work_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("book.db");
+    let refused = |args: &[&str]| {
+        let out = Command::new(common::EXE)
+            .args(["--db", db.to_str().unwrap(), "--listen", "127.0.0.1:0"])
+            .args(args)
+            .env_remove("STERA_TOKEN")
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert!(!out.status.success(), "{args:?} ran");
+        assert!(!db.exists(), "{args:?} made the store");
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let log = refused(&[
+        "--engine-cmd",
+        "/usr/games/fairy-stockfish",
+        "--nodes",
+        "1000",
+    ]);
+    assert!(log.contains("no --local-workers"), "{log}");
+    let log = refused(&[
+        "--local-workers",
+        "1",
+        "--engine-cmd",
+        "/usr/games/fairy-stockfish",
+    ]);
+    assert!(log.contains("needs --nodes, --depth or --time-ms"), "{log}");
+    let log = refused(&[
+        "--local-workers",
+        "1",
+        "--engine",
+        "builtin",
+        "--engine-option",
+        "Threads=1",
+    ]);
+    assert!(
+        log.contains("bad local workers' engine flags") && log.contains("--engine-option"),
+        "{log}"
+    );
+}

@@ -1,5 +1,6 @@
 //! Which evaluator a process runs, as given on its command line (shared by the
-//! worker and `book-tools evaluate`, so both accept the same flags).
+//! worker, `book-tools evaluate` and the coordinator, which passes them on to its
+//! local workers, so all accept the same flags).
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -37,7 +38,7 @@ pub enum GoModeArg {
 }
 
 /// Evaluator flags.
-#[derive(Debug, Clone, clap::Args)]
+#[derive(Debug, Clone, PartialEq, clap::Args)]
 pub struct EngineChoice {
     /// Which evaluator to run. Default: `usi` when --engine-cmd is given (a
     /// command is a USI engine's), otherwise `builtin`.
@@ -286,6 +287,81 @@ impl EngineChoice {
         }
     }
 
+    /// True when every flag is at its default ([`EngineChoice::builtin`]): the
+    /// command line chose no engine.
+    #[must_use]
+    pub fn is_default(&self) -> bool {
+        *self == Self::builtin()
+    }
+
+    /// The command-line words that give these flags back, each flag at its
+    /// default left out: the engine of a process started by this one (the
+    /// coordinator's `--local-workers`). Values go as `--flag=value`, so that
+    /// one starting with `-` stays a value.
+    ///
+    /// ```
+    /// use clap::Parser;
+    /// use stera_engine::choice::EngineChoice;
+    /// #[derive(Parser)]
+    /// struct Cli {
+    ///     #[command(flatten)]
+    ///     engine: EngineChoice,
+    /// }
+    /// let words = ["x", "--engine-cmd", "/usr/games/fairy-stockfish", "--engine-option", "UCI_Variant=shogi"];
+    /// let engine = Cli::parse_from(words).engine;
+    /// let args = engine.to_args();
+    /// assert_eq!(args, ["--engine-cmd=/usr/games/fairy-stockfish", "--engine-option=UCI_Variant=shogi"]);
+    /// let again = Cli::parse_from(std::iter::once("x".into()).chain(args)).engine;
+    /// assert_eq!(again, engine);
+    /// assert!(EngineChoice::builtin().to_args().is_empty());
+    /// ```
+    #[must_use]
+    pub fn to_args(&self) -> Vec<std::ffi::OsString> {
+        use clap::ValueEnum;
+        fn name(value: Option<clap::builder::PossibleValue>) -> String {
+            value.map_or_else(String::new, |v| v.get_name().to_owned())
+        }
+        let flag = |name: &str, value: &dyn AsRef<std::ffi::OsStr>| {
+            let mut word = std::ffi::OsString::from(format!("--{name}="));
+            word.push(value.as_ref());
+            word
+        };
+        let default = Self::builtin();
+        let mut args = Vec::new();
+        if let Some(kind) = self.engine {
+            args.push(flag("engine", &name(kind.to_possible_value())));
+        }
+        if let Some(cmd) = &self.engine_cmd {
+            args.push(flag("engine-cmd", cmd));
+        }
+        for option in &self.engine_option {
+            args.push(flag("engine-option", option));
+        }
+        if self.go_mode != default.go_mode {
+            args.push(flag("go-mode", &name(self.go_mode.to_possible_value())));
+        }
+        if self.timeout_secs != default.timeout_secs {
+            args.push(flag("timeout-secs", &self.timeout_secs.to_string()));
+        }
+        if let Some(scale) = self.cp_is_win_rate {
+            // `f64`'s `Display` is the shortest text that parses back to it.
+            args.push(flag("cp-is-win-rate", &scale.to_string()));
+        }
+        if self.win_rate_coefficient.to_bits() != default.win_rate_coefficient.to_bits() {
+            args.push(flag(
+                "win-rate-coefficient",
+                &self.win_rate_coefficient.to_string(),
+            ));
+        }
+        if let Some(path) = &self.eval_file {
+            args.push(flag("eval-file", path));
+        }
+        if let Some(scale) = self.fv_scale {
+            args.push(flag("fv-scale", &scale.to_string()));
+        }
+        args
+    }
+
     /// The kind of engine these flags run: `--engine` as given, otherwise a
     /// USI engine when `--engine-cmd` names one and the built-in engine when
     /// not (the same rule as `--opponent-engine` with `--opponent-engine-cmd`).
@@ -493,6 +569,56 @@ mod tests {
     struct EngineCli {
         #[command(flatten)]
         engine: EngineChoice,
+    }
+
+    #[test]
+    fn the_flags_parse_back_from_their_words() {
+        let cases: [&[&str]; 5] = [
+            &[],
+            &[
+                "--engine-cmd",
+                "/usr/games/fairy-stockfish",
+                "--engine-option",
+                "UCI_Variant=shogi",
+            ],
+            &[
+                "--engine",
+                "usi",
+                "--engine-cmd",
+                "/opt/yo/YaneuraOu -x",
+                "--engine-option",
+                "BookFile=no_book",
+                "--engine-option=-odd=1",
+                "--go-mode",
+                "byoyomi-only",
+                "--timeout-secs",
+                "30",
+                "--cp-is-win-rate",
+                "10000",
+                "--win-rate-coefficient",
+                "756.0864962951762",
+            ],
+            &[
+                "--engine",
+                "builtin",
+                "--eval-file",
+                "/nets/nn.bin",
+                "--fv-scale",
+                "24",
+            ],
+            &["--go-mode", "any", "--win-rate-coefficient", "0.1"],
+        ];
+        for case in cases {
+            let parse = |words: Vec<std::ffi::OsString>| {
+                EngineCli::try_parse_from(std::iter::once("x".into()).chain(words))
+                    .unwrap()
+                    .engine
+            };
+            let engine = parse(case.iter().map(Into::into).collect());
+            let words = engine.to_args();
+            assert_eq!(parse(words.clone()), engine, "{case:?} -> {words:?}");
+            assert_eq!(words.is_empty(), engine.is_default(), "{case:?}");
+        }
     }
 
     #[test]
