@@ -160,6 +160,21 @@ want_ok
 after="$(grep -o 'nodes=[0-9]*' "$err" | tail -1 | cut -d= -f2)"
 want "the book grew ($before -> $after)" test "$after" -ge $((before + 50))
 end
+begin "README: local workers with the worker's engine flags (Fairy-Stockfish for YaneuraOu, --depth 4, think-limit 5)"
+run "$COORD" --db fs-local.db --local-workers 1 --think-limit 5 --depth 4 \
+    --engine-cmd /usr/games/fairy-stockfish --engine-option UCI_Variant=shogi --export fs-local.db2016
+want_ok
+want_file fs-local.db2016
+run "$BT" stats --db fs-local.db
+want_ok
+want_text 'Fairy-Stockfish'
+end
+begin "README: engine flags without --local-workers are refused"
+run "$COORD" --db refused-engine.db --engine-cmd /usr/games/fairy-stockfish --nodes 1000
+want_fail
+want_text 'no --local-workers'
+want "nothing was made" test ! -e refused-engine.db
+end
 
 # === README.md, "Roots" and "Book tools", on the stopped store ===================
 begin "book-tools roots list --db book.db > roots.txt (the defaults: startpos and its 30 children)"
