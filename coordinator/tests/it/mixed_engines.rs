@@ -244,18 +244,25 @@ fn a_store_from_before_budgets_takes_its_engine_once_at_one_budget() {
     assert_eq!(thinkers(&db), vec![(builtin(), 1), (at_200, 2)]);
 }
 
+/// Runs `coordinator --db DB --listen 127.0.0.1:0 ARGS...` to its end.
+fn run_to_end<S: AsRef<std::ffi::OsStr>>(db: &Path, args: &[S]) -> std::process::Output {
+    Command::new(common::EXE)
+        .arg("--db")
+        .arg(db)
+        .args(["--listen", "127.0.0.1:0"])
+        .args(args)
+        .env_remove("STERA_TOKEN")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
 #[test]
 fn local_workers_grow_their_store_run_after_run() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("book.db");
     for _ in 0..2 {
-        let out = Command::new(common::EXE)
-            .args(["--db", db.to_str().unwrap(), "--listen", "127.0.0.1:0"])
-            .args(["--local-workers", "1", "--think-limit", "2"])
-            .env_remove("STERA_TOKEN")
-            .stdin(Stdio::null())
-            .output()
-            .unwrap();
+        let out = run_to_end(&db, &["--local-workers", "1", "--think-limit", "2"]);
         assert!(
             out.status.success(),
             "{}",
@@ -281,16 +288,13 @@ fn local_workers_think_with_the_engine_the_coordinator_names() {
     });
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("book.db");
-    let out = Command::new(common::EXE)
-        .args(["--db", db.to_str().unwrap(), "--listen", "127.0.0.1:0"])
-        .args(["--local-workers", "1", "--think-limit", "3", "--depth", "3"])
-        .arg("--engine-cmd")
-        .arg(&engine)
-        .args(["--engine-option", "UCI_Variant=shogi"])
-        .env_remove("STERA_TOKEN")
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
+    let mut args: Vec<std::ffi::OsString> = ["--local-workers", "1", "--think-limit", "3"]
+        .into_iter()
+        .chain(["--depth", "3", "--engine-option", "UCI_Variant=shogi"])
+        .map(Into::into)
+        .collect();
+    args.extend(["--engine-cmd".into(), engine.into_os_string()]);
+    let out = run_to_end(&db, &args);
     let log = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{log}");
     let thinkers = thinkers(&db);
@@ -312,13 +316,7 @@ fn local_workers_engine_flags_that_cannot_work_are_refused() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("book.db");
     let refused = |args: &[&str]| {
-        let out = Command::new(common::EXE)
-            .args(["--db", db.to_str().unwrap(), "--listen", "127.0.0.1:0"])
-            .args(args)
-            .env_remove("STERA_TOKEN")
-            .stdin(Stdio::null())
-            .output()
-            .unwrap();
+        let out = run_to_end(&db, args);
         assert!(!out.status.success(), "{args:?} ran");
         assert!(!db.exists(), "{args:?} made the store");
         String::from_utf8_lossy(&out.stderr).into_owned()
