@@ -105,7 +105,8 @@ impl<S: NodeStore> Dispatcher<S> {
                 .map_err(|e| format!("cannot read the store's evaluators: {e}"))?,
             &config.limits,
             config.allow_mixed_engines,
-        );
+        )
+        .thinking_nothing(config.think_limit == Some(0));
         let (limits, think_limit) = (config.limits, config.think_limit);
         let kinds = Kinds::new(
             live,

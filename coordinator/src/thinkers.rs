@@ -33,6 +33,9 @@ pub(crate) struct Thinkers {
     /// The budget of every think job, when the coordinator sets one.
     job_budget: Option<Limits>,
     allow_mixed: bool,
+    /// The run thinks nothing (`--think-limit 0`): its workers' engines only
+    /// play, so another engine or budget is no news.
+    thinks_nothing: bool,
     /// The thinker of each open stream.
     by_stream: HashMap<StreamId, String>,
 }
@@ -96,8 +99,16 @@ impl Thinkers {
             known,
             job_budget: job_budget(limits),
             allow_mixed,
+            thinks_nothing: false,
             by_stream: HashMap::new(),
         }
+    }
+
+    /// The same, for a run that thinks nothing when `yes`: it logs no admitted
+    /// worker (mixing is moot where nothing is stored).
+    pub(crate) fn thinking_nothing(mut self, yes: bool) -> Self {
+        self.thinks_nothing = yes;
+        self
     }
 
     /// The thinker of a worker that said `hello`.
@@ -119,13 +130,15 @@ impl Thinkers {
             if !self.allow_mixed {
                 return Err(self.refusal(&hello.worker_id, &worker));
             }
-            // INFO, not WARN: mixing was decided (the flag, or a run that thinks
-            // nothing, where the worker's engine only plays).
-            tracing::info!(
-                worker = %hello.worker_id,
-                thinker = %identity,
-                "a worker of another engine or budget admitted ({ALLOW_FLAG}, or --think-limit 0); positions it thinks are recorded under it"
-            );
+            // INFO, not WARN: mixing was decided. Nothing at all in a run that
+            // thinks nothing, where the worker's engine only plays.
+            if !self.thinks_nothing {
+                tracing::info!(
+                    worker = %hello.worker_id,
+                    thinker = %identity,
+                    "a worker of another engine or budget admitted ({ALLOW_FLAG}); positions it thinks are recorded under it"
+                );
+            }
         }
         if !self.known.contains(&identity) {
             self.known.push(identity.clone());

@@ -118,13 +118,7 @@ fn a_worker_at_another_budget_is_refused_unless_mixing_is_allowed() {
         // Local workers without limits run the built-in engine's own budget.
         (vec!["--local-workers", "1"], "300000 nodes"),
     ] {
-        let out = Command::new(common::EXE)
-            .args(["--db", db.to_str().unwrap(), "--listen", "127.0.0.1:0"])
-            .args(&flags)
-            .env_remove("STERA_TOKEN")
-            .stdin(Stdio::null())
-            .output()
-            .unwrap();
+        let out = run_to_end(&db, &flags);
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(!out.status.success(), "{flags:?} started: {err}");
         assert_names(&err, &[budget, "200 nodes", "--allow-mixed-engines"]);
@@ -145,7 +139,32 @@ fn a_worker_at_another_budget_is_refused_unless_mixing_is_allowed() {
         .collect();
     assert_eq!(notes.len(), 1, "{log:?}");
     assert!(notes[0].contains(&at_300), "{}", notes[0]);
-    assert_eq!(thinkers(&db), vec![(at_200, grown[0].1), (at_300, 3)]);
+    let mixed = vec![(at_200, grown[0].1), (at_300, 3)];
+    assert_eq!(thinkers(&db), mixed);
+
+    // A run that thinks nothing takes any engine and budget, and says nothing of
+    // it: the worker's engine only plays.
+    let log = grow(
+        &db,
+        &[
+            "--think-limit",
+            "0",
+            "--play-share",
+            "1",
+            "--play-games",
+            "2",
+        ],
+        &["--nodes", "400"],
+    );
+    assert!(
+        log.iter().any(|l| l.contains("games target reached")),
+        "the run did not play its games: {log:?}"
+    );
+    assert!(
+        !log.iter().any(|l| l.contains("another engine or budget")),
+        "{log:?}"
+    );
+    assert_eq!(thinkers(&db), mixed);
 }
 
 #[test]
