@@ -294,21 +294,14 @@ pub(crate) fn dispatch_config(args: &CoordinatorArgs, play: play::PlaySettings) 
                 0.0
             },
         },
-        allow_mixed_engines: args.mixing_allowed(),
+        allow_mixed_engines: args.allow_mixed_engines,
     }
 }
 
 /// Refuses to start a run whose think jobs would run at another budget than every
 /// budget recorded in the store (`--allow-mixed-engines` allows it): the
 /// coordinator's limits, or without them its local workers' built-in default.
-impl CoordinatorArgs {
-    /// Whether workers of any engine and budget are taken: asked for, or a run
-    /// that stores no values (it thinks nothing, so its workers' engines only play).
-    pub(crate) fn mixing_allowed(&self) -> bool {
-        self.allow_mixed_engines || self.think_limit == Some(0)
-    }
-}
-
+/// A run that thinks nothing has no think jobs.
 pub(crate) fn check_run_budget(args: &CoordinatorArgs, store: &dyn NodeStore) -> Result<()> {
     if args.think_limit == Some(0) {
         return Ok(());
@@ -331,7 +324,7 @@ pub(crate) fn check_run_budget(args: &CoordinatorArgs, store: &dyn NodeStore) ->
         ),
         None => return Ok(()),
     };
-    crate::thinkers::check_run_budget(&identities, &budget, why, args.mixing_allowed())
+    crate::thinkers::check_run_budget(&identities, &budget, why, args.allow_mixed_engines)
         .map_err(anyhow::Error::msg)
 }
 

@@ -57,7 +57,8 @@ pub struct DispatchConfig {
     /// left the book (see `learn`).
     pub learn: LearnConfig,
     /// Admit workers whose engine or budget differs from the store's
-    /// (`--allow-mixed-engines`); by default they are refused at Hello.
+    /// (`--allow-mixed-engines`); by default they are refused at Hello, unless
+    /// the run thinks nothing (`think_limit` 0: their engines only play).
     pub allow_mixed_engines: bool,
 }
 

@@ -32,6 +32,8 @@ pub(crate) struct Thinkers {
     from_store: bool,
     /// The budget of every think job, when the coordinator sets one.
     job_budget: Option<Limits>,
+    /// Workers of another engine or budget are admitted: `--allow-mixed-engines`,
+    /// or a run that thinks nothing.
     allow_mixed: bool,
     /// The run thinks nothing (`--think-limit 0`): its workers' engines only
     /// play, so another engine or budget is no news.
@@ -104,10 +106,12 @@ impl Thinkers {
         }
     }
 
-    /// The same, for a run that thinks nothing when `yes`: it logs no admitted
-    /// worker (mixing is moot where nothing is stored).
+    /// The same, for a run that thinks nothing when `yes`: it admits workers of
+    /// any engine and budget and logs none of them (mixing is moot where nothing
+    /// is stored).
     pub(crate) fn thinking_nothing(mut self, yes: bool) -> Self {
         self.thinks_nothing = yes;
+        self.allow_mixed |= yes;
         self
     }
 

@@ -167,8 +167,8 @@ impl Session {
         Ok(session)
     }
 
-    /// Sends `isready` and waits for `readyok`, dropping whatever came before it (a
-    /// late line of an earlier search must not count for the next one).
+    /// Sends `isready` and waits for `readyok`, dropping whatever the engine
+    /// printed before it (once, after the handshake's options).
     fn wait_ready(&mut self, deadline: Instant, timeout: Duration) -> Result<(), SessionError> {
         send(&mut self.process, "isready")?;
         loop {
