@@ -70,33 +70,42 @@ def spread(table):
     return len(means), games_a_cell, variance, sum(noise) / len(noise)
 
 
+def common_cells(tables):
+    """The cells with two games or more in every one of `tables`."""
+    return [k for k in tables[0] if all(k in t and len(t[k]) >= 2 for t in tables)]
+
+
+def means_over(table, keys):
+    """The cell means of `table` over `keys` (a list, repeats allowed)."""
+    return [sum(table[k]) / len(table[k]) for k in keys]
+
+
+def covariance(x, y):
+    """The sample covariance of two lists of the same length."""
+    n = len(x)
+    mx, my = sum(x) / n, sum(y) / n
+    return sum((p - mx) * (q - my) for p, q in zip(x, y)) / (n - 1)
+
+
 def shared(a, b):
-    """(cells in both, covariance of their means, its standard error)."""
-    keys = [k for k in a if k in b and len(a[k]) >= 2 and len(b[k]) >= 2]
+    """(cells in both, covariance of their means, its standard error, and the
+    variance of each's means over those cells)."""
+    keys = common_cells([a, b])
     n = len(keys)
     if n < 3:
         raise SystemExit("fewer than three cells in common: the files are not of the same openings")
-    xa = [sum(a[k]) / len(a[k]) for k in keys]
-    xb = [sum(b[k]) / len(b[k]) for k in keys]
-    ma, mb = sum(xa) / n, sum(xb) / n
-    va = sum((x - ma) ** 2 for x in xa) / (n - 1)
-    vb = sum((x - mb) ** 2 for x in xb) / (n - 1)
-    cov = sum((x - ma) * (y - mb) for x, y in zip(xa, xb)) / (n - 1)
+    xa, xb = means_over(a, keys), means_over(b, keys)
+    va, vb, cov = covariance(xa, xa), covariance(xb, xb), covariance(xa, xb)
     # The sample covariance of two normal variables: variance (va vb + cov^2) / (n - 1).
-    return n, cov, math.sqrt((va * vb + cov * cov) / (n - 1))
+    return n, cov, math.sqrt((va * vb + cov * cov) / (n - 1)), va, vb
 
 
 def mean_shared(tables, keys):
     """The mean over pairs of tables of the covariance of their cell means over `keys`
     (a list, repeats allowed)."""
-    means = [[sum(t[k]) / len(t[k]) for k in keys] for t in tables]
-    n = len(keys)
-    centred = []
-    for m in means:
-        grand = sum(m) / n
-        centred.append([x - grand for x in m])
+    means = [means_over(t, keys) for t in tables]
     covs = [
-        sum(x * y for x, y in zip(centred[i], centred[j])) / (n - 1)
+        covariance(means[i], means[j])
         for i in range(len(tables))
         for j in range(i + 1, len(tables))
     ]
@@ -106,7 +115,7 @@ def mean_shared(tables, keys):
 def bootstrap_upper(tables, rounds=2000, seed=1):
     """The 97.5th percentile of the mean shared covariance over cells drawn with
     replacement (seeded: the same files give the same bound)."""
-    keys = [k for k in tables[0] if all(k in t and len(t[k]) >= 2 for t in tables)]
+    keys = common_cells(tables)
     rng = random.Random(seed)
     draws = sorted(
         mean_shared(tables, [rng.choice(keys) for _ in keys]) for _ in range(rounds)
@@ -138,9 +147,7 @@ def main():
     covs = []
     for i, p in enumerate(paths):
         for q in paths[i + 1:]:
-            n, cov, se = shared(tables[p], tables[q])
-            _, _, va, _ = spread(tables[p])
-            _, _, vb, _ = spread(tables[q])
+            n, cov, se, va, vb = shared(tables[p], tables[q])
             covs.append(cov)
             print(f"  {name[p]} ~ {name[q]}: {n} cells, {cov:+.4f} [{cov - 1.96 * se:+.4f}, "
                   f"{cov + 1.96 * se:+.4f}], r {cov / math.sqrt(va * vb):+.3f}")
