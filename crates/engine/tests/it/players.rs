@@ -7,7 +7,7 @@ use crate::engines;
 use std::time::Duration;
 
 use clap::Parser;
-use engines::{fake_engine, real_engine, temp_path};
+use engines::{fake_engine, fake_engine_with_marker, real_engine};
 use stera_engine::choice::EngineChoice;
 use stera_engine::usi::{UsiConfig, UsiPlayer};
 use stera_engine::{EvalError, Limits, Player, PlayerMove};
@@ -26,10 +26,8 @@ fn position(text: &str) -> Position {
 
 #[test]
 fn the_engine_gets_the_game_history_and_may_resign() {
-    let marker = temp_path("player-record");
-    let _ = std::fs::remove_file(&marker);
-    let marker_text = marker.display().to_string();
-    let mut player = UsiPlayer::new(fake_engine("record", &[&marker_text])).unwrap();
+    let (config, marker) = fake_engine_with_marker("record", "player-record");
+    let mut player = UsiPlayer::new(config).unwrap();
     player.new_game().unwrap();
     assert_eq!(
         player.play(&Position::startpos(), &depth(2)).unwrap(),
@@ -88,10 +86,8 @@ fn win_is_passed_on_and_a_non_move_is_an_error() {
 
 #[test]
 fn a_crash_is_restarted_and_a_hang_times_out() {
-    let marker = temp_path("player-crash");
-    let _ = std::fs::remove_file(&marker);
-    let marker_text = marker.display().to_string();
-    let mut player = UsiPlayer::new(fake_engine("crash-first-go", &[&marker_text])).unwrap();
+    let (config, marker) = fake_engine_with_marker("crash-first-go", "player-crash");
+    let mut player = UsiPlayer::new(config).unwrap();
     let answer = player.play(&Position::startpos(), &depth(2)).unwrap();
     let _ = std::fs::remove_file(&marker);
     assert!(

@@ -5,7 +5,7 @@ use crate::engines;
 
 use std::time::Duration;
 
-use engines::{fake_engine, temp_path};
+use engines::{fake_engine, fake_engine_with_marker};
 use stera_engine::usi::{ScoreConversion, UsiEvaluator, win_rate_to_value};
 use stera_engine::{EvalError, Evaluator, Limits};
 use stera_rules::Position;
@@ -53,10 +53,8 @@ fn unreported_moves_are_filled_by_child_searches() {
 
 #[test]
 fn child_searches_switch_multipv_without_isready() {
-    let marker = temp_path("few-record");
-    let _ = std::fs::remove_file(&marker);
-    let marker_text = marker.display().to_string();
-    let mut engine = UsiEvaluator::new(fake_engine("few", &[&marker_text])).unwrap();
+    let (config, marker) = fake_engine_with_marker("few", "few-record");
+    let mut engine = UsiEvaluator::new(config).unwrap();
     let pos = Position::startpos();
     for _ in 0..2 {
         engine.evaluate(&pos, &depth(3)).unwrap();
@@ -108,10 +106,8 @@ fn a_complete_multipv_report_needs_no_child_search() {
 
 #[test]
 fn an_engine_that_crashes_on_its_first_go_is_restarted() {
-    let marker = temp_path("crash-first-go");
-    let _ = std::fs::remove_file(&marker);
-    let marker_text = marker.display().to_string();
-    let mut engine = UsiEvaluator::new(fake_engine("crash-first-go", &[&marker_text])).unwrap();
+    let (config, marker) = fake_engine_with_marker("crash-first-go", "crash-first-go");
+    let mut engine = UsiEvaluator::new(config).unwrap();
     let evaluation = engine.evaluate(&Position::startpos(), &depth(2)).unwrap();
     assert!(marker.exists(), "the fake engine never crashed");
     assert_eq!(evaluation.moves.len(), 30);
