@@ -34,6 +34,8 @@
 # the evaluator's noise on
 # 200 positions of each book (`scripts/evaluator-noise.py`). Needs cshogi.
 set -euo pipefail
+# shellcheck source=scripts/python-env.sh
+. "$(dirname "$0")/python-env.sh"
 
 OUT=${1:-/tmp/stera-book-quality}
 BIN=${BIN:-target/release}

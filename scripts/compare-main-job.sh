@@ -33,6 +33,8 @@
 # Exit status: 0 the exports are identical, 1 they differ, 2 a build or run failed.
 
 set -euo pipefail
+# shellcheck source=scripts/python-env.sh
+. "$(dirname "$0")/python-env.sh"
 
 before_arg=${1:-606cecf}
 after_arg=${2:-HEAD}

@@ -19,6 +19,8 @@
 set -u
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=scripts/python-env.sh
+. "$HERE/python-env.sh"
 ROOT=$(dirname "$HERE")
 BIN=${BIN:-$ROOT/target/release}
 BIN=$(cd "$BIN" 2>/dev/null && pwd) || { echo "BIN=$BIN is not a directory" >&2; exit 2; }

@@ -15,6 +15,8 @@
 # those on which it differs (DIFFERING, documented there): check both lists with
 # --compare after regenerating.
 set -euo pipefail
+# shellcheck source=scripts/python-env.sh
+. "$(dirname "$0")/python-env.sh"
 [ $# -ge 1 ] && [ $# -le 2 ] || { sed -n '2,16p' "$0"; exit 2; }
 src=$(cd "$1" && pwd)
 compare=${2:-}

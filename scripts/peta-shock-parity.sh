@@ -10,6 +10,8 @@
 #   STORE                 a book store (not in use by a coordinator)
 #   WORKDIR               where the books are written (created)
 set -euo pipefail
+# shellcheck source=scripts/python-env.sh
+. "$(dirname "$0")/python-env.sh"
 [ $# -eq 3 ] || { sed -n '2,12p' "$0"; exit 2; }
 src=$(cd "$1" && pwd)
 store=$2

@@ -12,6 +12,8 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 repo="$PWD"
+# shellcheck source=scripts/python-env.sh
+. scripts/python-env.sh
 export PATH="$PATH:/usr/games"
 
 if [ -z "${BIN:-}" ]; then

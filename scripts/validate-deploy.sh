@@ -8,6 +8,8 @@
 # promtool, systemd-analyze; scripts/install-deps.sh installs them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=scripts/python-env.sh
+. scripts/python-env.sh
 
 fail() {
     echo "validate-deploy: FAILED: $*" >&2

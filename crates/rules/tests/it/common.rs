@@ -24,3 +24,15 @@ pub fn random_positions(seed: u64, games: usize, max_plies: usize) -> Vec<Positi
     }
     out
 }
+
+/// The Python that has the cshogi oracle: the project's venv (made by
+/// scripts/install-deps.sh, since Debian's own Python takes no pip packages) when it
+/// exists, else whatever `python3` is first on PATH.
+pub fn python3() -> std::path::PathBuf {
+    let venv = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.venv/bin/python3");
+    if venv.exists() {
+        venv
+    } else {
+        "python3".into()
+    }
+}

@@ -23,7 +23,7 @@ fn legal_moves_and_perft_match_cshogi() {
     ] {
         positions.push(stera_rules::Position::from_sfen(sfen).unwrap());
     }
-    let child = Command::new("python3")
+    let child = Command::new(common::python3())
         .arg(script)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

@@ -200,7 +200,7 @@ fn packed_sfen_matches_cshogi_both_ways() {
         .zip(&ours)
         .map(|(p, bytes)| format!("{}\t{}\n", p.to_sfen(), hex(bytes)))
         .collect();
-    let mut child = Command::new("python3")
+    let mut child = Command::new(common::python3())
         .args(["-c", ORACLE])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
