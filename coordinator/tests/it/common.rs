@@ -82,18 +82,7 @@ impl Coord {
 
     /// Waits until a log line contains `needle`.
     pub fn wait_log(&self, needle: &str, timeout: Duration) -> String {
-        let start = Instant::now();
-        loop {
-            if let Some(l) = self.log.lock().unwrap().iter().find(|l| l.contains(needle)) {
-                return l.clone();
-            }
-            assert!(
-                start.elapsed() < timeout,
-                "no log line with `{needle}` in {timeout:?}: {:?}",
-                self.log.lock().unwrap()
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        wait_line(&self.log, needle, timeout)
     }
 
     pub fn kill9(&mut self) {
@@ -142,6 +131,39 @@ pub fn collect_stderr(child: &mut Child) -> Log {
         }
     });
     lines
+}
+
+/// Waits until a line of `log` contains `needle`; fails the test with the log
+/// after `timeout`.
+pub fn wait_line(log: &Log, needle: &str, timeout: Duration) -> String {
+    let start = Instant::now();
+    loop {
+        if let Some(l) = log.lock().unwrap().iter().find(|l| l.contains(needle)) {
+            return l.clone();
+        }
+        assert!(
+            start.elapsed() < timeout,
+            "no log line with `{needle}` in {timeout:?}: {:?}",
+            log.lock().unwrap()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Waits until the stderr behind `log` has been read to its end (the process, and
+/// every process that shared its stderr, has closed it): then every line it wrote
+/// is in `log`. The collecting thread holds the only other handle on `log` until
+/// then, so `log` must not have been cloned.
+pub fn wait_stderr_closed(log: &Log, timeout: Duration) {
+    let start = Instant::now();
+    while Arc::strong_count(log) > 1 {
+        assert!(
+            start.elapsed() < timeout,
+            "stderr still open after {timeout:?}: {:?}",
+            log.lock().unwrap()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }
 
 /// Waits for a child to exit; fails the test with its log after `timeout`.

@@ -219,7 +219,11 @@ fn sigterm_exits_after_the_drain_even_with_a_lease_held_forever() {
         LONG * 3,
     ));
     c.wait_log("worker connected", LONG);
-    std::thread::sleep(Duration::from_millis(300));
+    let start = Instant::now();
+    while rt.block_on(common::status(&c.url(), None)).in_flight < 1 {
+        assert!(start.elapsed() < LONG, "the silent worker got no job");
+        std::thread::sleep(Duration::from_millis(50));
+    }
     c.sigterm();
     let status = c.wait_exit(LONG);
     assert!(status.success(), "{:?}", c.log.lock().unwrap());
@@ -495,7 +499,13 @@ fn a_second_sigterm_stops_a_long_search_and_exits() {
             .any(|m| matches!(m.msg, Some(worker_message::Msg::Heartbeat(_))))
     });
     sigterm(&worker);
-    std::thread::sleep(Duration::from_millis(300));
+    // Two signals that arrive before the worker reads the first are one.
+    wait_until("the first signal read", &log, || {
+        log.lock()
+            .unwrap()
+            .iter()
+            .any(|l| l.contains("finishing the jobs in hand"))
+    });
     sigterm(&worker);
     wait_exit(&mut worker, &log);
     let gave_back = received.lock().unwrap().iter().any(|m| {

@@ -92,7 +92,7 @@ fn counted_learning_games_survive_a_sigkill_and_a_restart_exactly_once() {
         std::thread::sleep(Duration::from_millis(20));
     }
     c.kill9();
-    std::thread::sleep(Duration::from_millis(300));
+    common::wait_stderr_closed(&c.log, LONG);
     let first = recorded_ids(&c.log.lock().unwrap());
     drop(c);
     let stored = total(&db);

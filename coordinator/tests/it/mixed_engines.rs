@@ -7,7 +7,6 @@
 
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::time::Duration;
 
 use stera_book::{NodeStore, Origin, SledStore, ThoughtNode};
 use stera_engine::Evaluator;
@@ -56,7 +55,7 @@ fn refused_worker(c: &Coord, worker_args: &[&str]) -> String {
     let log = collect_stderr(&mut worker);
     let status = wait_child_exit(&mut worker, LONG, "refused worker", &log);
     // The last lines may still be on their way from the pipe.
-    std::thread::sleep(Duration::from_millis(200));
+    common::wait_stderr_closed(&log, LONG);
     let text = log.lock().unwrap().join("\n");
     assert!(!status.success(), "a refused worker exits non-zero: {text}");
     text

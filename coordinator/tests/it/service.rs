@@ -33,10 +33,14 @@ fn two_local_workers_build_a_small_book() {
     assert!(status.success(), "{:?}", c.log.lock().unwrap());
     c.wait_log("think limit reached", LONG);
     assert_eq!(common::book_len(&db), 12);
-    // Both workers took part.
-    for w in ["local-0", "local-1"] {
-        c.wait_log(&format!("worker={w}"), LONG);
-    }
+    // Two worker processes were started, and the book was thought by them. Which of
+    // them took part is up to the machine's load: one may think all 12 positions
+    // before the other connects, so only one is sure to be seen.
+    assert!(
+        c.wait_log("local workers started", LONG)
+            .contains("count=2")
+    );
+    c.wait_log("worker=local-", LONG);
 }
 
 /// A worker killed with SIGKILL in the middle of a job: its lease comes back at once
@@ -110,8 +114,10 @@ fn a_leaving_worker_is_logged_with_the_jobs_it_gave_back() {
     }
     std::thread::sleep(Duration::from_millis(500));
     // The first signal: finish the jobs in hand; the second: give them back now.
+    // The second is sent once the first has been read: two signals that arrive
+    // before the worker reads either are one.
     common::signal(&leaver, "-TERM");
-    std::thread::sleep(Duration::from_millis(500));
+    common::wait_line(&log, "finishing the jobs in hand", LONG);
     common::signal(&leaver, "-TERM");
     common::wait_child_exit(&mut leaver, LONG, "worker", &log);
     let line = c.wait_log("worker disconnected", LONG);
@@ -154,9 +160,18 @@ fn killed_coordinator_keeps_acknowledged_results() {
         8,
         Answer::Good,
         usize::MAX,
-        Duration::from_secs(3),
+        // It answers until the coordinator dies.
+        LONG,
     ));
-    std::thread::sleep(Duration::from_millis(2500));
+    // Killed under load, once enough results are in to make the test mean something.
+    let start = std::time::Instant::now();
+    while runtime.block_on(common::status(&c.url(), None)).nodes < 10 {
+        assert!(
+            start.elapsed() < LONG,
+            "the fake worker's results never came in"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
     c.kill9();
     let report = runtime.block_on(handle).unwrap().unwrap();
     assert!(
