@@ -3,6 +3,9 @@
 # oracle are required, so a missing install fails instead of skipping).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Python (the cshogi oracle, the deploy validators) from the project's venv.
+# shellcheck source=scripts/python-env.sh
+. scripts/python-env.sh
 
 export STERA_REQUIRE_ENGINES=1
 export STERA_REQUIRE_ORACLE=1
@@ -15,5 +18,8 @@ export CARGO_INCREMENTAL=0
 cargo fmt --all -- --check
 python3 scripts/check-layers.py
 cargo clippy --workspace --all-targets --locked -- -D warnings
-cargo test --workspace --locked --no-fail-fast
+# Every test in a process of its own, several at once (.config/nextest.toml); then
+# the documentation's examples, which nextest does not run.
+cargo nextest run --workspace --locked --no-fail-fast
+cargo test --workspace --locked --doc
 scripts/validate-deploy.sh
