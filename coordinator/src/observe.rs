@@ -20,6 +20,13 @@ pub(crate) fn connected(stream: StreamId, hello: &Hello) {
     tracing::info!(stream, worker = %hello.worker_id, engine = %hello.engine, job_slots = hello.slots, "worker connected");
 }
 
+/// A worker's own budget (`worker --nodes`...) is replaced by the run's
+/// think limits: said once per connection, so that nobody believes the
+/// worker's flags are in force.
+pub(crate) fn budget_overridden(stream: StreamId, worker: &str, own: &str, run: &str) {
+    tracing::info!(stream, worker = %worker, own, run, "the worker's own budget is overridden by this run's think limits (--nodes, --depth, --time-ms)");
+}
+
 /// A refused worker tried to connect again.
 pub(crate) fn refused_again(stream: StreamId, worker: &str) {
     tracing::warn!(stream, worker = %worker, "a refused worker tried to connect again; refused");
