@@ -264,9 +264,9 @@ impl<F: FrontEnd> clap::Args for ExportFlags<F> {
             // DEFAULT_TEMPERATURE as text (test `each_front_end_has_the_same_defaults`).
             .default_value("50")
             .help(
-                "Softmax temperature in centipawns (backup and policy weights); 0 is \
-                 minimax: the softmax backup at 0 is the minimax one and the policy \
-                 weights go to the best moves",
+                "Softmax temperature in centipawns (softmax propagation and policy \
+                 weights); 0 is minimax: the softmax propagation at 0 is the minimax one \
+                 and the policy weights go to the best moves",
             );
         let [weights, shrink_arg, raw_arg, format] = file_args(names);
         let leaf_discount = arg_of(names.leaf_discount)
