@@ -19,13 +19,14 @@ pub struct Args {
     /// The book store directory (as created by the coordinator, `import` or `synth`).
     #[arg(long)]
     db: PathBuf,
-    /// The book file to write; it appears only when complete (atomic rename). Its
-    /// extension chooses the format unless --export-format says otherwise: `.ybb` a
-    /// binary book, anything else YaneuraOu's text book. Not `-`: the book is a
-    /// file, never standard output.
-    #[arg(long)]
+    /// The book file to write (the coordinator's --export, the same concept);
+    /// it appears only when complete (atomic rename). Its extension chooses the
+    /// format unless --export-format says otherwise: `.ybb` a binary book,
+    /// anything else YaneuraOu's text book. Not `-`: the book is a file, never
+    /// standard output. Formerly `--out`.
+    #[arg(long = "export", alias = "out", value_name = "FILE")]
     out: PathBuf,
-    // `--export-format`, `--export-shrink`, `--export-backup`... and
+    // `--export-format`, `--export-shrink`, `--export-propagation`... and
     // `--prior-games`: declared once for the three export front ends.
     #[command(flatten)]
     export: ExportFlags<OfflineExport>,
@@ -44,7 +45,7 @@ pub fn run(args: &Args) -> Result<()> {
     // the book is written beside its final name and renamed into place.
     if args.out.as_os_str() == "-" {
         anyhow::bail!(
-            "--out -: export writes a file (complete or not at all), not standard output; give a path such as book.db"
+            "--export -: export writes a file (complete or not at all), not standard output; give a path such as book.db"
         );
     }
     // Flags that contradict each other are refused before the store is read.

@@ -17,7 +17,7 @@
 //! the next run goes on from it. `book-tools match --book-moves results` and
 //! `export --by-results` play and write what the games chose.
 //!
-//! The opponents are a pool (`--opponent`, repeated, with weights): a book that
+//! The opponents are a pool (`--learn-opponent`, repeated, with weights): a book that
 //! learns against one engine at one budget learns that opponent's weaknesses
 //! (BENCHMARKS "Learning that generalises"). Each game draws its opponent by
 //! weight; its counters go to that opponent's ledger in the store
@@ -36,7 +36,7 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 use anyhow::{Context, Result, bail};
 use stera_book::{Book, NodeStore, OpponentId};
 use stera_engine::Player;
-use stera_engine::choice::{EngineChoice, LimitArgs};
+use stera_engine::choice::{EngineChoice, MoveLimitArgs};
 use stera_games::openings::{self, Opening};
 use stera_games::opponent::Pool;
 use stera_games::results_book::{
@@ -55,13 +55,19 @@ pub struct Args {
     /// counted in its game counters (the coordinator must not be running on it).
     #[arg(long, value_name = "DB")]
     db: PathBuf,
-    /// Games to play (the learner Black and White in turn).
-    #[arg(long, default_value_t = 1000)]
+    /// Learning games to play (the learner Black and White in turn), as the
+    /// coordinator's flag. Formerly `--games`.
+    #[arg(
+        long = "learn-games",
+        alias = "games",
+        value_name = "GAMES",
+        default_value_t = 1000
+    )]
     games: usize,
     /// Openings from a file, one per line, used in turn: `startpos`, an SFEN, or a
     /// position command with moves; `#` starts a comment. Default: the store's
-    /// roots, in turn.
-    #[arg(long, value_name = "FILE")]
+    /// roots, in turn. Formerly `--openings`.
+    #[arg(long = "learn-openings", alias = "openings", value_name = "FILE")]
     openings: Option<PathBuf>,
     /// Try only the book moves at most CP below the position's best value: the
     /// window the learner samples from (not `match --eval-diff`, YaneuraOu's
@@ -78,14 +84,12 @@ pub struct Args {
     /// Use the book only for positions up to this game ply. Default: every ply.
     #[arg(long, value_name = "PLY")]
     book_max_ply: Option<u32>,
-    /// Jitter each engine move's node limit by up to this share (0.5 = ±50 %),
-    /// drawn from --learn-seed. Default 0.5: a deterministic engine replays the same
-    /// game from the same line, and a learner needs games that differ. Only with
-    /// --nodes (0 turns it off).
-    #[arg(long, value_name = "SHARE", default_value_t = stera_games::play::DEFAULT_NODE_JITTER)]
-    node_jitter: f64,
-    /// Games played at the same time (each with its own two engines), 1 to 256.
-    #[arg(long, default_value_t = 1, value_parser = parse_concurrency)]
+    #[arg(long, value_name = "SHARE", help = crate::game_threads::NODE_JITTER_HELP)]
+    node_jitter: Option<f64>,
+    /// Learning games played at the same time (each with its own two engines),
+    /// 1 to 256, as the coordinator's flag. Formerly `--concurrency`.
+    #[arg(long = "learn-concurrency", alias = "concurrency", value_name = "N",
+          default_value_t = stera_games::DEFAULT_LEARN_CONCURRENCY, value_parser = parse_concurrency)]
     concurrency: usize,
     /// Moves after which a game is a draw.
     #[arg(long, default_value_t = DEFAULT_PLY_LIMIT)]
@@ -96,66 +100,91 @@ pub struct Args {
         long = "learn-seed",
         alias = "seed",
         value_name = "SEED",
-        default_value_t = 1
+        default_value_t = stera_games::DEFAULT_PLAY_SEED
     )]
     seed: u64,
     /// An opponent of the pool (repeatable): engine flags and a budget, quoted as
     /// one argument, as the book side's are given, with `--weight W` (its share
     /// of the games, default 1) and `--node-jitter S` (default 0.5, with
-    /// `--nodes`), e.g. `--opponent "--nodes 500 --weight 2" --opponent "--engine
-    /// usi --engine-cmd /usr/games/fairy-stockfish --engine-option
-    /// UCI_Variant=shogi --nodes 20000"`. Its games are counted apart, under the
-    /// engine's identity and the budget. Default: one opponent, the book side's
-    /// engine and budget (--engine..., --nodes..., --node-jitter).
-    #[arg(long, value_name = "FLAGS", allow_hyphen_values = true)]
+    /// `--nodes`), e.g. `--learn-opponent "--nodes 500 --weight 2"
+    /// --learn-opponent "--engine usi --engine-cmd /usr/games/fairy-stockfish
+    /// --engine-option UCI_Variant=shogi --nodes 20000"`. Its games are counted
+    /// apart, under the engine's identity and the budget. Default: one
+    /// opponent, the book side's engine and budget (--engine..., --nodes...,
+    /// --node-jitter). Formerly `--opponent`.
+    #[arg(
+        long = "learn-opponent",
+        alias = "opponent",
+        value_name = "FLAGS",
+        allow_hyphen_values = true
+    )]
     opponent: Vec<String>,
     /// Stop once every position that matters most (each opening's position and
     /// the one after the opponents' most played reply there) is settled: the move
     /// the results rule plays is the best with at least this posterior
     /// probability (checked after each round of the openings, every opening
-    /// played as Black and as White). Default: play all --games.
-    #[arg(long, value_name = "PROBABILITY")]
+    /// played as Black and as White). Default: play all --learn-games.
+    /// Formerly `--stop-when-settled`.
+    #[arg(
+        long = "learn-stop-when-settled",
+        alias = "stop-when-settled",
+        value_name = "PROBABILITY"
+    )]
     stop_when_settled: Option<f64>,
     #[command(flatten)]
     engine: EngineChoice,
     #[command(flatten)]
-    limits: LimitArgs,
+    limits: MoveLimitArgs,
 }
 
 impl Args {
     fn check(&self) -> Result<()> {
         if self.games == 0 {
-            bail!("--games must be at least 1");
+            bail!("--learn-games must be at least 1");
         }
         if self.eval_diff < 0 {
             bail!("--learn-window must be at least 0, not {}", self.eval_diff);
         }
-        if !(self.node_jitter >= 0.0 && self.node_jitter < 1.0) {
-            bail!("--node-jitter must lie in [0, 1), not {}", self.node_jitter);
-        }
-        if self.node_jitter > 0.0 && self.limits.nodes.is_none() {
-            bail!(
-                "--node-jitter needs --nodes (it jitters the node limit); pass --node-jitter 0 with another limit"
-            );
-        }
+        crate::game_threads::check_node_jitter("--node-jitter", self.node_jitter, &self.limits())?;
         if let Some(p) = self.stop_when_settled {
-            check_settled_threshold(p).map_err(|e| anyhow::anyhow!("--stop-when-settled {e}"))?;
+            check_settled_threshold(p)
+                .map_err(|e| anyhow::anyhow!("--learn-stop-when-settled {e}"))?;
         }
         Ok(())
     }
 
-    /// The pool of opponents: the `--opponent`s, or the book side's engine.
+    /// The book side's limits per move: the flags', or without any
+    /// [`stera_games::DEFAULT_LEARN_NODES`] nodes (the coordinator's
+    /// `--learn-nodes` default).
+    fn limits(&self) -> stera_engine::Limits {
+        let given = self.limits.limits();
+        if given == stera_engine::Limits::default() {
+            stera_engine::Limits {
+                nodes: Some(stera_games::DEFAULT_LEARN_NODES),
+                ..given
+            }
+        } else {
+            given
+        }
+    }
+
+    /// The node jitter: the flag's, else the default with a node limit.
+    fn node_jitter(&self) -> f64 {
+        crate::game_threads::node_jitter_or_default(self.node_jitter, &self.limits())
+    }
+
+    /// The pool of opponents: the `--learn-opponent`s, or the book side's engine.
     fn pool(&self) -> Result<Pool> {
         let members = if self.opponent.is_empty() {
             vec![OpponentSpec::of(
                 self.engine.clone(),
-                self.limits.limits(),
-                self.node_jitter,
+                self.limits(),
+                self.node_jitter(),
             )]
         } else {
             self.opponent
                 .iter()
-                .map(|text| OpponentSpec::parse(text).context("--opponent"))
+                .map(|text| OpponentSpec::parse(text).context("--learn-opponent"))
                 .collect::<Result<_>>()?
         };
         Ok(Pool::new(members)?)
@@ -236,9 +265,9 @@ pub fn run(args: &Args) -> Result<()> {
         engine: args.engine.clone(),
         options: PlayOptions {
             rules,
-            limits: args.limits.limits(),
+            limits: args.limits(),
             seed: args.seed,
-            node_jitter: args.node_jitter,
+            node_jitter: args.node_jitter(),
         },
         openings,
         policy: LearningPolicy::new(Arc::clone(&results), args.eval_diff, args.prior_games),
@@ -296,7 +325,7 @@ pub fn run(args: &Args) -> Result<()> {
             settled_note = count.to_string();
             if args.stop_when_settled.is_some() && count.all() {
                 crate::tell!(
-                    "every key position is settled after {} games: stopping (--stop-when-settled)",
+                    "every key position is settled after {} games: stopping (--learn-stop-when-settled)",
                     tally.games
                 );
                 return Ok(true);
@@ -309,10 +338,89 @@ pub fn run(args: &Args) -> Result<()> {
     if let Some(line) = tally.distinct_note() {
         crate::say!("{line}");
     }
-    for position in key_positions.positions() {
-        print_estimates(&results, &job.policy, position, args.prior_games, threshold);
-    }
+    print_key_positions(&results, &job.policy, &key_positions, args, threshold);
     Ok(())
+}
+
+/// Key positions shown at the end: the least settled, where more games help.
+const KEY_POSITIONS_SHOWN: usize = 5;
+
+/// How settled the key positions are, and the least settled of them, each in
+/// two short lines (a run of many openings has dozens of key positions: one
+/// line of SFEN and five moves each filled screens).
+fn print_key_positions(
+    results: &ResultsBook,
+    policy: &LearningPolicy,
+    key_positions: &KeyPositions,
+    args: &Args,
+    threshold: f64,
+) {
+    let count = key_positions.settled(policy, threshold);
+    let mut rows: Vec<(Position, stera_games::Settled)> = key_positions
+        .positions()
+        .iter()
+        .flat_map(|p| [Some(p.clone()), policy.most_played_reply(p)])
+        .flatten()
+        .filter_map(|p| policy.settled(&p).map(|s| (p, s)))
+        .collect();
+    rows.sort_by(|a, b| a.1.probability.total_cmp(&b.1.probability));
+    crate::say!("{count} (the move played is the best with P >= {threshold})");
+    for (position, settled) in rows.iter().take(KEY_POSITIONS_SHOWN) {
+        crate::say!(
+            "  {}: plays {}, P(best) {:.3}, {} games",
+            position_words(position),
+            settled.best,
+            settled.probability,
+            settled.games
+        );
+        crate::say!("    {}", top_moves(results, position, args.prior_games));
+    }
+    if rows.len() > KEY_POSITIONS_SHOWN {
+        crate::say!(
+            "  ... and {} more; `book-tools show --db {} 'POSITION'` lists a position's moves with their games",
+            rows.len() - KEY_POSITIONS_SHOWN,
+            args.db.display()
+        );
+    }
+}
+
+/// A position as the moves that reach it: `startpos moves 7g7f 3c3d`.
+fn position_words(position: &Position) -> String {
+    let (start, moves) = stera_engine::player::history(position);
+    let start = if start.to_sfen() == Position::startpos().to_sfen() {
+        "startpos".to_owned()
+    } else {
+        format!("sfen {}", start.to_sfen())
+    };
+    if moves.is_empty() {
+        return start;
+    }
+    let moves: Vec<String> = moves.iter().map(ToString::to_string).collect();
+    format!("{start} moves {}", moves.join(" "))
+}
+
+/// A position's three moves with the best estimates from games:
+/// `2g2f 0.612 (40 games), 7g7f 0.580 (35), ...`.
+fn top_moves(results: &ResultsBook, position: &Position, prior_games: f64) -> String {
+    let Some(mut estimates) = results.estimates(position, prior_games) else {
+        return "not in the book".to_owned();
+    };
+    estimates.sort_by(|a, b| b.2.mean.total_cmp(&a.2.mean));
+    let top: Vec<String> = estimates
+        .iter()
+        .filter(|e| e.1.games() > 0)
+        .take(3)
+        .enumerate()
+        .map(|(i, (c, r, e))| {
+            let games = if i == 0 { " games" } else { "" };
+            format!("{} {:.3} ({}{games})", c.mv, e.mean, r.games())
+        })
+        .collect();
+    if top.is_empty() {
+        "no games yet".to_owned()
+    } else {
+        top.join(", ")
+    }
 }
 
 /// Registers each of the pool's opponents in the store (engine identity as its
@@ -353,71 +461,6 @@ fn intern_pool(
             })
         })
         .collect()
-}
-
-/// The moves the games chose so far at `position` (the learner to move) and
-/// after the opponents' most played reply there, with how settled each is.
-fn print_estimates(
-    results: &ResultsBook,
-    policy: &LearningPolicy,
-    position: &Position,
-    prior_games: f64,
-    threshold: f64,
-) {
-    print_position(results, policy, position, prior_games, threshold);
-    if let Some(after) = policy.most_played_reply(position) {
-        print_position(results, policy, &after, prior_games, threshold);
-    }
-}
-
-/// One position's five best moves by their estimates from games.
-fn print_position(
-    results: &ResultsBook,
-    policy: &LearningPolicy,
-    position: &Position,
-    prior_games: f64,
-    threshold: f64,
-) {
-    let Some(mut estimates) = results.estimates(position, prior_games) else {
-        crate::say!("{}: not in the book", position.to_sfen());
-        return;
-    };
-    estimates.sort_by(|a, b| b.2.mean.total_cmp(&a.2.mean));
-    let top: Vec<String> = estimates
-        .iter()
-        .filter(|e| e.1.games() > 0)
-        .take(5)
-        .map(|(c, r, e)| {
-            format!(
-                "{} {:.3} ({} games, value {})",
-                c.mv,
-                e.mean,
-                r.games(),
-                c.value
-            )
-        })
-        .collect();
-    let settled = policy.settled(position).map_or(String::new(), |s| {
-        format!(
-            " -- plays {}, P(best) {:.3}{}",
-            s.best,
-            s.probability,
-            if s.probability >= threshold {
-                " (settled)"
-            } else {
-                ""
-            }
-        )
-    });
-    crate::say!(
-        "{}: {}{settled}",
-        position.to_sfen(),
-        if top.is_empty() {
-            "no games yet".to_owned()
-        } else {
-            top.join(", ")
-        }
-    );
 }
 
 /// The learner's results of this run, by colour, with its speed and how many
@@ -468,7 +511,9 @@ impl Tally {
         self.distinct.insert(hasher.finish());
         let step = (self.total / 20).max(1) as u64;
         let due = self.games.is_multiple_of(step) || self.games == self.total as u64;
-        let mut line = self.line();
+        // The rate and the time left first: a narrow terminal cuts the end.
+        let speed = crate::game_threads::speed_text(self.started, self.games, self.total as u64);
+        let mut line = format!("{speed}; {}", self.line());
         if !settled.is_empty() {
             line.push_str("; ");
             line.push_str(settled);
@@ -476,17 +521,6 @@ impl Tally {
         crate::game_threads::show_progress(self.bar.as_ref(), line, due, |line| {
             crate::tell!("game {}/{}: {line}", self.games, self.total);
         });
-    }
-
-    /// Games per second so far and the time left to --games at that rate.
-    fn speed(&self) -> String {
-        let secs = self.started.elapsed().as_secs_f64();
-        if secs <= 0.0 || self.games == 0 {
-            return String::new();
-        }
-        let rate = self.games as f64 / secs;
-        let left = (self.total as u64).saturating_sub(self.games) as f64 / rate;
-        format!("{rate:.2} games/s, {} left", duration_text(left))
     }
 
     /// A warning when many games repeat (a deterministic opponent).
@@ -511,12 +545,11 @@ impl Tally {
 
     fn line(&self) -> String {
         format!(
-            "training score {} as black, {} as white; {} games counted, {} distinct; {}",
+            "training score {} as black, {} as white; {} games counted, {} distinct",
             self.score(0),
             self.score(1),
             self.counted,
             self.distinct.len(),
-            self.speed()
         )
     }
 
@@ -671,7 +704,7 @@ fn play_against(
     )
 }
 
-/// `--concurrency`: 1 to 256 game threads (each runs two engines).
+/// `--learn-concurrency`, `match --concurrency`: 1 to 256 game threads (each runs two engines).
 pub(crate) fn parse_concurrency(text: &str) -> std::result::Result<usize, String> {
     match text.trim().parse::<usize>() {
         Ok(n) if (1..=256).contains(&n) => Ok(n),
@@ -683,14 +716,4 @@ pub(crate) fn parse_concurrency(text: &str) -> std::result::Result<usize, String
 fn unit_draw(seed: u64) -> f64 {
     use rand::{Rng, SeedableRng};
     rand::rngs::StdRng::seed_from_u64(seed ^ 0x0990_5E1E_C7ED).random::<f64>()
-}
-
-/// `secs` as `1 h 02 min`, `3 min 05 s` or `42 s`.
-fn duration_text(secs: f64) -> String {
-    let s = secs.max(0.0).round() as u64;
-    match (s / 3600, s % 3600 / 60, s % 60) {
-        (0, 0, sec) => format!("{sec} s"),
-        (0, min, sec) => format!("{min} min {sec:02} s"),
-        (h, min, _) => format!("{h} h {min:02} min"),
-    }
 }

@@ -117,7 +117,7 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            crate::tell!("error: {e:#}");
+            crate::tell!("error: {}", stera_service::error_text(e.as_ref()));
             ExitCode::FAILURE
         }
     }

@@ -23,17 +23,20 @@ pub struct Args {
 
 #[derive(clap::Args)]
 struct Connection {
-    /// The coordinator's gRPC URL (`http://host:50051`, or `https://` with TLS;
-    /// `host:50051` without a scheme is taken as `http://`).
-    #[arg(long, value_name = "URL", default_value = "http://127.0.0.1:50051", value_parser = stera_proto::coordinator_url)]
+    #[arg(
+        long,
+        env = stera_proto::COORDINATOR_ENV,
+        value_name = "URL",
+        default_value = stera_proto::DEFAULT_COORDINATOR_URL,
+        value_parser = stera_proto::coordinator_url,
+        help = stera_proto::COORDINATOR_URL_HELP
+    )]
     coordinator: String,
     /// File holding the bearer token (else STERA_TOKEN; none for a coordinator
     /// without authentication).
     #[arg(long, value_name = "FILE")]
     token_file: Option<PathBuf>,
-    /// PEM certificate of the CA that signed the coordinator's TLS certificate
-    /// (default for `https://`: the system's roots).
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", help = stera_proto::TLS_CA_HELP)]
     tls_ca: Option<PathBuf>,
 }
 
@@ -48,10 +51,10 @@ enum Command {
         /// Path of the book file on the coordinator's machine, inside its
         /// --export-dir (a relative path is taken from there). Its extension
         /// chooses the format unless --export-format says otherwise: `.ybb` a binary
-        /// book, anything else YaneuraOu's text book.
-        #[arg(long)]
+        /// book, anything else YaneuraOu's text book. Formerly `--out`.
+        #[arg(long = "export", alias = "out", value_name = "FILE")]
         out: String,
-        // `--export-format`, `--export-shrink`, `--export-raw`, `--export-backup`,
+        // `--export-format`, `--export-shrink`, `--export-raw`, `--export-propagation`,
         // `--export-temperature`, `--export-weights`: declared once for the three
         // export front ends.
         #[command(flatten)]
@@ -79,8 +82,8 @@ enum Command {
         /// Write the status document to FILE (`-`, or no value: standard output)
         /// instead of the summary for a person: one JSON object, the same as the
         /// coordinator's `/api/status` (`version`: the schema version, 1; every
-        /// key is listed in the README, "The status document"), as `match --json
-        /// FILE` takes a file. Default: the summary.
+        /// key is listed in the README, "The status document"), as `match --json`
+        /// takes it. Default: the summary.
         #[arg(long, value_name = "FILE", num_args = 0..=1, default_missing_value = "-")]
         json: Option<PathBuf>,
     },

@@ -22,18 +22,37 @@ pub struct Cluster {
     /// Play the engines' moves through the workers of the coordinator at this URL
     /// (`http://host:50051`, `https://` with TLS) instead of local engines; the
     /// engine flags are then not used: the workers' engines play. The coordinator
-    /// serves these searches before its own jobs. Default: local engines (the
-    /// engine flags).
-    #[arg(long, value_name = "URL", value_parser = stera_proto::coordinator_url)]
-    pub coordinator: Option<String>,
+    /// serves these searches before its own jobs. Given without a URL: the
+    /// worker's and `remote`'s default, STERA_COORDINATOR, else
+    /// http://127.0.0.1:50051. Default: local engines (the engine flags).
+    #[arg(long, value_name = "URL", num_args = 0..=1, value_parser = stera_proto::coordinator_url)]
+    pub coordinator: Option<Option<String>>,
     /// File holding the coordinator's bearer token (else STERA_TOKEN; neither: no
     /// token is sent).
     #[arg(long, value_name = "FILE", requires = "coordinator")]
     pub token_file: Option<PathBuf>,
-    /// PEM certificate of the CA that signed the coordinator's TLS certificate
-    /// (default for `https://`: the system's roots).
-    #[arg(long, value_name = "FILE", requires = "coordinator")]
+    #[arg(long, value_name = "FILE", requires = "coordinator", help = stera_proto::TLS_CA_HELP)]
     pub tls_ca: Option<PathBuf>,
+}
+
+impl Cluster {
+    /// The coordinator's URL: the one given, or for a bare `--coordinator` the
+    /// default of the worker and `remote`; `None` without `--coordinator`.
+    ///
+    /// # Errors
+    /// A STERA_COORDINATOR that is not a coordinator URL.
+    pub fn url(&self) -> Result<Option<String>> {
+        match &self.coordinator {
+            None => Ok(None),
+            Some(Some(url)) => Ok(Some(url.clone())),
+            Some(None) => match std::env::var(stera_proto::COORDINATOR_ENV) {
+                Ok(text) => stera_proto::coordinator_url(&text)
+                    .map(Some)
+                    .map_err(|e| anyhow::anyhow!("{}: {e}", stera_proto::COORDINATOR_ENV)),
+                Err(_) => Ok(Some(stera_proto::DEFAULT_COORDINATOR_URL.to_owned())),
+            },
+        }
+    }
 }
 
 /// One side's engine in the cluster: its own connection and runtime, so that
@@ -59,23 +78,27 @@ impl RemotePlayer {
     /// # Errors
     /// No coordinator URL, an unreadable token or CA file, no connection.
     pub fn connect(cluster: &Cluster) -> Result<Self> {
-        let url = cluster
-            .coordinator
-            .clone()
-            .context("no --coordinator given")?;
+        let url = cluster.url()?.context("no --coordinator given")?;
         let token = stera_proto::token::read_token(cluster.token_file.as_deref())?;
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
             .context("cannot start the async runtime")?;
-        let client =
+        let mut client =
             runtime.block_on(crate::remote::connect_to(&url, cluster.tls_ca.as_deref()))?;
+        // The engine is named before the first move (the match's header) by
+        // the workers connected now; the first answer names it for good.
+        let engine =
+            crate::remote::with_token(token.as_deref(), stera_proto::v1::StatusRequest::default())
+                .ok()
+                .and_then(|request| runtime.block_on(client.status(request)).ok())
+                .and_then(|reply| workers_engine(&reply.into_inner()));
         Ok(Self {
             runtime,
             client,
             token,
             url,
-            engine: None,
+            engine,
             told_waiting: false,
         })
     }
@@ -155,8 +178,20 @@ impl Player for RemotePlayer {
 
     fn identity(&self) -> String {
         match &self.engine {
-            Some(engine) => format!("{engine} (workers of {})", self.url),
-            None => format!("the workers of {}", self.url),
+            Some(engine) => format!("{engine} (on the workers of {})", self.url),
+            None => format!(
+                "the engine of the workers of {} (none connected yet)",
+                self.url
+            ),
         }
     }
+}
+
+/// The engines of the coordinator's connected workers, one name for each
+/// kind (`A / B` when they differ); `None` without a worker.
+fn workers_engine(reply: &stera_proto::v1::StatusReply) -> Option<String> {
+    let mut engines: Vec<&str> = reply.workers.iter().map(|w| w.engine.as_str()).collect();
+    engines.sort_unstable();
+    engines.dedup();
+    (!engines.is_empty()).then(|| engines.join(" / "))
 }

@@ -388,7 +388,7 @@ fn print_moves(
 ) -> io::Result<()> {
     writeln!(
         out,
-        "  move     stored  propagated  depth  games  score  policy     ndf  ponder  (* = leads to a thought position; score for the mover; policy and ndf in %, as export --weights writes them in count)"
+        "  move     stored  propagated  depth  games  score  policy     ndf  ponder  (* = leads to a thought position; score for the mover; policy and ndf in %, as export --export-weights writes them in count)"
     )?;
     for l in lines {
         let c = games.after[l.index];

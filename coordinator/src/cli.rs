@@ -44,17 +44,18 @@ pub struct CoordinatorArgs {
     #[arg(long)]
     pub think_limit: Option<u64>,
     /// Write a YaneuraOu book to this file when generation stops (and every
-    /// --export-every-mins while it runs). Its extension chooses the format
-    /// unless --export-format says otherwise: `.ybb` a binary book, anything else
-    /// YaneuraOu's text book. Default: no export.
-    #[arg(long)]
+    /// --export-every-mins while it runs), as `book-tools export --export FILE`
+    /// writes one. Its extension chooses the format unless --export-format says
+    /// otherwise: `.ybb` a binary book, anything else YaneuraOu's text book.
+    /// Default: no export.
+    #[arg(long, value_name = "FILE")]
     pub export: Option<PathBuf>,
     /// Also export to --export every this many minutes while generation runs (0: only
     /// at the end). Generation goes on during an export: it writes a snapshot of
     /// the book on its own threads, at a lower CPU priority.
     #[arg(long, default_value_t = 0, requires = "export")]
     pub export_every_mins: u64,
-    // `--export-backup`, `--export-temperature`, `--export-weights`,
+    // `--export-propagation`, `--export-temperature`, `--export-weights`,
     // `--export-shrink`, `--export-raw`, `--export-format` of the --export book:
     // declared once for the three export front ends.
     #[command(flatten)]
@@ -95,7 +96,7 @@ pub struct CoordinatorArgs {
     /// Positions per merged chunk of a compaction pass.
     #[arg(long, default_value_t = 4096, value_name = "POSITIONS", value_parser = clap::value_parser!(u32).range(2..))]
     pub compact_chunk: u32,
-    /// Directory in which the Export RPC (`book-tools remote export --out PATH`) may
+    /// Directory in which the Export RPC (`book-tools remote export --export PATH`) may
     /// write: relative paths are taken from here, and paths that resolve outside it
     /// are refused. Without it, remote exports are refused (a remote caller must
     /// not choose where the coordinator writes). Never inside the store.
@@ -193,7 +194,7 @@ pub use stera_service::select::{DEFAULT_SELECT_TEMPERATURE, SelectKind};
 ///
 /// # Errors
 /// `--select-temperature` with `--select alphabeta`, or a temperature that is not a
-/// finite number > 0.
+/// finite number >= 0.
 pub fn select_mode(args: &CoordinatorArgs) -> Result<SelectMode> {
     Ok(args.selection.mode()?)
 }
@@ -430,7 +431,7 @@ mod select_flag_tests {
         assert!(parse(&["--select", "mcts"]).is_err());
         let args = parse(&["--select-temperature", "50"]).unwrap();
         assert!(select_mode(&args).is_err(), "temperature without softmax");
-        for t in ["0", "-5", "NaN", "inf"] {
+        for t in ["-5", "NaN", "inf"] {
             let flag = format!("--select-temperature={t}");
             let args = parse(&["--select", "softmax", &flag]).unwrap();
             assert!(select_mode(&args).is_err(), "{t}");

@@ -65,10 +65,12 @@ pub struct LearnArgs {
     /// Default 0: no learning games.
     #[arg(long, value_name = "GAMES", default_value_t = 0)]
     pub learn_games: u64,
-    /// Learning games played at once. Each holds one search job at a time, and
+    /// Learning games played at once, 1 to 256 (as `book-tools learn
+    /// --learn-concurrency`). Each holds one search job at a time, and
     /// searches go before think and play jobs: this is the number of the
     /// workers' job slots learning takes.
-    #[arg(long, value_name = "N", default_value_t = 2)]
+    #[arg(long, value_name = "N", default_value_t = stera_games::DEFAULT_LEARN_CONCURRENCY,
+          value_parser = parse_learn_concurrency)]
     pub learn_concurrency: usize,
     /// An opponent of the pool (repeatable): a budget (`--nodes N`, `--depth D`
     /// or `--time-ms MS`) with `--weight W` (its share of the games, default 1)
@@ -79,10 +81,19 @@ pub struct LearnArgs {
     /// identity and the budget. Default: one opponent at --learn-nodes.
     #[arg(long, value_name = "FLAGS", allow_hyphen_values = true)]
     pub learn_opponent: Vec<String>,
-    /// Node budget of each book-side engine move (once its line leaves the
-    /// book): the budget the book is made for, jittered by ±50 %.
-    #[arg(long, value_name = "NODES", default_value_t = 1000)]
+    /// Node budget per move of the book side's engine (once its line leaves
+    /// the book): the budget the book is made for, jittered by
+    /// --learn-node-jitter (`book-tools learn --nodes`, whose default is the
+    /// same).
+    #[arg(long, value_name = "NODES", default_value_t = stera_games::DEFAULT_LEARN_NODES)]
     pub learn_nodes: u64,
+    /// Jitter each book-side engine move's node limit by up to this share (0.5 =
+    /// ±50 %), drawn from --learn-seed, so that a deterministic engine does not
+    /// replay the same game (0: every move at --learn-nodes); `book-tools learn
+    /// --node-jitter` with a node limit, and an opponent's `--node-jitter`, have
+    /// the same default.
+    #[arg(long, value_name = "SHARE", default_value_t = stera_games::play::DEFAULT_NODE_JITTER)]
+    pub learn_node_jitter: f64,
     /// Openings of the learning games, one per line (`startpos`, an SFEN, or a
     /// position command with moves; `#` starts a comment), used in turn, each
     /// with the learner as Black and as White: the same reader as `book-tools
@@ -90,7 +101,7 @@ pub struct LearnArgs {
     #[arg(long, value_name = "FILE")]
     pub learn_openings: Option<std::path::PathBuf>,
     /// Seed of the learner's draws, the node jitter and the opponents' turns.
-    #[arg(long, value_name = "SEED", default_value_t = 1)]
+    #[arg(long, value_name = "SEED", default_value_t = stera_games::DEFAULT_PLAY_SEED)]
     pub learn_seed: u64,
     /// Grow where the games go: where a learning game left the book (an
     /// opponent's reply the book lacks, or a move the learner tried that nobody
@@ -121,8 +132,13 @@ pub struct LearnArgs {
     pub learn_window: i32,
 }
 
-/// Node jitter of the book side's engine moves.
-const BOOK_SIDE_NODE_JITTER: f64 = stera_games::play::DEFAULT_NODE_JITTER;
+/// `--learn-concurrency`: 1 to 256 games at once, as `book-tools learn`'s.
+fn parse_learn_concurrency(text: &str) -> Result<usize, String> {
+    match text.trim().parse::<usize>() {
+        Ok(n) if (1..=256).contains(&n) => Ok(n),
+        _ => Err(format!("`{text}` is not 1 to 256 games at once")),
+    }
+}
 
 impl LearnArgs {
     /// Checks the learning flags alone, before anything starts.
@@ -154,11 +170,14 @@ impl LearnArgs {
     /// An opponent that cannot be read, or one that names an engine (the
     /// workers' engines play on the cluster).
     pub fn pool(&self) -> Result<Pool, String> {
-        if self.learn_concurrency == 0 {
-            return Err("--learn-concurrency must be at least 1".into());
-        }
         if self.learn_nodes == 0 {
             return Err("--learn-nodes must be at least 1".into());
+        }
+        if !(0.0..1.0).contains(&self.learn_node_jitter) {
+            return Err(format!(
+                "--learn-node-jitter must lie in [0, 1), not {}",
+                self.learn_node_jitter
+            ));
         }
         if !(0.0..=1.0).contains(&self.learn_grow_share) {
             return Err(format!(
@@ -357,6 +376,7 @@ struct Shared {
     openings: Vec<stera_games::Opening>,
     rules: GameRules,
     book_limits: Limits,
+    book_node_jitter: f64,
     grow_plies: u32,
     seed: u64,
     target: u64,
@@ -469,6 +489,7 @@ impl LearnDriver {
                 nodes: Some(args.learn_nodes),
                 ..Limits::default()
             },
+            book_node_jitter: args.learn_node_jitter,
             grow_plies: args.learn_grow_plies,
             seed: args.learn_seed,
             target: args.learn_games,
@@ -592,7 +613,7 @@ fn play_one(shared: &Shared, index: u64) -> Result<(), String> {
         };
         let book_budget = Budget {
             limits: shared.book_limits,
-            node_jitter: BOOK_SIDE_NODE_JITTER,
+            node_jitter: shared.book_node_jitter,
         };
         let (black, white, budgets) = match learner {
             Color::Black => (learning, opponent, [book_budget, spec.budget_per_move()]),
@@ -602,7 +623,7 @@ fn play_one(shared: &Shared, index: u64) -> Result<(), String> {
             rules: shared.rules,
             limits: shared.book_limits,
             seed,
-            node_jitter: BOOK_SIDE_NODE_JITTER,
+            node_jitter: shared.book_node_jitter,
         };
         stera_games::play_game_with_budgets(start, moves, black, white, &options, budgets)
             .map_err(|e| e.to_string())?

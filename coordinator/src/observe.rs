@@ -14,8 +14,17 @@ use crate::leases::{LeaseId, StreamId};
 use crate::registry::{ProblemKind, Registry, RejectReason, RequeueReason};
 
 /// A worker's stream opened.
+/// Its `job_slots` are its engines (`worker --slots`) plus its prefetch: not
+/// `slots`, which is the engines' count in the worker's flags.
 pub(crate) fn connected(stream: StreamId, hello: &Hello) {
-    tracing::info!(stream, worker = %hello.worker_id, engine = %hello.engine, slots = hello.slots, "worker connected");
+    tracing::info!(stream, worker = %hello.worker_id, engine = %hello.engine, job_slots = hello.slots, "worker connected");
+}
+
+/// A worker's own budget (`worker --nodes`...) is replaced by the run's
+/// think limits: said once per connection, so that nobody believes the
+/// worker's flags are in force.
+pub(crate) fn budget_overridden(stream: StreamId, worker: &str, own: &str, run: &str) {
+    tracing::info!(stream, worker = %worker, own, run, "the worker's own budget is overridden by this run's think limits (--nodes, --depth, --time-ms)");
 }
 
 /// A refused worker tried to connect again.
@@ -52,8 +61,14 @@ pub(crate) fn refused(registry: &Registry, stream: StreamId, worker: &str, why: 
 
 /// A worker was refused at Hello: it thinks with another engine or budget than
 /// the store's, and mixing them was not allowed.
+/// It counts as refused, as a worker refused for failing does: the
+/// refused-worker alert watches that counter.
 pub(crate) fn mixed_engine_refused(registry: &Registry, stream: StreamId, worker: &str, why: &str) {
     tracing::warn!(stream, worker = %worker, reason = why, "worker refused: another engine or budget");
+    registry
+        .counters
+        .workers_refused
+        .fetch_add(1, Ordering::Relaxed);
     registry.record_problem(ProblemKind::Refused, why.to_owned());
 }
 

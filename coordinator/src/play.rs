@@ -60,7 +60,7 @@ impl Default for PlaySettings {
             temperature: stera_games::book::DEFAULT_TEMPERATURE,
             refresh_growth: 0.1,
             games_out: None,
-            seed: 0,
+            seed: stera_games::DEFAULT_PLAY_SEED,
         }
     }
 }
@@ -504,7 +504,7 @@ pub struct PlayArgs {
     #[arg(long, default_value_t = stera_games::DEFAULT_PLY_LIMIT)]
     pub ply_limit: u32,
     /// Adjudicate a game when both sides' scores agree beyond this many
-    /// centipawns for --adjudicate-plies moves (0: never).
+    /// centipawns for --adjudicate-plies moves (0: never), as `book-tools match`'s.
     #[arg(long, value_name = "CP", default_value_t = 0)]
     pub adjudicate_cp: u32,
     /// Consecutive moves the scores must agree for adjudication (at least 2).
@@ -521,8 +521,9 @@ pub struct PlayArgs {
     /// result. Default: games are counted, not written. Formerly `--games-out`.
     #[arg(long, value_name = "FILE", alias = "games-out")]
     pub out_games: Option<PathBuf>,
-    /// Seed of the opening draws.
-    #[arg(long, value_name = "SEED", default_value_t = 0)]
+    /// Seed of the opening draws (the same seed gives the same openings from
+    /// the same book), as `book-tools match --play-seed`.
+    #[arg(long, value_name = "SEED", default_value_t = stera_games::DEFAULT_PLAY_SEED)]
     pub play_seed: u64,
 }
 

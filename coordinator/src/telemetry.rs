@@ -198,7 +198,7 @@ pub fn describe() {
     );
     describe_counter!(
         WORKERS_REFUSED,
-        "Workers refused (stream closed) because their jobs failed too many times in a row."
+        "Workers refused (stream closed): their jobs failed too many times in a row, or at Hello their engine or budget differs from the store's (without --allow-mixed-engines)."
     );
     describe_counter!(
         PROTOCOL_VIOLATIONS,

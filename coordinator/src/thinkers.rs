@@ -124,6 +124,16 @@ impl Thinkers {
         thinker::thinker_identity(&hello.engine, self.job_budget.or(reported).as_ref())
     }
 
+    /// The worker's own budget (its --nodes, --depth, --time-ms, else its
+    /// engine's default) in words when this run's think limits replace it:
+    /// the worker's flags would otherwise seem to be in force.
+    pub(crate) fn overridden_budget(&self, hello: &Hello) -> Option<(String, String)> {
+        let own = limits_from_proto(hello.default_limits.as_ref(), Limits::default());
+        let run = self.job_budget?;
+        (hello.default_limits.is_some() && own != run)
+            .then(|| (thinker::budget_text(&own), thinker::budget_text(&run)))
+    }
+
     /// Admits the worker of `stream` that said `hello`, or says why it is refused.
     pub(crate) fn admit(&mut self, stream: StreamId, hello: &Hello) -> Result<(), String> {
         let identity = self.of_worker(hello);
@@ -210,6 +220,26 @@ mod tests {
 
     fn no_limits() -> v1::Limits {
         v1::Limits::default()
+    }
+
+    #[test]
+    fn a_run_whose_limits_replace_a_workers_own_says_both() {
+        let run = v1::Limits {
+            nodes: 1000,
+            ..v1::Limits::default()
+        };
+        let thinkers = Thinkers::new(&[], &run, false);
+        assert_eq!(
+            thinkers.overridden_budget(&hello(BUILTIN, Some(500))),
+            Some(("500 nodes".to_owned(), "1000 nodes".to_owned()))
+        );
+        assert_eq!(
+            thinkers.overridden_budget(&hello(BUILTIN, Some(1000))),
+            None
+        );
+        assert_eq!(thinkers.overridden_budget(&hello(BUILTIN, None)), None);
+        let own = Thinkers::new(&[], &no_limits(), false);
+        assert_eq!(own.overridden_budget(&hello(BUILTIN, Some(500))), None);
     }
 
     #[test]

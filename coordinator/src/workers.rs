@@ -114,6 +114,9 @@ impl Workers {
             return false;
         }
         observe::connected(stream, hello);
+        if let Some((own, run)) = self.thinkers.overridden_budget(hello) {
+            observe::budget_overridden(stream, &hello.worker_id, &own, &run);
+        }
         self.blame.connect(stream, &hello.worker_id);
         let _ = tx.send(Ok(CoordinatorMessage {
             msg: Some(Msg::Welcome(Welcome {

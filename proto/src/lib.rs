@@ -84,6 +84,25 @@ impl v1::JobResult {
     }
 }
 
+/// The coordinator's URL when none is given: `STERA_COORDINATOR`'s, else
+/// the coordinator's default `--listen` on this machine. The worker,
+/// `book-tools remote` and `book-tools match --coordinator` (given without a
+/// URL) all take it.
+pub const DEFAULT_COORDINATOR_URL: &str = "http://127.0.0.1:50051";
+
+/// The environment variable that names the coordinator's URL.
+pub const COORDINATOR_ENV: &str = "STERA_COORDINATOR";
+
+/// The help of `--coordinator` wherever a URL is given: one text.
+pub const COORDINATOR_URL_HELP: &str = "The coordinator's URL (`http://host:port`, `https://` with \
+     TLS; `host:port` without a scheme is taken as `http://`). Default: STERA_COORDINATOR, else \
+     http://127.0.0.1:50051";
+
+/// The help of `--tls-ca` wherever a coordinator is reached: one text.
+pub const TLS_CA_HELP: &str = "PEM certificate(s) to trust for an `https://` coordinator: the \
+     CA that signed its certificate, or a self-signed certificate itself. Default: the \
+     system's roots";
+
 /// A coordinator URL as given on a command line: `host:port` without a scheme
 /// is taken as `http://host:port` (a bare address was refused by the transport
 /// only when the first connection was tried, with an error about URIs); a

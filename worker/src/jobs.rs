@@ -28,6 +28,9 @@ pub struct Finished {
 pub struct JobContext {
     /// Budget used when a job carries no limits of its own.
     pub default_limits: Limits,
+    /// Whether the user said that the worker was told, once, that the
+    /// coordinator's limits override its own --nodes/--depth/--time-ms.
+    pub told_override: Arc<std::sync::atomic::AtomicBool>,
     pub pool: Arc<EvaluatorPool>,
     pub players: Arc<PlayerPool>,
     pub stats: Arc<Stats>,
@@ -67,9 +70,11 @@ fn run(job: &Job, ctx: &JobContext) -> Result<JobResult, String> {
         }
         Some(job::Kind::Search(search)) => {
             let limits = limits_from_proto(search.limits.as_ref(), ctx.default_limits);
-            engine_timed(&ctx.stats, || {
+            let result = engine_timed(&ctx.stats, || {
                 ctx.players.search(job.lease_id, search, &limits)
-            })
+            })?;
+            ctx.stats.game_moves.fetch_add(1, Ordering::Relaxed);
+            Ok(result)
         }
         None => Err("a job of no kind this worker knows (upgrade the worker)".into()),
     }
@@ -95,6 +100,9 @@ fn add_engine_time(stats: &Stats, elapsed: Duration) {
 /// Parses the job's position and evaluates it on a pooled engine.
 fn evaluate(lease_id: u64, job: &ThinkJob, ctx: &JobContext) -> Result<JobResult, String> {
     let limits = limits_from_proto(job.limits.as_ref(), ctx.default_limits);
+    if let Some(note) = override_note(ctx, &limits) {
+        tracing::warn!("{note}");
+    }
     let position = Position::from_sfen(&job.sfen)
         .map_err(|e| format!("bad position from the coordinator: {e}"))?;
     let (result, cost) = ctx.pool.evaluate(&position, &limits);
@@ -105,6 +113,22 @@ fn evaluate(lease_id: u64, job: &ThinkJob, ctx: &JobContext) -> Result<JobResult
     crate::worker_metrics::record_evaluation(ev.elapsed);
     add_engine_time(stats, ev.elapsed);
     Ok(think_result_to_proto(lease_id, job.sfen.clone(), &ev))
+}
+
+/// The first time a think job's limits replace the worker's own (given
+/// --nodes, --depth or --time-ms that differ): a note saying so, since the
+/// worker's flags would otherwise seem to be in force. `None` after that.
+fn override_note(ctx: &JobContext, limits: &Limits) -> Option<String> {
+    let own = ctx.default_limits;
+    if own == Limits::default() || *limits == own || ctx.told_override.swap(true, Ordering::Relaxed)
+    {
+        return None;
+    }
+    Some(format!(
+        "the coordinator's think jobs carry limits ({}): they override this worker's own {} (which apply only to jobs without limits)",
+        stera_games::thinker::budget_text(limits),
+        stera_games::thinker::budget_text(&own),
+    ))
 }
 
 #[cfg(test)]
@@ -123,6 +147,7 @@ mod tests {
             pool: Arc::new(EvaluatorPool::start(&choice, 1).await.unwrap()),
             players: Arc::new(PlayerPool::new(choice)),
             stats: Arc::new(Stats::default()),
+            told_override: Arc::default(),
         };
         let job = Job {
             lease_id: 7,
@@ -141,5 +166,43 @@ mod tests {
         // 30 plies of 20,000-node searches take well over a millisecond.
         assert!(ctx.stats.engine_ms.load(Ordering::Relaxed) > 0);
         assert!(ctx.stats.engine_share() > 0.0);
+        // A search job (a move of the coordinator's learning games) counts
+        // where the summary line shows it (issue 43: `games 0` after learning).
+        let search = Job {
+            lease_id: 8,
+            deadline_unix_ms: 0,
+            kind: Some(job::Kind::Search(v1::SearchJob {
+                start_sfen: stera_rules::STARTPOS_SFEN.into(),
+                moves: vec!["7g7f".into()],
+                limits: None,
+            })),
+        };
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        spawn(search, &ctx, tx);
+        let finished = rx.recv().await.unwrap();
+        assert!(finished.outcome.is_ok(), "{:?}", finished.outcome);
+        assert_eq!(ctx.stats.game_moves.load(Ordering::Relaxed), 1);
+        assert!(
+            ctx.stats.line().contains("| game moves 1 |"),
+            "{}",
+            ctx.stats.line()
+        );
+        // The worker was given 20,000 nodes; a think job of 500 overrides
+        // them: said once, then not again.
+        let job_limits = Limits {
+            nodes: Some(500),
+            ..Limits::default()
+        };
+        let note = override_note(&ctx, &job_limits).unwrap();
+        assert!(
+            note.contains("(500 nodes)") && note.contains("own 20000 nodes"),
+            "{note}"
+        );
+        assert_eq!(override_note(&ctx, &job_limits), None);
+        let quiet = JobContext {
+            told_override: Arc::default(),
+            ..ctx.clone()
+        };
+        assert_eq!(override_note(&quiet, &quiet.default_limits), None);
     }
 }

@@ -39,23 +39,20 @@ pub use status::Stats;
     about = "Evaluates book positions for a stera coordinator"
 )]
 pub struct WorkerArgs {
-    /// The coordinator's URL (`http://host:port`, `https://` with TLS; `host:port`
-    /// without a scheme is taken as `http://`).
     #[arg(
         long,
-        env = "STERA_COORDINATOR",
+        env = stera_proto::COORDINATOR_ENV,
         value_name = "URL",
-        default_value = "http://127.0.0.1:50051",
-        value_parser = stera_proto::coordinator_url
+        default_value = stera_proto::DEFAULT_COORDINATOR_URL,
+        value_parser = stera_proto::coordinator_url,
+        help = stera_proto::COORDINATOR_URL_HELP
     )]
     pub coordinator: String,
     /// File holding the bearer token the coordinator expects (else STERA_TOKEN;
     /// neither: no token is sent).
     #[arg(long, value_name = "FILE")]
     pub token_file: Option<PathBuf>,
-    /// PEM certificate(s) to trust for an `https://` coordinator (e.g. its
-    /// self-signed certificate); without it the system's roots are used.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", help = stera_proto::TLS_CA_HELP)]
     pub tls_ca: Option<PathBuf>,
     /// Engines run at once, one evaluation each. Default: the number of CPUs. The
     /// worker takes --slots plus --prefetch jobs at once: the coordinator's status
@@ -223,6 +220,7 @@ pub async fn run(args: WorkerArgs) -> Result<()> {
         think_budget: args.engine.budget_of(args.limits.limits()),
         jobs: jobs::JobContext {
             default_limits: args.limits.limits(),
+            told_override: Arc::default(),
             pool,
             players: Arc::new(play::PlayerPool::new(args.engine.clone())),
             stats: stats.clone(),

@@ -275,7 +275,10 @@ async fn connect(cfg: &SessionConfig) -> Result<Result<Connected, SessionEnd>> {
     };
     let channel = match channel.connect().await {
         Ok(c) => c,
-        Err(e) => return Ok(Err(SessionEnd::Lost(format!("connect: {e}")))),
+        Err(e) => {
+            let why = stera_service::error_text(&e);
+            return Ok(Err(SessionEnd::Lost(format!("connect: {why}"))));
+        }
     };
     let token = match &cfg.token {
         Some(t) => match format!("Bearer {t}").parse::<MetadataValue<_>>() {

@@ -18,6 +18,10 @@ pub struct Stats {
     pub evaluated: AtomicU64,
     /// Games played (play jobs).
     pub games: AtomicU64,
+    /// Moves searched for games the coordinator plays itself (search jobs:
+    /// its learning games, `book-tools match --coordinator`), whose games this
+    /// worker never sees whole.
+    pub game_moves: AtomicU64,
     pub acked: AtomicU64,
     pub rejected: AtomicU64,
     pub errors: AtomicU64,
@@ -41,6 +45,7 @@ impl Default for Stats {
             busy: AtomicU64::new(0),
             evaluated: AtomicU64::new(0),
             games: AtomicU64::new(0),
+            game_moves: AtomicU64::new(0),
             acked: AtomicU64::new(0),
             rejected: AtomicU64::new(0),
             errors: AtomicU64::new(0),
@@ -83,7 +88,7 @@ impl Stats {
         let secs = self.started.elapsed().as_secs_f64().max(1e-9);
         let evaluated = self.evaluated.load(Ordering::Relaxed);
         format!(
-            "{} | jobs {} | evaluated {} ({:.2}/s) | games {} | engine {:.1}% | acked {} | rejected {} | errors {} | reconnects {}",
+            "{} | jobs {} | evaluated {} ({:.2}/s) | games {} | game moves {} | engine {:.1}% | acked {} | rejected {} | errors {} | reconnects {}",
             if self.connected.load(Ordering::Relaxed) {
                 "connected"
             } else {
@@ -93,6 +98,7 @@ impl Stats {
             evaluated,
             evaluated as f64 / secs,
             self.games.load(Ordering::Relaxed),
+            self.game_moves.load(Ordering::Relaxed),
             self.engine_share() * 100.0,
             self.acked.load(Ordering::Relaxed),
             self.rejected.load(Ordering::Relaxed),

@@ -10,7 +10,7 @@
 //!   book's moves at the plies asked for (the default), the lines of a file, or
 //!   random balanced plies; an opening is used again only when asked;
 //! * engines at a node limit get a jittered limit by default
-//!   ([`DEFAULT_NODE_JITTER`]);
+//!   ([`stera_games::play::DEFAULT_NODE_JITTER`]);
 //! * the report ([`report`]) counts distinct games and pairs and withholds the
 //!   interval when repeated games or pairs exceed a small share, or when the
 //!   book under test played no move in any game;
@@ -38,17 +38,16 @@ use std::sync::Arc;
 use anyhow::{Context, Result, bail};
 use stera_book::{Book, NodeStore, SledStore};
 use stera_engine::Player;
-use stera_engine::choice::{EngineChoice, LimitArgs, OpponentChoice};
+use stera_engine::choice::{EngineChoice, MoveLimitArgs, OpponentChoice};
 use stera_games::book::{
     DEFAULT_TEMPERATURE, YANEURAOU_BLACK_LIMIT, YANEURAOU_EVAL_DIFF, YANEURAOU_WHITE_LIMIT,
 };
 use stera_games::openings::Opening;
-use stera_games::play::DEFAULT_NODE_JITTER;
 use stera_games::results_book::DEFAULT_PRIOR_GAMES;
 use stera_games::stats::Sprt;
 use stera_games::{
-    Adjudication, AnalysedBook, BookPolicy, BookSource, Budget, DEFAULT_PLY_LIMIT, Game, GameRules,
-    MoveRule, PlayOptions, ResultsBook, RuledBook, Side,
+    AnalysedBook, BookPolicy, BookSource, Budget, DEFAULT_PLY_LIMIT, Game, MoveRule, PlayOptions,
+    ResultsBook, RuledBook, Side,
 };
 use stera_rules::Color;
 use stera_service::export::MAX_LEAF_DISCOUNT;
@@ -109,7 +108,9 @@ pub struct Args {
     #[arg(long)]
     by_count: bool,
     /// Use the books only for positions up to this game ply (YaneuraOu's
-    /// BookMoves, whose own default is 16). Default: every ply.
+    /// BookMoves, whose own default is 16); 0: no book at all, the engine
+    /// alone (a no-book baseline against the same opponent). Default: every
+    /// ply.
     #[arg(long, value_name = "PLY")]
     book_max_ply: Option<u32>,
     /// Analyse a store (--db, --against) counting every move into a position it
@@ -132,7 +133,8 @@ pub struct Args {
           value_parser = crate::common::parse_opponents)]
     opponents: stera_book::OpponentSelection,
     /// `softmax`: temperature in centipawns with which a side samples its book
-    /// moves (the coordinator's flag for its games' book moves).
+    /// moves (0: always the best move, as the coordinator's flag for its games'
+    /// book moves).
     #[arg(long = "play-temperature", alias = "temperature", value_name = "CP", default_value_t = DEFAULT_TEMPERATURE)]
     temperature: f64,
     /// Games to play (pairs of one opening with colours swapped; an odd number
@@ -162,13 +164,7 @@ pub struct Args {
     /// games may then repeat; see --max-repeats).
     #[arg(long)]
     repeat_openings: bool,
-    /// Jitter each engine move's node limit by up to this share (0.1 = ±10 %),
-    /// drawn from --play-seed, so that deterministic engines do not replay the same
-    /// game (0: every move at --nodes). Only with --nodes. Default: 0.5 with
-    /// --nodes (the least share measured at which openings used 3-4 times
-    /// still gave 95 % distinct games; `book-tools learn` has the same
-    /// default), else 0.
-    #[arg(long, value_name = "SHARE")]
+    #[arg(long, value_name = "SHARE", help = crate::game_threads::NODE_JITTER_HELP)]
     node_jitter: Option<f64>,
     /// --node-jitter of the opponent's engine. Only with a node limit for the
     /// opponent (--opponent-nodes, or --nodes when it has no limits of its own).
@@ -199,10 +195,10 @@ pub struct Args {
     /// Moves after which a game is a draw.
     #[arg(long, default_value_t = DEFAULT_PLY_LIMIT)]
     ply_limit: u32,
-    /// Adjudicate a win when both engines' scores are beyond CP (from the same
-    /// side's view) for --adjudicate-plies consecutive moves. Default: never.
-    #[arg(long, value_name = "CP")]
-    adjudicate_cp: Option<i32>,
+    /// Adjudicate a game when both sides' scores agree beyond this many
+    /// centipawns for --adjudicate-plies moves (0: never), as the coordinator's.
+    #[arg(long, value_name = "CP", default_value_t = 0)]
+    adjudicate_cp: u32,
     /// Consecutive moves the scores must agree for --adjudicate-cp (at least 2;
     /// the coordinator's default too).
     #[arg(long, value_name = "PLIES", default_value_t = stera_games::DEFAULT_ADJUDICATE_PLIES)]
@@ -214,7 +210,7 @@ pub struct Args {
         long = "play-seed",
         alias = "seed",
         value_name = "SEED",
-        default_value_t = 1
+        default_value_t = stera_games::DEFAULT_PLAY_SEED
     )]
     seed: u64,
     /// Write the games to this file, each as it ends; its extension chooses the
@@ -223,14 +219,15 @@ pub struct Args {
     /// and the result. Default: the games are counted, not written.
     #[arg(long, value_name = "FILE")]
     out_games: Option<PathBuf>,
-    /// Write the result as JSON to this file as well (`-`: standard output,
-    /// instead of the text summary). Default: the text summary only.
-    #[arg(long, value_name = "FILE")]
+    /// Write the result as JSON to this file as well (`-`, or no value:
+    /// standard output, instead of the text summary), as `remote status --json`
+    /// takes it. Default: the text summary only.
+    #[arg(long, value_name = "FILE", num_args = 0..=1, default_missing_value = "-")]
     json: Option<PathBuf>,
     #[command(flatten)]
     engine: EngineChoice,
     #[command(flatten)]
-    limits: LimitArgs,
+    limits: MoveLimitArgs,
     #[command(flatten)]
     opponent: OpponentChoice,
     #[command(flatten)]
@@ -271,26 +268,17 @@ impl Args {
         if self.games == 0 {
             bail!("--games must be at least 1");
         }
-        for (flag, jitter) in [
-            ("--node-jitter", self.node_jitter),
-            ("--opponent-node-jitter", self.opponent_node_jitter),
-        ] {
-            if let Some(j) = jitter
-                && !(0.0..1.0).contains(&j)
-            {
-                bail!("{flag} must lie in [0, 1), not {j}");
-            }
-        }
-        if self.node_jitter.is_some_and(|j| j > 0.0) && self.limits.nodes.is_none() {
-            bail!("--node-jitter needs --nodes (it jitters the node limit)");
-        }
-        if self.opponent_node_jitter.is_some_and(|j| j > 0.0)
-            && self.opponent.limits(&self.limits).nodes.is_none()
-        {
-            bail!(
-                "--opponent-node-jitter needs a node limit for the opponent (--opponent-nodes, or --nodes when it has no --opponent-* limits)"
-            );
-        }
+        crate::game_threads::check_node_jitter(
+            "--node-jitter",
+            self.node_jitter,
+            &self.limits.limits(),
+        )?;
+        crate::game_threads::check_node_jitter(
+            "--opponent-node-jitter",
+            self.opponent_node_jitter,
+            &self.opponent.limits(&self.limits.as_limit_args()).limits(),
+        )
+        .context("the opponent's node limit is --opponent-nodes, or --nodes when it has no --opponent-* limits")?;
         if !(self.max_repeats >= 0.0 && self.max_repeats <= 1.0) {
             bail!("--max-repeats must lie in [0, 1], not {}", self.max_repeats);
         }
@@ -315,22 +303,14 @@ impl Args {
     /// Both sides' budgets: the side under test's, then its opponent's.
     fn budgets(&self) -> [Budget; 2] {
         let own = self.limits.limits();
-        let default = |nodes: Option<u64>| {
-            if nodes.is_some() {
-                DEFAULT_NODE_JITTER
-            } else {
-                0.0
-            }
-        };
-        let own_jitter = self.node_jitter.unwrap_or_else(|| default(own.nodes));
-        let other = self.opponent.limits(&self.limits).limits();
-        let other_jitter = self.opponent_node_jitter.unwrap_or_else(|| {
-            if other.nodes.is_some() {
-                self.node_jitter.unwrap_or(DEFAULT_NODE_JITTER)
-            } else {
-                0.0
-            }
-        });
+        let own_jitter = crate::game_threads::node_jitter_or_default(self.node_jitter, &own);
+        let other = self.opponent.limits(&self.limits.as_limit_args()).limits();
+        // The side's --node-jitter goes to an opponent with a node limit only.
+        let other_jitter = crate::game_threads::node_jitter_or_default(
+            self.opponent_node_jitter
+                .or(self.node_jitter.filter(|_| other.nodes.is_some())),
+            &other,
+        );
         [
             Budget {
                 limits: own,
@@ -394,13 +374,11 @@ struct SideBook {
 pub fn run(args: &Args) -> Result<()> {
     args.check()?;
     let sprt = args.sprt()?;
-    let rules = GameRules {
-        ply_limit: args.ply_limit,
-        adjudication: args.adjudicate_cp.map(|threshold| Adjudication {
-            threshold,
-            plies: args.adjudicate_plies,
-        }),
-    };
+    let rules = stera_service::convert::game_rules(
+        args.ply_limit,
+        args.adjudicate_cp,
+        args.adjudicate_plies,
+    );
     rules.check()?;
     // Refused before any game is played: no output goes into a store.
     for (flag, out) in [("--out-games", &args.out_games), ("--json", &args.json)] {
@@ -492,7 +470,7 @@ pub fn run(args: &Args) -> Result<()> {
             "--against-book-moves (or --book-moves)",
         )?;
     }
-    let engines = if args.cluster.coordinator.is_some() {
+    let engines = if args.cluster.url()?.is_some() {
         Engines::Cluster(args.cluster.clone())
     } else {
         Engines::Local(args.engine.clone())
@@ -555,6 +533,19 @@ pub fn run(args: &Args) -> Result<()> {
         suite_source.describe(),
         args.concurrency.max(1),
     );
+    let training = match &args.db {
+        Some(db) if args.book_max_ply != Some(0) => training_note(
+            db,
+            &stera_games::thinker::identity(
+                &opponent_identity,
+                &stera_games::thinker::budget_text(&budgets[1].limits),
+            ),
+        )?,
+        _ => None,
+    };
+    if let Some(note) = &training {
+        crate::tell!("training score: {note}");
+    }
     crate::tell!("engine: {identity}, {}", report::budget_text(&budgets[0]));
     crate::tell!(
         "opponent's engine: {opponent_identity}, {}",
@@ -585,6 +576,8 @@ pub fn run(args: &Args) -> Result<()> {
         suite: suite_source.describe(),
         seed: args.seed,
         max_repeats: args.max_repeats,
+        baseline: args.book_max_ply == Some(0),
+        training,
     };
     let games_out = match &args.out_games {
         Some(path) => Some(report::GamesFile::create(
@@ -615,7 +608,7 @@ pub fn run(args: &Args) -> Result<()> {
 fn warn_uniform_counts(rule: MoveRule, book: &FileBook, flag: &str) {
     if matches!(rule, MoveRule::Count) && book.counts_all_equal() {
         crate::tell!(
-            "warning: {flag} count: every move of {} has the same count (an export without --weights, or a .ybb book), so each side picks uniformly among a position's moves; export with --weights policy or ndf for weights",
+            "warning: {flag} count: every move of {} has the same count (an export without --export-weights, or a .ybb book), so each side picks uniformly among a position's moves; export with --export-weights policy or ndf for weights",
             book.describe()
         );
     }
@@ -625,13 +618,13 @@ fn warn_uniform_counts(rule: MoveRule, book: &FileBook, flag: &str) {
 fn check_rule(rule: MoveRule, source: &dyn BookSource, flag: &str) -> Result<()> {
     if matches!(rule, MoveRule::Results { .. }) && !source.has_results() {
         bail!(
-            "{flag} results: {} has no game results (a book file carries none); play the store with --db, or export it with --by-results and play the file with --book-moves best",
+            "{flag} results: {} has no game results (a book file carries none); play the store with --db, or export it with --export-by-results and play the file with --book-moves best",
             source.describe()
         );
     }
     if matches!(rule, MoveRule::Count) && !source.has_counts() {
         bail!(
-            "{flag} count: {} has no count weights (a store's analysis has none); export it with --weights and play the file with --book, or choose another rule",
+            "{flag} count: {} has no count weights (a store's analysis has none); export it with --export-weights and play the file with --book, or choose another rule",
             source.describe()
         );
     }
@@ -701,6 +694,25 @@ fn load_book(
         ));
     }
     Ok((Arc::new(analysed), roots))
+}
+
+/// The note for a match whose opponent, `identity` (engine and budget as
+/// learning games record it), is one the store in `db` learned against: its
+/// score is a training score. `None` for any other opponent.
+fn training_note(db: &Path, identity: &str) -> Result<Option<String>> {
+    let store = SledStore::open_existing(db)
+        .with_context(|| format!("cannot open the book store `{}`", db.display()))?;
+    let opponents = store
+        .opponents()
+        .with_context(|| format!("cannot read the learning opponents of `{}`", db.display()))?;
+    Ok(opponents.iter().find(|o| o.identity == identity).map(|o| {
+        format!(
+            "the opponent, `{identity}`, is learning opponent {} of {}, which learned its moves against it ({} games): this measures what the book learned about that opponent, not its strength against another (match an opponent outside the pool for that). The same opponent's no-book baseline: this match with --book-max-ply 0 (the engine alone).",
+            o.id,
+            db.display(),
+            o.games
+        )
+    }))
 }
 
 /// True when both paths name the same directory.

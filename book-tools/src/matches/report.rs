@@ -50,6 +50,12 @@ pub struct Settings {
     pub suite: String,
     pub seed: u64,
     pub max_repeats: f64,
+    /// `--book-max-ply 0`: the engine alone on the side under test, the
+    /// no-book baseline (its games never use a book, by request).
+    pub baseline: bool,
+    /// Said when the opponent is one the store learned against: the score is
+    /// a training score (with how to get the no-book baseline).
+    pub training: Option<String>,
 }
 
 /// The games as CSA, appended as they end.
@@ -313,7 +319,7 @@ impl Report {
     /// True once a game was played in which the book under test played none
     /// of its moves in any game so far: the match then measures its engine.
     fn book_never_used(&self) -> bool {
-        self.games() > 0 && self.with_book.games() == 0
+        !self.settings.baseline && self.games() > 0 && self.with_book.games() == 0
     }
 
     /// True when the games are independent enough for an interval and the book
@@ -328,7 +334,10 @@ impl Report {
         let n = self.games() as usize;
         let step = (self.total / 50).max(1);
         let due = n.is_multiple_of(step) || n == self.total || self.decided();
-        crate::game_threads::show_progress(self.bar.as_ref(), self.line(), due, |line| {
+        // The rate and the time left first: a narrow terminal cuts the end.
+        let speed = crate::game_threads::speed_text(self.started, n as u64, self.total as u64);
+        let line = format!("{speed}; {}", self.line());
+        crate::game_threads::show_progress(self.bar.as_ref(), line, due, |line| {
             crate::tell!(
                 "game {n}/{} ({:.0} s; last: game {} {}, {}): {line}",
                 self.total,
@@ -451,18 +460,24 @@ impl Report {
     fn print_text(&self) {
         let t = &self.tally;
         let s = &self.settings;
-        crate::say!("book: {} ({})", s.own, s.own_policy);
-        match &s.against_policy {
-            Some(policy) => crate::say!("against: {} ({policy})", s.against),
-            None => crate::say!("against: {}", s.against),
+        // On one terminal the header told these at the start; the summary
+        // repeats them only where it goes elsewhere (a file keeps them all).
+        let header_on_screen = std::io::IsTerminal::is_terminal(&std::io::stdout())
+            && std::io::IsTerminal::is_terminal(&std::io::stderr());
+        if !header_on_screen {
+            crate::say!("book: {} ({})", s.own, s.own_policy);
+            match &s.against_policy {
+                Some(policy) => crate::say!("against: {} ({policy})", s.against),
+                None => crate::say!("against: {}", s.against),
+            }
+            crate::say!("engine: {}, {}", s.engine, s.limits);
+            crate::say!(
+                "opponent's engine: {}, {}",
+                s.opponent_engine,
+                s.opponent_limits
+            );
+            crate::say!("openings: {} ({})", s.openings, s.suite);
         }
-        crate::say!("engine: {}, {}", s.engine, s.limits);
-        crate::say!(
-            "opponent's engine: {}, {}",
-            s.opponent_engine,
-            s.opponent_limits
-        );
-        crate::say!("openings: {} ({})", s.openings, s.suite);
         crate::say!("games: {} of {}", t.games(), self.total);
         crate::say!(
             "distinct games: {} of {} ({:.1} %)",
@@ -569,6 +584,9 @@ impl Report {
             "mean plies after the opening: {:.1}",
             self.plies as f64 / t.games().max(1) as f64
         );
+        if let Some(note) = &s.training {
+            crate::say!("training score: {note}");
+        }
     }
 
     fn json(&self) -> Value {
@@ -639,6 +657,7 @@ impl Report {
                 "elo": elo,
             })),
             "repeat_share": self.repeat_share(),
+            "training_score": s.training,
             "independent": self.independent(),
             "wins": t.wins,
             "draws": t.draws,
@@ -772,10 +791,22 @@ impl Shown {
             elo_from_score(self.score_low),
             elo_from_score(self.score_high),
         );
-        if self.score <= 0.0 && high.is_finite() {
+        // A one-sided bound says something only once it lies beyond an even
+        // score: after 0-3 "below +636" bounds nothing a reader cares about.
+        if self.score <= 0.0 && high.is_finite() && high < 0.0 {
             format!("below {} (no game won or drawn yet)", point_elo_text(high))
-        } else if self.score >= 1.0 && low.is_finite() {
+        } else if self.score <= 0.0 {
+            format!(
+                "no bound yet: every {} lost, and {} {}s are too few to place the book below an even score ({} are needed)",
+                self.unit, self.n, self.unit, SAMPLES_FOR_A_BOUND
+            )
+        } else if self.score >= 1.0 && low.is_finite() && low > 0.0 {
             format!("above {} (no game lost or drawn yet)", point_elo_text(low))
+        } else if self.score >= 1.0 {
+            format!(
+                "no bound yet: every {} won, and {} {}s are too few to place the book above an even score ({} are needed)",
+                self.unit, self.n, self.unit, SAMPLES_FOR_A_BOUND
+            )
         } else {
             format!(
                 "{} [{}, {}]",
@@ -786,6 +817,10 @@ impl Shown {
         }
     }
 }
+
+/// Samples that all score alike before the rule of three's bound passes an
+/// even score: (1 - p)^n = 2.5 % with p = 1/2 needs n > ln 0.025 / ln 0.5 = 5.3.
+const SAMPLES_FOR_A_BOUND: u64 = 6;
 
 /// An interval's end: a score interval that reaches 0 or 1 has no Elo bound.
 fn end_text(elo: f64) -> String {
@@ -881,6 +916,8 @@ mod tests {
             suite: "test".to_owned(),
             seed: 1,
             max_repeats: 0.05,
+            baseline: false,
+            training: None,
         }
     }
 
@@ -1052,9 +1089,31 @@ mod tests {
         );
         assert!(lost.note.as_deref().unwrap().starts_with("every pair lost"));
         // Every pair won: over 3 pairs the bound is still below an even
-        // score (0.025^(1/3) = 0.29), over 10 above it.
+        // score (0.025^(1/3) = 0.29), which bounds nothing: said so (issue 43,
+        // "elo below +636.4" after 0-3); over 10 above it.
         let won = Shown::of(&estimate([0, 0, 0, 0, 3]), 3, "pair");
-        assert!(won.elo_text().starts_with("above -"), "{}", won.elo_text());
+        assert!(
+            won.elo_text()
+                .starts_with("no bound yet: every pair won, and 3 pairs are too few"),
+            "{}",
+            won.elo_text()
+        );
+        let lost = Shown::of(&estimate([3, 0, 0, 0, 0]), 3, "pair");
+        assert!(
+            lost.elo_text().starts_with("no bound yet: every pair lost")
+                && !lost.elo_text().contains('+'),
+            "{}",
+            lost.elo_text()
+        );
+        for n in [5, 6] {
+            let lost = Shown::of(&estimate([n, 0, 0, 0, 0]), n, "pair");
+            assert_eq!(
+                lost.elo_text().starts_with("below -"),
+                n >= SAMPLES_FOR_A_BOUND,
+                "{n}: {}",
+                lost.elo_text()
+            );
+        }
         let won = Shown::of(&estimate([0, 0, 0, 0, 10]), 10, "pair");
         assert!(won.elo_text().starts_with("above +"), "{}", won.elo_text());
         // Every pair 1 of 2: an interval around 0 that is not of zero width.

@@ -77,7 +77,7 @@ fn undocumented_absences(help: &str) -> (usize, Vec<(String, String)>) {
     (checked, missing)
 }
 
-fn help_of(exe: &Path, path: &[&str]) -> String {
+pub(crate) fn help_of(exe: &Path, path: &[&str]) -> String {
     let out = Command::new(exe)
         .args(path)
         .arg("--help")
@@ -92,7 +92,7 @@ fn help_of(exe: &Path, path: &[&str]) -> String {
 }
 
 /// Every subcommand path of a binary, the binary itself first.
-fn commands(exe: &Path) -> Vec<Vec<String>> {
+pub(crate) fn commands(exe: &Path) -> Vec<Vec<String>> {
     let mut found = Vec::new();
     let mut todo = vec![Vec::<String>::new()];
     while let Some(path) = todo.pop() {
@@ -319,7 +319,7 @@ fn help_texts_have_no_runs_of_spaces() {
 // ARCHITECTURE.md, "One vocabulary"; these tests hold the help pages to them.
 
 /// The three binaries.
-fn binaries() -> Vec<std::path::PathBuf> {
+pub(crate) fn binaries() -> Vec<std::path::PathBuf> {
     vec![
         Path::new(env!("CARGO_BIN_EXE_book-tools")).to_owned(),
         sibling_exe("coordinator"),
@@ -342,8 +342,10 @@ fn flags_of(help: &str) -> Flags {
             let spec = head.strip_prefix("--")?;
             let name_end = spec.find([' ', '\t']).unwrap_or(spec.len());
             let (name, rest) = spec.split_at(name_end);
+            // `<X>`, or `[<X>]` for a value that may be left out.
             let value = rest
                 .strip_prefix(" <")
+                .or_else(|| rest.strip_prefix(" [<"))
                 .and_then(|v| v.split_once('>'))
                 .map(|(v, _)| v.to_owned());
             Some((format!("--{name}"), value))
@@ -453,10 +455,16 @@ const FORMER: &[(&str, &[&str])] = &[
     ("--summary-secs", &[]),
     ("--byoyomi", &[]),
     ("--time", &[]),
-    ("--games", &["coordinator"]),
+    ("--games", &["coordinator", "book-tools learn"]),
     ("--nodes", &["book-tools export", "book-tools synth"]),
     ("--seed", &["book-tools match", "book-tools learn"]),
     ("--eval-diff", &["book-tools learn"]),
+    ("--out", &["book-tools export", "book-tools remote export"]),
+    ("--export-backup", &[]),
+    ("--openings", &["book-tools learn"]),
+    ("--concurrency", &["book-tools learn"]),
+    ("--stop-when-settled", &[]),
+    ("--opponent", &[]),
 ];
 
 /// A spelling that means one thing: where each of these may appear, and no
@@ -589,218 +597,6 @@ fn the_vocabulary_table_is_what_the_help_pages_show() {
         }
     }
     assert!(rows >= 20, "only {rows} rows read");
-}
-
-/// Each former spelling still parses and says what it is now. The commands
-/// fail right after parsing (a store that does not exist, an export format its
-/// path contradicts), so nothing runs.
-#[test]
-fn every_former_spelling_still_parses_and_warns() {
-    let dir = Dir::new();
-    let nowhere = "/nonexistent/store";
-    let out = dir.path("out.db");
-    let out = s(&out);
-    // (binary, arguments, (former spelling, its name now) for each it warns of)
-    type Case<'a> = (std::path::PathBuf, Vec<&'a str>, Vec<(&'a str, &'a str)>);
-    let cases: Vec<Case> = vec![
-        (
-            Path::new(env!("CARGO_BIN_EXE_book-tools")).to_owned(),
-            vec![
-                "export",
-                "--db",
-                nowhere,
-                "--out",
-                out,
-                "--temperature",
-                "3",
-                "--leaf-discount",
-                "1",
-                "--by-results",
-                "--weights",
-                "one",
-                "--format",
-                "text",
-                "--shrink",
-                "--backup",
-                "softmax",
-                "--nodes",
-                "5",
-            ],
-            vec![
-                ("--temperature", "--export-temperature"),
-                ("--leaf-discount", "--export-leaf-discount"),
-                ("--by-results", "--export-by-results"),
-                ("--weights", "--export-weights"),
-                ("--format", "--export-format"),
-                ("--shrink", "--export-shrink"),
-                ("--backup", "--export-backup"),
-                ("--nodes", "--first-positions"),
-            ],
-        ),
-        (
-            Path::new(env!("CARGO_BIN_EXE_book-tools")).to_owned(),
-            vec!["export", "--db", nowhere, "--out", out, "--raw"],
-            vec![("--raw", "--export-raw")],
-        ),
-        (
-            Path::new(env!("CARGO_BIN_EXE_book-tools")).to_owned(),
-            vec!["synth", "--db", "/dev/null/store", "--nodes", "5"],
-            vec![("--nodes", "--positions")],
-        ),
-        (
-            Path::new(env!("CARGO_BIN_EXE_book-tools")).to_owned(),
-            vec!["show", "--db", nowhere, "startpos", "--temperature", "3"],
-            vec![("--temperature", "--export-temperature")],
-        ),
-        (
-            Path::new(env!("CARGO_BIN_EXE_book-tools")).to_owned(),
-            vec![
-                "next",
-                "--db",
-                nowhere,
-                "8",
-                "--select",
-                "softmax",
-                "--temperature",
-                "3",
-                "--leaf-discount",
-                "1",
-            ],
-            vec![
-                ("--temperature", "--select-temperature"),
-                ("--leaf-discount", "--select-leaf-discount"),
-            ],
-        ),
-        (
-            Path::new(env!("CARGO_BIN_EXE_book-tools")).to_owned(),
-            vec![
-                "match",
-                "--db",
-                nowhere,
-                "--temperature",
-                "3",
-                "--leaf-discount",
-                "1",
-                "--seed",
-                "2",
-            ],
-            vec![
-                ("--temperature", "--play-temperature"),
-                ("--leaf-discount", "--export-leaf-discount"),
-                ("--seed", "--play-seed"),
-            ],
-        ),
-        (
-            Path::new(env!("CARGO_BIN_EXE_book-tools")).to_owned(),
-            vec!["learn", "--db", nowhere, "--eval-diff", "50", "--seed", "2"],
-            vec![
-                ("--eval-diff", "--learn-window"),
-                ("--seed", "--learn-seed"),
-            ],
-        ),
-    ];
-    let db = dir.path("coordinator.db");
-    let export = dir.path("export.db");
-    let games = dir.path("games.txt");
-    let coordinator_args = vec![
-        "--db",
-        s(&db),
-        "--export",
-        s(&export),
-        "--export-format",
-        "ybb",
-        "--select",
-        "softmax",
-        "--temperature",
-        "3",
-        "--leaf-discount",
-        "1",
-        "--games",
-        "2",
-        "--games-out",
-        s(&games),
-        "--export-prior-games",
-        "2",
-    ];
-    let mut cases = cases;
-    cases.push((
-        sibling_exe("coordinator"),
-        coordinator_args,
-        vec![
-            ("--temperature", "--select-temperature"),
-            ("--leaf-discount", "--select-leaf-discount"),
-            ("--games", "--play-games"),
-            ("--games-out", "--out-games"),
-            ("--export-prior-games", "--prior-games"),
-        ],
-    ));
-    for (exe, args, renamed) in cases {
-        let run = Command::new(&exe).args(&args).output().unwrap();
-        let err = String::from_utf8_lossy(&run.stderr);
-        assert!(!run.status.success(), "{args:?} ran: {err}");
-        assert!(!err.contains("unexpected argument"), "{args:?}: {err}");
-        for (old, new) in renamed {
-            let warning = format!("warning: {old} is deprecated; use {new}");
-            assert!(err.contains(&warning), "{args:?}: no `{warning}` in\n{err}");
-        }
-    }
-    // The worker's, in its USI mode (stdin closed: it ends at once).
-    let run = Command::new(sibling_exe("worker"))
-        .args(["--usi", "--summary-secs", "5", "--byoyomi", "10"])
-        .stdin(std::process::Stdio::null())
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&run.stderr);
-    assert!(run.status.success(), "{err}");
-    assert!(
-        err.contains("warning: --summary-secs is deprecated; use --status-every-secs"),
-        "{err}"
-    );
-    assert!(
-        err.contains("warning: --byoyomi is deprecated; use --time-ms"),
-        "{err}"
-    );
-}
-
-/// Defaults that mean the same are the same in every binary that has the flag.
-#[test]
-fn the_same_flag_has_the_same_default_everywhere() {
-    let mut defaults: std::collections::BTreeMap<&str, Vec<(String, String)>> =
-        std::collections::BTreeMap::new();
-    for exe in binaries() {
-        let name = exe.file_name().unwrap().to_string_lossy().into_owned();
-        for path in commands(&exe) {
-            let words: Vec<&str> = path.iter().map(String::as_str).collect();
-            let help = help_of(&exe, &words);
-            for flag in [
-                "--adjudicate-plies",
-                "--status-every-secs",
-                "--ply-limit",
-                "--prior-games",
-            ] {
-                let Some((_, after)) = help.split_once(&format!("      {flag} <")) else {
-                    continue;
-                };
-                let entry = after.split("\n      -").next().unwrap();
-                let default = entry
-                    .split_once("[default: ")
-                    .and_then(|(_, d)| d.split_once(']'))
-                    .map_or("none".to_owned(), |(d, _)| d.to_owned());
-                defaults
-                    .entry(flag)
-                    .or_default()
-                    .push((format!("{name} {}", path.join(" ")), default));
-            }
-        }
-    }
-    for (flag, uses) in &defaults {
-        assert!(uses.len() >= 2, "{flag} is in one command only: {uses:?}");
-        assert!(
-            uses.iter().all(|(_, d)| *d == uses[0].1),
-            "{flag} has two defaults: {uses:?}"
-        );
-    }
-    assert_eq!(defaults.len(), 4, "{defaults:?}");
 }
 
 /// `--out-games` chooses its format by extension, in `match` as in the

@@ -62,14 +62,14 @@ fn an_export_to_a_dash_is_refused_and_writes_nothing() {
     let synth = book_tools(&["synth", "--db", s(&db), "--positions", "20"]);
     assert!(synth.status.success());
     let run = std::process::Command::new(env!("CARGO_BIN_EXE_book-tools"))
-        .args(["export", "--db", s(&db), "--out", "-"])
+        .args(["export", "--db", s(&db), "--export", "-"])
         .current_dir(dir.path())
         .output()
         .unwrap();
     assert!(!run.status.success());
     let err = String::from_utf8_lossy(&run.stderr);
     assert!(
-        err.contains("--out -") && err.contains("standard output"),
+        err.contains("--export -") && err.contains("standard output"),
         "{err}"
     );
     assert!(run.stdout.is_empty());

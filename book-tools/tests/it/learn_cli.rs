@@ -42,11 +42,11 @@ fn learn_with(db: &str, games: &str, seed: &str, more: &[&str]) -> String {
         "learn",
         "--db",
         db,
-        "--games",
+        "--learn-games",
         games,
         "--ply-limit",
         "60",
-        "--concurrency",
+        "--learn-concurrency",
         "2",
         "--learn-seed",
         seed,
@@ -78,12 +78,20 @@ fn learning_counts_every_game_and_a_second_run_goes_on() {
     assert_eq!(games_recorded(&db), 0);
     let out = learn(&db, "20", "1");
     assert!(out.contains("20 games in"), "{out}");
-    // The start: the learner's moves there with the games they got.
-    let start = out
+    // The start: the move the learner plays there, then its best moves with
+    // the games they got, on a line of their own.
+    let mut lines = out
         .lines()
-        .find(|l| l.starts_with("lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL b - 1:"))
+        .skip_while(|l| !l.starts_with("  startpos: plays "));
+    let start = lines
+        .next()
         .unwrap_or_else(|| panic!("no line for the start in {out}"));
-    assert!(start.contains(" games, value "), "{start}");
+    assert!(start.contains(", P(best) "), "{start}");
+    let moves = lines.next().unwrap_or_else(|| panic!("{out}"));
+    assert!(
+        moves.starts_with("    ") && moves.contains(" games)"),
+        "{moves}"
+    );
     assert!(out.contains("training score"), "{out}");
     assert!(out.contains("not the book's strength"), "{out}");
     // Every game had a book move of the learner (the start is in the book),
@@ -400,29 +408,40 @@ fn bad_learning_flags_are_refused_before_a_game() {
             vec!["--learn-window=-5", "--nodes", "100"],
             "--learn-window",
         ),
-        (vec!["--depth", "2"], "--node-jitter needs --nodes"),
-        (vec!["--games", "0", "--nodes", "100"], "--games"),
         (
-            vec!["--nodes", "100", "--opponent", "--engine builtin"],
+            vec!["--depth", "2", "--node-jitter", "0.5"],
+            "--node-jitter needs a node limit",
+        ),
+        (
+            vec!["--learn-games", "0", "--nodes", "100"],
+            "--learn-games",
+        ),
+        (
+            vec!["--nodes", "100", "--learn-opponent", "--engine builtin"],
             "no budget",
-        ),
-        (
-            vec!["--nodes", "100", "--opponent", "--nodes 10 --weight -1"],
-            "--weight",
-        ),
-        (
-            vec!["--nodes", "100", "--stop-when-settled", "0.3"],
-            "--stop-when-settled must lie in (0.5, 1), not 0.3",
-        ),
-        (
-            vec!["--nodes", "100", "--stop-when-settled", "1.5"],
-            "--stop-when-settled must lie in (0.5, 1), not 1.5",
         ),
         (
             vec![
                 "--nodes",
                 "100",
-                "--opponent",
+                "--learn-opponent",
+                "--nodes 10 --weight -1",
+            ],
+            "--weight",
+        ),
+        (
+            vec!["--nodes", "100", "--learn-stop-when-settled", "0.3"],
+            "--learn-stop-when-settled must lie in (0.5, 1), not 0.3",
+        ),
+        (
+            vec!["--nodes", "100", "--learn-stop-when-settled", "1.5"],
+            "--learn-stop-when-settled must lie in (0.5, 1), not 1.5",
+        ),
+        (
+            vec![
+                "--nodes",
+                "100",
+                "--learn-opponent",
                 "--engine builtin --engine-cmd x --nodes 10",
             ],
             "--engine-cmd `x` needs --engine usi",
@@ -431,18 +450,18 @@ fn bad_learning_flags_are_refused_before_a_game() {
             vec![
                 "--nodes",
                 "100",
-                "--opponent",
+                "--learn-opponent",
                 "--engine-option UCI_Variant=shogi --nodes 10",
             ],
             "--engine-option `UCI_Variant=shogi` needs --engine usi",
         ),
         (
-            vec!["--nodes", "100", "--concurrency", "0"],
-            "--concurrency",
+            vec!["--nodes", "100", "--learn-concurrency", "0"],
+            "--learn-concurrency",
         ),
         (
-            vec!["--nodes", "100", "--concurrency", "100000"],
-            "--concurrency",
+            vec!["--nodes", "100", "--learn-concurrency", "100000"],
+            "--learn-concurrency",
         ),
     ] {
         let mut full = vec!["learn", "--db", db.as_str()];
@@ -522,21 +541,23 @@ fn learning_stops_once_every_key_position_is_settled() {
         "learn",
         "--db",
         &db,
-        "--games",
+        "--learn-games",
         "1000",
         "--ply-limit",
         "60",
-        "--concurrency",
+        "--learn-concurrency",
         "2",
         "--nodes",
         "100",
-        "--stop-when-settled",
+        "--learn-stop-when-settled",
         "0.9",
     ]);
     let err = String::from_utf8_lossy(&run.stderr);
     assert!(run.status.success(), "{err}");
     assert!(
-        err.contains("every key position is settled after 2 games: stopping (--stop-when-settled)"),
+        err.contains(
+            "every key position is settled after 2 games: stopping (--learn-stop-when-settled)"
+        ),
         "{err}"
     );
     let out = String::from_utf8_lossy(&run.stdout);
@@ -552,11 +573,17 @@ fn learning_stops_once_every_key_position_is_settled() {
         played,
         "{opponents:?}"
     );
-    // The report: the start's move is settled.
+    // The report: the start's move is settled, said in short lines (issue
+    // 43: one 250-character line per key position).
     assert!(
-        out.lines().any(|l| l
-            .starts_with("lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL b - 1:")
-            && l.ends_with("-- plays 2g2f, P(best) 1.000 (settled)")),
+        out.lines()
+            .any(|l| l.starts_with("  startpos: plays 2g2f, P(best) 1.000, ")),
+        "{out}"
+    );
+    assert!(
+        out.lines()
+            .filter(|l| l.starts_with("  "))
+            .all(|l| l.chars().count() <= 100),
         "{out}"
     );
 }

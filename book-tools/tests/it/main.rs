@@ -11,6 +11,8 @@ mod common;
 mod engines;
 
 mod book_cli;
+mod cli_former;
+mod cli_meanings;
 mod cli_vocabulary;
 mod damaged_store;
 mod export_format;

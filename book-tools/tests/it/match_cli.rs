@@ -267,7 +267,20 @@ fn cluster(dir: &Path) -> String {
         let rt = tokio::runtime::Runtime::new().expect("runtime");
         rt.block_on(stera_worker::run(worker))
     });
-    url
+    // Connected before the match starts, so that its header can name the
+    // workers' engine (the event, not a pause).
+    let mut polls = 0;
+    loop {
+        let status = book_tools(&["remote", "status", "--coordinator", &url, "--json"]);
+        let doc: serde_json::Value =
+            serde_json::from_slice(&status.stdout).unwrap_or(serde_json::Value::Null);
+        if doc["workers"].as_array().is_some_and(|w| !w.is_empty()) {
+            break url;
+        }
+        polls += 1;
+        assert!(polls < 1200, "the worker never connected");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
 }
 
 /// Starts an in-process coordinator without workers; returns its URL.
@@ -378,7 +391,17 @@ fn a_match_through_a_coordinators_workers_adds_up() {
     ]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
-    assert!(stderr.contains(&format!("workers of {url}")), "{stderr}");
+    // Issue 43: the engine is named by the workers' engine from the start,
+    // not as "the workers of URL".
+    let engine_line = stderr
+        .lines()
+        .find(|l| l.starts_with("engine: "))
+        .unwrap_or_else(|| panic!("no engine line: {stderr}"));
+    assert!(
+        engine_line.contains(&format!("(on the workers of {url})"))
+            && !engine_line.starts_with("engine: the engine of the workers"),
+        "{engine_line}"
+    );
     let stdout = String::from_utf8_lossy(&out.stdout);
     let m = summary(&stdout);
     assert_eq!(m["games"], "4 of 4", "{stdout}");

@@ -26,13 +26,21 @@ fn on_a_terminal_of(columns: u16, args: &str) -> Vec<u8> {
 fn the_learn_bar_fits_the_terminal() {
     let dir = tempfile::tempdir().unwrap();
     let db = single_root_book(dir.path());
-    let args = format!("learn --db {db} --games 20 --nodes 60 --ply-limit 60 --seed 3");
+    let args = format!("learn --db {db} --learn-games 20 --nodes 60 --ply-limit 60 --learn-seed 3");
     for columns in [80_u16, 200] {
         let out = on_a_terminal_of(columns, &args);
         let drawn = drawn_lines(&out);
         assert!(
-            drawn.iter().any(|l| l.contains("/20 training score")),
+            drawn.iter().any(|l| l.contains("/20 ")),
             "no bar with its message at {columns} columns: {drawn:#?}"
+        );
+        // Issue 43: the rate and the time left the README promises survive
+        // a terminal of 80 columns (they came last and were cut).
+        assert!(
+            drawn
+                .iter()
+                .any(|l| l.contains(" games/s, ") && l.contains(" left")),
+            "no rate and time left at {columns} columns: {drawn:#?}"
         );
         for line in &drawn {
             assert!(
@@ -48,7 +56,7 @@ fn the_learn_bar_fits_the_terminal() {
             );
         } else {
             assert!(
-                drawn.iter().any(|l| l.contains(" left")),
+                drawn.iter().any(|l| l.contains(" distinct")),
                 "the message was cut at {columns} columns: {drawn:#?}"
             );
         }
@@ -59,7 +67,9 @@ fn the_learn_bar_fits_the_terminal() {
             "no summary: {shown:#?}"
         );
         assert!(
-            !shown.iter().any(|l| l.contains("/20 training score")),
+            !shown
+                .iter()
+                .any(|l| l.contains("/20 ") && l.contains(" games/s")),
             "a bar left on the screen: {shown:#?}"
         );
     }
@@ -77,6 +87,13 @@ fn the_match_bar_fits_the_terminal() {
             drawn.iter().any(|l| l.contains("/20 ")),
             "no bar at {columns} columns: {drawn:#?}"
         );
+        // Issue 43: a match says how long it has left, at any width.
+        assert!(
+            drawn
+                .iter()
+                .any(|l| l.contains(" games/s, ") && l.contains(" left")),
+            "no time left at {columns} columns: {drawn:#?}"
+        );
         for line in &drawn {
             assert!(
                 line.chars().count() <= usize::from(columns),
@@ -85,6 +102,10 @@ fn the_match_bar_fits_the_terminal() {
         }
         // No bar left above the results table.
         let shown = screen(&out);
+        // Issue 43: the header (engines, books) once on the screen, not again
+        // in the summary below it.
+        let engines = shown.iter().filter(|l| l.starts_with("engine: ")).count();
+        assert_eq!(engines, 1, "{shown:#?}");
         assert!(
             !shown.iter().any(|l| l.contains('█')),
             "a bar left on the screen: {shown:#?}"

@@ -16,7 +16,7 @@ use super::{ExportFn, ExportJob, MaintenanceError};
 /// client newer than it, or a corrupt message), or a temperature out of range.
 pub use stera_service::export::ExportChoiceError as ExportRequestError;
 
-/// The softmax temperature an export request of 0 gets.
+/// The softmax temperature an export request without one gets.
 pub use stera_service::export::DEFAULT_TEMPERATURE as DEFAULT_EXPORT_TEMPERATURE;
 
 /// The file a request asks for: by its format, or by the path's extension when
@@ -150,7 +150,7 @@ mod tests {
             path: "x".into(),
             backup: backup.into(),
             weights: weights.into(),
-            temperature,
+            temperature: Some(temperature),
             ..ExportRequest::default()
         }
     }
@@ -170,6 +170,8 @@ mod tests {
         assert!((o.temperature - 20.0).abs() < f64::EPSILON);
         let o = options_of(&request(ExportBackup::Minimax, ExportWeights::Ndf, 0.0)).unwrap();
         assert_eq!(o.weights, Weights::Ndf);
+        // 0 asks for minimax, as the flags' 0 does, not for the default.
+        assert!(o.temperature == 0.0, "{}", o.temperature);
         let err =
             options_of(&request(ExportBackup::Minimax, ExportWeights::One, -1.0)).unwrap_err();
         assert!(err.to_string().contains("temperature"), "{err}");

@@ -542,6 +542,10 @@ fn positions_where_learning_games_left_the_book_are_thought() {
             "2",
             "--learn-games",
             "30",
+            // Two games at once (the default is one): exits come faster than
+            // the think limit is reached.
+            "--learn-concurrency",
+            "2",
             "--learn-nodes",
             "60",
             "--learn-opponent",

@@ -178,7 +178,7 @@ fn exports_are_counted_by_result() {
         // mistake, not a failed export (which fires the critical export alert).
         let options = dir.path().join("options.db2016");
         let nan = stera_proto::v1::ExportRequest {
-            temperature: f64::NAN,
+            temperature: Some(f64::NAN),
             ..request(&options)
         };
         let unknown_format = stera_proto::v1::ExportRequest {

@@ -82,7 +82,21 @@ fn assert_names(text: &str, parts: &[&str]) {
 fn a_worker_at_another_budget_is_refused_unless_mixing_is_allowed() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("book.db");
-    grow(&db, &["--think-limit", "3"], &["--nodes", "200"]);
+    let log = grow(
+        &db,
+        &["--think-limit", "3"],
+        &["--nodes", "200", "--slots", "1"],
+    );
+    // Issue 43: the log counts a one-engine worker's job slots (its engine
+    // and its prefetch) as such, not as `slots=2` beside `worker --slots 1`.
+    let hello = log
+        .iter()
+        .find(|l| l.contains("worker connected"))
+        .unwrap_or_else(|| panic!("{log:?}"));
+    assert!(
+        hello.contains("job_slots=2") && !hello.contains(" slots="),
+        "{hello}"
+    );
     let at_200 = format!("{} at 200 nodes", builtin());
     let grown = thinkers(&db);
     assert_eq!(grown.len(), 1, "{grown:?}");
@@ -91,7 +105,13 @@ fn a_worker_at_another_budget_is_refused_unless_mixing_is_allowed() {
     assert!(positions >= 3, "{positions}");
 
     // Another budget: refused at Hello, on both sides, naming both and the flag.
-    let mut c = Coord::start(&db, "127.0.0.1:0", &["--think-limit", "3"], &[]);
+    let metrics = format!("127.0.0.1:{}", common::free_port());
+    let mut c = Coord::start(
+        &db,
+        "127.0.0.1:0",
+        &["--think-limit", "3", "--metrics", &metrics],
+        &[],
+    );
     let told = refused_worker(&c, &["--nodes", "300", "--worker-id", "w300"]);
     let expected = [
         "w300",
@@ -106,6 +126,15 @@ fn a_worker_at_another_budget_is_refused_unless_mixing_is_allowed() {
     assert_eq!(lines.len(), 1, "{lines:?}");
     assert_names(&lines[0], &expected);
     assert!(lines[0].contains("WARN"), "{}", lines[0]);
+    // Issue 43: a worker refused for its engine moves the refused-worker
+    // counter, which the refused-worker alert watches (it moved none).
+    let refused = crate::web::get_ok(&metrics, "/metrics", LONG);
+    assert_eq!(
+        crate::web::sample(&refused.body, "stera_coordinator_workers_refused_total"),
+        Some(1.0),
+        "{}",
+        refused.body
+    );
     c.sigterm();
     assert!(c.wait_exit(LONG).success());
     assert_eq!(common::book_len(&db), positions, "nothing stored");

@@ -1,5 +1,5 @@
 //! The one softmax policy of the workspace: what selection samples from, what
-//! the export writes as weights (`--weights policy`, NDF priors) and what a match
+//! the export writes as weights (`--export-weights policy`, NDF priors) and what a match
 //! side plays by (`stera_games::MoveRule::Softmax`). One rule for T = 0 too: the
 //! probability is shared equally among the best values, so a limit T → 0 and
 //! T = 0 agree and no tie is broken by move order.

@@ -105,6 +105,46 @@ pub struct LimitArgs {
     pub time_ms: Option<u64>,
 }
 
+/// The budget of each move an engine plays in a game (`book-tools match`,
+/// `learn`): [`LimitArgs`] with help that speaks of moves, since there a budget
+/// is per move, not for the whole position of a think job.
+#[derive(Debug, Clone, Copy, Default, clap::Args)]
+pub struct MoveLimitArgs {
+    /// Node limit per move: each move an engine plays searches this many nodes
+    /// (`go nodes N` for a USI engine). Default, without --nodes, --depth and
+    /// --time-ms: `learn` plays 1,000 nodes per move (the coordinator's
+    /// --learn-nodes), `match` the built-in engine's 300,000 and refuses a USI
+    /// engine.
+    #[arg(long, value_name = "NODES")]
+    pub nodes: Option<u64>,
+    /// Depth limit per move (`go depth D`). Default: no depth limit.
+    #[arg(long, value_name = "DEPTH")]
+    pub depth: Option<u32>,
+    /// Time limit per move in milliseconds (`go btime 0 wtime 0 byoyomi MS`
+    /// for a USI engine). Default: no time limit. Formerly `--byoyomi` (or
+    /// `--time`), still accepted.
+    #[arg(long, value_name = "MS", alias = "byoyomi", alias = "time")]
+    pub time_ms: Option<u64>,
+}
+
+impl MoveLimitArgs {
+    /// The limits these flags ask for.
+    #[must_use]
+    pub fn limits(&self) -> Limits {
+        self.as_limit_args().limits()
+    }
+
+    /// The same flags as [`LimitArgs`] (what [`OpponentChoice::limits`] takes).
+    #[must_use]
+    pub fn as_limit_args(&self) -> LimitArgs {
+        LimitArgs {
+            nodes: self.nodes,
+            depth: self.depth,
+            time_ms: self.time_ms,
+        }
+    }
+}
+
 impl LimitArgs {
     /// The limits these flags ask for.
     #[must_use]
@@ -464,6 +504,16 @@ impl EngineChoice {
                 "--{p}eval-file and --{p}fv-scale are for the built-in engine; \
                  give a USI engine its file with --{p}engine-option EvalFile=PATH"
             )),
+            // Named here, with its prefix: the engine's start would name the
+            // unprefixed flags of the side under test.
+            EngineKind::Usi
+                if self
+                    .engine_cmd
+                    .as_deref()
+                    .is_none_or(|c| c.trim().is_empty()) =>
+            {
+                bad(format!("--{p}engine usi needs --{p}engine-cmd <CMD>"))
+            }
             EngineKind::Usi => Ok(()),
         }
     }

@@ -65,3 +65,19 @@ pub use referee::{
     Verified, Visited, verify,
 };
 pub use results_book::{LearningPolicy, ResultsBook, Settled};
+
+/// The default seed of games' draws (`--play-seed` of the coordinator and of
+/// `book-tools match`, `--learn-seed` of both learners): one default, so that
+/// the same flags give the same games in every binary.
+pub const DEFAULT_PLAY_SEED: u64 = 1;
+
+/// The default node budget per move of the book side's engine in learning
+/// games (`--learn-nodes` of the coordinator, `book-tools learn` without
+/// `--nodes`, `--depth` or `--time-ms`): the budget a book is made for.
+pub const DEFAULT_LEARN_NODES: u64 = 1000;
+
+/// The default number of learning games played at once
+/// (`--learn-concurrency` of the coordinator and of `book-tools learn`): one,
+/// so that a seed gives the same learning run (each game learns from those
+/// counted before it).
+pub const DEFAULT_LEARN_CONCURRENCY: usize = 1;

@@ -41,3 +41,65 @@ pub mod token {
 }
 
 pub use runtime::block_on_main;
+
+/// An error with its causes, `outer: cause: root`, each said once: a cause
+/// whose text its parent already ends with (hyper's `tcp connect error`
+/// wraps an error of the same words) is left out, so that a user reads
+/// `tcp connect error: Connection refused`, not `tcp connect error: tcp
+/// connect error: ...`.
+#[must_use]
+pub fn error_text(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = error.to_string();
+    let mut last = text.clone();
+    let mut cause = error.source();
+    while let Some(e) = cause {
+        let said = e.to_string();
+        if !said.is_empty() && !last.ends_with(&said) {
+            text.push_str(": ");
+            text.push_str(&said);
+        }
+        last = said;
+        cause = e.source();
+    }
+    text
+}
+
+#[cfg(test)]
+mod error_text_tests {
+    #[derive(Debug, thiserror::Error)]
+    #[error("{text}")]
+    struct Layer {
+        text: &'static str,
+        #[source]
+        source: Option<Box<Layer>>,
+    }
+
+    fn chain(texts: &[&'static str]) -> Layer {
+        texts
+            .iter()
+            .rev()
+            .fold(None, |source, &text| {
+                Some(Layer {
+                    text,
+                    source: source.map(Box::new),
+                })
+            })
+            .unwrap()
+    }
+
+    #[test]
+    fn a_cause_is_said_once() {
+        let e = chain(&[
+            "cannot connect",
+            "transport error",
+            "tcp connect error",
+            "tcp connect error",
+            "Connection refused (os error 111)",
+        ]);
+        assert_eq!(
+            super::error_text(&e),
+            "cannot connect: transport error: tcp connect error: Connection refused (os error 111)"
+        );
+        assert_eq!(super::error_text(&chain(&["a", "b"])), "a: b");
+    }
+}

@@ -9,8 +9,8 @@ const SHUTDOWN_GRACE: Duration = Duration::from_millis(500);
 /// their causes and give a non-zero exit code.
 ///
 /// Generic over the error so that binaries keep `anyhow` while this library does
-/// not depend on it: anything that prints its causes with `{:#}` will do.
-pub fn block_on_main<E: std::fmt::Display>(
+/// not depend on it: any error whose causes it can walk will do.
+pub fn block_on_main<E: AsRef<dyn std::error::Error + Send + Sync + 'static>>(
     main: impl std::future::Future<Output = Result<(), E>>,
 ) -> std::process::ExitCode {
     let runtime = match tokio::runtime::Builder::new_multi_thread()
@@ -30,7 +30,7 @@ pub fn block_on_main<E: std::fmt::Display>(
     match outcome {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            eprintln!("error: {}", crate::error_text(e.as_ref()));
             std::process::ExitCode::FAILURE
         }
     }

@@ -31,27 +31,42 @@ pub enum SelectKind {
 pub enum SelectFlagsError {
     #[error("--select-temperature applies only to --select softmax")]
     TemperatureWithoutSoftmax,
-    #[error("--select-temperature must be a finite number > 0, not {0}")]
+    #[error("--select-temperature must be a finite number >= 0, not {0}")]
     Temperature(f64),
 }
 
 /// `--select`, `--select-temperature`, `--select-seed` and
 /// `--select-leaf-discount`, flattened into a command
-/// (`#[command(flatten)]`).
-#[derive(Debug, Clone, Copy, PartialEq, clap::Args)]
+/// (`#[command(flatten)]`). `temperature` is `Some` only when the command line
+/// gave one, so that `--select alphabeta` can refuse it while `--help` shows
+/// its default ([`SelectArgs`] is what clap parses).
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SelectFlags {
+    pub select: SelectKind,
+    pub temperature: Option<f64>,
+    pub select_seed: u64,
+    pub leaf_discount: i16,
+}
+
+/// The selection flags as clap declares them.
+#[derive(Debug, Clone, Copy, PartialEq, clap::Args)]
+#[group(skip)]
+struct SelectArgs {
     /// How the positions to think are chosen from the book.
     #[arg(long, value_enum, default_value = "alphabeta")]
-    pub select: SelectKind,
-    /// Softmax temperature in centipawns for `--select softmax` (default 50): a
-    /// move whose value is T below another's is sampled e (2.718...) times less
-    /// often. Refused with `--select alphabeta`. Formerly `--temperature`.
-    #[arg(long = "select-temperature", alias = "temperature", value_name = "CP")]
-    pub temperature: Option<f64>,
+    select: SelectKind,
+    /// Softmax temperature in centipawns for `--select softmax`: a move whose
+    /// value is T below another's is sampled e (2.718...) times less often. 0
+    /// always takes the best move, which is `--select alphabeta` (as a
+    /// temperature of 0 is minimax in exports and the best line in games).
+    /// Refused with `--select alphabeta`. Formerly `--temperature`.
+    #[arg(long = "select-temperature", alias = "temperature", value_name = "CP",
+          default_value_t = DEFAULT_SELECT_TEMPERATURE)]
+    temperature: f64,
     /// Seed of the `--select softmax` sampling: the same book, seed and sequence
     /// of selections and results give the same leaves.
     #[arg(long, value_name = "SEED", default_value_t = DEFAULT_SELECT_SEED)]
-    pub select_seed: u64,
+    select_seed: u64,
     /// Count a move into a position the book has not thought this many
     /// centipawns below its stored evaluation (mates excepted), 0 to 200, so
     /// that selection compares thought and unthought moves on one footing
@@ -61,7 +76,36 @@ pub struct SelectFlags {
     /// is `--export-leaf-discount`.
     #[arg(long = "select-leaf-discount", alias = "leaf-discount", value_name = "CP", default_value_t = 0,
           value_parser = clap::value_parser!(i16).range(0..=i64::from(MAX_LEAF_DISCOUNT)))]
-    pub leaf_discount: i16,
+    leaf_discount: i16,
+}
+
+impl clap::Args for SelectFlags {
+    fn augment_args(cmd: clap::Command) -> clap::Command {
+        <SelectArgs as clap::Args>::augment_args(cmd)
+    }
+
+    fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
+        <SelectArgs as clap::Args>::augment_args_for_update(cmd)
+    }
+}
+
+impl clap::FromArgMatches for SelectFlags {
+    fn from_arg_matches(matches: &clap::ArgMatches) -> Result<Self, clap::Error> {
+        let args = <SelectArgs as clap::FromArgMatches>::from_arg_matches(matches)?;
+        let given =
+            matches.value_source("temperature") == Some(clap::parser::ValueSource::CommandLine);
+        Ok(Self {
+            select: args.select,
+            temperature: given.then_some(args.temperature),
+            select_seed: args.select_seed,
+            leaf_discount: args.leaf_discount,
+        })
+    }
+
+    fn update_from_arg_matches(&mut self, matches: &clap::ArgMatches) -> Result<(), clap::Error> {
+        *self = <Self as clap::FromArgMatches>::from_arg_matches(matches)?;
+        Ok(())
+    }
 }
 
 impl SelectFlags {
@@ -69,7 +113,7 @@ impl SelectFlags {
     ///
     /// # Errors
     /// `--select-temperature` with `--select alphabeta`, or a temperature that is not a
-    /// finite number > 0.
+    /// finite number >= 0.
     pub fn mode(&self) -> Result<SelectMode, SelectFlagsError> {
         match self.select {
             SelectKind::Alphabeta => {
@@ -80,8 +124,13 @@ impl SelectFlags {
             }
             SelectKind::Softmax => {
                 let temperature = self.temperature.unwrap_or(DEFAULT_SELECT_TEMPERATURE);
-                if !(temperature.is_finite() && temperature > 0.0) {
+                if !(temperature.is_finite() && temperature >= 0.0) {
                     return Err(SelectFlagsError::Temperature(temperature));
+                }
+                if temperature == 0.0 {
+                    // Sampling at 0 follows the best move from the root until
+                    // it leaves the book: the principal variation's leaf.
+                    return Ok(SelectMode::AlphaBeta);
                 }
                 Ok(SelectMode::Softmax(SoftmaxSelect {
                     temperature,
@@ -166,10 +215,18 @@ mod tests {
             mode(&["--select-temperature", "50"]),
             Err(SelectFlagsError::TemperatureWithoutSoftmax)
         );
-        for t in ["0", "-5", "NaN", "inf"] {
+        for t in ["-5", "NaN", "inf"] {
             let flag = format!("--temperature={t}");
             assert!(mode(&["--select", "softmax", &flag]).is_err(), "{t}");
         }
+    }
+
+    #[test]
+    fn a_temperature_of_0_is_the_best_line() {
+        assert_eq!(
+            mode(&["--select", "softmax", "--select-temperature", "0"]).unwrap(),
+            SelectMode::AlphaBeta
+        );
     }
 
     #[test]

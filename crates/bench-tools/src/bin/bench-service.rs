@@ -303,7 +303,7 @@ async fn export_while_running(
         peak.saturating_sub(rss_before)
     );
     println!(
-        "exported {} (offline twin: book-tools export --db <DB> --first-positions {} --out F)",
+        "exported {} (offline twin: book-tools export --db <DB> --first-positions {} --export F)",
         reply.path, reply.nodes
     );
     Ok(())

@@ -1,7 +1,6 @@
 //! The export flags: one set, spelled the same by the three front ends
 //! (`book-tools export`, `book-tools remote export`, the coordinator), each
-//! front end differing only in the former spellings it still accepts and in
-//! what a temperature of 0 means.
+//! front end differing only in the former spellings it still accepts.
 
 use std::marker::PhantomData;
 
@@ -15,14 +14,14 @@ use super::{
 
 /// One flag: its clap id (unique within a command), its long name, the name
 /// of its value in the help (clap's derive would write the id in capitals), and
-/// its former spelling in this front end, a hidden alias that warns
+/// its former spellings in this front end, hidden aliases that warn
 /// ([`crate::deprecated`]).
 #[derive(Debug, Clone, Copy)]
 pub struct Flag {
     pub id: &'static str,
     pub long: &'static str,
     pub value_name: &'static str,
-    pub former: Option<&'static str>,
+    pub former: &'static [&'static str],
 }
 
 /// How a front end spells the export flags (every front end offers all of them).
@@ -38,9 +37,6 @@ pub struct FlagNames {
     pub by_results: Flag,
     pub prior_games: Flag,
     pub opponents: Flag,
-    /// Whether a temperature of 0 asks for the default (it travels in a request,
-    /// where 0 is "not given") rather than for 0 itself.
-    pub zero_temperature_is_default: bool,
 }
 
 /// A front end of the export: the spelling of its flags.
@@ -52,7 +48,7 @@ pub trait FrontEnd {
 #[derive(Debug, Clone, Copy)]
 pub struct OfflineExport;
 
-/// `book-tools remote export`: a temperature of 0 is the default.
+/// `book-tools remote export`.
 #[derive(Debug, Clone, Copy)]
 pub struct RemoteExport;
 
@@ -69,13 +65,15 @@ const fn setting(id: &'static str, long: &'static str, value_name: &'static str)
         id,
         long,
         value_name,
-        former: None,
+        former: &[],
     }
 }
 
 /// The spellings of every front end; only the former ones differ.
 const NAMES: FlagNames = FlagNames {
-    backup: setting("export_backup", "export-backup", "BACKUP"),
+    // How values go to the roots: not `--export-backup`, which read like the
+    // store backups of `--backup-dir` (issue 43).
+    backup: setting("export_propagation", "export-propagation", "PROPAGATION"),
     temperature: setting("export_temperature", "export-temperature", "CP"),
     weights: setting("export_weights", "export-weights", "WEIGHTS"),
     shrink: setting("export_shrink", "export-shrink", ""),
@@ -87,27 +85,23 @@ const NAMES: FlagNames = FlagNames {
     prior_games: setting("prior_games", "prior-games", "GAMES"),
     // One concept with `match --book-moves results`, so one name.
     opponents: setting("opponents", "opponents", "LIST"),
-    zero_temperature_is_default: false,
 };
 
-const fn formerly(flag: Flag, former: &'static str) -> Flag {
-    Flag {
-        former: Some(former),
-        ..flag
-    }
+const fn formerly(flag: Flag, former: &'static [&'static str]) -> Flag {
+    Flag { former, ..flag }
 }
 
 /// `book-tools export` and `remote export` before the settings took the
 /// `export-` prefix.
 const PLAIN_FORMER: FlagNames = FlagNames {
-    backup: formerly(NAMES.backup, "backup"),
-    temperature: formerly(NAMES.temperature, "temperature"),
-    weights: formerly(NAMES.weights, "weights"),
-    shrink: formerly(NAMES.shrink, "shrink"),
-    raw: formerly(NAMES.raw, "raw"),
-    format: formerly(NAMES.format, "format"),
-    leaf_discount: formerly(NAMES.leaf_discount, "leaf-discount"),
-    by_results: formerly(NAMES.by_results, "by-results"),
+    backup: formerly(NAMES.backup, &["backup", "export-backup"]),
+    temperature: formerly(NAMES.temperature, &["temperature"]),
+    weights: formerly(NAMES.weights, &["weights"]),
+    shrink: formerly(NAMES.shrink, &["shrink"]),
+    raw: formerly(NAMES.raw, &["raw"]),
+    format: formerly(NAMES.format, &["format"]),
+    leaf_discount: formerly(NAMES.leaf_discount, &["leaf-discount"]),
+    by_results: formerly(NAMES.by_results, &["by-results"]),
     ..NAMES
 };
 
@@ -116,27 +110,20 @@ impl FrontEnd for OfflineExport {
 }
 
 impl FrontEnd for RemoteExport {
-    const FLAGS: FlagNames = FlagNames {
-        zero_temperature_is_default: true,
-        ..PLAIN_FORMER
-    };
+    const FLAGS: FlagNames = PLAIN_FORMER;
 }
 
 impl FrontEnd for CoordinatorExport {
     const FLAGS: FlagNames = FlagNames {
-        prior_games: formerly(NAMES.prior_games, "export-prior-games"),
-        zero_temperature_is_default: true,
+        backup: formerly(NAMES.backup, &["export-backup"]),
+        prior_games: formerly(NAMES.prior_games, &["export-prior-games"]),
         ..NAMES
     };
 }
 
 /// A flag's argument: its id, long name and former spelling.
 fn arg_of(flag: Flag) -> Arg {
-    let arg = Arg::new(flag.id).long(flag.long);
-    match flag.former {
-        Some(former) => arg.alias(former),
-        None => arg,
-    }
+    Arg::new(flag.id).long(flag.long).aliases(flag.former)
 }
 
 /// The export flags of front end `F`, flattened into its command
@@ -154,8 +141,8 @@ impl<F: FrontEnd> ExportFlags<F> {
         &self.choice
     }
 
-    /// What the flags ask for, with the temperature checked as an offline
-    /// export uses it (0 allowed: the softmax backup then is the minimax one).
+    /// What the flags ask for, with the temperature checked (0 allowed: the
+    /// softmax backup then is the minimax one).
     ///
     /// # Errors
     /// A negative or non-finite temperature, named by its flag.
@@ -271,19 +258,16 @@ impl<F: FrontEnd> clap::Args for ExportFlags<F> {
                  position is worth its best move) or `softmax` (a position is worth the \
                  softmax-weighted mean of its moves at {t}; depths stay the best line's)"
             ));
-        let zero = if names.zero_temperature_is_default {
-            "0 means the default, 50"
-        } else {
-            "toward 0 the softmax backup becomes the minimax one"
-        };
         let temperature = arg_of(names.temperature)
             .value_name(names.temperature.value_name)
             .value_parser(clap::value_parser!(f64))
             // DEFAULT_TEMPERATURE as text (test `each_front_end_has_the_same_defaults`).
             .default_value("50")
-            .help(format!(
-                "Softmax temperature in centipawns (backup and policy weights); {zero}"
-            ));
+            .help(
+                "Softmax temperature in centipawns (softmax propagation and policy \
+                 weights); 0 is minimax: the softmax propagation at 0 is the minimax one \
+                 and the policy weights go to the best moves",
+            );
         let [weights, shrink_arg, raw_arg, format] = file_args(names);
         let leaf_discount = arg_of(names.leaf_discount)
             .value_name(names.leaf_discount.value_name)

@@ -11,11 +11,10 @@
 //! temperature of 0 means" and "which format a path gets"
 //! ([`FormatChoice::resolve`]) are decided in one place.
 //!
-//! The three front ends offer the same flags. The coordinator prefixes them
-//! with `export-` (`--export-backup`, `--export-format`...), because its own
-//! `--temperature` is the selection's. They differ in what a temperature of 0
-//! means: `book-tools export` uses 0 as given; a request of 0 asks for the
-//! default, [`DEFAULT_TEMPERATURE`].
+//! The three front ends offer the same flags, spelled the same
+//! (`--export-propagation`, `--export-format`...), and a temperature of 0
+//! means the same in all three: minimax (a request without a temperature gets
+//! [`DEFAULT_TEMPERATURE`]).
 
 use std::path::{Path, PathBuf};
 
@@ -34,7 +33,7 @@ pub use flags::{
 };
 
 /// The softmax temperature (centipawns) of an export that names none: the
-/// flags' default, and what a request's 0 means.
+/// flags' default, and what a request without one gets.
 pub const DEFAULT_TEMPERATURE: f64 = 50.0;
 
 /// The largest leaf discount (centipawns) an export takes: beyond a few tens of
@@ -92,7 +91,7 @@ pub enum ExportChoiceError {
     #[error("the export's opponents: {0}")]
     Opponents(String),
     /// A request's temperature is negative or not a number.
-    #[error("the export temperature must be a positive number, not {0}")]
+    #[error("the export temperature must be a finite number >= 0, not {0}")]
     Temperature(f64),
     /// A temperature flag is negative or not a number (the flag's own name, so
     /// the user knows which to fix).
@@ -322,7 +321,7 @@ impl ExportChoice {
             shrink: self.shrink,
             raw: self.raw,
             backup: self.backup.to_proto().into(),
-            temperature: self.temperature,
+            temperature: Some(self.temperature),
             weights: WeightsChoice::to_proto(self.weights).into(),
             format: self.format.to_proto().into(),
             leaf_discount: i32::from(self.leaf_discount),
@@ -332,7 +331,8 @@ impl ExportChoice {
         }
     }
 
-    /// What `request` asks for; a temperature of 0 is [`DEFAULT_TEMPERATURE`].
+    /// What `request` asks for; no temperature is [`DEFAULT_TEMPERATURE`], 0
+    /// is minimax as for the flags.
     ///
     /// # Errors
     /// An unknown backup, weights or format, a format that the path's extension
@@ -347,13 +347,9 @@ impl ExportChoice {
             format.resolve(Path::new(&request.path))?,
             Path::new(&request.path),
         )?;
-        let temperature = if request.temperature == 0.0 {
-            DEFAULT_TEMPERATURE
-        } else {
-            request.temperature
-        };
-        if !(temperature.is_finite() && temperature > 0.0) {
-            return Err(ExportChoiceError::Temperature(request.temperature));
+        let temperature = request.temperature.unwrap_or(DEFAULT_TEMPERATURE);
+        if !(temperature.is_finite() && temperature >= 0.0) {
+            return Err(ExportChoiceError::Temperature(temperature));
         }
         if !prior_games_valid(request.prior_games) {
             return Err(ExportChoiceError::PriorGames(request.prior_games));

@@ -49,7 +49,7 @@ fn the_coordinator_spells_its_flags_with_export() {
         "30",
         "--export-temperature",
         "20",
-        "--export-backup",
+        "--export-propagation",
         "softmax",
         "--export-weights",
         "ndf",
@@ -80,7 +80,7 @@ fn the_coordinator_spells_its_flags_with_export() {
 #[test]
 fn every_front_end_takes_the_export_spellings_and_its_former_ones() {
     let new = [
-        "--export-backup=softmax",
+        "--export-propagation=softmax",
         "--export-temperature=20",
         "--export-weights=ndf",
         "--export-shrink",
@@ -329,24 +329,43 @@ fn values_by_results_travel_through_every_front_end() {
 }
 
 #[test]
-fn temperatures_of_0_and_below() {
-    // A request's 0 is the default; an offline flag's 0 stays 0.
-    let zero = ExportRequest::default();
+fn a_temperature_of_0_is_minimax_in_every_front_end() {
+    // A request without a temperature gets the default; 0 given, by any front
+    // end's flag or in a request, stays 0: minimax.
+    let absent = ExportRequest::default();
     assert_eq!(
-        ExportChoice::from_request(&zero).unwrap().temperature,
+        ExportChoice::from_request(&absent).unwrap().temperature,
         DEFAULT_TEMPERATURE
     );
+    let zero = ["--export-temperature", "0"];
+    for choice in [
+        offline(&zero).unwrap(),
+        remote(&zero).unwrap(),
+        Coordinator::try_parse_from(std::iter::once("x").chain(zero))
+            .unwrap()
+            .export
+            .checked()
+            .unwrap(),
+    ] {
+        assert_eq!(choice.temperature, 0.0);
+        let request = choice.to_request("book.db".into());
+        assert_eq!(request.temperature, Some(0.0));
+        assert_eq!(
+            ExportChoice::from_request(&request).unwrap().temperature,
+            0.0
+        );
+    }
     let flags = Offline::try_parse_from(["x", "--temperature", "0"]).unwrap();
     assert_eq!(flags.export.checked().unwrap().temperature, 0.0);
     let negative = ExportRequest {
-        temperature: -1.0,
+        temperature: Some(-1.0),
         ..ExportRequest::default()
     };
     assert_eq!(
         ExportChoice::from_request(&negative)
             .unwrap_err()
             .to_string(),
-        "the export temperature must be a positive number, not -1"
+        "the export temperature must be a finite number >= 0, not -1"
     );
     // The former spelling parses; the error names the flag's one name.
     let flags = Offline::try_parse_from(["x", "--temperature=-1"]).unwrap();
