@@ -4,6 +4,7 @@
 //! ARCHITECTURE.md, "One vocabulary".
 
 use std::ffi::OsString;
+use std::io::Write;
 
 use clap::{ArgMatches, Command};
 
@@ -19,9 +20,13 @@ where
     let argv: Vec<OsString> = argv.into_iter().map(Into::into).collect();
     let mut cmd = P::command();
     let matches = cmd.clone().get_matches_from(argv.iter().cloned());
+    // A closed stderr (`2>&-`, a reader gone) is no reason to panic: the
+    // warning is dropped and the command goes on.
+    let mut stderr = std::io::stderr().lock();
     for warning in warnings(&cmd, &matches, &argv) {
-        eprintln!("{warning}");
+        let _ = writeln!(stderr, "{warning}");
     }
+    drop(stderr);
     P::from_arg_matches(&matches).unwrap_or_else(|e| e.format(&mut cmd).exit())
 }
 

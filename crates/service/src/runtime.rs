@@ -19,7 +19,7 @@ pub fn block_on_main<E: AsRef<dyn std::error::Error + Send + Sync + 'static>>(
     {
         Ok(r) => r,
         Err(e) => {
-            eprintln!("error: cannot start the async runtime: {e}");
+            report(format_args!("error: cannot start the async runtime: {e}"));
             return std::process::ExitCode::FAILURE;
         }
     };
@@ -30,8 +30,15 @@ pub fn block_on_main<E: AsRef<dyn std::error::Error + Send + Sync + 'static>>(
     match outcome {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {}", crate::error_text(e.as_ref()));
+            report(format_args!("error: {}", crate::error_text(e.as_ref())));
             std::process::ExitCode::FAILURE
         }
     }
+}
+
+/// One line on stderr; a closed stderr drops it instead of panicking as
+/// `eprintln!` would (the exit code still says what happened).
+fn report(line: std::fmt::Arguments<'_>) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr().lock(), "{line}");
 }
