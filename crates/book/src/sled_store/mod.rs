@@ -61,15 +61,22 @@ use crate::{
 mod backup;
 mod check;
 mod compaction;
+mod exports;
 mod keys;
 mod learning;
+mod read_copy;
 mod reader;
+mod secret;
 mod whole;
 
 pub(crate) use backup::PartialStore;
 pub use backup::{BackupSnapshot, BackupSummary};
 pub use check::CheckReport;
 pub use compaction::{CompactSummary, Compactor};
+pub use exports::{ExportLedger, FileFingerprint, KEPT_EXPORTS};
+pub(crate) use exports::EXPORT_PREFIX;
+pub(crate) use secret::LEASE_SECRET;
+pub use secret::SECRET_BYTES;
 pub use reader::SledReader;
 pub use whole::{Holdings, RECORD_FILE};
 
@@ -101,9 +108,20 @@ enum OpenMode {
     Create,
     /// Must exist; its record is checked (or begun).
     Existing,
-    /// Must exist; the record is read but neither checked nor written (what
-    /// [`SledStore::check`] compares itself).
+    /// Must exist; sled opens a private copy ([`read_copy`]); the record is
+    /// read but neither checked nor written (what [`SledStore::check`]
+    /// compares itself).
     Inspect,
+    /// Must exist; sled opens a private copy ([`read_copy`]); the record is
+    /// checked, never written.
+    ReadOnly,
+}
+
+impl OpenMode {
+    /// Whether sled opens a copy: the store itself is only read.
+    fn copies(self) -> bool {
+        matches!(self, Self::Inspect | Self::ReadOnly)
+    }
 }
 
 /// A book store in a sled database directory.
@@ -133,6 +151,12 @@ pub struct SledStore {
     record_begun: bool,
     /// The last failure to write the record (retried with every write).
     record_error: Option<String>,
+    /// True when a store opened for reading has no record (made before stores
+    /// kept one) and so could not be told whole.
+    unrecorded: bool,
+    /// The copy sled opened, for a store opened for reading; last, so that
+    /// sled is closed before the copy is removed.
+    read_copy: Option<std::sync::Arc<read_copy::ReadCopy>>,
 }
 
 impl std::fmt::Debug for SledStore {
@@ -171,6 +195,25 @@ impl SledStore {
         Self::open_existing_as(path, OpenMode::Existing)
     }
 
+    /// Opens an existing store for reading, leaving every byte of it as it is
+    /// (whole or damaged): sled opens a private copy (see [`read_copy`]).
+    /// Refused as [`SledStore::open_existing`] refuses, and a store cut short
+    /// is [`BookError::Damaged`] all the same. Its writes go to the copy and are
+    /// lost: only for commands that read.
+    ///
+    /// # Errors
+    /// As [`SledStore::open_existing`]; no room for the copy.
+    pub fn open_read_only(path: &Path) -> Result<Self, BookError> {
+        Self::open_existing_as(path, OpenMode::ReadOnly)
+    }
+
+    /// True when this store, opened for reading, keeps no record of what it
+    /// holds (made before stores kept one): it was not checked whole.
+    #[must_use]
+    pub fn unrecorded(&self) -> bool {
+        self.unrecorded
+    }
+
     fn open_existing_as(path: &Path, mode: OpenMode) -> Result<Self, BookError> {
         let not_a_store = |reason: &str| BookError::NotAStore {
             path: path.display().to_string(),
@@ -188,16 +231,26 @@ impl SledStore {
         if !path.join("conf").is_file() || !path.join("db").is_file() {
             return Err(not_a_store("it holds no sled database"));
         }
+        if mode.copies() {
+            let copy = read_copy::copy_of(path)?;
+            let mut store = crate::sled_guard::guarded(path, || {
+                Self::open_unguarded(path, copy.path(), mode)
+            })?;
+            store.read_copy = Some(copy);
+            return Ok(store);
+        }
         Self::open_with(path, mode)
     }
 
     /// Opens the store; a panic of sled on damaged files (it panics on some
     /// instead of failing) is [`BookError::Damaged`].
     fn open_with(path: &Path, mode: OpenMode) -> Result<Self, BookError> {
-        crate::sled_guard::guarded(path, || Self::open_unguarded(path, mode))
+        crate::sled_guard::guarded(path, || Self::open_unguarded(path, path, mode))
     }
 
-    fn open_unguarded(path: &Path, mode: OpenMode) -> Result<Self, BookError> {
+    /// Opens the store at `path` whose sled files are in `files` (`path`
+    /// itself, or a copy of it).
+    fn open_unguarded(path: &Path, files: &Path, mode: OpenMode) -> Result<Self, BookError> {
         let create = mode == OpenMode::Create;
         // A directory that already holds sled's files is an existing store, even
         // when the caller may create one: if its marker is gone, its files were
@@ -209,7 +262,7 @@ impl SledStore {
         }
         let db = open_waiting_for_lock(|| {
             sled::Config::new()
-                .path(path)
+                .path(files)
                 // sled's page cache; the data stays resident anyway (see module
                 // doc), so a large cache buys nothing.
                 .cache_capacity(64 << 20)
@@ -311,13 +364,59 @@ impl SledStore {
             inspected: None,
             record_begun: false,
             record_error: None,
+            unrecorded: false,
+            read_copy: None,
         };
-        if mode == OpenMode::Inspect {
-            store.inspected = WholeRecord::read(path)?.map(|(_, h)| h);
-        } else {
-            store.check_record(existed)?;
+        match mode {
+            OpenMode::Inspect => store.inspected = WholeRecord::read(path)?.map(|(_, h)| h),
+            OpenMode::ReadOnly => store.check_record_read_only()?,
+            OpenMode::Create | OpenMode::Existing => store.check_record(existed)?,
         }
         Ok(store)
+    }
+
+    /// [`SledStore::check_record`] for a store opened for reading: the record
+    /// (of the store, not of the copy) is compared, never begun or written.
+    fn check_record_read_only(&mut self) -> Result<(), BookError> {
+        match WholeRecord::read(&self.path)? {
+            Some((_, recorded)) => self.refuse_less_than(&recorded),
+            None => {
+                self.refuse_lost_record()?;
+                self.unrecorded = true;
+                Ok(())
+            }
+        }
+    }
+
+    /// [`BookError::Damaged`] when the store holds less than `recorded`.
+    fn refuse_less_than(&self, recorded: &Holdings) -> Result<(), BookError> {
+        match recorded.missing_from(&self.holdings) {
+            Some(missing) => Err(BookError::Damaged {
+                path: self.path.display().to_string(),
+                detail: format!(
+                    "it holds less than its record `{RECORD_FILE}` says was stored ({missing}): its files were cut short or restored incompletely; nothing was opened as a smaller book"
+                ),
+            }),
+            None => Ok(()),
+        }
+    }
+
+    /// [`BookError::Damaged`] when `meta` says the store keeps a record (which
+    /// is gone).
+    fn refuse_lost_record(&self) -> Result<(), BookError> {
+        if self
+            .meta
+            .contains_key(RECORD_KEPT)
+            .map_err(|e| self.err(e))?
+        {
+            return Err(BookError::Damaged {
+                path: self.path.display().to_string(),
+                detail: format!(
+                    "its record `{RECORD_FILE}` of what the store must hold is missing (a copy that left it out?), so it cannot be told whole"
+                ),
+            });
+        }
+        Ok(())
     }
 
     /// Compares the store with its record of what it must hold (see
@@ -329,14 +428,7 @@ impl SledStore {
         let path = &self.path;
         let record = match WholeRecord::read(path)? {
             Some((seq, recorded)) => {
-                if let Some(missing) = recorded.missing_from(&self.holdings) {
-                    return Err(BookError::Damaged {
-                        path: path.display().to_string(),
-                        detail: format!(
-                            "it holds less than its record `{RECORD_FILE}` says was stored ({missing}): its files were cut short or restored incompletely; nothing was opened as a smaller book"
-                        ),
-                    });
-                }
+                self.refuse_less_than(&recorded)?;
                 let mut record = WholeRecord::open(path, seq, recorded)?;
                 // A crash after sled's flush leaves the record behind: catch up.
                 if let Err(e) = record.write(self.holdings) {
@@ -345,18 +437,7 @@ impl SledStore {
                 record
             }
             None => {
-                if self
-                    .meta
-                    .contains_key(RECORD_KEPT)
-                    .map_err(|e| self.err(e))?
-                {
-                    return Err(BookError::Damaged {
-                        path: path.display().to_string(),
-                        detail: format!(
-                            "its record `{RECORD_FILE}` of what the store must hold is missing (a copy that left it out?), so it cannot be told whole"
-                        ),
-                    });
-                }
+                self.refuse_lost_record()?;
                 // The record first, then the key saying there is one: a crash
                 // between the two leaves a record and no key, which is fine.
                 let record = WholeRecord::create(path, self.holdings)?;
@@ -483,6 +564,13 @@ impl SledStore {
         Ok(merged)
     }
 
+    /// The ledger of the book files this store's coordinator wrote (see
+    /// [`ExportLedger`]).
+    #[must_use]
+    pub fn export_ledger(&self) -> ExportLedger {
+        ExportLedger::new(self.meta.clone(), &self.path)
+    }
+
     /// The names of the store's sled trees (its tables, see [`TABLES`]), sled's
     /// own default tree left out.
     ///
@@ -607,6 +695,7 @@ impl SledStore {
             nodes: self.nodes.clone(),
             games: self.games.clone(),
             learning: self.learning.clone(),
+            _read_copy: self.read_copy.clone(),
         }
     }
 
