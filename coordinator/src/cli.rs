@@ -312,7 +312,11 @@ pub(crate) fn clean_leftovers(args: &CoordinatorArgs) {
 }
 
 /// The dispatcher's settings from the flags.
-pub(crate) fn dispatch_config(args: &CoordinatorArgs, play: play::PlaySettings) -> DispatchConfig {
+pub(crate) fn dispatch_config(
+    args: &CoordinatorArgs,
+    play: play::PlaySettings,
+    lease_secret: [u8; stera_book::SECRET_BYTES],
+) -> DispatchConfig {
     DispatchConfig {
         lease: Duration::from_secs(args.lease_secs.max(1)),
         heartbeat: Duration::from_secs(args.heartbeat_secs.max(1)),
@@ -335,6 +339,7 @@ pub(crate) fn dispatch_config(args: &CoordinatorArgs, play: play::PlaySettings) 
             },
         },
         allow_mixed_engines: args.allow_mixed_engines,
+        lease_secret,
     }
 }
 

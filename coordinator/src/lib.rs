@@ -32,6 +32,7 @@ pub mod dispatcher;
 pub(crate) mod handle;
 pub(crate) mod kinds;
 pub(crate) mod learn;
+pub mod lease_id;
 pub mod leases;
 pub(crate) mod local_workers;
 pub(crate) mod maintenance;
@@ -165,7 +166,11 @@ pub async fn run(args: CoordinatorArgs, export: Option<ExportFn<SledStore>>) -> 
     }
     let (progress_tx, mut progress) = watch::channel(Progress::default());
     let (handle, events_rx) = DispatcherHandle::channel();
-    let config = cli::dispatch_config(&args, play);
+    let lease_secret = live
+        .store_mut()
+        .lease_secret()
+        .context("cannot read or make the store's lease secret")?;
+    let config = cli::dispatch_config(&args, play, lease_secret);
     // Set by a signal during the final export: the dispatcher then does not wait
     // for the maintenance thread (the export writes a temporary file, never the
     // store, so cutting it off leaves the store whole).
