@@ -25,6 +25,7 @@ mod match_opponent;
 mod next_cli;
 mod output_paths;
 mod partial_outputs;
+mod read_only;
 mod peta_shock_fixtures;
 mod pipes;
 mod progress_width;
