@@ -286,8 +286,13 @@ pub(crate) fn check_export_owned(
     let Some(path) = &args.export else {
         return Ok(());
     };
-    let resolved = stera_book::store_path::check_output_path(path, &args.db)
-        .with_context(|| format!("bad --export {}", path.display()))?;
+    let resolved = match ledger {
+        // A store made now wrote nothing: only whether something is there
+        // matters (the path's rules are checked once --db exists).
+        None => path.clone(),
+        Some(_) => stera_book::store_path::check_output_path(path, &args.db)
+            .with_context(|| format!("bad --export {}", path.display()))?,
+    };
     crate::export::check_export_owned(ledger, &args.db, path, &resolved)
 }
 

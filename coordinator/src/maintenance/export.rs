@@ -87,16 +87,12 @@ pub fn book_exporter(store: PathBuf) -> ExportFn<SledStore> {
 fn record_export(ledger: &ExportLedger, target: &BoundTarget) {
     let written = target.write_path();
     // Through the directory's handle: the real path of the file written.
-    let recorded = written.canonicalize().and_then(|resolved| {
-        FileFingerprint::of_file(&written).map(|print| (resolved, print))
-    });
+    let recorded = written
+        .canonicalize()
+        .and_then(|resolved| FileFingerprint::of_file(&written).map(|print| (resolved, print)));
     let result = recorded
         .map_err(|e| e.to_string())
-        .and_then(|(resolved, print)| {
-            ledger
-                .record(&resolved, print)
-                .map_err(|e| e.to_string())
-        });
+        .and_then(|(resolved, print)| ledger.record(&resolved, print).map_err(|e| e.to_string()));
     if let Err(e) = result {
         tracing::warn!(
             path = %target.path().display(),

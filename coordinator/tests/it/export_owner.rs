@@ -60,7 +60,10 @@ fn a_store_is_made_only_with_create() {
         let out = run(&db, &["--create", "--export", s(&book)]);
         assert!(out.status.success(), "round {round}: {}", stderr(&out));
         let grown = common::book_len(&db);
-        assert!(grown > nodes, "round {round}: {grown} positions after {nodes}");
+        assert!(
+            grown > nodes,
+            "round {round}: {grown} positions after {nodes}"
+        );
         nodes = grown;
     }
     assert!(book.is_file());

@@ -390,7 +390,13 @@ fn json_logs_from_coordinator_and_worker() {
     let mut cmd = Command::new(common::EXE);
     cmd.arg("--db")
         .arg(dir.path().join("book.db"))
-        .args(["--create", "--listen", "127.0.0.1:0", "--log-format", "json"])
+        .args([
+            "--create",
+            "--listen",
+            "127.0.0.1:0",
+            "--log-format",
+            "json",
+        ])
         .env("RUST_LOG", "info")
         .env_remove("STERA_TOKEN");
     let lines = first_lines_until(cmd, "listening");

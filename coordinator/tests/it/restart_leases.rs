@@ -547,7 +547,11 @@ fn made_up_lease_ids_are_rejected_whatever_their_position() {
         assert_eq!(common::status(&c.url(), None).await.nodes, 2);
     });
     assert!(
-        !c.log.lock().unwrap().iter().any(|l| l.contains("worker refused")),
+        !c.log
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|l| l.contains("worker refused")),
         "{:?}",
         c.log.lock().unwrap()
     );

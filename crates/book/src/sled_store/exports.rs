@@ -137,13 +137,7 @@ fn key_of(file: &Path) -> Vec<u8> {
 }
 
 fn decode(value: &[u8]) -> Option<(u64, FileFingerprint)> {
-    let at = |i: usize| {
-        value
-            .get(i..i + 8)?
-            .try_into()
-            .ok()
-            .map(u64::from_le_bytes)
-    };
+    let at = |i: usize| value.get(i..i + 8)?.try_into().ok().map(u64::from_le_bytes);
     (value.len() == 24).then_some(())?;
     Some((
         at(0)?,
@@ -246,7 +240,9 @@ mod tests {
                 .unwrap();
         }
         // Rewriting a path keeps one entry for it, with the new print.
-        ledger.record(Path::new("/books/10.db2016"), print(99)).unwrap();
+        ledger
+            .record(Path::new("/books/10.db2016"), print(99))
+            .unwrap();
         assert_eq!(ledger.wrote(Path::new("/books/0.db2016")).unwrap(), None);
         assert_eq!(
             ledger.wrote(Path::new("/books/10.db2016")).unwrap(),

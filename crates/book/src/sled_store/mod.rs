@@ -73,11 +73,11 @@ pub(crate) use backup::PartialStore;
 pub use backup::{BackupSnapshot, BackupSummary};
 pub use check::CheckReport;
 pub use compaction::{CompactSummary, Compactor};
-pub use exports::{ExportLedger, FileFingerprint, KEPT_EXPORTS};
 pub(crate) use exports::EXPORT_PREFIX;
+pub use exports::{ExportLedger, FileFingerprint, KEPT_EXPORTS};
+pub use reader::SledReader;
 pub(crate) use secret::LEASE_SECRET;
 pub use secret::SECRET_BYTES;
-pub use reader::SledReader;
 pub use whole::{Holdings, RECORD_FILE};
 
 use keys::{
@@ -233,9 +233,8 @@ impl SledStore {
         }
         if mode.copies() {
             let copy = read_copy::copy_of(path)?;
-            let mut store = crate::sled_guard::guarded(path, || {
-                Self::open_unguarded(path, copy.path(), mode)
-            })?;
+            let mut store =
+                crate::sled_guard::guarded(path, || Self::open_unguarded(path, copy.path(), mode))?;
             store.read_copy = Some(copy);
             return Ok(store);
         }
