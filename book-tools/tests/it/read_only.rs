@@ -128,3 +128,39 @@ fn a_store_in_use_is_refused_by_readers() {
     assert!(err.contains("in use"), "{err}");
     drop(held);
 }
+
+/// A reader's copy lives in `TMPDIR` and is gone when it ends; one that a
+/// killed reader left there (a process that no longer runs) is removed by the
+/// next reader, and nothing else in `TMPDIR` is touched.
+#[test]
+fn the_copies_of_readers_are_removed() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("book.db");
+    ok(&["synth", "--db", s(&db), "--positions", "50"]);
+    let temp = dir.path().join("tmp");
+    std::fs::create_dir(&temp).unwrap();
+    let mut gone = std::process::Command::new("true").spawn().unwrap();
+    let dead = gone.id();
+    gone.wait().unwrap();
+    let left = temp.join(format!("stera-read-copy.stera-partial-{dead}.AbC123"));
+    std::fs::create_dir(&left).unwrap();
+    std::fs::write(left.join(stera_book::store_path::INCOMPLETE_MARKER), b"").unwrap();
+    std::fs::write(left.join("db"), vec![0u8; 4096]).unwrap();
+    let users = temp.join("notes.txt");
+    std::fs::write(&users, b"mine").unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_book-tools"))
+        .args(["stats", "--db", s(&db)])
+        .env("TMPDIR", &temp)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let names: Vec<String> = std::fs::read_dir(&temp)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, vec!["notes.txt".to_owned()]);
+}

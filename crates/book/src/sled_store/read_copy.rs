@@ -10,7 +10,9 @@
 //! copy; the store itself is only read, under a shared `flock` on its `db` that
 //! keeps a writer (which holds sled's exclusive lock) out while it is copied.
 //! The copy is removed when the last handle on it ([`SledStore`], its
-//! [`SledReader`](super::SledReader)s) is gone.
+//! [`SledReader`](super::SledReader)s) is gone; one that a killed reader left
+//! behind (its name carries the reader's process id, see
+//! `stera_formats::leftovers`) is removed by the next reader.
 //!
 //! The cost is one copy of the store's files (`copy_file_range`, a reflink where
 //! the file system has them) and that much free room in the temporary
@@ -18,6 +20,8 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+
+use stera_formats::leftovers;
 
 use crate::BookError;
 
@@ -50,10 +54,17 @@ pub(crate) fn copy_of(store: &Path) -> Result<Arc<ReadCopy>, BookError> {
     let db = std::fs::File::open(store.join("db")).map_err(|e| io_error(store, e))?;
     lock_shared(store, &db)?;
     let size = crate::store_path::directory_size(store).map_err(|e| io_error(store, e))?;
+    let temp = std::env::temp_dir();
+    // A reader killed before it removed its copy (Ctrl-C) left it behind: the
+    // copies of readers that no longer run go first.
+    let _ = leftovers::clean_stale(&temp);
     let dir = tempfile::Builder::new()
-        .prefix("stera-read-")
-        .tempdir()
-        .map_err(|e| io_error(&std::env::temp_dir(), e))?;
+        .prefix(&format!("stera-read-copy.{}", leftovers::tag()))
+        .tempdir_in(&temp)
+        .map_err(|e| io_error(&temp, e))?;
+    // The mark of an unfinished store of ours, by which `clean_stale` knows it.
+    std::fs::write(dir.path().join(leftovers::INCOMPLETE_MARKER), b"")
+        .map_err(|e| io_error(dir.path(), e))?;
     crate::space::ensure_room(dir.path(), dir.path(), size)?;
     copy_tree(store, dir.path())?;
     // The lock goes with `db`'s handle, once the copy is whole.
