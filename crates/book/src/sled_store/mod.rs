@@ -85,7 +85,7 @@ use keys::{
     counts_key, decode_ban_key, decode_counts, game_id_key,
 };
 use reader::{game_counts_of, nodes_of};
-use whole::{RECORD_KEPT, WholeRecord};
+use whole::WholeRecord;
 
 /// The sled trees (tables) of a store, each described in the module
 /// documentation. Every one exists in every store opened (sled's own default
@@ -372,84 +372,6 @@ impl SledStore {
             OpenMode::Create | OpenMode::Existing => store.check_record(existed)?,
         }
         Ok(store)
-    }
-
-    /// [`SledStore::check_record`] for a store opened for reading: the record
-    /// (of the store, not of the copy) is compared, never begun or written.
-    fn check_record_read_only(&mut self) -> Result<(), BookError> {
-        match WholeRecord::read(&self.path)? {
-            Some((_, recorded)) => self.refuse_less_than(&recorded),
-            None => {
-                self.refuse_lost_record()?;
-                self.unrecorded = true;
-                Ok(())
-            }
-        }
-    }
-
-    /// [`BookError::Damaged`] when the store holds less than `recorded`.
-    fn refuse_less_than(&self, recorded: &Holdings) -> Result<(), BookError> {
-        match recorded.missing_from(&self.holdings) {
-            Some(missing) => Err(BookError::Damaged {
-                path: self.path.display().to_string(),
-                detail: format!(
-                    "it holds less than its record `{RECORD_FILE}` says was stored ({missing}): its files were cut short or restored incompletely; nothing was opened as a smaller book"
-                ),
-            }),
-            None => Ok(()),
-        }
-    }
-
-    /// [`BookError::Damaged`] when `meta` says the store keeps a record (which
-    /// is gone).
-    fn refuse_lost_record(&self) -> Result<(), BookError> {
-        if self
-            .meta
-            .contains_key(RECORD_KEPT)
-            .map_err(|e| self.err(e))?
-        {
-            return Err(BookError::Damaged {
-                path: self.path.display().to_string(),
-                detail: format!(
-                    "its record `{RECORD_FILE}` of what the store must hold is missing (a copy that left it out?), so it cannot be told whole"
-                ),
-            });
-        }
-        Ok(())
-    }
-
-    /// Compares the store with its record of what it must hold (see
-    /// [`whole`]): a store holding less was cut short and is
-    /// [`BookError::Damaged`]. A store without a record gets one (an existing
-    /// store made before records: [`SledStore::record_begun`]); a store whose
-    /// `meta` says it keeps one and whose record is gone is damaged.
-    fn check_record(&mut self, existed: bool) -> Result<(), BookError> {
-        let path = &self.path;
-        let record = match WholeRecord::read(path)? {
-            Some((seq, recorded)) => {
-                self.refuse_less_than(&recorded)?;
-                let mut record = WholeRecord::open(path, seq, recorded)?;
-                // A crash after sled's flush leaves the record behind: catch up.
-                if let Err(e) = record.write(self.holdings) {
-                    self.record_error = Some(e.to_string());
-                }
-                record
-            }
-            None => {
-                self.refuse_lost_record()?;
-                // The record first, then the key saying there is one: a crash
-                // between the two leaves a record and no key, which is fine.
-                let record = WholeRecord::create(path, self.holdings)?;
-                self.meta
-                    .insert(RECORD_KEPT, &[])
-                    .map_err(|e| self.err(e))?;
-                self.db.flush().map_err(|e| self.err(e))?;
-                self.record_begun = existed && self.holdings != Holdings::default();
-                record
-            }
-        };
-        self.record = Some(record);
-        Ok(())
     }
 
     /// True when this open began the record of what the store must hold (a
