@@ -63,7 +63,7 @@ grow() { # grow NAME NODES [coordinator flags...]
     shift 2
     if [ ! -d "$OUT/$name.db" ]; then
         # The default roots: startpos and its 30 children.
-        run "$BIN/coordinator" --db "$OUT/$name.db" --local-workers 2 \
+        run "$BIN/coordinator" --db "$OUT/$name.db" --create --local-workers 2 \
             --think-limit "$THINK" --nodes "$nodes" "$@" 2> "$OUT/$name.grow.log"
     fi
 }
@@ -129,7 +129,7 @@ if { wanted low-exits || wanted low-pv-more; } && [ ! -d "$OUT/low-exits.db" ]; 
     cp -r "$OUT/low.db" "$OUT/low-exits.tmp"
     { "$BIN/book-tools" roots list --db "$OUT/low-exits.tmp" | grep -v '^#'; cat "$OUT/exits.txt"; } > "$OUT/exits-roots.txt"
     run "$BIN/book-tools" roots set --db "$OUT/low-exits.tmp" --leaves-per-turn 5 "$OUT/exits-roots.txt" | head -n 1
-    cputime grow-exits "$BIN/coordinator" --db "$OUT/low-exits.tmp" --local-workers 2 \
+    cputime grow-exits "$BIN/coordinator" --db "$OUT/low-exits.tmp" --create --local-workers 2 \
         --think-limit "$GROW_MORE" --nodes "$GROW_NODES_LOW" 2> "$OUT/low-exits.grow.log"
     mv "$OUT/low-exits.tmp" "$OUT/low-exits.db"
 fi
@@ -137,7 +137,7 @@ if wanted low-pv-more && [ ! -d "$OUT/low-pv-more.db" ]; then
     more=$(python3 -c "import sys; t, g = (float(open(f).read()) for f in sys.argv[1:]); print(round($GROW_MORE * (t + g) / g))" "$OUT/train.cpu" "$OUT/grow-exits.cpu")
     echo "low-pv-more: $more positions, the CPU time of the training match and the aimed growth" >&2
     cp -r "$OUT/low.db" "$OUT/low-pv-more.tmp"
-    cputime grow-pv-more "$BIN/coordinator" --db "$OUT/low-pv-more.tmp" --local-workers 2 \
+    cputime grow-pv-more "$BIN/coordinator" --db "$OUT/low-pv-more.tmp" --create --local-workers 2 \
         --think-limit "$more" --nodes "$GROW_NODES_LOW" 2> "$OUT/low-pv-more.grow.log"
     mv "$OUT/low-pv-more.tmp" "$OUT/low-pv-more.db"
 fi
@@ -164,7 +164,7 @@ PLAY_GAMES=${PLAY_GAMES:-4000}
 if { wanted low-ndf || wanted low-backup || wanted ndf-vs-minimax; } && [ ! -s "$OUT/low-played-ndf.db2016" ]; then
     rm -rf "$OUT/low-played.db"
     cp -r "$OUT/low.db" "$OUT/low-played.db"
-    run "$BIN/coordinator" --db "$OUT/low-played.db" --local-workers 2 --think-limit 0 --play-share 1 \
+    run "$BIN/coordinator" --db "$OUT/low-played.db" --create --local-workers 2 --think-limit 0 --play-share 1 \
         --games "$PLAY_GAMES" --play-nodes "$NODES" 2> "$OUT/low-played.play.log"
     run "$BIN/book-tools" export --db "$OUT/low-played.db" --out "$OUT/low-played-minimax.db2016"
     run "$BIN/book-tools" export --db "$OUT/low-played.db" --out "$OUT/low-played-backup.db2016" --export-backup softmax
@@ -185,7 +185,7 @@ FS_PORT=${FS_PORT:-50777}
 fs_grow() { # fs_grow NAME DEPTH
     local name=$1 depth=$2
     [ -d "$OUT/$name.db" ] && return 0
-    "$BIN/coordinator" --db "$OUT/$name.tmp" --listen "127.0.0.1:$FS_PORT" --think-limit "$THINK" \
+    "$BIN/coordinator" --db "$OUT/$name.tmp" --create --listen "127.0.0.1:$FS_PORT" --think-limit "$THINK" \
         --depth "$depth" 2> "$OUT/$name.grow.log" &
     local coordinator=$! workers=()
     sleep 2
@@ -269,7 +269,7 @@ if wanted single-start; then
         echo startpos > "$OUT/startpos.txt"
         # `grow` would skip the store that `roots set` makes.
         run "$BIN/book-tools" roots set --create --db "$OUT/single.tmp" "$OUT/startpos.txt"
-        run "$BIN/coordinator" --db "$OUT/single.tmp" --local-workers 2 --think-limit "$THINK" \
+        run "$BIN/coordinator" --db "$OUT/single.tmp" --create --local-workers 2 --think-limit "$THINK" \
             --nodes "$GROW_NODES_HIGH" 2> "$OUT/single.grow.log"
         mv "$OUT/single.tmp" "$OUT/single.db"
     fi
@@ -324,7 +324,7 @@ held_book() { # the book both the held-out and the suite rows start from
     echo startpos > "$OUT/startpos.txt"
     printf '#YANEURAOU-DB2016 1.00\nsfen 4k4/9/9/9/9/9/9/9/4K4 b - 1\n5i4h none 0 0 1\n' > "$OUT/unreached.db2016"
     if [ ! -d "$OUT/held.db" ]; then
-        run "$BIN/coordinator" --db "$OUT/held.tmp" --local-workers 2 --think-limit "$HELD_THINK" \
+        run "$BIN/coordinator" --db "$OUT/held.tmp" --create --local-workers 2 --think-limit "$HELD_THINK" \
             --nodes "$GROW_NODES_LOW" --listen 127.0.0.1:0 2> "$OUT/held.grow.log"
         mv "$OUT/held.tmp" "$OUT/held.db"
     fi
@@ -362,7 +362,7 @@ if wanted held; then
         if [ ! -d "$OUT/$name.db" ]; then
             rm -rf "$OUT/$name.tmp"
             cp -r "$OUT/$from.db" "$OUT/$name.tmp"
-            run /usr/bin/time -f "%U %S" -o "$OUT/$name.cpu" "$BIN/coordinator" --db "$OUT/$name.tmp" \
+            run /usr/bin/time -f "%U %S" -o "$OUT/$name.cpu" "$BIN/coordinator" --db "$OUT/$name.tmp" --create \
                 --local-workers 2 --local-slots 1 --listen 127.0.0.1:0 --nodes "$GROW_NODES_LOW" \
                 --learn-games "$games" --learn-nodes "$NODES" --learn-openings "$OUT/startpos.txt" \
                 --learn-seed "$seed" --learn-opponent "--nodes 500" --learn-opponent "--nodes 1000" \

@@ -106,6 +106,11 @@ run() {
     port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
     local cmd=("$exe" --db "$dir/book.db" --listen "127.0.0.1:$port"
         --think-limit "$think_limit" --export "$dir/book.db2016")
+    # A coordinator makes a new store only when told to (--create); one built
+    # before the flag made it unasked.
+    if "$exe" --help | grep -q -- '--create'; then
+        cmd+=(--create)
+    fi
     if [[ -n $nodes ]]; then
         cmd+=(--nodes "$nodes")
     fi

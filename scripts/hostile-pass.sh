@@ -145,7 +145,7 @@ start_coord() {
     local name=$1 i
     shift
     CLOG=$T/r/$name.log
-    "$CO" --listen 127.0.0.1:0 --status-every-secs 0 "$@" >"$CLOG" 2>&1 </dev/null &
+    "$CO" --create --listen 127.0.0.1:0 --status-every-secs 0 "$@" >"$CLOG" 2>&1 </dev/null &
     CPID=$!
     PIDS+=("$CPID")
     CADDR=""
@@ -185,7 +185,7 @@ head -n 300 "$T/games.usi" >"$T/small.usi"
 # Every later coordinator on it thinks at the same --nodes 500: another budget would be
 # refused (--allow-mixed-engines).
 for i in 1 2; do
-    "$CO" --db "$T/s/coord" --listen 127.0.0.1:0 --local-workers 1 --think-limit 300 --nodes 500 \
+    "$CO" --db "$T/s/coord" --create --listen 127.0.0.1:0 --local-workers 1 --think-limit 300 --nodes 500 \
         --status-every-secs 0 >"$T/r/fixture-coord-$i.log" 2>&1 </dev/null \
         || { echo "cannot make the coordinator's store" >&2; exit 2; }
 done
@@ -243,7 +243,7 @@ openers() {
     judge next "$(cmp -s "$OUT" "$T/ref-$store.next" && echo 1)"
     run "$tag-learn" 120 "$BT" learn --db "$db" --games 1 --nodes 50
     judge learn 1
-    run "$tag-coordinator" 120 "$CO" --db "$db" --listen 127.0.0.1:0 --think-limit 1 \
+    run "$tag-coordinator" 120 "$CO" --db "$db" --create --listen 127.0.0.1:0 --think-limit 1 \
         --local-workers 1 --nodes 500 --status-every-secs 0
     judge coordinator "$(grep -q "book loaded nodes=$n\b" "$ERR" && echo 1)"
     if [ "$RC" -eq 0 ] && grep -q 'NEW, EMPTY' "$ERR"; then
@@ -489,7 +489,7 @@ for what in "stats --db $T/stderr-store" "kifu add --db $T/stderr-store $T/games
     [ "$RC" -ne 101 ] && ok=1
     verdict "$ok" "$id" "book-tools ${what%% --db*} 2>&1 | head -n 1: no panic" "rc=$RC$([ "$RC" -eq 101 ] && echo ' (a panic: its stderr went into the closed pipe)')"
 done
-run head2-coordinator 120 bash -c "'$CO' --db '$T/stderr-store' --listen 127.0.0.1:0 --think-limit 200 --local-workers 1 --nodes 500 --status-every-secs 0 2>&1 | head -n 1 >/dev/null; exit \${PIPESTATUS[0]}"
+run head2-coordinator 120 bash -c "'$CO' --db '$T/stderr-store' --create --listen 127.0.0.1:0 --think-limit 200 --local-workers 1 --nodes 500 --status-every-secs 0 2>&1 | head -n 1 >/dev/null; exit \${PIPESTATUS[0]}"
 rc=$RC
 run head2-coordinator-check 60 "$BT" check --db "$T/stderr-store"
 ok=0
@@ -545,11 +545,11 @@ swap_case swap-next "next --think-file D/db (10,000 positions), D swapped 0.5 s 
     "$T/swap4" 'sleep:0.5' "$BT" next --db "$T/s/big" 10000 --think-file "$T/swap4/db"
 cp -a "$T/s/coord" "$T/swap-coord-1"
 swap_case swap-coord-games "coordinator --out-games D/db (play jobs), D swapped once a worker is connected" \
-    "$T/swap5" 'worker connected' "$CO" --db "$T/swap-coord-1" --listen 127.0.0.1:0 --local-workers 1 \
+    "$T/swap5" 'worker connected' "$CO" --db "$T/swap-coord-1" --create --listen 127.0.0.1:0 --local-workers 1 \
     --play-share 1 --games 60 --play-nodes 300 --think-limit 1 --nodes 500 --status-every-secs 0 --out-games "$T/swap5/db"
 cp -a "$T/s/coord" "$T/swap-coord-2"
 swap_case swap-coord-export "coordinator --export D/db (the final export), D swapped once a worker is connected" \
-    "$T/swap6" 'worker connected' "$CO" --db "$T/swap-coord-2" --listen 127.0.0.1:0 --local-workers 1 \
+    "$T/swap6" 'worker connected' "$CO" --db "$T/swap-coord-2" --create --listen 127.0.0.1:0 --local-workers 1 \
     --think-limit 1500 --nodes 500 --status-every-secs 0 --export "$T/swap6/db"
 
 # ======================================================= 5. typed RPC errors (book-tools remote)
@@ -645,9 +645,9 @@ zero_case() {
 }
 zero_case zero-match-openings "match --openings /dev/zero" "$BT" match --db "$T/s/syn" --games 2 --nodes 100 --openings /dev/zero
 zero_case zero-learn-openings "learn --openings /dev/zero" "$BT" learn --db "$T/closed-syn" --games 1 --nodes 100 --openings /dev/zero
-zero_case zero-coord-learn-openings "coordinator --learn-openings /dev/zero" "$CO" --db "$T/zero-coord" --listen 127.0.0.1:0 --learn-games 1 --learn-openings /dev/zero
+zero_case zero-coord-learn-openings "coordinator --learn-openings /dev/zero" "$CO" --db "$T/zero-coord" --create --listen 127.0.0.1:0 --learn-games 1 --learn-openings /dev/zero
 zero_case zero-token-worker "worker --token-file /dev/zero" "$WK" --coordinator http://127.0.0.1:9 --token-file /dev/zero
-zero_case zero-token-coord "coordinator --token-file /dev/zero" "$CO" --db "$T/zero-coord2" --listen 127.0.0.1:0 --token-file /dev/zero
+zero_case zero-token-coord "coordinator --token-file /dev/zero" "$CO" --db "$T/zero-coord2" --create --listen 127.0.0.1:0 --token-file /dev/zero
 zero_case zero-token-match "match --coordinator --token-file /dev/zero" "$BT" match --db "$T/s/syn" --games 2 --coordinator http://127.0.0.1:9 --token-file /dev/zero
 zero_case zero-eval-file "evaluate --eval-file /dev/zero" "$BT" evaluate startpos --nodes 100 --eval-file /dev/zero
 zero_case zero-eval-file-worker "worker --eval-file /dev/zero" "$WK" --coordinator http://127.0.0.1:9 --eval-file /dev/zero
@@ -719,9 +719,9 @@ flag_case() {
 }
 flag_case learn-concurrency-0 "learn --concurrency 0" 'not 1 to 256|concurrency' "$BT" learn --db "$T/closed-syn" --games 1 --concurrency 0
 flag_case learn-concurrency-huge "learn --concurrency 100000" 'not 1 to 256|concurrency' "$BT" learn --db "$T/closed-syn" --games 1 --concurrency 100000
-flag_case play-temperature-nan "coordinator --play-temperature NaN" 'temperature' "$CO" --db "$T/pt" --listen 127.0.0.1:0 --play-temperature NaN
-flag_case play-temperature-negative "coordinator --play-temperature=-1" 'temperature' "$CO" --db "$T/pt" --listen 127.0.0.1:0 --play-temperature=-1
-flag_case play-temperature-inf "coordinator --play-temperature inf" 'temperature' "$CO" --db "$T/pt" --listen 127.0.0.1:0 --play-temperature inf
+flag_case play-temperature-nan "coordinator --play-temperature NaN" 'temperature' "$CO" --db "$T/pt" --create --listen 127.0.0.1:0 --play-temperature NaN
+flag_case play-temperature-negative "coordinator --play-temperature=-1" 'temperature' "$CO" --db "$T/pt" --create --listen 127.0.0.1:0 --play-temperature=-1
+flag_case play-temperature-inf "coordinator --play-temperature inf" 'temperature' "$CO" --db "$T/pt" --create --listen 127.0.0.1:0 --play-temperature inf
 ok=0
 [ ! -e "$T/pt" ] && ok=1
 verdict "$ok" play-temperature-no-store "a refused --play-temperature makes no store" "$([ -e "$T/pt" ] && echo 'a store was made' || echo 'no store')"
@@ -764,7 +764,7 @@ file_line_case ply-past-max "show a position at ply 10,001" 'ply|MAX_PLY|10000|1
 
 # ======================================================= 9. disk reserve and a full disk
 cp -a "$T/s/coord" "$T/reserve-store"
-run reserve-raised 60 "$CO" --db "$T/reserve-store" --listen 127.0.0.1:0 --store-reserve-mb 1 --think-limit 3 --local-workers 1 --nodes 100 --status-every-secs 0
+run reserve-raised 60 "$CO" --db "$T/reserve-store" --create --listen 127.0.0.1:0 --store-reserve-mb 1 --think-limit 3 --local-workers 1 --nodes 100 --status-every-secs 0
 ok=0
 [ "$RC" -eq 0 ] && grep -q 'reserve is raised to 8 MiB' "$ERR" && ok=1
 verdict "$ok" reserve-raised "--store-reserve-mb 1: raised to the store's 8 MiB write margin, and said" "rc=$RC $(grep -m1 -o 'the reserve is raised[^=]*' "$ERR")"
@@ -865,7 +865,7 @@ for cycle in 1 2 3; do
     run "kill-$cycle-check" 60 "$BT" check --db "$KDB"
     rc=$RC
     stored=$(grep -m1 -oE 'positions [0-9]+' "$OUT" | cut -d' ' -f2)
-    run "kill-$cycle-restart" 120 "$CO" --db "$KDB" --listen 127.0.0.1:0 --think-limit 5 --local-workers 1 --nodes 100 --status-every-secs 0
+    run "kill-$cycle-restart" 120 "$CO" --db "$KDB" --create --listen 127.0.0.1:0 --think-limit 5 --local-workers 1 --nodes 100 --status-every-secs 0
     loaded=$(grep -m1 -oE 'book loaded nodes=[0-9]+' "$ERR" | cut -d= -f2)
     ok=0
     [ "$rc" -eq 0 ] && [ "${stored:-0}" -ge "$acked" ] && [ "$RC" -eq 0 ] && [ "${loaded:-0}" -ge "$acked" ] \
@@ -890,7 +890,7 @@ verdict "$([ -z "$ORPHANS" ] && echo 1)" kill9-local-workers "the local workers 
 # ======================================================= 11. more
 cp -a "$T/s/coord" "$T/inuse"
 start_coord inuse --db "$T/inuse"
-run inuse-second 30 "$CO" --db "$T/inuse" --listen 127.0.0.1:0 --status-every-secs 0
+run inuse-second 30 "$CO" --db "$T/inuse" --create --listen 127.0.0.1:0 --status-every-secs 0
 ok=0
 [ "$RC" -ne 0 ] && grep -q 'in use' "$ERR" && ok=1
 verdict "$ok" inuse-coordinator "a second coordinator on a store in use: refused" "rc=$RC $(why | cut -c1-120)"

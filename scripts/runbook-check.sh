@@ -146,12 +146,17 @@ want "token holds 32 base64 characters" test "$(tr -d '\n' <token | wc -c)" = 32
 end
 
 # === README.md, command 1: a book made locally ===================================
-begin "coordinator --db book.db --local-workers 2 --think-limit 1000 --export book.db2016 (think-limit 200)"
-run "$COORD" --db book.db --local-workers 2 --think-limit 200 "${SMALL[@]}" --export book.db2016
+begin "coordinator --db book.db --create --local-workers 2 --think-limit 1000 --export book.db2016 (think-limit 200)"
+run "$COORD" --db book.db --create --local-workers 2 --think-limit 200 "${SMALL[@]}" --export book.db2016
 want_ok
 want_file book.db2016
 want_text 'book exported'
 want_text 'coordinator stopped'
+# "Run it again to grow the same book": the same command, its export replaced.
+run "$COORD" --db book.db --create --local-workers 2 --think-limit 200 "${SMALL[@]}" --export book.db2016
+want_ok
+want_text 'book loaded nodes=[1-9]'
+want_text 'book exported'
 want "book.db2016 is a DB2016 text book" grep -q '^#YANEURAOU-DB2016 1.00' book.db2016
 want "the store thought at least 200 positions" test "$(grep -o 'nodes=[0-9]*' "$err" | tail -1 | cut -d= -f2)" -ge 200
 end
@@ -362,7 +367,7 @@ url="http://127.0.0.1:$grpc"
 mkdir state
 cp -a copy.db state/book.db
 coord_log=logs/coordinator.log
-coord_args=(--db state/book.db --token-file token --export state/book.db2016 --export-dir state
+coord_args=(--db state/book.db --create --token-file token --export state/book.db2016 --export-dir state
     --backup-dir state/backups --log-format json
     --listen "127.0.0.1:$grpc" --metrics "127.0.0.1:$mport" "${SMALL[@]}"
     --export-every-mins 1 --backup-every-mins 1 --status-every-secs 5)

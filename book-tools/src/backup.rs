@@ -37,7 +37,7 @@ pub fn run(args: &Args) -> Result<()> {
     let target = stera_book::store_path::BoundTarget::open(&args.out, Some(&args.db))
         .map_err(|e| anyhow::anyhow!("{e}"))?;
     let out = target.write_path();
-    let store = common::open_existing(&args.db)?;
+    let store = common::open_for_reading(&args.db)?;
     let before = directory_size(&args.db)
         .with_context(|| format!("cannot measure {}", args.db.display()))?;
     let summary = store.backup_to(&out).map_err(|e| {

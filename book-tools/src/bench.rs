@@ -97,7 +97,8 @@ fn select(args: &SelectArgs) -> Result<()> {
         );
     }
     let t = Instant::now();
-    let store = SledStore::open(&args.db)
+    // Read only: the store is left as it is (the time includes its copy).
+    let store = SledStore::open_read_only(&args.db)
         .with_context(|| format!("opening book store {}", args.db.display()))?;
     let open_s = t.elapsed().as_secs_f64();
     let config = match args.leaves_per_turn {

@@ -39,7 +39,7 @@ pub fn run(args: &Args) -> Result<()> {
             holdings(r)
         ),
         None if report.is_whole() => crate::say!(
-            "  no record of what it must hold (`{}`): a store made before stores kept one, so what was stored cannot be compared; the next open by any other command begins it",
+            "  no record of what it must hold (`{}`): a store made before stores kept one, so what was stored cannot be compared; the next command that writes to it begins it",
             stera_book::RECORD_FILE
         ),
         None => crate::say!(

@@ -9,8 +9,24 @@ use stera_book::terashock::NodeExtras;
 use stera_book::{Book, BookError, NodeStore, OpponentId, OpponentSelection, SledStore};
 use stera_formats::{LineReader, MAX_LINE_BYTES};
 
-/// Opens an existing store for reading; never creates one (a missing path or a
-/// directory that is not a store is refused as it is).
+/// Opens an existing store for a command that only reads it: never creates
+/// one, and leaves every byte of it as it is, whole or damaged (sled opens a
+/// private copy, see `SledStore::open_read_only`).
+pub fn open_for_reading(db: &Path) -> Result<SledStore> {
+    let store = SledStore::open_read_only(db).map_err(|e| store_error(db, e))?;
+    if store.unrecorded() {
+        crate::tell!(
+            "note: `{}` has no record of what it holds (made before stores kept one, `{}`), so it could not be told whole; the next command that writes to it begins one",
+            db.display(),
+            stera_book::RECORD_FILE
+        );
+    }
+    note_unmerged_twins(&store, db);
+    Ok(store)
+}
+
+/// Opens an existing store for a command that writes into it; never creates
+/// one (a missing path or a directory that is not a store is refused as it is).
 pub fn open_existing(db: &Path) -> Result<SledStore> {
     let store = SledStore::open_existing(db).map_err(|e| store_error(db, e))?;
     if store.record_begun() {

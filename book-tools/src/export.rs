@@ -165,7 +165,7 @@ pub fn load_with_games(
     with_games: bool,
     learning: Option<&OpponentSelection>,
 ) -> Result<(Book, NodeExtras)> {
-    let store = crate::common::open_existing(db)?;
+    let store = crate::common::open_for_reading(db)?;
     let nodes = nodes.unwrap_or(usize::MAX);
     let (book, mut extras) = NodeExtras::load_first_with_book(&store, nodes, with_depths)
         .with_context(|| format!("cannot load the book in `{}`", db.display()))?;

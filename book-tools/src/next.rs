@@ -64,7 +64,7 @@ pub fn run(args: &Args) -> Result<()> {
                 args.count
             )
         })?;
-    let store = DryRun::new(common::open_existing(&args.db)?);
+    let store = DryRun::new(common::open_for_reading(&args.db)?);
     let mut live = LiveBook::open(store, None)
         .with_context(|| format!("cannot load the book in {}", args.db.display()))?;
     live.set_leaf_discount(args.selection.leaf_discount);

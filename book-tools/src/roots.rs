@@ -63,7 +63,7 @@ pub fn run(args: &Args) -> Result<()> {
 }
 
 fn list(db: &Path) -> Result<()> {
-    let store = common::open_existing(db)?;
+    let store = common::open_for_reading(db)?;
     let stored = store
         .config()
         .context("cannot read the run configuration")?;

@@ -100,7 +100,7 @@ pub fn run(args: &Args) -> Result<()> {
         )
     })?;
     // One open for the book and the games (a second would repeat its notes).
-    let store = common::open_existing(&args.db)?;
+    let store = common::open_for_reading(&args.db)?;
     let (book, extras) = common::load(&store, &args.db, false)?;
     let evaluators = store
         .evaluators()

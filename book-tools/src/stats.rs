@@ -66,7 +66,7 @@ pub fn run(args: &Args) -> Result<()> {
 /// The roots of the run configuration, the book, its extras and the games; the
 /// store is closed after.
 fn load(db: &Path) -> Result<(Vec<Root>, Book, NodeExtras, Games)> {
-    let store = common::open_existing(db)?;
+    let store = common::open_for_reading(db)?;
     let config = store
         .config()
         .context("cannot read the run configuration")?

@@ -23,9 +23,13 @@ use crate::{play, status_line};
     about = "Super Tera-Shock book coordinator"
 )]
 pub struct CoordinatorArgs {
-    /// Directory of the book store (created if missing).
+    /// Directory of the book store (it must exist unless --create is given).
     #[arg(long)]
     pub db: PathBuf,
+    /// Make the store when --db does not exist (without it, a missing store
+    /// is an error: a typo must not start a new book).
+    #[arg(long)]
+    pub create: bool,
     /// Address the gRPC service listens on (port 0 picks a free port).
     #[arg(long, default_value = "127.0.0.1:50051")]
     pub listen: SocketAddr,
@@ -252,6 +256,47 @@ pub(crate) fn check_export_paths(args: &CoordinatorArgs) -> Result<()> {
     Ok(())
 }
 
+/// Whether the run makes a new store: a --db that holds none is refused unless
+/// --create says to make one (as book-tools' `--create`): a typo in --db must
+/// not start a new, empty book (and replace the --export file with it).
+pub(crate) fn check_store_or_create(args: &CoordinatorArgs) -> Result<bool> {
+    let db = &args.db;
+    if stera_book::store_path::is_store_dir(db) {
+        return Ok(false);
+    }
+    if !args.create {
+        let what = if db.exists() {
+            "is not a book store"
+        } else {
+            "does not exist"
+        };
+        anyhow::bail!(
+            "`{}` {what}: check --db, or give --create to make a new store there",
+            db.display()
+        );
+    }
+    Ok(true)
+}
+
+/// Refuses --export when it names an existing file that the store (its
+/// `ledger`; `None` for a store made now) did not write as it is.
+pub(crate) fn check_export_owned(
+    args: &CoordinatorArgs,
+    ledger: Option<&stera_book::ExportLedger>,
+) -> Result<()> {
+    let Some(path) = &args.export else {
+        return Ok(());
+    };
+    let resolved = match ledger {
+        // A store made now wrote nothing: only whether something is there
+        // matters (the path's rules are checked once --db exists).
+        None => path.clone(),
+        Some(_) => stera_book::store_path::check_output_path(path, &args.db)
+            .with_context(|| format!("bad --export {}", path.display()))?,
+    };
+    crate::export::check_export_owned(ledger, &args.db, path, &resolved)
+}
+
 /// Removes, and names in the log, what exports and backups of earlier runs
 /// that were killed left in the directories this run writes into (only names
 /// with `stera-partial-<pid>` of processes that no longer run, see
@@ -273,7 +318,11 @@ pub(crate) fn clean_leftovers(args: &CoordinatorArgs) {
 }
 
 /// The dispatcher's settings from the flags.
-pub(crate) fn dispatch_config(args: &CoordinatorArgs, play: play::PlaySettings) -> DispatchConfig {
+pub(crate) fn dispatch_config(
+    args: &CoordinatorArgs,
+    play: play::PlaySettings,
+    lease_secret: [u8; stera_book::SECRET_BYTES],
+) -> DispatchConfig {
     DispatchConfig {
         lease: Duration::from_secs(args.lease_secs.max(1)),
         heartbeat: Duration::from_secs(args.heartbeat_secs.max(1)),
@@ -296,6 +345,7 @@ pub(crate) fn dispatch_config(args: &CoordinatorArgs, play: play::PlaySettings) 
             },
         },
         allow_mixed_engines: args.allow_mixed_engines,
+        lease_secret,
     }
 }
 

@@ -22,6 +22,7 @@ use tokio::sync::{mpsc, watch};
 use crate::blame::Blame;
 pub use crate::handle::{Event, StreamTx};
 use crate::kinds::{Kinds, Settled, Ticket};
+use crate::lease_id::{Binding, LeaseIds};
 pub use crate::leases::StreamId;
 use crate::leases::{LeaseId, LeaseTable, Verdict, Voided};
 use crate::maintenance::{BackupFn, CompactFn, ExportFn, Maintenance};
@@ -60,6 +61,8 @@ pub struct DispatchConfig {
     /// (`--allow-mixed-engines`); by default they are refused at Hello, unless
     /// the run thinks nothing (`think_limit` 0: their engines only play).
     pub allow_mixed_engines: bool,
+    /// The store's secret, which signs lease ids (see `lease_id`).
+    pub lease_secret: [u8; stera_book::SECRET_BYTES],
 }
 
 /// What the dispatcher needs of the learning flags.
@@ -74,6 +77,8 @@ pub struct LearnConfig {
 pub struct Dispatcher<S: NodeStore> {
     kinds: Kinds<S>,
     leases: LeaseTable<Ticket>,
+    /// Signs the ids of new leases, and tells those of earlier runs.
+    lease_ids: LeaseIds,
     /// The open streams and who is to blame for failures.
     workers: Workers,
     config: DispatchConfig,
@@ -118,12 +123,10 @@ impl<S: NodeStore> Dispatcher<S> {
             crate::learn::LearnLedger::new(config.learn.games, config.learn.grow_share),
             registry.clone(),
         )?;
-        // Lease ids start from the clock, so a result for a lease of an earlier run
-        // of this coordinator never meets a new lease with the same id.
-        let first_lease = unix_ms(SystemTime::now()) << 16;
         Ok(Self {
             kinds,
-            leases: LeaseTable::starting_at(config.lease, first_lease),
+            leases: LeaseTable::new(config.lease),
+            lease_ids: LeaseIds::new(&config.lease_secret),
             workers: Workers::new(
                 Blame::new(config.max_failures, config.max_worker_failures),
                 thinkers,
@@ -377,8 +380,14 @@ impl<S: NodeStore> Dispatcher<S> {
                     .reject(stream, id, RejectReason::ForeignLease, why);
             }
             Verdict::Unknown => {
-                let intake =
-                    ThinkJobs::intake_by_position(&self.kinds.live, stream, id, result, now);
+                let intake = ThinkJobs::intake_by_position(
+                    &self.kinds.live,
+                    &self.lease_ids,
+                    stream,
+                    id,
+                    result,
+                    now,
+                );
                 return self.take_intake(stream, id, intake, batch, acks);
             }
             Verdict::Held(ticket) => (ticket, true),
@@ -478,7 +487,16 @@ impl<S: NodeStore> Dispatcher<S> {
                 let Some(ticket) = tickets.next() else {
                     break 'outer;
                 };
-                let id = self.leases.grant(*stream, ticket.clone(), now);
+                let binding = match &ticket {
+                    Ticket::Think(leaf) => Binding::Think(leaf.key),
+                    Ticket::Play(_) | Ticket::Search(_) => Binding::ThisRun,
+                };
+                let mut id = self.lease_ids.next(binding);
+                while self.leases.knows(id) {
+                    // Sequence numbers wrap after 2^32 leases.
+                    id = self.lease_ids.next(binding);
+                }
+                self.leases.grant_as(*stream, ticket.clone(), now, id);
                 let job = self.kinds.job(id, &ticket, deadline_ms);
                 self.workers.send(*stream, Msg::Job(job));
                 self.last_served = *stream;

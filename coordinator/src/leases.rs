@@ -143,13 +143,6 @@ impl<J: Job> LeaseTable<J> {
     /// A table whose leases last `lease_time` after they are granted or renewed.
     #[must_use]
     pub fn new(lease_time: Duration) -> Self {
-        Self::starting_at(lease_time, 1)
-    }
-
-    /// A table whose first lease id is `first_id` (a coordinator starts from its
-    /// clock, so ids of an earlier run are never reused).
-    #[must_use]
-    pub fn starting_at(lease_time: Duration, first_id: LeaseId) -> Self {
         Self {
             lease_time,
             leases: HashMap::new(),
@@ -157,7 +150,7 @@ impl<J: Job> LeaseTable<J> {
             streams: HashMap::new(),
             voided: Remembered::new(),
             done: Remembered::new(),
-            next_id: first_id.max(1),
+            next_id: 1,
         }
     }
 
@@ -259,6 +252,19 @@ impl<J: Job> LeaseTable<J> {
     pub fn grant(&mut self, stream: StreamId, job: J, now: Instant) -> LeaseId {
         let id = self.next_id;
         self.next_id += 1;
+        self.grant_as(stream, job, now, id)
+    }
+
+    /// Whether `id` is a lease of this table: held, voided or done (and still
+    /// remembered).
+    #[must_use]
+    pub fn knows(&self, id: LeaseId) -> bool {
+        self.leases.contains_key(&id) || self.voided.contains(id) || self.done.contains(id)
+    }
+
+    /// [`LeaseTable::grant`] with the id the caller made (a signed one, see
+    /// `lease_id`), which the table does not know yet ([`LeaseTable::knows`]).
+    pub fn grant_as(&mut self, stream: StreamId, job: J, now: Instant, id: LeaseId) -> LeaseId {
         let deadline = now + self.lease_time;
         if let Some(s) = self.streams.get_mut(&stream) {
             s.leases.insert(id);

@@ -32,6 +32,7 @@ pub mod dispatcher;
 pub(crate) mod handle;
 pub(crate) mod kinds;
 pub(crate) mod learn;
+pub mod lease_id;
 pub mod leases;
 pub(crate) mod local_workers;
 pub(crate) mod maintenance;
@@ -103,6 +104,11 @@ pub async fn run(args: CoordinatorArgs, export: Option<ExportFn<SledStore>>) -> 
         .map_err(|e| anyhow::anyhow!("bad learning flags: {e}"))?;
     cli::check_local_engine(&args)?;
     backup::refuse_rotatable_store(&args.db, args.backup_dir.as_deref())?;
+    let creating = cli::check_store_or_create(&args)?;
+    if creating {
+        // Before the store is made: a new store wrote no book anywhere.
+        cli::check_export_owned(&args, None)?;
+    }
     std::fs::create_dir_all(&args.db)
         .with_context(|| format!("cannot create {}", args.db.display()))?;
     cli::check_export_paths(&args)?;
@@ -119,6 +125,9 @@ pub async fn run(args: CoordinatorArgs, export: Option<ExportFn<SledStore>>) -> 
     // "listening" must drain the coordinator, not kill it with the default action.
     let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
     let mut live = open_live_book(&args.db).await?;
+    if !creating {
+        cli::check_export_owned(&args, Some(&live.store().export_ledger()))?;
+    }
     cli::check_export_opponents(&args, live.store())?;
     cli::check_run_budget(&args, live.store())?;
     let roots = live.config().roots.clone();
@@ -157,7 +166,11 @@ pub async fn run(args: CoordinatorArgs, export: Option<ExportFn<SledStore>>) -> 
     }
     let (progress_tx, mut progress) = watch::channel(Progress::default());
     let (handle, events_rx) = DispatcherHandle::channel();
-    let config = cli::dispatch_config(&args, play);
+    let lease_secret = live
+        .store_mut()
+        .lease_secret()
+        .context("cannot read or make the store's lease secret")?;
+    let config = cli::dispatch_config(&args, play, lease_secret);
     // Set by a signal during the final export: the dispatcher then does not wait
     // for the maintenance thread (the export writes a temporary file, never the
     // store, so cutting it off leaves the store whole).
@@ -287,13 +300,12 @@ async fn open_live_book(db: &std::path::Path) -> Result<LiveBook<SledStore>> {
         let store = SledStore::open(&db)
             .with_context(|| format!("cannot open the book store {}", db.display()))?;
         if !existed {
-            // A typo in --db would otherwise start a new book without a word
-            // while the real one waits elsewhere. Said at INFO, loudly: a new
-            // book is also what a first run is for (the README's main job), and
-            // a clean run logs no warning.
+            // Only with --create (`cli::check_store_or_create`); said at INFO,
+            // loudly: a new book is what a first run is for, and a clean run
+            // logs no warning.
             tracing::info!(
                 store = %db.display(),
-                "created a NEW, EMPTY book store: if you meant to grow an existing book, stop now (Ctrl-C) and check --db"
+                "created a NEW, EMPTY book store (--create)"
             );
         }
         if store.record_begun() {

@@ -10,6 +10,7 @@ use stera_book::{BookError, Leaf, LiveBook, NodeId, NodeStore, Selector, Thought
 use stera_proto::v1::{Job, JobResult, Limits};
 use stera_rules::{Key, Move, Position};
 
+use crate::lease_id::LeaseIds;
 use crate::leases::{LeaseId, StreamId};
 use crate::registry::{Registry, RejectReason};
 use crate::validate::thought_from_result;
@@ -74,23 +75,14 @@ impl ParkedLeaf {
     }
 }
 
-/// Lease ids start from a coordinator's clock (`unix_ms << 16`, from 2020 on): an
-/// unknown id below this was never handed out by any run (a made-up or corrupt id),
-/// so its result stays rejected even when it names a position. A think result for
-/// an unknown id at or above it (a lease of an earlier run, before a restart, or
-/// one forgotten) is checked against the position it names (`ThinkResult.sfen`)
-/// and stored if that position is not in the book yet and a lease could have
-/// named it (a root or a child of a thought position, see `could_be_handed_out`):
-/// finished work survives a restart, made-up work does not get in.
-pub(crate) const EARLIEST_LEASE: LeaseId = 1_577_836_800_000 << 16;
-
 /// A result accepted into this batch, waiting for the store write.
 pub(crate) struct Accepted {
     pub(crate) stream: StreamId,
     pub(crate) id: LeaseId,
     leaf: Leaf,
     thought: Thought,
-    /// Accepted by its position, its lease unknown (see [`EARLIEST_LEASE`]).
+    /// Accepted by its position, its lease unknown (see
+    /// [`ThinkJobs::intake_by_position`]).
     by_position: bool,
     /// Its leaf is in flight under the lease (not voided, not by position):
     /// released for selection again if the store write fails.
@@ -359,27 +351,45 @@ impl ThinkJobs {
         }
     }
 
-    /// A think result for a lease this run does not know: taken by the position
-    /// it names only when a run on this book could have handed that position out
-    /// (see [`could_be_handed_out`]), then checked against it as a leased one is
-    /// against its leaf. The leaf was not selected by this run, so nothing is put
-    /// back and no failure is counted against its position: it may be in flight
-    /// under a live lease, and that lease's in-flight mark must stay. A result that
-    /// names a position no lease could have named, or fails the check, is counted
-    /// against its worker ([`Intake::Forged`]).
+    /// A think result for a lease this run does not know (one of an earlier run,
+    /// before a restart, or one forgotten): taken by the position it names
+    /// (`ThinkResult.sfen`) only when its lease id is one a coordinator of this
+    /// store issued for that very position (its signature, see `lease_id`), and
+    /// a run on this book could have handed that position out (see
+    /// [`could_be_handed_out`]); then checked against it as a leased one is
+    /// against its leaf. Any other id (never issued, altered, of another store)
+    /// is refused as an unknown lease and nothing of it is stored. The leaf was
+    /// not selected by this run, so nothing is put back and no failure is
+    /// counted against its position: it may be in flight under a live lease,
+    /// and that lease's in-flight mark must stay. A result of a genuine lease
+    /// that names a position no lease could have named, or fails the check, is
+    /// counted against its worker ([`Intake::Forged`]).
     pub(crate) fn intake_by_position<S: NodeStore>(
         live: &LiveBook<S>,
+        lease_ids: &LeaseIds,
         stream: StreamId,
         id: LeaseId,
         result: &JobResult,
         now_unix: u32,
     ) -> Intake {
-        let leaf = if id >= EARLIEST_LEASE {
-            Self::leaf_by_position(live, result)
+        let sfen = result.think_sfen();
+        let why = if sfen.is_empty() {
+            Some(format!("unknown or expired lease {id}"))
         } else {
-            None
+            match named_position(sfen) {
+                Ok(p) if lease_ids.issued_for_think(id, p.key()) => None,
+                Ok(_) => Some(format!(
+                    "unknown lease {id}: not a lease this coordinator (or an earlier run on this store) issued for the position the result names; nothing of it is stored"
+                )),
+                Err(reason) => Some(format!(
+                    "unknown or expired lease {id}, not to be told by its position: {reason}"
+                )),
+            }
         };
-        let leaf = match leaf {
+        if let Some(why) = why {
+            return Intake::Refused(RejectReason::UnknownLease, why);
+        }
+        let leaf = match Self::leaf_by_position(live, result) {
             None => {
                 let why = format!("unknown or expired lease {id}");
                 return Intake::Refused(RejectReason::UnknownLease, why);

@@ -668,7 +668,7 @@ fn load_book(
     let (book, roots) = {
         // Never creates a store; sled admits one opener at a time, so the store
         // is closed before the next one is opened.
-        let store = SledStore::open_existing(path)
+        let store = SledStore::open_read_only(path)
             .with_context(|| format!("cannot open the book store `{}`", path.display()))?;
         let book = Book::load(&store)
             .with_context(|| format!("cannot load the book in `{}`", path.display()))?;

@@ -109,6 +109,8 @@ impl Coordinator {
         use std::io::{BufRead, BufReader};
         let mut child = Command::new(sibling_exe("coordinator"))
             .args(args)
+            // Makes the store when it is new (a test's first run).
+            .arg("--create")
             .args(["--listen", "127.0.0.1:0"])
             .env("RUST_LOG", "info")
             .env_remove("STERA_TOKEN")

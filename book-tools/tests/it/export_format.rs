@@ -231,6 +231,7 @@ fn weights_a_binary_book_cannot_carry_are_refused() {
         .args([
             "--db",
             s(&missing),
+            "--create",
             "--export",
             s(&out),
             "--export-weights",

@@ -311,6 +311,7 @@ fn kifu_add_reads_the_games_a_coordinator_kept() {
         .args([
             "--db",
             s(&db),
+            "--create",
             "--listen",
             "127.0.0.1:0",
             "--local-workers",

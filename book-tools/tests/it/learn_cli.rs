@@ -223,7 +223,8 @@ fn a_pool_of_opponents_with_an_external_engine_counts_each_apart() {
 /// export only); its exit status and stderr.
 fn coordinator_run(db: &str, args: &[&str]) -> (bool, String) {
     let out = std::process::Command::new(crate::common::sibling_exe("coordinator"))
-        .args(["--db", db, "--listen", "127.0.0.1:0", "--think-limit", "0"])
+        .args(["--db", db, "--create", "--listen", "127.0.0.1:0"])
+        .args(["--think-limit", "0"])
         .args(args)
         .env("RUST_LOG", "info")
         .env_remove("STERA_TOKEN")

@@ -30,6 +30,7 @@ mod partial_outputs;
 mod peta_shock_fixtures;
 mod pipes;
 mod progress_width;
+mod read_only;
 mod status_document;
 mod thinkers_cli;
 mod ybb_cli;

@@ -296,6 +296,7 @@ fn coordinator_alone(dir: &Path) -> String {
         "coordinator",
         "--db",
         s(&db),
+        "--create",
         "--listen",
         &format!("127.0.0.1:{port}"),
         "--nodes",

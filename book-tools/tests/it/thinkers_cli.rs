@@ -16,6 +16,7 @@ fn coordinator_run(db: &str, extra: &[&str]) -> (bool, String) {
         .args([
             "--db",
             db,
+            "--create",
             "--listen",
             "127.0.0.1:0",
             "--local-workers",

@@ -32,6 +32,7 @@ fn dispatcher(lease: Duration) -> Dispatcher<MemoryStore> {
         play: PlaySettings::default(),
         learn: Default::default(),
         allow_mixed_engines: false,
+        lease_secret: [7; 32],
     };
     let (progress, _) = watch::channel(Progress::default());
     Dispatcher::new(

@@ -6,7 +6,10 @@ use std::time::{Duration, Instant};
 
 use stera_book::store_path::BoundTarget;
 use stera_book::terashock::{BookFormat, ExportOptions, NodeExtras, export_book};
-use stera_book::{Book, LiveBook, NodeStore, OpponentId, OpponentSelection, SledReader, SledStore};
+use stera_book::{
+    Book, ExportLedger, FileFingerprint, LiveBook, NodeStore, OpponentId, OpponentSelection,
+    SledReader, SledStore,
+};
 use stera_proto::v1::{ExportReply, ExportRequest};
 use stera_service::export::{ExportChoice, FormatChoice};
 
@@ -61,18 +64,99 @@ pub fn book_exporter(store: PathBuf) -> ExportFn<SledStore> {
         };
         let book = live.book().clone();
         let reader = live.store().reader();
+        let ledger = live.store().export_ledger();
         let request = request.clone();
         let job: ExportJob = Box::new(move || {
             let learning = Learning {
                 opponents: &opponents,
                 named: &choice.opponents,
             };
-            export_snapshot(
+            let reply = export_snapshot(
                 &book, &reader, &request, &target, format, &options, learning,
-            )
+            )?;
+            record_export(&ledger, &target);
+            Ok(reply)
         });
         Ok(job)
     })
+}
+
+/// Notes in the store's ledger that it wrote the file at `target`, so that a
+/// later start with `--export` there may replace it (see [`check_export_owned`]).
+/// A failure leaves the file unrecorded: said, since the next start refuses it.
+fn record_export(ledger: &ExportLedger, target: &BoundTarget) {
+    let written = target.write_path();
+    // Through the directory's handle: the real path of the file written.
+    let recorded = written
+        .canonicalize()
+        .and_then(|resolved| FileFingerprint::of_file(&written).map(|print| (resolved, print)));
+    let result = recorded
+        .map_err(|e| e.to_string())
+        .and_then(|(resolved, print)| ledger.record(&resolved, print).map_err(|e| e.to_string()));
+    if let Err(e) = result {
+        tracing::warn!(
+            path = %target.path().display(),
+            error = %e,
+            "the export is written but the store could not note that it wrote it: a coordinator started later with this --export will refuse to replace it (move it away then)"
+        );
+    }
+}
+
+/// Why a start with `--export` is refused: a file is there that this store did
+/// not write (or that changed since).
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "refusing to start: --export `{}` exists and is not a book this store (`{}`) wrote{why}; every export replaces that file, so it would be lost. If it is a book to keep (check --db: a typo starts another store), move it away or give another --export path; if it is an old export of this book you no longer need, delete it",
+    path.display(),
+    store.display()
+)]
+pub struct NotOurExport {
+    path: PathBuf,
+    store: PathBuf,
+    why: String,
+}
+
+/// Refuses `--export` when `path` (as given; `resolved` by the output path
+/// checks) is an existing file that the store's ledger does not list as its
+/// last export there, byte for byte. Nothing there is fine.
+///
+/// # Errors
+/// [`NotOurExport`], or the ledger or the file cannot be read (also a refusal:
+/// what cannot be checked is not replaced).
+pub fn check_export_owned(
+    ledger: Option<&ExportLedger>,
+    store: &Path,
+    path: &Path,
+    resolved: &Path,
+) -> anyhow::Result<()> {
+    let refuse = |why: String| NotOurExport {
+        path: path.to_path_buf(),
+        store: store.to_path_buf(),
+        why,
+    };
+    match std::fs::symlink_metadata(resolved) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => {
+            return Err(refuse(format!(" (it cannot be examined: {e})")).into());
+        }
+        Ok(_) => {}
+    }
+    let Some(ledger) = ledger else {
+        return Err(refuse(" (the store is new)".to_owned()).into());
+    };
+    let Some(recorded) = ledger.wrote(resolved)? else {
+        return Err(refuse(" (it wrote no book there)".to_owned()).into());
+    };
+    let found = FileFingerprint::of_file(resolved)
+        .map_err(|e| refuse(format!(" (it cannot be read: {e})")))?;
+    if found != recorded {
+        return Err(refuse(format!(
+            " (it is {} bytes with other contents than the {} bytes this store last wrote there: changed since)",
+            found.len, recorded.len
+        ))
+        .into());
+    }
+    Ok(())
 }
 
 /// The learning opponents whose games an export by results reads.

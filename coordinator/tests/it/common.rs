@@ -39,6 +39,8 @@ impl Coord {
         let mut cmd = Command::new(EXE);
         cmd.arg("--db")
             .arg(db)
+            // Makes the store when it is new, as every test's first run needs.
+            .arg("--create")
             .arg("--listen")
             .arg(listen)
             .args(args);

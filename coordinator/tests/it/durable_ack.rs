@@ -189,6 +189,7 @@ fn copies_of_a_result_are_never_acknowledged_before_the_store_write() {
         play: Default::default(),
         learn: Default::default(),
         allow_mixed_engines: false,
+        lease_secret: [7; 32],
     };
     let (progress, _progress_rx) = watch::channel(Progress::default());
     // Holds the dispatcher in its maintenance poll while the test queues events.

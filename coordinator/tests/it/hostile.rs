@@ -576,7 +576,13 @@ fn export_paths_inside_the_store_are_refused_at_start() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("book.db");
     let out = std::process::Command::new(common::EXE)
-        .args(["--db", db.to_str().unwrap(), "--listen", "127.0.0.1:0"])
+        .args([
+            "--db",
+            db.to_str().unwrap(),
+            "--create",
+            "--listen",
+            "127.0.0.1:0",
+        ])
         .arg("--export")
         .arg(db.join("db"))
         .env_remove("STERA_TOKEN")

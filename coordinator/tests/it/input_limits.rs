@@ -39,6 +39,7 @@ fn run_coordinator(db: &std::path::Path, args: &[&str], envs: &[(&str, &str)]) -
     let mut cmd = Command::new(EXE);
     cmd.arg("--db")
         .arg(db)
+        .arg("--create")
         .arg("--listen")
         .arg("127.0.0.1:0")
         .args(args)
@@ -196,6 +197,7 @@ fn careless_command_lines_are_said_or_refused() {
         let out = Command::new(EXE)
             .arg("--db")
             .arg(&fresh)
+            .arg("--create")
             .arg(format!("--play-temperature={bad}"))
             .stdout(Stdio::null())
             .output()

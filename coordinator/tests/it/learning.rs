@@ -209,7 +209,13 @@ fn an_external_engine_of_the_workers_is_the_opponent() {
 /// 127.0.0.1:0`.
 fn refused(db: &Path, args: &[&str]) -> String {
     let out = std::process::Command::new(common::EXE)
-        .args(["--db", db.to_str().unwrap(), "--listen", "127.0.0.1:0"])
+        .args([
+            "--db",
+            db.to_str().unwrap(),
+            "--create",
+            "--listen",
+            "127.0.0.1:0",
+        ])
         .args(args)
         .env_remove("STERA_TOKEN")
         .output()

@@ -21,6 +21,7 @@ mod dashboard;
 mod durable_ack;
 mod export_backup_age;
 mod export_live;
+mod export_owner;
 mod export_ybb;
 mod full_disk;
 mod games;

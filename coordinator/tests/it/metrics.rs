@@ -349,7 +349,7 @@ fn metrics_address_in_use_fails_at_start() {
     let out = Command::new(common::EXE)
         .arg("--db")
         .arg(dir.path().join("book.db"))
-        .args(["--listen", "127.0.0.1:0", "--metrics", &addr])
+        .args(["--create", "--listen", "127.0.0.1:0", "--metrics", &addr])
         .env_remove("STERA_TOKEN")
         .output()
         .unwrap();
@@ -390,7 +390,13 @@ fn json_logs_from_coordinator_and_worker() {
     let mut cmd = Command::new(common::EXE);
     cmd.arg("--db")
         .arg(dir.path().join("book.db"))
-        .args(["--listen", "127.0.0.1:0", "--log-format", "json"])
+        .args([
+            "--create",
+            "--listen",
+            "127.0.0.1:0",
+            "--log-format",
+            "json",
+        ])
         .env("RUST_LOG", "info")
         .env_remove("STERA_TOKEN");
     let lines = first_lines_until(cmd, "listening");

@@ -296,7 +296,7 @@ fn run_to_end<S: AsRef<std::ffi::OsStr>>(db: &Path, args: &[S]) -> std::process:
     Command::new(common::EXE)
         .arg("--db")
         .arg(db)
-        .args(["--listen", "127.0.0.1:0"])
+        .args(["--create", "--listen", "127.0.0.1:0"])
         .args(args)
         .env_remove("STERA_TOKEN")
         .stdin(Stdio::null())

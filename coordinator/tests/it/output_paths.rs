@@ -57,7 +57,7 @@ fn start(db: &Path, args: &[&std::ffi::OsStr]) -> Start {
     let mut child = Command::new(common::EXE)
         .arg("--db")
         .arg(db)
-        .args(["--listen", "127.0.0.1:0"])
+        .args(["--create", "--listen", "127.0.0.1:0"])
         .args(args)
         .env("RUST_LOG", "info")
         .env_remove("STERA_TOKEN")

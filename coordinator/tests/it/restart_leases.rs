@@ -9,6 +9,7 @@ use std::path::Path;
 
 use crate::common::{Answer, Coord, LONG, result_for};
 use stera_book::{LiveBook, Origin, RunConfig, SledStore};
+use stera_coordinator::lease_id::{Binding, LeaseIds};
 use stera_proto::v1::{
     CoordinatorMessage, Job, JobResult, WorkerMessage, coordinator_message, job_result,
     worker_message,
@@ -165,19 +166,24 @@ fn good_values(sfen: &str) -> Vec<i16> {
         .collect()
 }
 
-/// A closed store's node of `sfen`: its origin and values.
-fn node_of(db: &Path, sfen: &str) -> Option<(Origin, Vec<i16>)> {
+/// The closed store at `db`, opened again.
+fn reopen(db: &Path) -> SledStore {
     // sled lets go of its file lock when its flusher thread ends, a moment after the
     // previous handle of this process was dropped: wait for that, not longer.
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    let store = loop {
+    loop {
         match SledStore::open(db) {
             Err(stera_book::BookError::InUse { .. }) if std::time::Instant::now() < deadline => {
                 std::thread::sleep(std::time::Duration::from_millis(20));
             }
             other => break other.expect("reopen store"),
         }
-    };
+    }
+}
+
+/// A closed store's node of `sfen`: its origin and values.
+fn node_of(db: &Path, sfen: &str) -> Option<(Origin, Vec<i16>)> {
+    let store = reopen(db);
     let live = LiveBook::open(store, None).unwrap();
     let book = live.book();
     let id = book.get(Position::from_sfen(sfen).unwrap().key())?;
@@ -383,18 +389,34 @@ fn all_mates(lease_id: u64, sfen: &str) -> JobResult {
     r
 }
 
-/// A token holder's results for positions no lease of this book could have named
-/// (issue 35), each with a lease id no run knows and every move valued 32,000: a
-/// child of the thought root at ply 9,000 (past the ply limit), a position two
-/// moves from any thought one, and one of a middle game. Each is rejected, nothing
-/// is stored, and each counts against the worker: with `--max-worker-failures 3`
-/// the third refuses it. A late result for the colour-flipped twin of a child of
-/// the root (a position the book links to the root) is still taken.
+/// Lease ids as the coordinators of the closed store at `db` sign them: what no
+/// client can make (see `made_up_lease_ids_are_rejected_whatever_their_position`),
+/// here to test the check beneath the signature.
+fn signed_ids(db: &Path) -> LeaseIds {
+    let secret = reopen(db).lease_secret().expect("the store's lease secret");
+    LeaseIds::new(&secret)
+}
+
+/// A genuine lease id of this store for `sfen`.
+fn signed_for(ids: &mut LeaseIds, sfen: &str) -> u64 {
+    ids.next(Binding::Think(Position::from_sfen(sfen).unwrap().key()))
+}
+
+/// Results for positions no lease of this book could have named (issue 35),
+/// every move valued 32,000, each with a lease id signed for its position with
+/// the store's own secret (which no client has: the layer beneath the
+/// signature): a child of the thought root at ply 9,000 (past the ply limit), a
+/// position two moves from any thought one, and one of a middle game. Each is
+/// rejected, nothing is stored, and each counts against the worker: with
+/// `--max-worker-failures 3` the third refuses it. A late result for the
+/// colour-flipped twin of a child of the root (a position the book links to the
+/// root) is still taken.
 #[test]
 fn forged_results_for_positions_never_handed_out_are_rejected_and_counted() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("book.db");
     let old = run_one_then_kill(&db, 1).remove(0);
+    let mut ids = signed_ids(&db);
     let child = Position::from_sfen(old.think_sfen()).unwrap();
     let far_ply = format!("{} 9000", child.to_sfen_without_ply());
     let grandchild = Position::from_position_command("startpos moves 7g7f 3c3d")
@@ -412,8 +434,7 @@ fn forged_results_for_positions_never_handed_out_are_rejected_and_counted() {
         let mut s = Session::open(c.url(), "forger", 1).await;
         let results: Vec<JobResult> = forged
             .iter()
-            .enumerate()
-            .map(|(i, sfen)| all_mates(old.lease_id + 1 + i as u64, sfen))
+            .map(|sfen| all_mates(signed_for(&mut ids, sfen), sfen))
             .collect();
         let answers = s.exchange(results).await;
         for (answer, sfen) in answers.iter().zip(&forged) {
@@ -442,10 +463,11 @@ fn forged_results_for_positions_never_handed_out_are_rejected_and_counted() {
         // The twin of a child of the thought root, from another worker.
         let twin = child.flipped().to_sfen();
         let mut s = Session::open(c.url(), "honest", 1).await;
-        let late = result_for(old.lease_id + 10, &twin, Answer::Good);
+        let twin_lease = signed_for(&mut ids, &twin);
+        let late = result_for(twin_lease, &twin, Answer::Good);
         assert_eq!(
             s.exchange(vec![late]).await,
-            vec![Answered::Ack(old.lease_id + 10)]
+            vec![Answered::Ack(twin_lease)]
         );
         assert_eq!(common::status(&c.url(), None).await.nodes, 2);
     });
@@ -456,4 +478,85 @@ fn forged_results_for_positions_never_handed_out_are_rejected_and_counted() {
         let pos = Position::from_sfen(sfen).unwrap();
         assert!(node_of(&db, &pos.to_sfen()).is_none(), "`{sfen}` stored");
     }
+}
+
+/// Issue 45, point 3: a token holder sends results, every move valued -31,000,
+/// for an unthought child of the thought root (a position a lease of this book
+/// could name) with lease ids this store's coordinators never issued for it: an
+/// id never issued, the genuine id with its number or its tag altered, the id a
+/// coordinator of another store issued, and the genuine id for another
+/// position. Each is rejected as an unknown lease, nothing of it is stored,
+/// and none counts against the worker (a caller's mistake, not a failure): its
+/// stream stays open, and the genuine result is then taken with its own values.
+#[test]
+fn made_up_lease_ids_are_rejected_whatever_their_position() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("book.db");
+    let old = run_one_then_kill(&db, 1).remove(0);
+    let other_store = run_one_then_kill(&dir.path().join("other.db"), 1).remove(0);
+    let sfen = old.think_sfen().to_owned();
+    let sibling = ["startpos moves 2g2f", "startpos moves 7g7f"]
+        .into_iter()
+        .map(|p| Position::from_position_command(p).unwrap().to_sfen())
+        .find(|s| *s != sfen)
+        .unwrap();
+    let forged = |lease_id: u64, sfen: &str| {
+        let mut r = all_mates(lease_id, sfen);
+        if let Some(job_result::Kind::Think(t)) = &mut r.kind {
+            for m in &mut t.moves {
+                m.value = -31_000;
+            }
+        }
+        r
+    };
+    let variants = [
+        ("never issued", forged(0x1234_5678_9abc_def0, &sfen)),
+        ("its number altered", forged(old.lease_id ^ 1, &sfen)),
+        ("its tag altered", forged(old.lease_id ^ (1 << 40), &sfen)),
+        (
+            "of another store",
+            forged(other_store.lease_id, other_store.think_sfen()),
+        ),
+        ("for another position", forged(old.lease_id, &sibling)),
+    ];
+
+    let mut c = Coord::start(&db, "127.0.0.1:0", &["--max-worker-failures", "1"], &[]);
+    rt().block_on(async {
+        let mut s = Session::open(c.url(), "forger", 1).await;
+        let results: Vec<JobResult> = variants.iter().map(|(_, r)| r.clone()).collect();
+        let answers = s.exchange(results).await;
+        for ((what, sent), answer) in variants.iter().zip(&answers) {
+            match answer {
+                Answered::Rejected(id, reason) => {
+                    assert_eq!(*id, sent.lease_id, "{what}");
+                    assert!(reason.contains("unknown lease"), "{what}: {reason}");
+                }
+                Answered::Ack(id) => panic!("the result of a lease id {what} ({id}) was taken"),
+            }
+        }
+        let status = common::status(&c.url(), None).await;
+        assert_eq!(status.nodes, 1, "nothing of them stored");
+        assert_eq!(status.rejected, variants.len() as u64);
+        // Not counted against the worker (it would be refused at the first
+        // failure): its stream goes on, and the genuine result is taken.
+        let genuine = result_for(old.lease_id, &sfen, Answer::Good);
+        assert_eq!(
+            s.exchange(vec![genuine]).await,
+            vec![Answered::Ack(old.lease_id)]
+        );
+        assert_eq!(common::status(&c.url(), None).await.nodes, 2);
+    });
+    assert!(
+        !c.log
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|l| l.contains("worker refused")),
+        "{:?}",
+        c.log.lock().unwrap()
+    );
+    stop(&mut c);
+    let (_, values) = node_of(&db, &sfen).expect("the genuine result is stored");
+    assert_eq!(values, good_values(&sfen), "with its own values");
+    assert!(node_of(&db, &sibling).is_none());
 }

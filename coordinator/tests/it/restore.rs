@@ -53,7 +53,7 @@ fn the_runbook_restore_keeps_everything_through_the_next_rotation() {
         let out = Command::new(EXE)
             .arg("--db")
             .arg(&bad)
-            .args(["--listen", "127.0.0.1:0"])
+            .args(["--create", "--listen", "127.0.0.1:0"])
             .args(backup_args)
             .output()
             .unwrap();

@@ -120,7 +120,7 @@ fn on_a_terminal_records_and_the_status_line_never_share_a_line() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("book");
     let command = format!(
-        "{} --db {} --listen 127.0.0.1:0 --local-workers 2 --think-limit 1500 --nodes 3000",
+        "{} --db {} --create --listen 127.0.0.1:0 --local-workers 2 --think-limit 1500 --nodes 3000",
         crate::common::EXE,
         db.display()
     );
@@ -182,7 +182,7 @@ fn on_a_terminal_of(columns: u16) -> Vec<u8> {
     let out = run_on_terminal(
         columns,
         &format!(
-            "{} --db {} --listen 127.0.0.1:0 --local-workers 2 --think-limit 1500 --nodes 3000",
+            "{} --db {} --create --listen 127.0.0.1:0 --local-workers 2 --think-limit 1500 --nodes 3000",
             crate::common::EXE,
             db.display()
         ),

@@ -46,8 +46,9 @@ pub use opponents::{
 pub use results::{GameCounts, GameCountsDecodeError};
 pub use selector::{DEFAULT_SELECT_SEED, Leaf, SelectMode, SelectStats, Selector, SoftmaxSelect};
 pub use sled_store::{
-    BackupSnapshot, BackupSummary, CheckReport, CompactSummary, Compactor, Holdings, RECORD_FILE,
-    SledReader, SledStore, TABLES,
+    BackupSnapshot, BackupSummary, CheckReport, CompactSummary, Compactor, ExportLedger,
+    FileFingerprint, Holdings, KEPT_EXPORTS, RECORD_FILE, SECRET_BYTES, SledReader, SledStore,
+    TABLES,
 };
 pub use softmax::softmax_policy;
 pub use store::{DryRun, MAX_ROOTS, MemoryStore, NodeStore, RunConfig, check_roots};

@@ -185,14 +185,18 @@ const MIGRATED_TABLES: [&str; 7] = [
 
 /// The keys of `meta` that [`write_merged`] carries over (each by its own rule:
 /// the format marker and the record key are the new store's own, evaluators and
-/// the configuration are copied, the twins marker is set), by prefix.
-const MIGRATED_META: [&[u8]; 6] = [
+/// the configuration are copied, the twins marker is set; the export ledger
+/// and the lease secret are left behind: the new store has written no book
+/// file and issued no lease), by prefix.
+const MIGRATED_META: [&[u8]; 8] = [
     b"format",
     b"opponent",
     b"config",
     b"evaluator",
     b"twins merged",
     b"whole record",
+    crate::sled_store::EXPORT_PREFIX,
+    crate::sled_store::LEASE_SECRET,
 ];
 
 /// Refuses a store holding a table or a `meta` key that [`write_merged`] does

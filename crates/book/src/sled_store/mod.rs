@@ -61,16 +61,23 @@ use crate::{
 mod backup;
 mod check;
 mod compaction;
+mod exports;
 mod keys;
 mod learning;
+mod read_copy;
 mod reader;
+mod secret;
 mod whole;
 
 pub(crate) use backup::PartialStore;
 pub use backup::{BackupSnapshot, BackupSummary};
 pub use check::CheckReport;
 pub use compaction::{CompactSummary, Compactor};
+pub(crate) use exports::EXPORT_PREFIX;
+pub use exports::{ExportLedger, FileFingerprint, KEPT_EXPORTS};
 pub use reader::SledReader;
+pub(crate) use secret::LEASE_SECRET;
+pub use secret::SECRET_BYTES;
 pub use whole::{Holdings, RECORD_FILE};
 
 use keys::{
@@ -78,7 +85,7 @@ use keys::{
     counts_key, decode_ban_key, decode_counts, game_id_key,
 };
 use reader::{game_counts_of, nodes_of};
-use whole::{RECORD_KEPT, WholeRecord};
+use whole::WholeRecord;
 
 /// The sled trees (tables) of a store, each described in the module
 /// documentation. Every one exists in every store opened (sled's own default
@@ -101,9 +108,20 @@ enum OpenMode {
     Create,
     /// Must exist; its record is checked (or begun).
     Existing,
-    /// Must exist; the record is read but neither checked nor written (what
-    /// [`SledStore::check`] compares itself).
+    /// Must exist; sled opens a private copy ([`read_copy`]); the record is
+    /// read but neither checked nor written (what [`SledStore::check`]
+    /// compares itself).
     Inspect,
+    /// Must exist; sled opens a private copy ([`read_copy`]); the record is
+    /// checked, never written.
+    ReadOnly,
+}
+
+impl OpenMode {
+    /// Whether sled opens a copy: the store itself is only read.
+    fn copies(self) -> bool {
+        matches!(self, Self::Inspect | Self::ReadOnly)
+    }
 }
 
 /// A book store in a sled database directory.
@@ -133,6 +151,12 @@ pub struct SledStore {
     record_begun: bool,
     /// The last failure to write the record (retried with every write).
     record_error: Option<String>,
+    /// True when a store opened for reading has no record (made before stores
+    /// kept one) and so could not be told whole.
+    unrecorded: bool,
+    /// The copy sled opened, for a store opened for reading; last, so that
+    /// sled is closed before the copy is removed.
+    read_copy: Option<std::sync::Arc<read_copy::ReadCopy>>,
 }
 
 impl std::fmt::Debug for SledStore {
@@ -171,6 +195,25 @@ impl SledStore {
         Self::open_existing_as(path, OpenMode::Existing)
     }
 
+    /// Opens an existing store for reading, leaving every byte of it as it is
+    /// (whole or damaged): sled opens a private copy (see [`read_copy`]).
+    /// Refused as [`SledStore::open_existing`] refuses, and a store cut short
+    /// is [`BookError::Damaged`] all the same. Its writes go to the copy and are
+    /// lost: only for commands that read.
+    ///
+    /// # Errors
+    /// As [`SledStore::open_existing`]; no room for the copy.
+    pub fn open_read_only(path: &Path) -> Result<Self, BookError> {
+        Self::open_existing_as(path, OpenMode::ReadOnly)
+    }
+
+    /// True when this store, opened for reading, keeps no record of what it
+    /// holds (made before stores kept one): it was not checked whole.
+    #[must_use]
+    pub fn unrecorded(&self) -> bool {
+        self.unrecorded
+    }
+
     fn open_existing_as(path: &Path, mode: OpenMode) -> Result<Self, BookError> {
         let not_a_store = |reason: &str| BookError::NotAStore {
             path: path.display().to_string(),
@@ -188,16 +231,25 @@ impl SledStore {
         if !path.join("conf").is_file() || !path.join("db").is_file() {
             return Err(not_a_store("it holds no sled database"));
         }
+        if mode.copies() {
+            let copy = read_copy::copy_of(path)?;
+            let mut store =
+                crate::sled_guard::guarded(path, || Self::open_unguarded(path, copy.path(), mode))?;
+            store.read_copy = Some(copy);
+            return Ok(store);
+        }
         Self::open_with(path, mode)
     }
 
     /// Opens the store; a panic of sled on damaged files (it panics on some
     /// instead of failing) is [`BookError::Damaged`].
     fn open_with(path: &Path, mode: OpenMode) -> Result<Self, BookError> {
-        crate::sled_guard::guarded(path, || Self::open_unguarded(path, mode))
+        crate::sled_guard::guarded(path, || Self::open_unguarded(path, path, mode))
     }
 
-    fn open_unguarded(path: &Path, mode: OpenMode) -> Result<Self, BookError> {
+    /// Opens the store at `path` whose sled files are in `files` (`path`
+    /// itself, or a copy of it).
+    fn open_unguarded(path: &Path, files: &Path, mode: OpenMode) -> Result<Self, BookError> {
         let create = mode == OpenMode::Create;
         // A directory that already holds sled's files is an existing store, even
         // when the caller may create one: if its marker is gone, its files were
@@ -209,7 +261,7 @@ impl SledStore {
         }
         let db = open_waiting_for_lock(|| {
             sled::Config::new()
-                .path(path)
+                .path(files)
                 // sled's page cache; the data stays resident anyway (see module
                 // doc), so a large cache buys nothing.
                 .cache_capacity(64 << 20)
@@ -311,65 +363,15 @@ impl SledStore {
             inspected: None,
             record_begun: false,
             record_error: None,
+            unrecorded: false,
+            read_copy: None,
         };
-        if mode == OpenMode::Inspect {
-            store.inspected = WholeRecord::read(path)?.map(|(_, h)| h);
-        } else {
-            store.check_record(existed)?;
+        match mode {
+            OpenMode::Inspect => store.inspected = WholeRecord::read(path)?.map(|(_, h)| h),
+            OpenMode::ReadOnly => store.check_record_read_only()?,
+            OpenMode::Create | OpenMode::Existing => store.check_record(existed)?,
         }
         Ok(store)
-    }
-
-    /// Compares the store with its record of what it must hold (see
-    /// [`whole`]): a store holding less was cut short and is
-    /// [`BookError::Damaged`]. A store without a record gets one (an existing
-    /// store made before records: [`SledStore::record_begun`]); a store whose
-    /// `meta` says it keeps one and whose record is gone is damaged.
-    fn check_record(&mut self, existed: bool) -> Result<(), BookError> {
-        let path = &self.path;
-        let record = match WholeRecord::read(path)? {
-            Some((seq, recorded)) => {
-                if let Some(missing) = recorded.missing_from(&self.holdings) {
-                    return Err(BookError::Damaged {
-                        path: path.display().to_string(),
-                        detail: format!(
-                            "it holds less than its record `{RECORD_FILE}` says was stored ({missing}): its files were cut short or restored incompletely; nothing was opened as a smaller book"
-                        ),
-                    });
-                }
-                let mut record = WholeRecord::open(path, seq, recorded)?;
-                // A crash after sled's flush leaves the record behind: catch up.
-                if let Err(e) = record.write(self.holdings) {
-                    self.record_error = Some(e.to_string());
-                }
-                record
-            }
-            None => {
-                if self
-                    .meta
-                    .contains_key(RECORD_KEPT)
-                    .map_err(|e| self.err(e))?
-                {
-                    return Err(BookError::Damaged {
-                        path: path.display().to_string(),
-                        detail: format!(
-                            "its record `{RECORD_FILE}` of what the store must hold is missing (a copy that left it out?), so it cannot be told whole"
-                        ),
-                    });
-                }
-                // The record first, then the key saying there is one: a crash
-                // between the two leaves a record and no key, which is fine.
-                let record = WholeRecord::create(path, self.holdings)?;
-                self.meta
-                    .insert(RECORD_KEPT, &[])
-                    .map_err(|e| self.err(e))?;
-                self.db.flush().map_err(|e| self.err(e))?;
-                self.record_begun = existed && self.holdings != Holdings::default();
-                record
-            }
-        };
-        self.record = Some(record);
-        Ok(())
     }
 
     /// True when this open began the record of what the store must hold (a
@@ -481,6 +483,13 @@ impl SledStore {
         self.holdings.games = games_recorded_in(&self.games, &self.path)?;
         self.note_write();
         Ok(merged)
+    }
+
+    /// The ledger of the book files this store's coordinator wrote (see
+    /// [`ExportLedger`]).
+    #[must_use]
+    pub fn export_ledger(&self) -> ExportLedger {
+        ExportLedger::new(self.meta.clone(), &self.path)
     }
 
     /// The names of the store's sled trees (its tables, see [`TABLES`]), sled's
@@ -607,6 +616,7 @@ impl SledStore {
             nodes: self.nodes.clone(),
             games: self.games.clone(),
             learning: self.learning.clone(),
+            _read_copy: self.read_copy.clone(),
         }
     }
 

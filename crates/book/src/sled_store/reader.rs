@@ -87,6 +87,8 @@ pub struct SledReader {
     pub(super) nodes: sled::Tree,
     pub(super) games: sled::Tree,
     pub(super) learning: Option<sled::Tree>,
+    /// The copy a store opened for reading lives in, kept while this reads it.
+    pub(super) _read_copy: Option<std::sync::Arc<super::read_copy::ReadCopy>>,
 }
 
 impl std::fmt::Debug for SledReader {

@@ -279,6 +279,88 @@ impl WholeRecord {
     }
 }
 
+/// The store's side of the record: checked (and begun, or caught up) at open.
+impl super::SledStore {
+    /// [`check_record`](super::SledStore::check_record) for a store opened for
+    /// reading: the record (of the store, not of the copy) is compared, never
+    /// begun or written.
+    pub(super) fn check_record_read_only(&mut self) -> Result<(), BookError> {
+        match WholeRecord::read(&self.path)? {
+            Some((_, recorded)) => self.refuse_less_than(&recorded),
+            None => {
+                self.refuse_lost_record()?;
+                self.unrecorded = true;
+                Ok(())
+            }
+        }
+    }
+
+    /// [`BookError::Damaged`] when the store holds less than `recorded`.
+    fn refuse_less_than(&self, recorded: &Holdings) -> Result<(), BookError> {
+        match recorded.missing_from(&self.holdings) {
+            Some(missing) => Err(BookError::Damaged {
+                path: self.path.display().to_string(),
+                detail: format!(
+                    "it holds less than its record `{RECORD_FILE}` says was stored ({missing}): its files were cut short or restored incompletely; nothing was opened as a smaller book"
+                ),
+            }),
+            None => Ok(()),
+        }
+    }
+
+    /// [`BookError::Damaged`] when `meta` says the store keeps a record (which
+    /// is gone).
+    fn refuse_lost_record(&self) -> Result<(), BookError> {
+        if self
+            .meta
+            .contains_key(RECORD_KEPT)
+            .map_err(|e| self.err(e))?
+        {
+            return Err(BookError::Damaged {
+                path: self.path.display().to_string(),
+                detail: format!(
+                    "its record `{RECORD_FILE}` of what the store must hold is missing (a copy that left it out?), so it cannot be told whole"
+                ),
+            });
+        }
+        Ok(())
+    }
+
+    /// Compares the store with its record of what it must hold (see
+    /// the module documentation): a store holding less was cut short and is
+    /// [`BookError::Damaged`]. A store without a record gets one (an existing
+    /// store made before records: [`super::SledStore::record_begun`]); a store whose
+    /// `meta` says it keeps one and whose record is gone is damaged.
+    pub(super) fn check_record(&mut self, existed: bool) -> Result<(), BookError> {
+        let path = &self.path;
+        let record = match WholeRecord::read(path)? {
+            Some((seq, recorded)) => {
+                self.refuse_less_than(&recorded)?;
+                let mut record = WholeRecord::open(path, seq, recorded)?;
+                // A crash after sled's flush leaves the record behind: catch up.
+                if let Err(e) = record.write(self.holdings) {
+                    self.record_error = Some(e.to_string());
+                }
+                record
+            }
+            None => {
+                self.refuse_lost_record()?;
+                // The record first, then the key saying there is one: a crash
+                // between the two leaves a record and no key, which is fine.
+                let record = WholeRecord::create(path, self.holdings)?;
+                self.meta
+                    .insert(RECORD_KEPT, &[])
+                    .map_err(|e| self.err(e))?;
+                self.db.flush().map_err(|e| self.err(e))?;
+                self.record_begun = existed && self.holdings != Holdings::default();
+                record
+            }
+        };
+        self.record = Some(record);
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -67,6 +67,8 @@ pub(crate) fn start_coordinator(args: &Args, db: &Path, log_path: &Path) -> Resu
     let mut cmd = Command::new(&exe);
     cmd.arg("--db")
         .arg(db)
+        // The first start makes the store; restarts grow it.
+        .arg("--create")
         .args(["--listen", "127.0.0.1:0", "--metrics", &metrics])
         .args(["--lease-secs", &args.lease_secs.to_string()])
         .args(["--drain-secs", "30", "--status-every-secs", "60"]);
