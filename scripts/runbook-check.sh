@@ -611,10 +611,15 @@ want "match.csa holds CSA games" grep -q '^PI\|^P1\|^\$' match.csa
 end
 
 # === README.md "Moves chosen by games" and deploy/README.md "Learning games" =====
-printf 'startpos\n' >start.txt
-begin "coordinator --think-limit 0 --learn-games 20000 --learn-nodes 1000 --learn-concurrency 2 --learn-opponent ... (20 games)"
+begin ".venv/bin/python3 scripts/book-openings.py book.db2016 2-4 100 1 > openings.txt (the book of command 1)"
+run sh -c "python3 '$repo/scripts/book-openings.py' book.db2016 2-4 100 1 > openings.txt"
+want_ok
+want "openings.txt holds startpos lines" grep -q '^startpos moves ' openings.txt
+end
+
+begin "coordinator --think-limit 0 --learn-openings openings.txt --learn-games 20000 --learn-nodes 1000 --learn-concurrency 2 --learn-opponent ... (20 games)"
 lport="$(free_port)"
-run "$COORD" --db games.db --local-workers 2 --think-limit 0 \
+run "$COORD" --db games.db --local-workers 2 --think-limit 0 --learn-openings openings.txt \
     --learn-games 20 --learn-nodes 1000 --learn-concurrency 2 \
     --learn-opponent "--nodes 500" --learn-opponent "--nodes 1000" --learn-opponent "--nodes 2000" \
     --metrics "127.0.0.1:$lport"
@@ -622,10 +627,10 @@ want_ok
 want_text 'learning games counted'
 end
 
-begin "book-tools learn --db book.db --openings start.txt --games 20000 --nodes 1000 --concurrency 2 --opponent ... (20 games, fairy-stockfish at 2000 nodes)"
-run "$BT" learn --db games.db --openings start.txt --games 20 --nodes 1000 --concurrency 2 \
-    --opponent "--nodes 500" --opponent "--nodes 2000" \
-    --opponent "--engine usi --engine-cmd /usr/games/fairy-stockfish --engine-option UCI_Variant=shogi --nodes 2000"
+begin "book-tools learn --db book.db --learn-openings openings.txt --learn-games 20000 --nodes 1000 --learn-concurrency 2 --learn-opponent ... (20 games, fairy-stockfish at 2000 nodes)"
+run "$BT" learn --db games.db --learn-openings openings.txt --learn-games 20 --nodes 1000 \
+    --learn-concurrency 2 --learn-opponent "--nodes 500" --learn-opponent "--nodes 2000" \
+    --learn-opponent "--engine-cmd /usr/games/fairy-stockfish --engine-option UCI_Variant=shogi --nodes 2000"
 want_ok
 end
 
@@ -636,17 +641,23 @@ want_text 'at 1000 nodes'
 want_text 'Fairy-Stockfish'
 end
 
-begin "book-tools export --db book.db --export-by-results --out book.db2016"
-run "$BT" export --db games.db --export-by-results --out by-results.db2016
+begin "book-tools export --db book.db --export-by-results --export book.db2016"
+run "$BT" export --db games.db --export-by-results --export by-results.db2016
 want_ok
 want_file by-results.db2016
 end
 
-begin "book-tools match --book-moves results --openings start.txt --repeat-openings ... --opponent-engine usi --opponent-engine-cmd /usr/games/gpsusi --opponent-time-ms 100 (2 games, 50 ms)"
-run "$BT" match --db games.db --book-moves results --openings start.txt --repeat-openings \
-    --games 2 --nodes 1000 --concurrency 2 --play-seed 7 \
-    --opponent-engine usi --opponent-engine-cmd /usr/games/gpsusi --opponent-time-ms 50
+begin "book-tools match --book-moves results --openings openings.txt --repeat-openings ... --opponent-engine-cmd /usr/games/gpsusi --opponent-engine-option BookDepth=0 (2 games, 50 ms), and the same without the book"
+run "$BT" match --db games.db --book-moves results --openings openings.txt --repeat-openings \
+    --games 2 --nodes 1000 --concurrency 2 --play-seed 7 --out-games book.csa \
+    --opponent-engine-cmd /usr/games/gpsusi --opponent-engine-option BookDepth=0 --opponent-time-ms 50
 want_text 'gpsshogi'
+want_file book.csa
+run "$BT" match --db games.db --book-max-ply 0 --openings openings.txt --repeat-openings \
+    --games 2 --nodes 1000 --concurrency 2 --play-seed 7 --out-games none.csa \
+    --opponent-engine-cmd /usr/games/gpsusi --opponent-engine-option BookDepth=0 --opponent-time-ms 50
+want_ok
+want_file none.csa
 end
 
 # === README.md "Book weights" ====================================================
