@@ -57,19 +57,8 @@ pub fn note_unmerged_twins(store: &SledStore, db: &Path) {
 /// only when `create` (its `--create`) says so, and then said: a typo in `--db`
 /// must not start a new, empty book without a word.
 pub fn open_for_writing(db: &Path, create: bool) -> Result<SledStore> {
-    if stera_book::store_path::is_store_dir(db) {
+    if !stera_book::store_path::must_create_store(db, create)? {
         return open_existing(db);
-    }
-    if !create {
-        let what = if db.exists() {
-            "is not a book store"
-        } else {
-            "does not exist"
-        };
-        anyhow::bail!(
-            "`{}` {what}: check --db, or give --create to make a new store there",
-            db.display()
-        );
     }
     let store = SledStore::open(db).map_err(|e| store_error(db, e))?;
     crate::tell!("created a new book store `{}`", db.display());

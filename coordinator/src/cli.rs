@@ -260,22 +260,10 @@ pub(crate) fn check_export_paths(args: &CoordinatorArgs) -> Result<()> {
 /// --create says to make one (as book-tools' `--create`): a typo in --db must
 /// not start a new, empty book (and replace the --export file with it).
 pub(crate) fn check_store_or_create(args: &CoordinatorArgs) -> Result<bool> {
-    let db = &args.db;
-    if stera_book::store_path::is_store_dir(db) {
-        return Ok(false);
-    }
-    if !args.create {
-        let what = if db.exists() {
-            "is not a book store"
-        } else {
-            "does not exist"
-        };
-        anyhow::bail!(
-            "`{}` {what}: check --db, or give --create to make a new store there",
-            db.display()
-        );
-    }
-    Ok(true)
+    Ok(stera_book::store_path::must_create_store(
+        &args.db,
+        args.create,
+    )?)
 }
 
 /// Refuses --export when it names an existing file that the store (its

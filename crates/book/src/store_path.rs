@@ -149,6 +149,39 @@ pub fn is_store_dir(dir: &Path) -> bool {
         || (dir.join("conf").is_file() && (dir.join("db").is_file() || dir.join("blobs").is_dir()))
 }
 
+/// A `--db` that holds no store, given without `--create`: a typo must not start
+/// a new, empty book.
+#[derive(Debug, Error)]
+#[error("`{}` {what}: check --db, or give --create to make a new store there", .db.display())]
+pub struct NoStoreError {
+    pub db: PathBuf,
+    /// "does not exist", or "is not a book store" where something else is there
+    /// (a file, an unrelated directory).
+    pub what: &'static str,
+}
+
+/// The one rule of every command that writes a store: `db` is a store (`Ok(false)`),
+/// or holds none and `create` says to make one (`Ok(true)`).
+///
+/// # Errors
+/// [`NoStoreError`] when `db` holds no store and `create` is false.
+pub fn must_create_store(db: &Path, create: bool) -> Result<bool, NoStoreError> {
+    if is_store_dir(db) {
+        return Ok(false);
+    }
+    if !create {
+        return Err(NoStoreError {
+            db: db.to_path_buf(),
+            what: if db.exists() {
+                "is not a book store"
+            } else {
+                "does not exist"
+            },
+        });
+    }
+    Ok(true)
+}
+
 /// Resolves `out` (symbolic links and `..` included) and checks that writing it
 /// cannot touch `store` or any other store: the resolved path is neither inside
 /// `store` nor inside a directory that holds a sled store, and it is not an
