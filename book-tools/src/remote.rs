@@ -191,8 +191,7 @@ pub(crate) async fn connect_to(
         .with_context(|| format!("bad coordinator URL `{url}`"))?;
     let tls = match tls_ca {
         Some(path) => {
-            let pem = std::fs::read(path)
-                .with_context(|| format!("cannot read TLS CA file {}", path.display()))?;
+            let pem = stera_proto::pem::read_pem("CA file", path)?;
             Some(ClientTlsConfig::new().ca_certificate(Certificate::from_pem(pem)))
         }
         None if url.starts_with("https://") => Some(ClientTlsConfig::new().with_native_roots()),

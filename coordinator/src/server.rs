@@ -23,10 +23,8 @@ pub(crate) fn tls_config(
     let (Some(cert), Some(key)) = (&args.tls_cert, &args.tls_key) else {
         return Ok(None);
     };
-    let cert = std::fs::read(cert)
-        .with_context(|| format!("cannot read TLS certificate {}", cert.display()))?;
-    let key =
-        std::fs::read(key).with_context(|| format!("cannot read TLS key {}", key.display()))?;
+    let cert = stera_proto::pem::read_pem("certificate", cert)?;
+    let key = stera_proto::pem::read_pem("key", key)?;
     Ok(Some(
         tonic::transport::ServerTlsConfig::new()
             .identity(tonic::transport::Identity::from_pem(cert, key)),

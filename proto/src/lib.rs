@@ -215,3 +215,79 @@ pub mod token {
         }
     }
 }
+
+/// PEM files of TLS (a certificate chain, its key, the certificates to trust),
+/// read with a bound: a path such as `/dev/zero` given by mistake is refused at
+/// once instead of filling the memory.
+pub mod pem {
+    use std::io::Read;
+    use std::path::{Path, PathBuf};
+
+    /// The largest PEM file read: 1 MiB, hundreds of certificates (one is 1-4 KiB).
+    pub const MAX_PEM_FILE_BYTES: u64 = 1 << 20;
+
+    /// A PEM file that cannot be used.
+    #[derive(Debug, thiserror::Error)]
+    pub enum PemFileError {
+        #[error("cannot read the TLS {what} {}: {source}", .path.display())]
+        Unreadable {
+            what: &'static str,
+            path: PathBuf,
+            source: std::io::Error,
+        },
+        #[error(
+            "the TLS {what} {} is larger than {MAX_PEM_FILE_BYTES} bytes (MAX_PEM_FILE_BYTES): not a PEM file",
+            .path.display()
+        )]
+        TooLarge { what: &'static str, path: PathBuf },
+    }
+
+    /// Reads the PEM file `path` (`what` names it in errors: "certificate",
+    /// "key", "CA file"), at most [`MAX_PEM_FILE_BYTES`].
+    ///
+    /// # Errors
+    /// [`PemFileError`] when it cannot be read or is larger than the bound.
+    pub fn read_pem(what: &'static str, path: &Path) -> Result<Vec<u8>, PemFileError> {
+        let mut bytes = Vec::new();
+        std::fs::File::open(path)
+            .and_then(|file| file.take(MAX_PEM_FILE_BYTES + 1).read_to_end(&mut bytes))
+            .map_err(|source| PemFileError::Unreadable {
+                what,
+                path: path.to_path_buf(),
+                source,
+            })?;
+        if bytes.len() as u64 > MAX_PEM_FILE_BYTES {
+            return Err(PemFileError::TooLarge {
+                what,
+                path: path.to_path_buf(),
+            });
+        }
+        Ok(bytes)
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+
+        #[test]
+        fn an_endless_file_is_refused_after_the_bound() {
+            let err = read_pem("CA file", Path::new("/dev/zero")).unwrap_err();
+            assert!(matches!(err, PemFileError::TooLarge { .. }), "{err}");
+            assert!(err.to_string().contains("/dev/zero"), "{err}");
+        }
+
+        #[test]
+        fn a_small_file_is_read_whole_and_a_missing_one_named() {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("ca.pem");
+            std::fs::write(&path, b"-----BEGIN CERTIFICATE-----\n").unwrap();
+            assert_eq!(
+                read_pem("CA file", &path).unwrap(),
+                b"-----BEGIN CERTIFICATE-----\n"
+            );
+            let missing = dir.path().join("missing.pem");
+            let err = read_pem("key", &missing).unwrap_err();
+            assert!(err.to_string().contains("TLS key"), "{err}");
+        }
+    }
+}

@@ -162,8 +162,7 @@ pub async fn run(args: WorkerArgs) -> Result<()> {
     let token = read_token(args.token_file.as_deref())?;
     let tls = match &args.tls_ca {
         Some(path) => {
-            let pem = std::fs::read(path)
-                .with_context(|| format!("cannot read TLS CA file {}", path.display()))?;
+            let pem = stera_proto::pem::read_pem("CA file", path)?;
             Some(
                 tonic::transport::ClientTlsConfig::new()
                     .ca_certificate(tonic::transport::Certificate::from_pem(pem)),

@@ -174,3 +174,19 @@ fn stats_lists_quarantines_and_unban_lifts_them() {
     let store = SledStore::open(&db).unwrap();
     assert!(store.bans().unwrap().is_empty());
 }
+
+/// Issue 45, point 4: a TLS file is read with a bound, here `remote`'s CA file.
+#[test]
+fn a_tls_ca_file_from_dev_zero_is_refused() {
+    clean_failure(
+        &[
+            "remote",
+            "status",
+            "--coordinator",
+            "https://127.0.0.1:9",
+            "--tls-ca",
+            "/dev/zero",
+        ],
+        &["TLS CA file /dev/zero", "larger than 1048576 bytes"],
+    );
+}

@@ -608,3 +608,31 @@ fn export_paths_inside_the_store_are_refused_at_start() {
         .unwrap_err();
     assert!(status.message().contains("--export-dir"), "{status:?}");
 }
+
+/// Issue 45, point 4: TLS files are read with a bound: `/dev/zero` as the
+/// certificate is refused at start, the store left as it was.
+#[test]
+fn tls_files_from_dev_zero_are_refused_at_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("book.db");
+    let out = std::process::Command::new(common::EXE)
+        .arg("--db")
+        .arg(&db)
+        .args([
+            "--create",
+            "--listen",
+            "127.0.0.1:0",
+            "--tls-cert",
+            "/dev/zero",
+            "--tls-key",
+            "/dev/zero",
+        ])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("TLS certificate /dev/zero is larger than 1048576 bytes"),
+        "{stderr}"
+    );
+}

@@ -59,3 +59,18 @@ fn a_token_file_from_dev_zero_is_refused() {
     );
     fails_with(&out, "token file /dev/zero is larger than 65536 bytes");
 }
+
+/// Issue 45, point 4: a TLS file is read with a bound, here the worker's CA file.
+#[test]
+fn a_tls_ca_file_from_dev_zero_is_refused() {
+    let out = worker(
+        &[
+            "--tls-ca",
+            "/dev/zero",
+            "--coordinator",
+            "https://127.0.0.1:9",
+        ],
+        Stdio::null(),
+    );
+    fails_with(&out, "TLS CA file /dev/zero is larger than 1048576 bytes");
+}
