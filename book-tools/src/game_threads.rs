@@ -9,10 +9,6 @@ use std::thread;
 
 use anyhow::{Context, Result};
 use stera_engine::Player;
-use stera_games::{Budget, Game, PlayOptions, Side, play_game_with_budgets};
-use stera_rules::Color;
-
-use stera_games::openings::Opening;
 
 /// Starts one engine for a game thread.
 pub type StartEngine<'a> = dyn Fn() -> Result<Box<dyn Player>> + Sync + 'a;
@@ -175,34 +171,6 @@ pub fn games_bar(total: usize) -> Option<indicatif::ProgressBar> {
     })
 }
 
-/// Game `index` (1-based in errors) from `opening`: `sides[0]` (the side under
-/// test) plays `own_color` at its budget, `sides[1]` the other colour at its own.
-///
-/// # Errors
-/// An engine failure or an illegal opening, naming the game.
-pub fn play_with_budgets<'a>(
-    opening: &Opening,
-    sides: [(Side<'a>, Budget); 2],
-    own_color: Color,
-    options: &PlayOptions,
-    index: usize,
-) -> Result<Game> {
-    let [(own, own_budget), (other, other_budget)] = sides;
-    let (black, white, budgets) = match own_color {
-        Color::Black => (own, other, [own_budget, other_budget]),
-        Color::White => (other, own, [other_budget, own_budget]),
-    };
-    play_game_with_budgets(
-        &opening.start,
-        &opening.moves,
-        black,
-        white,
-        options,
-        budgets,
-    )
-    .with_context(|| format!("game {}", index + 1))
-}
-
 /// Columns of the games bar before its message: `{bar:30} {pos}/{len} `.
 const BAR_COLUMNS: usize = 30;
 
@@ -232,26 +200,6 @@ pub fn show_progress(
         None if due => print(&line),
         None => {}
     }
-}
-
-/// Game `index` of a run of pairs (one opening, colours swapped): the index of its
-/// opening among `openings` used in turn, and the colour of the side under test
-/// (Black in the first game of a pair).
-#[must_use]
-pub fn pair_slot(index: usize, openings: usize) -> (usize, Color) {
-    let color = if index.is_multiple_of(2) {
-        Color::Black
-    } else {
-        Color::White
-    };
-    ((index / 2) % openings.max(1), color)
-}
-
-/// The seed of game (or pair) `n` of a run seeded with `seed`: distinct for every
-/// `n`, the same for the same two numbers.
-#[must_use]
-pub fn game_seed(seed: u64, n: u64) -> u64 {
-    seed.wrapping_mul(0x9E37_79B9_7F4A_7C15).wrapping_add(n)
 }
 
 /// `--prior-games`: a finite number of games, 0 or more.

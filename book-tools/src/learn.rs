@@ -31,21 +31,20 @@ use std::collections::{HashMap, HashSet};
 use std::hash::{Hash, Hasher};
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::{Instant, SystemTime, UNIX_EPOCH};
+use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 use stera_book::{Book, NodeStore, OpponentId};
 use stera_engine::Player;
 use stera_engine::choice::{EngineChoice, MoveLimitArgs};
-use stera_games::openings::{self, Opening};
+use stera_games::learning_run;
 use stera_games::opponent::Pool;
 use stera_games::results_book::{
-    DEFAULT_LEARNING_WINDOW, DEFAULT_PRIOR_GAMES, DEFAULT_SETTLED, KeyPositions,
-    check_settled_threshold,
+    DEFAULT_LEARNING_WINDOW, DEFAULT_PRIOR_GAMES, check_settled_threshold,
 };
 use stera_games::{
-    AnalysedBook, BookPolicy, DEFAULT_PLY_LIMIT, Game, GameRules, LearningPolicy, OpponentSpec,
-    PlayOptions, ResultsBook, Side,
+    AnalysedBook, BookPolicy, Budget, DEFAULT_PLY_LIMIT, Game, GameRules, LearningPolicy,
+    LearningRun, LearningSettings, OpponentSpec, ResultsBook,
 };
 use stera_rules::{Color, Position};
 
@@ -201,12 +200,10 @@ struct Finished {
 /// Everything the game threads share.
 struct Job {
     engine: EngineChoice,
-    options: PlayOptions,
-    openings: Vec<Opening>,
+    /// What the run decides: openings, colours, seeds, opponents, settling.
+    run: LearningRun,
     policy: LearningPolicy,
     book_max_ply: Option<u32>,
-    first_index: u64,
-    pool: Pool,
 }
 
 thread_local! {
@@ -233,13 +230,11 @@ pub fn run(args: &Args) -> Result<()> {
         .with_context(|| format!("cannot read the roots of `{}`", args.db.display()))?
         .unwrap_or_default()
         .roots;
-    let openings = match &args.openings {
-        Some(file) => openings::read_file(file)?,
-        None => openings::parse_lines(
-            roots.iter().map(String::as_str),
-            &format!("the roots of `{}`", args.db.display()),
-        )?,
-    };
+    let openings = learning_run::openings_of(
+        args.openings.as_deref(),
+        &roots,
+        &format!("the roots of `{}`", args.db.display()),
+    )?;
     let pool = args.pool()?;
     let opponent_ids = intern_pool(&mut store, &pool, &args.engine, &args.db)?;
     let counts = stera_book::learning_counts(&store, &opponent_ids).with_context(|| {
@@ -252,39 +247,35 @@ pub fn run(args: &Args) -> Result<()> {
     let analysed = AnalysedBook::new(book)
         .with_context(|| format!("cannot analyse the book in `{}`", args.db.display()))?;
     let results = Arc::new(ResultsBook::new(Arc::new(analysed), counts));
-    // Game ids never meet one of an earlier run, nor a coordinator's lease id
-    // (which starts from its clock the same way).
-    let clock_floor = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| {
-        u64::try_from(d.as_millis()).unwrap_or(u64::MAX) << 16
-    });
-    let first_id = store
-        .max_game_id()?
-        .map_or(0, |m| m.saturating_add(1))
-        .max(clock_floor);
-    let job = Job {
-        engine: args.engine.clone(),
-        options: PlayOptions {
-            rules,
+    // Game ids go on from the store's: a game is counted once.
+    let first_id = learning_run::first_game_id(store.max_game_id()?);
+    let run = LearningRun::new(LearningSettings {
+        openings,
+        pool,
+        seed: args.seed,
+        book_budget: Budget {
             limits: args.limits(),
-            seed: args.seed,
             node_jitter: args.node_jitter(),
         },
-        openings,
+        rules,
+        stop_when_settled: args.stop_when_settled,
+    })?;
+    let job = Job {
+        engine: args.engine.clone(),
+        run,
         policy: LearningPolicy::new(Arc::clone(&results), args.eval_diff, args.prior_games),
         book_max_ply: args.book_max_ply,
-        first_index: first_id,
-        pool,
     };
     crate::tell!(
         "learn: {} ({} positions, results against this pool at {known} positions), {} games from {} openings, {} at a time; {}",
         args.db.display(),
         results.analysed().len(),
         args.games,
-        job.openings.len(),
+        job.run.openings().len(),
         args.concurrency.max(1),
         job.policy.describe(),
     );
-    for (spec, id) in job.pool.members().iter().zip(&opponent_ids) {
+    for (spec, id) in job.run.pool().members().iter().zip(&opponent_ids) {
         crate::tell!(
             "opponent {id} (weight {}): {}{}",
             spec.weight,
@@ -296,9 +287,7 @@ pub fn run(args: &Args) -> Result<()> {
             }
         );
     }
-    let key_positions = KeyPositions::of_openings(&job.openings);
-    let threshold = args.stop_when_settled.unwrap_or(DEFAULT_SETTLED);
-    let mut tally = Tally::new(args.games, job.pool.members().len());
+    let mut tally = Tally::new(args.games, opponent_ids.clone());
     let policy = UpToPly {
         policy: &job.policy,
         max_ply: job.book_max_ply,
@@ -320,10 +309,10 @@ pub fn run(args: &Args) -> Result<()> {
             results.add(&counts);
         }
         tally.add(&finished, !counts.is_empty(), &settled_note);
-        if tally.games.is_multiple_of(key_positions.check_every()) {
-            let count = key_positions.settled(&job.policy, threshold);
+        if job.run.check_due(tally.games) {
+            let count = job.run.settled(&job.policy);
             settled_note = count.to_string();
-            if args.stop_when_settled.is_some() && count.all() {
+            if job.run.stops(&count) {
                 crate::tell!(
                     "every key position is settled after {} games: stopping (--learn-stop-when-settled)",
                     tally.games
@@ -338,7 +327,7 @@ pub fn run(args: &Args) -> Result<()> {
     if let Some(line) = tally.distinct_note() {
         crate::say!("{line}");
     }
-    print_key_positions(&results, &job.policy, &key_positions, args, threshold);
+    print_key_positions(&results, &job.policy, &job.run, args);
     Ok(())
 }
 
@@ -351,12 +340,13 @@ const KEY_POSITIONS_SHOWN: usize = 5;
 fn print_key_positions(
     results: &ResultsBook,
     policy: &LearningPolicy,
-    key_positions: &KeyPositions,
+    run: &LearningRun,
     args: &Args,
-    threshold: f64,
 ) {
-    let count = key_positions.settled(policy, threshold);
-    let mut rows: Vec<(Position, stera_games::Settled)> = key_positions
+    let threshold = run.settled_at();
+    let count = run.settled(policy);
+    let mut rows: Vec<(Position, stera_games::Settled)> = run
+        .key_positions()
         .positions()
         .iter()
         .flat_map(|p| [Some(p.clone()), policy.most_played_reply(p)])
@@ -452,6 +442,7 @@ fn intern_pool(
                     .with_context(|| format!("starting opponent `{}`", spec.text))?
                     .identity()
             };
+            spec.check_engine_id(&engine_identity)?;
             let identity = spec.identity(&engine_identity);
             store.intern_opponent(&identity).with_context(|| {
                 format!(
@@ -471,8 +462,10 @@ struct Tally {
     counted: u64,
     /// Points and games as Black, as White.
     points: [(f64, u64); 2],
-    /// Games per opponent of the pool.
+    /// Games per opponent of the pool, and each one's number in the store
+    /// (as `stats` and `--opponents` number it).
     per_opponent: Vec<u64>,
+    opponent_ids: Vec<OpponentId>,
     /// A hash of each distinct game (start and moves).
     distinct: HashSet<u64>,
     started: Instant,
@@ -480,14 +473,15 @@ struct Tally {
 }
 
 impl Tally {
-    fn new(total: usize, opponents: usize) -> Self {
+    fn new(total: usize, opponent_ids: Vec<OpponentId>) -> Self {
         let bar = crate::game_threads::games_bar(total);
         Self {
             total,
             games: 0,
             counted: 0,
             points: [(0.0, 0); 2],
-            per_opponent: vec![0; opponents],
+            per_opponent: vec![0; opponent_ids.len()],
+            opponent_ids,
             distinct: HashSet::new(),
             started: Instant::now(),
             bar,
@@ -564,7 +558,8 @@ impl Tally {
             .per_opponent
             .iter()
             .enumerate()
-            .map(|(i, n)| format!("opponent {}: {n}", i + 1))
+            .zip(&self.opponent_ids)
+            .map(|((_, n), id)| format!("opponent {id}: {n}"))
             .collect();
         format!(
             "{} games in {:.0} s: {} ({}). The training score is against the opponents learned against, not the book's strength: measure that with `book-tools match` against an opponent outside the pool.",
@@ -602,7 +597,9 @@ impl BookPolicy for UpToPly<'_> {
     }
 }
 
-/// Game `index` of `job`: the learner's colour alternates, the opening goes round.
+/// Game `index` of `job` as its run plans it, the opponent's engine the
+/// thread's own when it is the book side's, else one the thread starts at its
+/// first game against that opponent.
 fn play_one(
     job: &Job,
     policy: &UpToPly<'_>,
@@ -610,37 +607,24 @@ fn play_one(
     learner_engine: &mut dyn Player,
     opponent_engine: &mut dyn Player,
 ) -> Result<Finished> {
-    let (slot, learner) = crate::game_threads::pair_slot(index, job.openings.len());
-    let opening = &job.openings[slot];
-    // A seed per game of this run and of the store's history, so that a second
-    // run does not replay the first one's draws.
-    let seed = crate::game_threads::game_seed(
-        job.options.seed,
-        job.first_index.wrapping_add(index as u64),
-    );
-    let opponent = job.pool.pick(unit_draw(seed));
-    let spec = &job.pool.members()[opponent];
+    let plan = job.run.plan(index as u64);
+    let spec = &job.run.pool().members()[plan.opponent];
+    let finished = |game| Finished {
+        game,
+        learner: plan.learner,
+        opponent: plan.opponent,
+    };
+    let context = || format!("game {}", index + 1);
     if spec.same_engine(&job.engine) {
-        let game = play_against(
-            job,
-            policy,
-            spec,
-            learner_engine,
-            opponent_engine,
-            opening,
-            learner,
-            seed,
-            index,
-        )?;
-        return Ok(Finished {
-            game,
-            learner,
-            opponent,
-        });
+        let game = job
+            .run
+            .play(&plan, policy, learner_engine, opponent_engine)
+            .with_context(context)?;
+        return Ok(finished(game));
     }
     OPPONENT_ENGINES.with(|engines| {
         let mut engines = engines.borrow_mut();
-        let engine = match engines.entry(opponent) {
+        let engine = match engines.entry(plan.opponent) {
             std::collections::hash_map::Entry::Occupied(o) => o.into_mut(),
             std::collections::hash_map::Entry::Vacant(v) => v.insert(
                 spec.engine
@@ -648,60 +632,12 @@ fn play_one(
                     .with_context(|| format!("starting opponent `{}`", spec.text))?,
             ),
         };
-        let game = play_against(
-            job,
-            policy,
-            spec,
-            learner_engine,
-            engine.as_mut(),
-            opening,
-            learner,
-            seed,
-            index,
-        )?;
-        Ok(Finished {
-            game,
-            learner,
-            opponent,
-        })
+        let game = job
+            .run
+            .play(&plan, policy, learner_engine, engine.as_mut())
+            .with_context(context)?;
+        Ok(finished(game))
     })
-}
-
-/// One game of the learner (its engine at the book side's budget) against
-/// `spec` played by `opponent_engine` at the opponent's budget.
-#[allow(clippy::too_many_arguments)]
-fn play_against(
-    job: &Job,
-    policy: &UpToPly<'_>,
-    spec: &OpponentSpec,
-    learner_engine: &mut dyn Player,
-    opponent_engine: &mut dyn Player,
-    opening: &Opening,
-    learner: Color,
-    seed: u64,
-    index: usize,
-) -> Result<Game> {
-    let learning = Side {
-        player: learner_engine,
-        book: Some(policy),
-    };
-    let opponent = Side {
-        player: opponent_engine,
-        book: None,
-    };
-    crate::game_threads::play_with_budgets(
-        opening,
-        [
-            (learning, job.options.budget()),
-            (opponent, spec.budget_per_move()),
-        ],
-        learner,
-        &PlayOptions {
-            seed,
-            ..job.options
-        },
-        index,
-    )
 }
 
 /// `--learn-concurrency`, `match --concurrency`: 1 to 256 game threads (each runs two engines).
@@ -710,10 +646,4 @@ pub(crate) fn parse_concurrency(text: &str) -> std::result::Result<usize, String
         Ok(n) if (1..=256).contains(&n) => Ok(n),
         _ => Err(format!("`{text}` is not 1 to 256 game threads")),
     }
-}
-
-/// A number in [0, 1) drawn from `seed` (which opponent plays a game).
-fn unit_draw(seed: u64) -> f64 {
-    use rand::{Rng, SeedableRng};
-    rand::rngs::StdRng::seed_from_u64(seed ^ 0x0990_5E1E_C7ED).random::<f64>()
 }

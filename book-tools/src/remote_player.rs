@@ -1,19 +1,20 @@
-//! A [`Player`] whose moves a running coordinator's workers search (rpc Search):
+//! A player whose moves a running coordinator's workers search (rpc Search):
 //! `book-tools match --coordinator` plays its games here and the cluster's
 //! engines think, so a match of thousands of games takes the cluster's time, not
 //! this machine's.
 //!
-//! The game stays here: every request carries the start position and all moves
-//! played, so any worker can answer any move and a worker lost mid-game costs
-//! one search, not the game.
+//! The game stays here ([`stera_games::SearchPlayer`], the same player the
+//! coordinator's learning games use): every request carries the start position
+//! and all moves played, so any worker can answer any move and a worker lost
+//! mid-game costs one search, not the game.
 
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
-use stera_engine::{EvalError, Limits, Player, PlayerMove};
+use stera_games::search_player::{MoveSearch, SearchAnswer, SearchQuery};
+use stera_games::{Route, SearchPlayer};
 use stera_proto::v1::SearchRequest;
 use stera_proto::v1::coordinator_client::CoordinatorClient;
-use stera_rules::Position;
 use tonic::transport::Channel;
 
 /// Where the coordinator is and how to reach it (the flags of `match`).
@@ -55,77 +56,73 @@ impl Cluster {
     }
 }
 
-/// One side's engine in the cluster: its own connection and runtime, so that
-/// game threads never wait on each other.
-pub struct RemotePlayer {
+/// The searches of one side's engine in the cluster: its own connection and
+/// runtime, so that game threads never wait on each other.
+pub struct RemoteSearch {
     runtime: tokio::runtime::Runtime,
     client: CoordinatorClient<Channel>,
     token: Option<String>,
     url: String,
-    /// The engine the last answering worker reported.
+    /// The engine the workers connected at the start reported, before any answer.
     engine: Option<String>,
     /// Whether the user was told that searches wait (once per player).
     told_waiting: bool,
 }
 
+/// One side's engine in the cluster: the one search player over gRPC.
+pub type RemotePlayer = SearchPlayer<RemoteSearch>;
+
 /// A search unanswered this long is told about: a coordinator without workers
 /// queues searches silently, and a match would look hung.
 const WAIT_NOTE_AFTER: std::time::Duration = std::time::Duration::from_secs(10);
 
-impl RemotePlayer {
-    /// Connects to the coordinator of `cluster`.
-    ///
-    /// # Errors
-    /// No coordinator URL, an unreadable token or CA file, no connection.
-    pub fn connect(cluster: &Cluster) -> Result<Self> {
-        let url = cluster.url()?.context("no --coordinator given")?;
-        let token = stera_proto::token::read_token(cluster.token_file.as_deref())?;
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .context("cannot start the async runtime")?;
-        let mut client =
-            runtime.block_on(crate::remote::connect_to(&url, cluster.tls_ca.as_deref()))?;
-        // The engine is named before the first move (the match's header) by
-        // the workers connected now; the first answer names it for good.
-        let engine =
-            crate::remote::with_token(token.as_deref(), stera_proto::v1::StatusRequest::default())
-                .ok()
-                .and_then(|request| runtime.block_on(client.status(request)).ok())
-                .and_then(|reply| workers_engine(&reply.into_inner()));
-        Ok(Self {
-            runtime,
-            client,
-            token,
-            url,
-            engine,
-            told_waiting: false,
-        })
-    }
-
-    fn failure(&self, reason: String) -> EvalError {
-        EvalError::Engine {
-            engine: self.identity(),
-            reason,
-        }
-    }
+/// Connects to the coordinator of `cluster`: a player whose searches any of
+/// its workers answers.
+///
+/// # Errors
+/// No coordinator URL, an unreadable token or CA file, no connection.
+pub fn connect(cluster: &Cluster) -> Result<RemotePlayer> {
+    let url = cluster.url()?.context("no --coordinator given")?;
+    let token = stera_proto::token::read_token(cluster.token_file.as_deref())?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    let mut client =
+        runtime.block_on(crate::remote::connect_to(&url, cluster.tls_ca.as_deref()))?;
+    // The engine is named before the first move (the match's header) by
+    // the workers connected now; the first answer names it for good.
+    let engine =
+        crate::remote::with_token(token.as_deref(), stera_proto::v1::StatusRequest::default())
+            .ok()
+            .and_then(|request| runtime.block_on(client.status(request)).ok())
+            .and_then(|reply| workers_engine(&reply.into_inner()));
+    Ok(SearchPlayer::new(RemoteSearch {
+        runtime,
+        client,
+        token,
+        url,
+        engine,
+        told_waiting: false,
+    }))
 }
 
-impl Player for RemotePlayer {
-    fn new_game(&mut self) -> Result<(), EvalError> {
-        // Every search starts a fresh game on its worker.
-        Ok(())
-    }
-
-    fn play(&mut self, position: &Position, limits: &Limits) -> Result<PlayerMove, EvalError> {
-        let (start, moves) = stera_engine::player::history(position);
+impl MoveSearch for RemoteSearch {
+    fn search(&mut self, query: &SearchQuery<'_>) -> Result<SearchAnswer, String> {
+        let (engine, book_engine) = match query.route {
+            Route::Any => (String::new(), false),
+            Route::Thinkers => (String::new(), true),
+            Route::Engine(text) => (text.clone(), false),
+        };
         let message = SearchRequest {
-            start_sfen: start.to_sfen(),
-            moves: moves.iter().map(ToString::to_string).collect(),
-            limits: Some(stera_service::convert::limits_to_proto(limits)),
+            start_sfen: query.start.to_sfen(),
+            moves: query.moves.iter().map(ToString::to_string).collect(),
+            limits: Some(stera_service::convert::limits_to_proto(query.limits)),
+            engine,
+            book_engine,
         };
         let request = crate::remote::with_token(self.token.as_deref(), message)
-            .map_err(|e| self.failure(format!("{e:#}")))?;
+            .map_err(|e| format!("{e:#}"))?;
         let Self {
             runtime,
             client,
@@ -152,38 +149,33 @@ impl Player for RemotePlayer {
                 search.await
             })
             .map_err(|s| {
-                self.failure(format!(
+                format!(
                     "the coordinator refused the search ({:?}): {}",
                     s.code(),
                     s.message()
-                ))
+                )
             })?
             .into_inner();
         self.engine = Some(reply.engine.clone());
-        match reply.usi.as_str() {
-            "resign" => Ok(PlayerMove::Resign),
-            "win" => Ok(PlayerMove::Win),
-            usi => {
-                // The coordinator checked the move; a client trusts no one.
-                let mv = position.parse_move(usi).map_err(|e| {
-                    self.failure(format!("the cluster answered `{usi}`, not legal here: {e}"))
-                })?;
-                Ok(PlayerMove::Move {
-                    mv,
-                    score: reply.has_score.then_some(reply.score),
-                })
-            }
-        }
+        Ok(SearchAnswer {
+            usi: reply.usi,
+            score: reply.has_score.then_some(reply.score),
+            engine: reply.engine,
+        })
     }
 
-    fn identity(&self) -> String {
+    fn describe(&self) -> String {
         match &self.engine {
-            Some(engine) => format!("{engine} (on the workers of {})", self.url),
+            Some(engine) => self.name_engine(engine),
             None => format!(
                 "the engine of the workers of {} (none connected yet)",
                 self.url
             ),
         }
+    }
+
+    fn name_engine(&self, engine: &str) -> String {
+        format!("{engine} (on the workers of {})", self.url)
     }
 }
 

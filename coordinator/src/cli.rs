@@ -331,6 +331,11 @@ pub(crate) fn dispatch_config(
             } else {
                 0.0
             },
+            opponent_engines: if args.learn.learn_games > 0 {
+                args.learn.opponent_engines()
+            } else {
+                Vec::new()
+            },
         },
         allow_mixed_engines: args.allow_mixed_engines,
         lease_secret,

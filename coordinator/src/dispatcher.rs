@@ -66,12 +66,15 @@ pub struct DispatchConfig {
 }
 
 /// What the dispatcher needs of the learning flags.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct LearnConfig {
     /// Learning games this run counts before it ends (0: none).
     pub games: u64,
     /// Share of the think jobs given to queued exits of learning games.
     pub grow_share: f64,
+    /// The engines learning opponents name (`--engine-id`): their workers
+    /// answer searches only.
+    pub opponent_engines: Vec<String>,
 }
 
 pub struct Dispatcher<S: NodeStore> {
@@ -112,7 +115,8 @@ impl<S: NodeStore> Dispatcher<S> {
             &config.limits,
             config.allow_mixed_engines,
         )
-        .thinking_nothing(config.think_limit == Some(0));
+        .thinking_nothing(config.think_limit == Some(0))
+        .with_opponent_engines(config.learn.opponent_engines.clone());
         let (limits, think_limit) = (config.limits, config.think_limit);
         let kinds = Kinds::new(
             live,
@@ -466,6 +470,21 @@ impl<S: NodeStore> Dispatcher<S> {
         // to another stream with a free slot rather than to the same one again,
         // so a position that fails gets a second worker's opinion (blame.rs).
         let mut wanting = self.leases.free_slots_after(self.last_served);
+        let now = Instant::now();
+        let deadline_ms = unix_ms(SystemTime::now() + self.leases.lease_time());
+        // Searches first (a game waits on each), each to a worker that may
+        // answer it; a learning opponent's worker takes nothing else.
+        for (stream, free) in &mut wanting {
+            let (engine, thinks) = self.workers.engine_of(*stream);
+            let searches = self.kinds.search.tickets_for(*free, engine, thinks);
+            for ticket in searches {
+                self.grant(*stream, Ticket::Search(ticket), now, deadline_ms);
+                *free -= 1;
+            }
+            if !thinks {
+                *free = 0;
+            }
+        }
         let free: usize = wanting.iter().map(|(_, n)| n).sum();
         if free == 0 {
             return;
@@ -474,8 +493,6 @@ impl<S: NodeStore> Dispatcher<S> {
         if tickets.is_empty() {
             return;
         }
-        let now = Instant::now();
-        let deadline_ms = unix_ms(SystemTime::now() + self.leases.lease_time());
         let mut tickets = tickets.into_iter();
         // Round robin so one stream does not starve the others.
         'outer: loop {
@@ -487,19 +504,7 @@ impl<S: NodeStore> Dispatcher<S> {
                 let Some(ticket) = tickets.next() else {
                     break 'outer;
                 };
-                let binding = match &ticket {
-                    Ticket::Think(leaf) => Binding::Think(leaf.key),
-                    Ticket::Play(_) | Ticket::Search(_) => Binding::ThisRun,
-                };
-                let mut id = self.lease_ids.next(binding);
-                while self.leases.knows(id) {
-                    // Sequence numbers wrap after 2^32 leases.
-                    id = self.lease_ids.next(binding);
-                }
-                self.leases.grant_as(*stream, ticket.clone(), now, id);
-                let job = self.kinds.job(id, &ticket, deadline_ms);
-                self.workers.send(*stream, Msg::Job(job));
-                self.last_served = *stream;
+                self.grant(*stream, ticket, now, deadline_ms);
                 *free -= 1;
                 gave = true;
             }
@@ -511,6 +516,23 @@ impl<S: NodeStore> Dispatcher<S> {
             // More tickets than free slots cannot happen, but never leak in-flight marks.
             self.kinds.put_back(&ticket);
         }
+    }
+
+    /// Leases `ticket` to `stream` under a new lease id and sends its job.
+    fn grant(&mut self, stream: StreamId, ticket: Ticket, now: Instant, deadline_ms: u64) {
+        let binding = match &ticket {
+            Ticket::Think(leaf) => Binding::Think(leaf.key),
+            Ticket::Play(_) | Ticket::Search(_) => Binding::ThisRun,
+        };
+        let mut id = self.lease_ids.next(binding);
+        while self.leases.knows(id) {
+            // Sequence numbers wrap after 2^32 leases.
+            id = self.lease_ids.next(binding);
+        }
+        self.leases.grant_as(stream, ticket.clone(), now, id);
+        let job = self.kinds.job(id, &ticket, deadline_ms);
+        self.workers.send(stream, Msg::Job(job));
+        self.last_served = stream;
     }
 }
 

@@ -305,20 +305,15 @@ impl<S: NodeStore> Kinds<S> {
         }
     }
 
-    /// What to hand out for `free` slots with `in_flight` leases out: clients'
-    /// searches first (a game waits on each), then games by their share of the
-    /// slot time, leaves for the rest; with a games target, slots thinking
-    /// cannot use (its limit reached, nothing to select) play too. With
-    /// `writable` false (the store's disk is full) only searches go out: they
+    /// What to hand out for `free` slots with `in_flight` leases out, once the
+    /// dispatcher gave searches their workers (a game waits on each, and each
+    /// goes to a worker of its route): games by their share of the slot time,
+    /// leaves for the rest; with a games target, slots thinking cannot use
+    /// (its limit reached, nothing to select) play too. With `writable` false
+    /// (the store's disk is full) nothing goes out here: only searches, which
     /// store nothing.
     pub(crate) fn plan(&mut self, free: usize, in_flight: usize, writable: bool) -> Vec<Ticket> {
-        let mut tickets: Vec<Ticket> = self
-            .search
-            .tickets(free)
-            .into_iter()
-            .map(Ticket::Search)
-            .collect();
-        let free = free - tickets.len();
+        let mut tickets = Vec::new();
         if free == 0 || !writable {
             return tickets;
         }

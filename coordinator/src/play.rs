@@ -7,7 +7,8 @@
 //!
 //! Openings come from an analysed snapshot of the book ([`AnalysedBook`]: the same
 //! values the export writes), rebuilt on a thread of its own when the live book has
-//! grown by [`PlaySettings::refresh_growth`], so the dispatcher never waits for an
+//! grown enough ([`stera_games::learning_run::book_grew_enough`], the rule
+//! learning reads a growing book by too), so the dispatcher never waits for an
 //! analysis. Results count against the live book.
 //!
 //! Like [`crate::think`], this module never sees a stream or a lease table.
@@ -41,8 +42,6 @@ pub struct PlaySettings {
     pub rules: GameRules,
     /// Softmax temperature (centipawns) of the opening sampling.
     pub temperature: f64,
-    /// The opening snapshot is rebuilt once the book has grown by this fraction.
-    pub refresh_growth: f64,
     /// Counted games are appended here (one USI line each), if set: opened at
     /// start (`--out-games`), so the file stays the one checked then.
     pub games_out: Option<std::sync::Arc<stera_book::store_path::BoundOutput>>,
@@ -58,7 +57,6 @@ impl Default for PlaySettings {
             limits: Limits::default(),
             rules: GameRules::default(),
             temperature: stera_games::book::DEFAULT_TEMPERATURE,
-            refresh_growth: 0.1,
             games_out: None,
             seed: stera_games::DEFAULT_PLAY_SEED,
         }
@@ -260,7 +258,7 @@ impl PlayJobs {
             }
         }
         let due = self.snapshot_len.is_none_or(|len| {
-            book.len() as f64 >= (len as f64) * (1.0 + self.settings.refresh_growth) + 1.0
+            stera_games::learning_run::book_grew_enough(len as u64, book.len() as u64)
         });
         if !due || self.building.is_some() {
             return;
@@ -570,7 +568,6 @@ impl PlayArgs {
             },
             rules,
             temperature: self.play_temperature,
-            refresh_growth: 0.1,
             // Bound at start, once the store directory exists (`lib.rs`).
             games_out: None,
             seed: self.play_seed,

@@ -11,6 +11,7 @@
 use std::collections::{HashMap, VecDeque};
 use std::time::Instant;
 
+use stera_games::Route;
 use stera_proto::v1::{Job, Limits, SearchJob, SearchReply, SearchRequest, SearchResult, job};
 use stera_rules::Position;
 use tokio::sync::oneshot;
@@ -30,6 +31,21 @@ pub struct SearchTicket {
     start_sfen: String,
     moves: Vec<String>,
     limits: Limits,
+    /// Which workers may answer.
+    route: Route,
+}
+
+/// Who may answer `request`: a worker of its engine, one that thinks for the
+/// book, or any.
+#[must_use]
+pub fn route_of(request: &SearchRequest) -> Route {
+    if !request.engine.is_empty() {
+        Route::Engine(request.engine.clone())
+    } else if request.book_engine {
+        Route::Thinkers
+    } else {
+        Route::Any
+    }
 }
 
 impl std::fmt::Display for SearchTicket {
@@ -105,6 +121,7 @@ impl SearchJobs {
         };
         let id = self.next_id;
         self.next_id += 1;
+        let route = route_of(&request);
         self.waiting.insert(
             id,
             Waiter {
@@ -118,6 +135,7 @@ impl SearchJobs {
             start_sfen: request.start_sfen,
             moves: request.moves,
             limits,
+            route,
         });
     }
 
@@ -148,22 +166,33 @@ impl SearchJobs {
         self.waiting.len()
     }
 
-    /// Up to `n` searches to hand out, oldest first; searches whose client gave
-    /// up are dropped on the way.
-    pub fn tickets(&mut self, n: usize) -> Vec<SearchTicket> {
+    /// Up to `n` searches a worker of `engine` (which thinks for the book
+    /// when `thinks`) may answer, oldest first; the others keep their place.
+    /// Searches whose client gave up are dropped on the way.
+    pub fn tickets_for(&mut self, n: usize, engine: &str, thinks: bool) -> Vec<SearchTicket> {
         let mut out = Vec::new();
-        while out.len() < n {
-            let Some(ticket) = self.queue.pop_front() else {
-                break;
-            };
-            if self.wanted(ticket.id) {
+        if n == 0 || self.queue.is_empty() {
+            return out;
+        }
+        let mut kept = VecDeque::with_capacity(self.queue.len());
+        while let Some(ticket) = self.queue.pop_front() {
+            if !self.wanted(ticket.id) {
+                self.waiting.remove(&ticket.id);
+            } else if out.len() < n && ticket.route.admits(engine, thinks) {
                 out.push(ticket);
             } else {
-                self.waiting.remove(&ticket.id);
+                kept.push_back(ticket);
             }
         }
+        self.queue = kept;
         self.in_flight += out.len();
         out
+    }
+
+    /// Up to `n` searches any worker may answer (tests).
+    #[cfg(test)]
+    pub fn tickets(&mut self, n: usize) -> Vec<SearchTicket> {
+        self.tickets_for(n, "", true)
     }
 
     fn wanted(&self, id: u64) -> bool {
@@ -281,6 +310,7 @@ mod tests {
             start_sfen: stera_rules::STARTPOS_SFEN.into(),
             moves: moves.iter().map(|m| (*m).to_owned()).collect(),
             limits: None,
+            ..SearchRequest::default()
         }
     }
 
@@ -404,5 +434,51 @@ mod tests {
         drop(rx3);
         jobs.put_back(&t3, false, "disconnected");
         assert_eq!(jobs.queued(), 0);
+    }
+
+    #[test]
+    fn a_routed_search_waits_for_a_worker_of_its_engine_and_keeps_its_place() {
+        let mut jobs = SearchJobs::new(limits());
+        let (tx1, _rx1) = oneshot::channel();
+        let (tx2, _rx2) = oneshot::channel();
+        let (tx3, _rx3) = oneshot::channel();
+        let now = Instant::now();
+        let fairy = SearchRequest {
+            engine: "Fairy-Stockfish".into(),
+            ..request(&[])
+        };
+        let book = SearchRequest {
+            book_engine: true,
+            ..request(&["7g7f"])
+        };
+        jobs.submit(fairy, tx1, now);
+        jobs.submit(book, tx2, now);
+        jobs.submit(request(&["2g2f"]), tx3, now);
+        // An opponent's worker (it does not think for the book) takes its
+        // engine's search only, not even an unrouted one.
+        let for_fairy = jobs.tickets_for(4, "Fairy-Stockfish 14 [UCI_Variant=shogi]", false);
+        assert_eq!(for_fairy.len(), 1);
+        assert_eq!(for_fairy[0].moves, Vec::<String>::new());
+        // A builtin thinker takes the book side's and the unrouted one, in order.
+        let for_builtin = jobs.tickets_for(4, "stera-builtin 0.1.0 (hce)", true);
+        assert_eq!(for_builtin.len(), 2);
+        assert_eq!(for_builtin[0].moves, vec!["7g7f".to_owned()]);
+        assert_eq!(for_builtin[1].moves, vec!["2g2f".to_owned()]);
+        assert_eq!(jobs.queued(), 0);
+        // With no worker of its engine a search stays queued.
+        let (tx4, _rx4) = oneshot::channel();
+        jobs.submit(
+            SearchRequest {
+                engine: "gpsusi".into(),
+                ..request(&[])
+            },
+            tx4,
+            now,
+        );
+        assert!(
+            jobs.tickets_for(4, "stera-builtin 0.1.0 (hce)", true)
+                .is_empty()
+        );
+        assert_eq!(jobs.queued(), 1);
     }
 }

@@ -20,6 +20,15 @@ use stera_service::convert::limits_from_proto;
 
 use crate::leases::StreamId;
 
+/// How a worker is admitted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Admission {
+    /// It thinks for the store (and plays, and answers any search).
+    Thinker,
+    /// It answers the searches of a learning opponent of its engine only.
+    Opponent,
+}
+
 /// The flag that lets another engine or budget think for the store.
 pub(crate) const ALLOW_FLAG: &str = "--allow-mixed-engines";
 
@@ -40,6 +49,10 @@ pub(crate) struct Thinkers {
     thinks_nothing: bool,
     /// The thinker of each open stream.
     by_stream: HashMap<StreamId, String>,
+    /// Engines learning opponents name (`--learn-opponent "--engine-id ..."`):
+    /// a worker of such an engine that does not think for the store is
+    /// admitted to answer searches only.
+    opponent_engines: Vec<String>,
 }
 
 /// The budget the coordinator's think limits set, `None` when they set nothing
@@ -103,7 +116,15 @@ impl Thinkers {
             allow_mixed,
             thinks_nothing: false,
             by_stream: HashMap::new(),
+            opponent_engines: Vec::new(),
         }
+    }
+
+    /// Workers whose engine contains one of `engines` and that do not think
+    /// for the store are admitted as opponents: they answer searches only.
+    pub(crate) fn with_opponent_engines(mut self, engines: Vec<String>) -> Self {
+        self.opponent_engines = engines;
+        self
     }
 
     /// The same, for a run that thinks nothing when `yes`: it admits workers of
@@ -134,12 +155,28 @@ impl Thinkers {
             .then(|| (thinker::budget_text(&own), thinker::budget_text(&run)))
     }
 
-    /// Admits the worker of `stream` that said `hello`, or says why it is refused.
-    pub(crate) fn admit(&mut self, stream: StreamId, hello: &Hello) -> Result<(), String> {
+    /// Admits the worker of `stream` that said `hello`, or says why it is
+    /// refused: [`Admission::Thinker`], or [`Admission::Opponent`] for a
+    /// worker of a learning opponent's engine that does not think for the
+    /// store (it answers searches only, and nothing it says is stored).
+    pub(crate) fn admit(&mut self, stream: StreamId, hello: &Hello) -> Result<Admission, String> {
         let identity = self.of_worker(hello);
         let worker = Thinker::parse(&identity);
         let known: Vec<Thinker<'_>> = self.known.iter().map(|k| Thinker::parse(k)).collect();
-        let agrees = known.is_empty() || thinker::agrees_with_any(&known, &worker);
+        let agrees = !known.is_empty() && thinker::agrees_with_any(&known, &worker);
+        let opponent = self
+            .opponent_engines
+            .iter()
+            .any(|e| hello.engine.contains(e.as_str()));
+        if opponent && !agrees {
+            tracing::info!(
+                worker = %hello.worker_id,
+                engine = %hello.engine,
+                "a worker of a learning opponent's engine: it answers that opponent's searches only"
+            );
+            return Ok(Admission::Opponent);
+        }
+        let agrees = agrees || known.is_empty();
         if !agrees {
             if !self.allow_mixed {
                 return Err(self.refusal(&hello.worker_id, &worker));
@@ -158,7 +195,7 @@ impl Thinkers {
             self.known.push(identity.clone());
         }
         self.by_stream.insert(stream, identity);
-        Ok(())
+        Ok(Admission::Thinker)
     }
 
     /// Why `worker` (of `worker_id`) is refused: its engine and budget, the

@@ -18,7 +18,7 @@ use crate::handle::StreamTx;
 use crate::leases::{LeaseId, StreamId};
 use crate::observe;
 use crate::registry::{Registry, RejectReason, WorkerEntry};
-use crate::thinkers::Thinkers;
+use crate::thinkers::{Admission, Thinkers};
 
 /// Why searches are refused and workers drained at shutdown.
 pub(crate) const SHUTTING_DOWN: &str = "the coordinator is shutting down";
@@ -38,6 +38,9 @@ pub(crate) struct Workers {
     registry: Arc<Registry>,
     /// Sent in Welcome.
     welcome: Welcome,
+    /// Each open stream's engine (as said at Hello) and whether it thinks for
+    /// the store (else it answers a learning opponent's searches only).
+    engines: HashMap<StreamId, (String, bool)>,
 }
 
 impl Workers {
@@ -63,7 +66,17 @@ impl Workers {
                 heartbeat_ms: millis(heartbeat),
                 draining: false,
             },
+            engines: HashMap::new(),
         }
+    }
+
+    /// The engine of `stream` and whether it thinks for the store: which
+    /// searches it may answer ([`stera_games::Route::admits`]) and whether
+    /// think and play jobs go to it.
+    pub(crate) fn engine_of(&self, stream: StreamId) -> (&str, bool) {
+        self.engines
+            .get(&stream)
+            .map_or(("", false), |(engine, thinks)| (engine.as_str(), *thinks))
     }
 
     /// The results of open streams: a refused worker's stream is closed at
@@ -108,11 +121,18 @@ impl Workers {
             ))));
             return false;
         }
-        if let Err(why) = self.thinkers.admit(stream, hello) {
-            observe::mixed_engine_refused(&self.registry, stream, &hello.worker_id, &why);
-            let _ = tx.send(Err(Status::failed_precondition(why)));
-            return false;
-        }
+        let admission = match self.thinkers.admit(stream, hello) {
+            Ok(admission) => admission,
+            Err(why) => {
+                observe::mixed_engine_refused(&self.registry, stream, &hello.worker_id, &why);
+                let _ = tx.send(Err(Status::failed_precondition(why)));
+                return false;
+            }
+        };
+        self.engines.insert(
+            stream,
+            (hello.engine.clone(), admission == Admission::Thinker),
+        );
         observe::connected(stream, hello);
         if let Some((own, run)) = self.thinkers.overridden_budget(hello) {
             observe::budget_overridden(stream, &hello.worker_id, &own, &run);
@@ -153,6 +173,7 @@ impl Workers {
     /// [`Workers::gave_back`]).
     pub(crate) fn disconnect(&mut self, stream: StreamId) -> usize {
         self.streams.remove(&stream);
+        self.engines.remove(&stream);
         self.blame.disconnect(stream);
         self.thinkers.disconnect(stream);
         self.given_back.remove(&stream).unwrap_or(0)
@@ -189,6 +210,7 @@ impl Workers {
         }
         self.blame.disconnect(stream);
         self.thinkers.disconnect(stream);
+        self.engines.remove(&stream);
         self.given_back.remove(&stream);
         self.registry.workers.remove(&stream);
     }

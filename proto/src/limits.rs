@@ -32,6 +32,8 @@ pub const MAX_REASON_BYTES: usize = 1024;
 pub const MAX_MOVES_PER_RESULT: usize = 600;
 /// Longest USI move text (`7g7f+`, `P*5e`).
 pub const MAX_MOVE_BYTES: usize = 8;
+/// Longest engine text a search may ask for (a part of an engine identity).
+pub const MAX_SEARCH_ENGINE_BYTES: usize = 256;
 /// Largest search depth a result may report per move, and a job may ask for.
 pub const MAX_DEPTH: u32 = 1000;
 /// Longest SFEN a job or a think result may carry, in bytes (a real one is under
@@ -75,11 +77,13 @@ pub enum Field {
     SearchSfen,
     SearchMoves,
     ResultSfen,
+    /// `SearchRequest.engine`.
+    SearchEngine,
 }
 
 impl Field {
     /// Every field, in label order.
-    pub const ALL: [Self; 24] = [
+    pub const ALL: [Self; 25] = [
         Self::HelloWorkerId,
         Self::HelloVersion,
         Self::HelloEngine,
@@ -104,6 +108,7 @@ impl Field {
         Self::SearchSfen,
         Self::SearchMoves,
         Self::ResultSfen,
+        Self::SearchEngine,
     ];
 
     /// The protocol name of the field (`Credit.slots`), also the metric label.
@@ -134,6 +139,7 @@ impl Field {
             Self::SearchSfen => "SearchRequest.start_sfen",
             Self::SearchMoves => "SearchRequest.moves",
             Self::ResultSfen => "JobResult.think.sfen",
+            Self::SearchEngine => "SearchRequest.engine",
         }
     }
 
@@ -314,6 +320,11 @@ pub fn check_job(job: &Job) -> Result<(), Violation> {
 /// The first field out of bounds.
 pub fn check_search_request(request: &SearchRequest) -> Result<(), Violation> {
     too_long(Field::SearchSfen, request.start_sfen.len(), MAX_SFEN_BYTES)?;
+    too_long(
+        Field::SearchEngine,
+        request.engine.len(),
+        MAX_SEARCH_ENGINE_BYTES,
+    )?;
     too_large(Field::SearchMoves, request.moves.len(), MAX_GAME_MOVES)?;
     for m in &request.moves {
         too_long(Field::SearchMoves, m.len(), MAX_MOVE_BYTES)?;

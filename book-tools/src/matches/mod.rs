@@ -44,16 +44,17 @@ use stera_games::book::{
 };
 use stera_games::openings::Opening;
 use stera_games::results_book::DEFAULT_PRIOR_GAMES;
+use stera_games::schedule;
 use stera_games::stats::Sprt;
 use stera_games::{
     AnalysedBook, BookPolicy, BookSource, Budget, DEFAULT_PLY_LIMIT, Game, MoveRule, PlayOptions,
-    ResultsBook, RuledBook, Side,
+    ResultsBook, RuledBook,
 };
 use stera_rules::Color;
 use stera_service::export::MAX_LEAF_DISCOUNT;
 
 use crate::file_book::FileBook;
-use crate::remote_player::{Cluster, RemotePlayer};
+use crate::remote_player::Cluster;
 use coverage::Coverage;
 use report::{Report, Settings};
 use suite::SuiteSource;
@@ -352,7 +353,7 @@ impl Engines {
     fn start_player(&self) -> Result<Box<dyn Player>> {
         match self {
             Self::Local(choice) => Ok(choice.start_player()?),
-            Self::Cluster(cluster) => Ok(Box::new(RemotePlayer::connect(cluster)?)),
+            Self::Cluster(cluster) => Ok(Box::new(crate::remote_player::connect(cluster)?)),
         }
     }
 }
@@ -647,10 +648,10 @@ impl Job {
     /// Game `index`: its opening, the colour of the book under test, its seed.
     fn plan(&self, index: usize) -> (&Opening, Color, u64) {
         let pair = index / 2;
-        let (slot, color) = crate::game_threads::pair_slot(index, self.openings.len());
+        let (slot, color) = schedule::pair_slot(index as u64, self.openings.len());
         let opening = &self.openings[slot];
         // Both games of a pair draw the same numbers.
-        let seed = crate::game_threads::game_seed(self.options.seed, pair as u64);
+        let seed = schedule::game_seed(self.options.seed, pair as u64);
         (opening, color, seed)
     }
 }
@@ -757,28 +758,22 @@ fn play_one(
 ) -> Result<Finished> {
     let (opening, own_color, seed) = job.plan(index);
     let own_book: &dyn BookPolicy = job.own.book.as_ref();
-    let own = Side {
-        player: own_engine,
-        book: Some(own_book),
-    };
-    let other = Side {
-        player: other_engine,
-        book: job
-            .other
-            .as_ref()
-            .map(|o| o.book.as_ref() as &dyn BookPolicy),
-    };
+    let other_book = job
+        .other
+        .as_ref()
+        .map(|o| o.book.as_ref() as &dyn BookPolicy);
     let options = PlayOptions {
         seed,
         ..job.options
     };
-    let game = crate::game_threads::play_with_budgets(
+    let game = schedule::play_as(
         opening,
-        [(own, job.budgets[0]), (other, job.budgets[1])],
+        schedule::seat(own_engine, Some(own_book), job.budgets[0]),
+        schedule::seat(other_engine, other_book, job.budgets[1]),
         own_color,
         &options,
-        index,
-    )?;
+    )
+    .with_context(|| format!("game {}", index + 1))?;
     let coverage = Coverage::of(&game, own_color, &job.own.book)
         .with_context(|| format!("game {}", index + 1))?;
     Ok(Finished {

@@ -588,3 +588,103 @@ fn learning_stops_once_every_key_position_is_settled() {
         "{out}"
     );
 }
+
+/// Every learning counter of a store, all opponents pooled, in key order.
+fn pooled_learning_counts(db: &str) -> Vec<String> {
+    use stera_book::NodeStore;
+    let store = stera_book::SledStore::open_read_only(Path::new(db)).expect("open the store");
+    let ids: Vec<_> = store
+        .opponents()
+        .expect("read the opponents")
+        .iter()
+        .map(|o| o.id)
+        .collect();
+    let counts = stera_book::learning_counts(&store, &ids).expect("read the counters");
+    let mut rows: Vec<String> = counts
+        .iter()
+        .map(|(key, c)| format!("{key:?} {c:?}"))
+        .collect();
+    rows.sort();
+    rows
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("make the copy's directory");
+    for entry in std::fs::read_dir(from).expect("read the store") {
+        let entry = entry.expect("an entry");
+        let target = to.join(entry.file_name());
+        if entry.file_type().expect("its type").is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).expect("copy a file");
+        }
+    }
+}
+
+/// `book-tools learn`: 12 games one at a time from `seed`, the book side at
+/// 60 nodes, against `opponent`.
+fn learn_one_at_a_time(db: &str, seed: &str, opponent: &str) -> String {
+    ok(&[
+        "learn",
+        "--db",
+        db,
+        "--learn-games",
+        "12",
+        "--learn-concurrency",
+        "1",
+        "--learn-seed",
+        seed,
+        "--ply-limit",
+        "40",
+        "--nodes",
+        "60",
+        "--learn-opponent",
+        opponent,
+    ])
+}
+
+/// One learning run, two front ends: `book-tools learn` on this machine and
+/// the coordinator through a worker play the same games from the same seed
+/// (one game at a time, node-limited engines), so they count the same results
+/// at the same positions.
+#[test]
+fn the_same_seed_learns_the_same_games_on_one_machine_and_on_the_cluster() {
+    let dir = tempfile::tempdir().unwrap();
+    let local = single_root_book(dir.path());
+    let cluster = dir.path().join("cluster");
+    copy_dir(Path::new(&local), &cluster);
+    let opponent = "--nodes 80";
+    learn_one_at_a_time(&local, "5", opponent);
+    let (success, log) = coordinator_run(
+        s(&cluster),
+        &[
+            "--local-workers",
+            "1",
+            "--learn-games",
+            "12",
+            "--learn-concurrency",
+            "1",
+            "--learn-seed",
+            "5",
+            "--learn-nodes",
+            "60",
+            "--learn-opponent",
+            opponent,
+            "--ply-limit",
+            "40",
+        ],
+    );
+    assert!(success, "{log}");
+    let (on_one_machine, on_the_cluster) = (
+        pooled_learning_counts(&local),
+        pooled_learning_counts(s(&cluster)),
+    );
+    assert!(!on_one_machine.is_empty());
+    assert_eq!(on_one_machine, on_the_cluster);
+    // Another seed plays other games: the comparison can fail.
+    let fresh = dir.path().join("fresh");
+    std::fs::create_dir_all(&fresh).unwrap();
+    let fresh_db = single_root_book(&fresh);
+    learn_one_at_a_time(&fresh_db, "6", opponent);
+    assert_ne!(pooled_learning_counts(&fresh_db), on_one_machine);
+}

@@ -205,6 +205,85 @@ fn an_external_engine_of_the_workers_is_the_opponent() {
     );
 }
 
+/// The cluster learns against another engine: the book side on the book's
+/// built-in workers, one opponent on a Fairy-Stockfish worker (`--engine-id`),
+/// another on the book's own engine. Until a worker of the opponent's engine
+/// connects the run says so and waits; then both opponents' games count,
+/// each under its own engine.
+#[test]
+fn the_cluster_learns_against_an_engine_of_its_own_workers() {
+    let Some(engine) = crate::engines::real_engine(
+        "fairy-stockfish",
+        "STERA_FAIRY_STOCKFISH",
+        "fairy-stockfish",
+    ) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("book.db");
+    common::synthetic_store(&db, 300, 100);
+    let mut c = Coord::start(
+        &db,
+        "127.0.0.1:0",
+        &[
+            "--think-limit",
+            "0",
+            "--local-workers",
+            "1",
+            "--learn-games",
+            "12",
+            "--learn-nodes",
+            "100",
+            "--learn-opponent",
+            "--engine-id Fairy-Stockfish --depth 1",
+            "--learn-opponent",
+            "--nodes 80",
+            "--ply-limit",
+            "30",
+        ],
+        &[LEARN_LOG],
+    );
+    c.wait_log("learning games wait", Duration::from_secs(90));
+    let mut worker = common::start_worker(
+        &c.url(),
+        &[
+            "--slots",
+            "1",
+            "--engine",
+            "usi",
+            "--engine-cmd",
+            engine.to_str().unwrap(),
+            "--engine-option",
+            "UCI_Variant=shogi",
+        ],
+        &[("RUST_LOG", "info")],
+    );
+    let status = c.wait_exit(Duration::from_secs(300));
+    let _ = worker.kill();
+    let _ = worker.wait();
+    let log = c.log.lock().unwrap().clone();
+    assert!(status.success(), "{log:?}");
+    assert!(!log.iter().any(|l| l.contains("not counted")), "{log:?}");
+    let recorded = recorded_ids(&log).len() as u64;
+    drop(c);
+    let found = opponents(&db);
+    assert_eq!(
+        found.iter().map(|o| o.1).sum::<u64>(),
+        recorded,
+        "{found:?}"
+    );
+    let games_of = |engine: &str, budget: &str| {
+        found
+            .iter()
+            .filter(|(identity, _)| identity.contains(engine) && identity.ends_with(budget))
+            .map(|o| o.1)
+            .sum::<u64>()
+    };
+    assert!(games_of("Fairy-Stockfish", " at depth 1") > 0, "{found:?}");
+    assert!(games_of("stera-builtin", " at 80 nodes") > 0, "{found:?}");
+    assert_eq!(found.len(), 2, "{found:?}");
+}
+
 /// The coordinator's stderr and success with `args` after `--db DB --listen
 /// 127.0.0.1:0`.
 fn refused(db: &Path, args: &[&str]) -> String {
@@ -226,7 +305,7 @@ fn refused(db: &Path, args: &[&str]) -> String {
 }
 
 #[test]
-fn an_opponent_that_names_an_engine_is_refused_on_the_cluster() {
+fn an_opponent_that_names_an_engine_needs_its_engine_id_on_the_cluster() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("book.db");
     common::synthetic_store(&db, 50, 50);
@@ -257,8 +336,9 @@ fn an_opponent_that_names_an_engine_is_refused_on_the_cluster() {
             ],
         );
         assert!(
-            err.contains(&format!("--learn-opponent `{opponent}` gives {given}:"))
-                && err.contains("the workers' engines play"),
+            err.contains(&format!(
+                "opponent `{opponent}`: it gives {given} but no --engine-id"
+            )) && err.contains("the workers' engines play"),
             "{opponent}: {err}"
         );
     }

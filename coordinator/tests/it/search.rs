@@ -25,6 +25,7 @@ fn request(moves: &[&str]) -> SearchRequest {
             depth: 0,
             time_ms: 0,
         }),
+        ..SearchRequest::default()
     }
 }
 

@@ -19,7 +19,13 @@
 //!   opponents are counted under too), and when two thinkers agree.
 //! * [`openings`]: where games start ([`Opening`]), read from openings files and
 //!   position lines by one bounded reader.
-//! * [`play`]: [`play_game`] between two [`stera_engine::Player`]s with books.
+//! * [`play`]: [`play_game`] between two [`stera_engine::Player`]s with books:
+//!   the one game loop every game of the product is played by.
+//! * [`schedule`]: which opening, colour and seed game n of a run gets.
+//! * [`search_player`]: a [`stera_engine::Player`] whose moves the workers
+//!   search ([`SearchPlayer`] over a [`search_player::MoveSearch`] transport).
+//! * [`learning_run`]: one learning run ([`LearningRun`]), what `book-tools
+//!   learn` and the coordinator's learning games decide alike.
 //! * [`stats`]: score, Elo with a 95 % interval, likelihood of superiority.
 //! * [`csa`]: games as CSA text.
 //!
@@ -45,11 +51,14 @@ pub mod csa;
 pub mod declaration;
 pub mod game;
 pub mod games_file;
+pub mod learning_run;
 pub mod openings;
 pub mod opponent;
 pub mod play;
 pub mod referee;
 pub mod results_book;
+pub mod schedule;
+pub mod search_player;
 pub mod stats;
 pub mod thinker;
 
@@ -57,6 +66,7 @@ pub use book::{
     AnalysedBook, BookPolicy, BookSource, Candidate, MoveRule, RuledBook, SoftmaxPolicy,
 };
 pub use game::{Game, GameMove, GameResult, MoveSource, Outcome, Termination};
+pub use learning_run::{GamePlan, LearningRun, LearningSettings};
 pub use openings::{Opening, OpeningsError};
 pub use opponent::{OpponentSpec, Pool};
 pub use play::{Budget, PlayError, PlayOptions, Side, play_game, play_game_with_budgets};
@@ -65,6 +75,7 @@ pub use referee::{
     Verified, Visited, verify,
 };
 pub use results_book::{LearningPolicy, ResultsBook, Settled};
+pub use search_player::{Route, SearchPlayer};
 
 /// The default seed of games' draws (`--play-seed` of the coordinator and of
 /// `book-tools match`, `--learn-seed` of both learners): one default, so that

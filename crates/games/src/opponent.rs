@@ -32,6 +32,10 @@ use thiserror::Error;
 use crate::thinker::BUDGET_SEPARATOR;
 pub use crate::thinker::budget_text;
 
+/// The longest `--engine-id` (as a search's `engine`, stera_proto's
+/// `MAX_SEARCH_ENGINE_BYTES`).
+pub const MAX_ENGINE_ID_BYTES: usize = 256;
+
 /// The default share by which an opponent's node limit is jittered per move.
 pub const DEFAULT_OPPONENT_NODE_JITTER: f64 = crate::play::DEFAULT_NODE_JITTER;
 
@@ -59,6 +63,9 @@ struct OpponentFlags {
     /// Jitter of this opponent's node limit per move.
     #[arg(long, default_value_t = DEFAULT_OPPONENT_NODE_JITTER)]
     node_jitter: f64,
+    /// The engine's identity, or a part of it.
+    #[arg(long)]
+    engine_id: Option<String>,
 }
 
 /// One opponent: an engine, its budget per move, and its weight in a pool.
@@ -72,6 +79,10 @@ pub struct OpponentSpec {
     pub weight: f64,
     /// Jitter of its node limit per move (0 with a depth or time limit only).
     pub node_jitter: f64,
+    /// The engine's identity or a part of it (`--engine-id`): on the cluster
+    /// the workers whose engine says it play this opponent; on one machine the
+    /// started engine must say it.
+    pub engine_id: Option<String>,
     /// The description as given.
     pub text: String,
     /// The engine flags the description gives (`--engine-cmd`...), in the
@@ -148,11 +159,19 @@ impl OpponentSpec {
         } else {
             0.0
         };
+        if let Some(id) = &flags.engine_id
+            && (id.trim().is_empty() || id.len() > MAX_ENGINE_ID_BYTES)
+        {
+            return Err(error(format!(
+                "--engine-id must be 1 to {MAX_ENGINE_ID_BYTES} bytes of an engine's identity"
+            )));
+        }
         Ok(Self {
             engine: flags.engine,
             limits,
             weight: flags.weight,
             node_jitter,
+            engine_id: flags.engine_id,
             text: text.trim().to_owned(),
             engine_flags,
         })
@@ -171,8 +190,64 @@ impl OpponentSpec {
             },
             limits,
             weight: 1.0,
+            engine_id: None,
             text,
             engine_flags: Vec::new(),
+        }
+    }
+
+    /// Who plays this opponent's moves on the cluster: the workers of its
+    /// `--engine-id`, or without one and without engine flags the workers
+    /// that think for the book (the book's own engine).
+    ///
+    /// ```
+    /// use stera_games::opponent::OpponentSpec;
+    /// use stera_games::Route;
+    /// let fairy = OpponentSpec::parse("--engine-id Fairy-Stockfish --nodes 20000").unwrap();
+    /// assert_eq!(fairy.route().unwrap(), Route::Engine("Fairy-Stockfish".into()));
+    /// let own = OpponentSpec::parse("--nodes 500").unwrap();
+    /// assert_eq!(own.route().unwrap(), Route::Thinkers);
+    /// // Engine flags alone name no worker.
+    /// assert!(OpponentSpec::parse("--engine usi --engine-cmd fs --nodes 9").unwrap().route().is_err());
+    /// ```
+    ///
+    /// # Errors
+    /// Engine flags without `--engine-id`: the coordinator starts no engine,
+    /// so it cannot tell which workers run them.
+    pub fn route(&self) -> Result<crate::Route, OpponentError> {
+        match &self.engine_id {
+            Some(id) => Ok(crate::Route::Engine(id.clone())),
+            None if !self.names_engine() => Ok(crate::Route::Thinkers),
+            None => Err(OpponentError {
+                spec: stera_rules::excerpt(&self.text),
+                reason: format!(
+                    "it gives {} but no --engine-id: on the cluster the workers' engines play, so name the opponent's engine as its workers report it (`book-tools remote status` lists them), e.g. --engine-id Fairy-Stockfish",
+                    if self.engine_flags.is_empty() {
+                        "an engine".to_owned()
+                    } else {
+                        self.engine_flags.join(", ")
+                    }
+                ),
+            }),
+        }
+    }
+
+    /// Checks that `engine_identity`, the identity of the engine started for
+    /// this opponent, says its `--engine-id`.
+    ///
+    /// # Errors
+    /// It does not.
+    pub fn check_engine_id(&self, engine_identity: &str) -> Result<(), OpponentError> {
+        match &self.engine_id {
+            Some(id) if !engine_identity.contains(id.as_str()) => Err(OpponentError {
+                spec: stera_rules::excerpt(&self.text),
+                reason: format!(
+                    "its engine says it is `{}`, which does not contain --engine-id `{}`",
+                    stera_rules::excerpt(engine_identity),
+                    stera_rules::excerpt(id)
+                ),
+            }),
+            _ => Ok(()),
         }
     }
 

@@ -1,0 +1,147 @@
+//! The dispatcher's half of learning: counts finished games durably, and
+//! keeps where games left the book for thinking.
+
+use std::collections::HashMap;
+
+use stera_book::{Book, GameCounts, NodeStore};
+use stera_rules::{Key, Position};
+
+/// The dispatcher's half: counts finished learning games in the store.
+pub(crate) struct LearnLedger {
+    /// Games this run plays (0: none).
+    target: u64,
+    /// Games counted in this run (recorded or without a book move to teach).
+    counted: u64,
+    /// The next game id: above every id of the store (read at the first game).
+    next_id: Option<u64>,
+    /// Where games left the book early, to be thought: the position before the
+    /// opponent's reply and the reply (claimed when handed out).
+    exits: std::collections::VecDeque<(Position, stera_rules::Move)>,
+    /// Share of the think jobs the exits get while any are queued.
+    grow_share: f64,
+}
+
+/// Exits kept waiting at most (the oldest are dropped beyond): a cluster that
+/// plays far more games than it thinks positions would otherwise queue without
+/// end.
+const MAX_QUEUED_EXITS: usize = 10_000;
+
+impl LearnLedger {
+    pub(crate) fn new(target: u64, grow_share: f64) -> Self {
+        Self {
+            target,
+            counted: 0,
+            next_id: None,
+            exits: std::collections::VecDeque::new(),
+            grow_share,
+        }
+    }
+
+    /// Queues where a game left the book (see [`super::LearnArgs::learn_grow_plies`]).
+    pub(crate) fn queue_exit(&mut self, exit: Option<Box<(Position, stera_rules::Move)>>) {
+        if let Some(exit) = exit {
+            tracing::debug!(sfen = %exit.0.to_sfen(), mv = %exit.1, "a learning game left the book");
+            if self.exits.len() >= MAX_QUEUED_EXITS {
+                self.exits.pop_front();
+            }
+            self.exits.push_back(*exit);
+        }
+    }
+
+    /// Up to the exits' share of `think` leaves: queued exits still outside the
+    /// book, claimed in `live` (marked in flight).
+    pub(crate) fn exit_leaves<S: NodeStore>(
+        &mut self,
+        live: &mut stera_book::LiveBook<S>,
+        think: usize,
+    ) -> Vec<stera_book::Leaf> {
+        if self.exits.is_empty() || think == 0 || self.grow_share <= 0.0 {
+            return Vec::new();
+        }
+        let wanted = ((think as f64 * self.grow_share).ceil() as usize).min(think);
+        let mut leaves = Vec::new();
+        while leaves.len() < wanted {
+            let Some((parent, mv)) = self.exits.pop_front() else {
+                break;
+            };
+            if let Some(leaf) = live.claim_child(&parent, mv) {
+                tracing::debug!(sfen = %leaf.sfen(), "thinking where a learning game left the book");
+                leaves.push(leaf);
+            }
+        }
+        leaves
+    }
+
+    /// True when the run's learning games are all counted (or none were asked for).
+    pub(crate) fn done(&self) -> bool {
+        self.counted >= self.target
+    }
+
+    /// Learning games counted in this run.
+    pub(crate) fn counted(&self) -> u64 {
+        self.counted
+    }
+
+    /// No more learning games come (every key position settled, see
+    /// [`super::LearnArgs::learn_stop_when_settled`]): the games counted are the
+    /// run's target, and the run goes on as when `--learn-games` is reached.
+    pub(crate) fn end(&mut self) {
+        if self.counted < self.target {
+            tracing::debug!(
+                counted = self.counted,
+                target = self.target,
+                "learning games end before the target"
+            );
+            self.target = self.counted;
+        }
+    }
+
+    /// The book now and the learning counters of the opponents whose identity
+    /// ends with one of `budgets` (the pool's ledgers of earlier runs).
+    pub(crate) fn snapshot<S: NodeStore>(
+        store: &S,
+        book: &Book,
+        budgets: &[String],
+    ) -> Result<(Book, HashMap<Key, GameCounts>), String> {
+        let opponents = store.opponents().map_err(|e| e.to_string())?;
+        let ids: Vec<_> = opponents
+            .iter()
+            .filter(|o| {
+                budgets
+                    .iter()
+                    .any(|b| stera_games::opponent::plays_at(&o.identity, b))
+            })
+            .map(|o| o.id)
+            .collect();
+        let counts = stera_book::learning_counts(store, &ids).map_err(|e| e.to_string())?;
+        Ok((book.clone(), counts))
+    }
+
+    /// Counts one finished game against `identity`: its counters (empty when
+    /// the learner played no book move) under a new game id, durably. Returns
+    /// the games counted in this run.
+    pub(crate) fn count<S: NodeStore>(
+        &mut self,
+        store: &mut S,
+        identity: &str,
+        counts: &[(Key, GameCounts)],
+    ) -> Result<u64, String> {
+        if !counts.is_empty() {
+            let id = match self.next_id {
+                Some(id) => id,
+                None => {
+                    let stored = store.max_game_id().map_err(|e| e.to_string())?;
+                    stera_games::learning_run::first_game_id(stored)
+                }
+            };
+            let opponent = store.intern_opponent(identity).map_err(|e| e.to_string())?;
+            store
+                .record_learning_game(opponent, id, counts)
+                .map_err(|e| e.to_string())?;
+            tracing::debug!(id, %opponent, "learning game recorded");
+            self.next_id = Some(id.saturating_add(1));
+        }
+        self.counted += 1;
+        Ok(self.counted)
+    }
+}
