@@ -144,6 +144,21 @@ impl Drop for Coordinator {
     }
 }
 
+/// Grows the synthetic store `db` (made if missing) to `positions` positions,
+/// `batch` leaves per durable write (a small batch makes many small flushed
+/// chunks, which tests of a store's files want).
+pub fn synth_store(db: &Path, positions: usize, batch: usize) {
+    ok(&[
+        "synth",
+        "--db",
+        s(db),
+        "--positions",
+        &positions.to_string(),
+        "--batch",
+        &batch.to_string(),
+    ]);
+}
+
 /// A synthetic book grown from `startpos` alone (one root, 300 positions: the
 /// start, its 30 children and 269 positions at ply 2), in `dir/one-root`.
 pub fn single_root_book(dir: &Path) -> String {

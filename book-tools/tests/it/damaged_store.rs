@@ -16,7 +16,7 @@
 
 use std::path::Path;
 
-use crate::common::{book_tools, ok, s};
+use crate::common::{book_tools, ok, s, synth_store};
 
 /// The files of a closed store, read once: every open (even `check`'s) lets
 /// sled rewrite and shorten its `db` file, so the cuts are taken from this copy.
@@ -48,15 +48,7 @@ fn cut_copy(files: &[(String, Vec<u8>)], to: &Path, keep: usize, with_snapshots:
 fn a_truncated_store_is_reported_not_panicked() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("book.db");
-    ok(&[
-        "synth",
-        "--db",
-        s(&db),
-        "--positions",
-        "12000",
-        "--batch",
-        "8",
-    ]);
+    synth_store(&db, 12_000, 8);
     // The files as `synth` left them, before any other open.
     let files = files_of(&db);
     let whole = ok(&["check", "--db", s(&db)]);

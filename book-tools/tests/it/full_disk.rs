@@ -8,7 +8,7 @@ use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::common::{SmallDisk, ok, s};
+use crate::common::{SmallDisk, ok, s, synth_store};
 
 /// Runs `book-tools ARGS`; a run that has not ended after `LONG` (a hang, the
 /// bug) is killed and fails the test.
@@ -65,15 +65,7 @@ fn backup_and_import_onto_a_full_disk_fail_at_once_and_harm_nothing() {
     };
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("book.db");
-    ok(&[
-        "synth",
-        "--db",
-        s(&db),
-        "--positions",
-        "3000",
-        "--batch",
-        "256",
-    ]);
+    synth_store(&db, 3_000, 256);
     let stats = ok(&["stats", "--db", s(&db)]);
     let book = dir.path().join("book.db2016");
     ok(&["export", "--db", s(&db), "--out", s(&book)]);
@@ -83,15 +75,7 @@ fn backup_and_import_onto_a_full_disk_fail_at_once_and_harm_nothing() {
     ok(&["backup", "--db", s(&db), "--out", s(&first)]);
     // A smaller book there, so that the big one is new to it later.
     let small = dir.path().join("small.db");
-    ok(&[
-        "synth",
-        "--db",
-        s(&small),
-        "--positions",
-        "300",
-        "--batch",
-        "64",
-    ]);
+    synth_store(&small, 300, 64);
     let small_book = dir.path().join("small.db2016");
     ok(&["export", "--db", s(&small), "--out", s(&small_book)]);
     let resident = disk.path.join("resident.db");

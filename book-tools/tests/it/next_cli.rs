@@ -1,7 +1,7 @@
 //! `book-tools next N`: the positions the selector would hand out next, without
 //! changing the store.
 
-use crate::common::{fails, ok, s};
+use crate::common::{fails, ok, s, synth_store};
 
 use stera_book::{LiveBook, NodeStore, Selector, SledStore};
 use stera_rules::Position;
@@ -19,15 +19,7 @@ fn store_state(db: &std::path::Path) -> (u32, usize, usize) {
 fn next_lists_what_the_selector_hands_out_and_changes_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("book.db");
-    ok(&[
-        "synth",
-        "--db",
-        s(&db),
-        "--positions",
-        "400",
-        "--batch",
-        "16",
-    ]);
+    synth_store(&db, 400, 16);
     let before = store_state(&db);
 
     let out = ok(&["next", "--db", s(&db), "8"]);
@@ -132,15 +124,7 @@ fn next_on_a_missing_store_says_so() {
 fn backup_copies_a_stopped_store() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("book.db");
-    ok(&[
-        "synth",
-        "--db",
-        s(&db),
-        "--positions",
-        "300",
-        "--batch",
-        "8",
-    ]);
+    synth_store(&db, 300, 8);
     let copy = dir.path().join("copy.db");
     let out = ok(&["backup", "--db", s(&db), "--out", s(&copy)]);
     assert!(out.contains("300 positions"), "{out}");

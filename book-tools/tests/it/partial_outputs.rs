@@ -9,7 +9,7 @@ use crate::common;
 
 use std::path::Path;
 
-use crate::common::{fails, ok, s};
+use crate::common::{fails, ok, s, synth_store};
 
 /// A process id that no longer runs (a reaped child).
 fn dead_pid() -> u32 {
@@ -47,15 +47,7 @@ fn names_in(dir: &Path) -> Vec<String> {
 fn backup_keeps_a_users_partial_directory() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("book.db");
-    ok(&[
-        "synth",
-        "--db",
-        s(&db),
-        "--positions",
-        "100",
-        "--batch",
-        "16",
-    ]);
+    synth_store(&db, 100, 16);
     let out = dir.path().join("copy.db");
     let mine = dir.path().join("copy.db.partial");
     std::fs::create_dir(&mine).unwrap();
@@ -76,15 +68,7 @@ fn backup_keeps_a_users_partial_directory() {
 fn an_unfinished_backup_is_no_store_and_is_cleaned_by_the_next_run() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("book.db");
-    ok(&[
-        "synth",
-        "--db",
-        s(&db),
-        "--positions",
-        "100",
-        "--batch",
-        "16",
-    ]);
+    synth_store(&db, 100, 16);
     let backups = dir.path().join("backups");
     std::fs::create_dir(&backups).unwrap();
     let pid = dead_pid();
@@ -115,15 +99,7 @@ fn an_unfinished_backup_is_no_store_and_is_cleaned_by_the_next_run() {
 fn an_export_removes_leftovers_of_interrupted_exports() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("book.db");
-    ok(&[
-        "synth",
-        "--db",
-        s(&db),
-        "--positions",
-        "100",
-        "--batch",
-        "16",
-    ]);
+    synth_store(&db, 100, 16);
     let exports = dir.path().join("exports");
     std::fs::create_dir(&exports).unwrap();
     let pid = dead_pid();

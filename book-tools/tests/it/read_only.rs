@@ -9,7 +9,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use crate::common::{book_tools, ok, s};
+use crate::common::{book_tools, ok, s, synth_store};
 
 /// Every file under `dir` (relative path -> bytes), and every directory.
 fn contents(dir: &Path) -> BTreeMap<PathBuf, Option<Vec<u8>>> {
@@ -76,15 +76,7 @@ fn read_everything(db: &Path, scratch: &Path) -> usize {
 fn reading_commands_leave_every_byte_of_the_store() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("book.db");
-    ok(&[
-        "synth",
-        "--db",
-        s(&db),
-        "--positions",
-        "15000",
-        "--batch",
-        "8",
-    ]);
+    synth_store(&db, 15_000, 8);
     let files = contents(&db);
     assert_eq!(read_everything(&db, dir.path()), 0, "an intact store reads");
     let full = files[Path::new("db")].clone().unwrap();

@@ -131,7 +131,7 @@ impl BackupSnapshot {
         copy.flush().map_err(to_err)?;
         // The copy's record of what it holds, as every store has.
         let tree = |name: &str| copy.open_tree(name).map_err(to_err);
-        let holdings = super::holdings_of(
+        let holdings = super::whole::holdings_of(
             self.node_count,
             &tree("kifu")?,
             &tree("meta")?,

@@ -116,3 +116,34 @@ impl Compactor {
         Ok(group.len() - 1)
     }
 }
+
+impl super::SledStore {
+    /// Number of node chunks (append batches not yet merged).
+    #[must_use]
+    pub fn chunk_count(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// Merges consecutive node chunks until each holds at least `min_records`
+    /// (the last one may hold fewer). Returns the number of chunks removed. See
+    /// [`Compactor`] for doing it on another thread.
+    ///
+    /// # Errors
+    /// Storage failure or corrupt chunks.
+    pub fn compact(&mut self, min_records: u32) -> Result<usize, BookError> {
+        let compactor = self.compactor();
+        let pass = compactor.compact_from(0, min_records)?;
+        Ok(pass.removed + compactor.merge_rest(pass.next_from)?)
+    }
+
+    /// A handle that merges small node chunks from another thread (see
+    /// [`Compactor`]).
+    #[must_use]
+    pub fn compactor(&self) -> Compactor {
+        Compactor {
+            path: self.path.clone(),
+            db: self.db.clone(),
+            nodes: self.nodes.clone(),
+        }
+    }
+}

@@ -202,6 +202,15 @@ impl ExportLedger {
     }
 }
 
+impl super::SledStore {
+    /// The ledger of the book files this store's coordinator wrote (see
+    /// [`ExportLedger`]).
+    #[must_use]
+    pub fn export_ledger(&self) -> ExportLedger {
+        ExportLedger::new(self.meta.clone(), &self.path)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -242,3 +242,23 @@ impl Learning<'_> {
         Ok(())
     }
 }
+
+/// The store's side: its `learning` tree, read through `Learning`.
+impl super::SledStore {
+    pub(super) fn learning_view(&self) -> Learning<'_> {
+        Learning {
+            tree: self.learning.as_ref(),
+            path: &self.path,
+        }
+    }
+
+    /// The `learning` tree, made now if the store has none yet (a write).
+    pub(super) fn learning_tree(&mut self) -> Result<sled::Tree, BookError> {
+        if let Some(tree) = &self.learning {
+            return Ok(tree.clone());
+        }
+        let tree = self.db.open_tree(LEARNING).map_err(|e| self.err(e))?;
+        self.learning = Some(tree.clone());
+        Ok(tree)
+    }
+}

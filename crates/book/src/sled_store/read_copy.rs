@@ -25,7 +25,8 @@ use stera_formats::leftovers;
 
 use crate::BookError;
 
-use super::{LOCK_WAIT, store_error};
+use super::open::LOCK_WAIT;
+use super::store_error;
 
 /// A private copy of a store's files, removed when dropped.
 #[derive(Debug)]

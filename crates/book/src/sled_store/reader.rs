@@ -134,3 +134,17 @@ impl SledReader {
         .for_each_count(opponent, f)
     }
 }
+
+impl super::SledStore {
+    /// A read-only view for another thread (see [`SledReader`]).
+    #[must_use]
+    pub fn reader(&self) -> SledReader {
+        SledReader {
+            path: self.path.clone(),
+            nodes: self.nodes.clone(),
+            games: self.games.clone(),
+            learning: self.learning.clone(),
+            _read_copy: self.read_copy.clone(),
+        }
+    }
+}

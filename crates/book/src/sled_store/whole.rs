@@ -38,6 +38,8 @@ use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::Path;
 
+use super::keys::{GAMES_RECORDED, chunk_first_id};
+use super::{learning, store_error};
 use crate::BookError;
 
 /// The record's file name in the store's directory.
@@ -358,6 +360,57 @@ impl super::SledStore {
         };
         self.record = Some(record);
         Ok(())
+    }
+}
+
+/// What a store of `nodes` positions with these trees holds.
+pub(super) fn holdings_of(
+    nodes: u32,
+    kifu: &sled::Tree,
+    meta: &sled::Tree,
+    games: &sled::Tree,
+    learning: Option<&sled::Tree>,
+    path: &Path,
+) -> Result<Holdings, BookError> {
+    let err = |e| store_error(path, e);
+    let learning_games = learning::Learning {
+        tree: learning,
+        path,
+    }
+    .games_recorded()?;
+    let evaluators = meta.scan_prefix("evaluator").count();
+    Ok(Holdings {
+        nodes,
+        kifu_batches: kifu_batches(kifu, path)?,
+        evaluators: u32::try_from(evaluators).unwrap_or(u32::MAX),
+        config: meta.contains_key("config").map_err(err)?,
+        games: games_recorded_in(games, path)?,
+        learning_games,
+    })
+}
+
+/// The number of game ids recorded in a `games` tree.
+pub(super) fn games_recorded_in(games: &sled::Tree, path: &Path) -> Result<u64, BookError> {
+    match games
+        .get(GAMES_RECORDED)
+        .map_err(|e| store_error(path, e))?
+    {
+        Some(v) => {
+            let b: [u8; 8] = v
+                .as_ref()
+                .try_into()
+                .map_err(|_| BookError::Corrupt(format!("game count of {} bytes", v.len())))?;
+            Ok(u64::from_le_bytes(b))
+        }
+        None => Ok(0),
+    }
+}
+
+/// The number of kifu batches added: one past the last batch number.
+fn kifu_batches(kifu: &sled::Tree, path: &Path) -> Result<u32, BookError> {
+    match kifu.last().map_err(|e| store_error(path, e))? {
+        Some((k, _)) => Ok(chunk_first_id(&k)?.saturating_add(1)),
+        None => Ok(0),
     }
 }
 
