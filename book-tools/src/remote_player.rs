@@ -76,12 +76,12 @@ pub type RemotePlayer = SearchPlayer<RemoteSearch>;
 /// queues searches silently, and a match would look hung.
 const WAIT_NOTE_AFTER: std::time::Duration = std::time::Duration::from_secs(10);
 
-/// Connects to the coordinator of `cluster`: a player whose searches any of
-/// its workers answers.
+/// Connects to the coordinator of `cluster`: a player whose searches the
+/// workers of `route` answer.
 ///
 /// # Errors
 /// No coordinator URL, an unreadable token or CA file, no connection.
-pub fn connect(cluster: &Cluster) -> Result<RemotePlayer> {
+pub fn connect(cluster: &Cluster, route: Route) -> Result<RemotePlayer> {
     let url = cluster.url()?.context("no --coordinator given")?;
     let token = stera_proto::token::read_token(cluster.token_file.as_deref())?;
     let runtime = tokio::runtime::Builder::new_current_thread()
@@ -97,14 +97,17 @@ pub fn connect(cluster: &Cluster) -> Result<RemotePlayer> {
             .ok()
             .and_then(|request| runtime.block_on(client.status(request)).ok())
             .and_then(|reply| workers_engine(&reply.into_inner()));
-    Ok(SearchPlayer::new(RemoteSearch {
-        runtime,
-        client,
-        token,
-        url,
-        engine,
-        told_waiting: false,
-    }))
+    Ok(SearchPlayer::routed(
+        RemoteSearch {
+            runtime,
+            client,
+            token,
+            url,
+            engine,
+            told_waiting: false,
+        },
+        route,
+    ))
 }
 
 impl MoveSearch for RemoteSearch {

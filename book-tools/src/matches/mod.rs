@@ -50,6 +50,7 @@ use stera_games::{
     AnalysedBook, BookPolicy, BookSource, Budget, DEFAULT_PLY_LIMIT, Game, MoveRule, PlayOptions,
     ResultsBook, RuledBook,
 };
+use stera_games::{OpponentSpec, Route};
 use stera_rules::Color;
 use stera_service::export::MAX_LEAF_DISCOUNT;
 
@@ -173,6 +174,28 @@ pub struct Args {
     /// limit, else 0.
     #[arg(long, value_name = "SHARE")]
     opponent_node_jitter: Option<f64>,
+    /// The opponent as one description, in the grammar of `learn
+    /// --learn-opponent` and the coordinator's: engine flags, a budget
+    /// (--nodes, --depth or --time-ms), --node-jitter and --engine-id (the
+    /// engine's identity, or a part of it: with --coordinator the opponent
+    /// plays on the coordinator's workers of that engine, otherwise the
+    /// engine started here must say it), quoted as one argument, e.g.
+    /// `--opponent "--engine-id Fairy-Stockfish --nodes 20000"`. The
+    /// --opponent-* flags are a shorthand for the same. Default: the side
+    /// under test's engine and budget.
+    #[arg(
+        long = "opponent",
+        value_name = "SPEC",
+        allow_hyphen_values = true,
+        conflicts_with_all = [
+            "opponent_node_jitter", "opponent_engine", "opponent_engine_cmd",
+            "opponent_engine_option", "opponent_go_mode", "opponent_timeout_secs",
+            "opponent_cp_is_win_rate", "opponent_win_rate_coefficient",
+            "opponent_eval_file", "opponent_fv_scale", "opponent_nodes",
+            "opponent_depth", "opponent_time_ms",
+        ]
+    )]
+    opponent_spec: Option<String>,
     /// The largest share of repeated games (the same moves with the book under
     /// test on the same side) and of repeated pairs for which an interval is
     /// printed; above it the games are not independent and the match reports
@@ -269,6 +292,7 @@ impl Args {
         if self.games == 0 {
             bail!("--games must be at least 1");
         }
+        self.spec()?;
         crate::game_threads::check_node_jitter(
             "--node-jitter",
             self.node_jitter,
@@ -301,10 +325,56 @@ impl Args {
         Ok(())
     }
 
+    /// The opponent of `--opponent SPEC`, if given.
+    fn spec(&self) -> Result<Option<OpponentSpec>> {
+        self.opponent_spec
+            .as_deref()
+            .map(|text| OpponentSpec::parse(text).context("--opponent"))
+            .transpose()
+    }
+
+    /// True when the opponent names an engine of its own (by --opponent SPEC
+    /// or --opponent-* flags).
+    fn opponent_names_engine(&self) -> Result<bool> {
+        Ok(match self.spec()? {
+            Some(spec) => spec.names_engine() || spec.engine_id.is_some(),
+            None => self.opponent.names_engine(),
+        })
+    }
+
+    /// The opponent's engines: on the coordinator's workers of its
+    /// --engine-id with --coordinator, else started here (the side's own
+    /// engines when the opponent names none).
+    fn opponent_engines(&self, own: &Engines) -> Result<Engines> {
+        if let Some(spec) = self.spec()? {
+            return Ok(match (own, &spec.engine_id) {
+                (Engines::Cluster(cluster, _), Some(id)) => {
+                    Engines::Cluster(cluster.clone(), Route::Engine(id.clone()))
+                }
+                _ if spec.names_engine() => Engines::Local(spec.engine.clone()),
+                _ => own.clone(),
+            });
+        }
+        Ok(if self.opponent.names_engine() {
+            Engines::Local(self.opponent.engine(&self.engine))
+        } else {
+            own.clone()
+        })
+    }
+
     /// Both sides' budgets: the side under test's, then its opponent's.
-    fn budgets(&self) -> [Budget; 2] {
+    fn budgets(&self) -> Result<[Budget; 2]> {
         let own = self.limits.limits();
         let own_jitter = crate::game_threads::node_jitter_or_default(self.node_jitter, &own);
+        if let Some(spec) = self.spec()? {
+            return Ok([
+                Budget {
+                    limits: own,
+                    node_jitter: own_jitter,
+                },
+                spec.budget_per_move(),
+            ]);
+        }
         let other = self.opponent.limits(&self.limits.as_limit_args()).limits();
         // The side's --node-jitter goes to an opponent with a node limit only.
         let other_jitter = crate::game_threads::node_jitter_or_default(
@@ -312,7 +382,7 @@ impl Args {
                 .or(self.node_jitter.filter(|_| other.nodes.is_some())),
             &other,
         );
-        [
+        Ok([
             Budget {
                 limits: own,
                 node_jitter: own_jitter,
@@ -321,7 +391,7 @@ impl Args {
                 limits: other,
                 node_jitter: other_jitter,
             },
-        ]
+        ])
     }
 
     fn sprt(&self) -> Result<Option<Sprt>> {
@@ -346,14 +416,18 @@ impl Args {
 #[derive(Clone)]
 enum Engines {
     Local(EngineChoice),
-    Cluster(Cluster),
+    /// The workers of a coordinator that the route admits.
+    Cluster(Cluster, Route),
 }
 
 impl Engines {
     fn start_player(&self) -> Result<Box<dyn Player>> {
         match self {
             Self::Local(choice) => Ok(choice.start_player()?),
-            Self::Cluster(cluster) => Ok(Box::new(crate::remote_player::connect(cluster)?)),
+            Self::Cluster(cluster, route) => Ok(Box::new(crate::remote_player::connect(
+                cluster,
+                route.clone(),
+            )?)),
         }
     }
 }
@@ -472,18 +546,14 @@ pub fn run(args: &Args) -> Result<()> {
         )?;
     }
     let engines = if args.cluster.url()?.is_some() {
-        Engines::Cluster(args.cluster.clone())
+        Engines::Cluster(args.cluster.clone(), Route::Any)
     } else {
         Engines::Local(args.engine.clone())
     };
-    let opponent_engines = if args.opponent.names_engine() {
-        Engines::Local(args.opponent.engine(&args.engine))
-    } else {
-        engines.clone()
-    };
+    let opponent_engines = args.opponent_engines(&engines)?;
     let mut first_player = engines.start_player().context("cannot start the engine")?;
     let identity = first_player.identity();
-    let opponent_identity = if args.opponent.names_engine() {
+    let opponent_identity = if args.opponent_names_engine()? {
         opponent_engines
             .start_player()
             .context("cannot start the opponent's engine")?
@@ -491,7 +561,10 @@ pub fn run(args: &Args) -> Result<()> {
     } else {
         identity.clone()
     };
-    let budgets = args.budgets();
+    if let (Some(spec), Engines::Local(_)) = (args.spec()?, &opponent_engines) {
+        spec.check_engine_id(&opponent_identity)?;
+    }
+    let budgets = args.budgets()?;
     let pairs = args.games.div_ceil(2);
     let suite_source = match (&args.openings, args.random_plies) {
         (Some(file), _) => SuiteSource::File(file.clone()),

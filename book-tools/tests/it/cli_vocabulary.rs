@@ -464,7 +464,7 @@ const FORMER: &[(&str, &[&str])] = &[
     ("--openings", &["book-tools learn"]),
     ("--concurrency", &["book-tools learn"]),
     ("--stop-when-settled", &[]),
-    ("--opponent", &[]),
+    ("--opponent", &["book-tools learn"]),
 ];
 
 /// A spelling that means one thing: where each of these may appear, and no
@@ -503,8 +503,8 @@ fn no_help_shows_a_former_spelling_and_a_spelling_means_one_thing() {
 /// --export-format says otherwise") are flags of today: a description that still
 /// names a former spelling sends the reader to a flag no page lists. A former
 /// spelling may appear only where the text says it is one ("Formerly").
-/// `--weight` is a flag inside the quoted `--learn-opponent`/`--opponent`
-/// value, and `--opponent-` a prefix.
+/// `--weight` and `--engine-id` are flags inside the quoted
+/// `--learn-opponent`/`--opponent` value, and `--opponent-` a prefix.
 #[test]
 fn help_prose_names_only_flags_of_today() {
     let mut texts = Vec::new();
@@ -538,7 +538,10 @@ fn help_prose_names_only_flags_of_today() {
                     .collect();
                 rest = &rest[at + 2 + word.len()..];
                 let flag = format!("--{word}");
-                let known = word.is_empty() || word.ends_with('-') || word == "weight";
+                let known = word.is_empty()
+                    || word.ends_with('-')
+                    || word == "weight"
+                    || word == "engine-id";
                 if !known && !today.contains(&flag) {
                     stale.push(format!("{page}: {flag} in `{}`", prose.trim()));
                 }

@@ -351,3 +351,91 @@ fn a_side_that_loses_every_game_gets_a_bound_not_an_infinite_elo() {
         "{stdout}"
     );
 }
+
+/// `--opponent SPEC` is the opponent of `learn --learn-opponent` in the same
+/// grammar, and the `--opponent-*` flags a shorthand for it: the same opponent
+/// either way plays the same games. A spec whose `--engine-id` the started
+/// engine does not say is refused before any game.
+#[test]
+fn an_opponent_description_and_its_flags_play_the_same_games() {
+    let Some(fairy) = engines::real_engine(
+        "fairy-stockfish",
+        "STERA_FAIRY_STOCKFISH",
+        "fairy-stockfish",
+    ) else {
+        return;
+    };
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db = single_root_book(dir.path());
+    let play = |name: &str, opponent: &[&str]| {
+        let games = dir.path().join(name);
+        let mut args = vec![
+            "match",
+            "--db",
+            &db,
+            "--games",
+            "4",
+            "--nodes",
+            "200",
+            "--ply-limit",
+            "60",
+            "--out-games",
+            s(&games),
+        ];
+        args.extend_from_slice(opponent);
+        ok(&args);
+        std::fs::read_to_string(&games).expect("games written")
+    };
+    let by_flags = play(
+        "flags.csa",
+        &[
+            "--opponent-engine-cmd",
+            s(&fairy),
+            "--opponent-engine-option",
+            "UCI_Variant=shogi",
+            "--opponent-nodes",
+            "300",
+            "--opponent-node-jitter",
+            "0.2",
+        ],
+    );
+    let spec = format!(
+        "--engine-cmd {} --engine-option UCI_Variant=shogi --engine-id Fairy-Stockfish --nodes 300 --node-jitter 0.2",
+        s(&fairy)
+    );
+    let by_spec = play("spec.csa", &["--opponent", &spec]);
+    assert!(by_flags.contains("Fairy-Stockfish"), "{by_flags}");
+    assert_eq!(by_flags, by_spec);
+    let wrong = format!(
+        "--engine-cmd {} --engine-option UCI_Variant=shogi --engine-id gpsshogi --nodes 300",
+        s(&fairy)
+    );
+    let out = book_tools(&[
+        "match",
+        "--db",
+        &db,
+        "--games",
+        "2",
+        "--nodes",
+        "200",
+        "--opponent",
+        &wrong,
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("does not contain --engine-id `gpsshogi`"),
+        "{err}"
+    );
+    // One opponent, one way to say it.
+    let out = book_tools(&[
+        "match",
+        "--db",
+        &db,
+        "--opponent",
+        "--nodes 300",
+        "--opponent-nodes",
+        "300",
+    ]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot be used with"));
+}
