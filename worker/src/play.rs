@@ -1,13 +1,13 @@
 //! Play jobs on the worker: one whole game from the coordinator's start position
-//! and opening, the worker's engine on both sides, refereed by the same rules the
-//! coordinator checks the game with ([`stera_games::Referee`]).
+//! and opening, the worker's engine on both sides, played by the one game loop
+//! ([`stera_games::play`]) under the rules the coordinator checks the game with.
 
 use std::sync::Mutex;
 use std::time::Instant;
 
 use stera_engine::choice::EngineChoice;
 use stera_engine::{Limits, Player, PlayerMove};
-use stera_games::{GameMove, MoveSource, Referee};
+use stera_games::PlayOptions;
 use stera_proto::v1::{JobResult, PlayJob, PlayResult, SearchJob, SearchResult, job_result};
 use stera_rules::Position;
 use stera_service::convert::{play_result_to_proto, rules_of};
@@ -120,45 +120,42 @@ pub fn search(
     })
 }
 
-/// Plays one game of a play job with `player` on both sides.
+/// `error` and each of its causes, `: `-separated (the job's failure reason).
+fn with_causes(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut cause = error.source();
+    while let Some(c) = cause {
+        text.push_str(": ");
+        text.push_str(&c.to_string());
+        cause = c.source();
+    }
+    text
+}
+
+/// Plays one game of a play job with `player` on both sides: the one game
+/// loop of [`stera_games::play`].
 ///
 /// # Errors
 /// A bad start position or opening, bad rules, an engine failure.
 pub fn play(job: &PlayJob, player: &mut dyn Player, limits: &Limits) -> Result<PlayResult, String> {
     let start = Position::from_sfen(&job.start_sfen)
         .map_err(|e| format!("bad start position from the coordinator: {e}"))?;
-    let mut referee = Referee::new(start, rules_of(job)).map_err(|e| e.to_string())?;
-    player.new_game().map_err(|e| e.to_string())?;
+    let mut position = start.clone();
+    let mut opening = Vec::with_capacity(job.opening.len());
     for (i, usi) in job.opening.iter().enumerate() {
-        if referee.result().is_some() {
-            break;
-        }
-        let mv = referee
-            .position()
+        let mv = position
             .parse_move(usi)
             .map_err(|e| format!("opening move #{} `{usi}`: {e}", i + 1))?;
-        referee
-            .play(GameMove::new(mv, MoveSource::Opening))
-            .map_err(|e| e.to_string())?;
+        position.do_move(mv);
+        opening.push(mv);
     }
-    while referee.result().is_none() {
-        let answer = player
-            .play(referee.position(), limits)
-            .map_err(|e| e.to_string())?;
-        let step = match answer {
-            PlayerMove::Move { mv, score } => referee
-                .play(GameMove {
-                    mv,
-                    score,
-                    source: MoveSource::Engine,
-                })
-                .map(|_| ()),
-            PlayerMove::Resign => referee.resign().map(|_| ()),
-            PlayerMove::Win => referee.declare().map(|_| ()),
-        };
-        step.map_err(|e| e.to_string())?;
-    }
-    let game = referee.into_game().map_err(|e| e.to_string())?;
+    let options = PlayOptions {
+        rules: rules_of(job),
+        limits: *limits,
+        ..PlayOptions::default()
+    };
+    let game = stera_games::play::play_self_game(&start, &opening, player, &options)
+        .map_err(|e| with_causes(&e))?;
     Ok(play_result_to_proto(&game))
 }
 
@@ -166,7 +163,7 @@ pub fn play(job: &PlayJob, player: &mut dyn Player, limits: &Limits) -> Result<P
 mod tests {
     use super::*;
     use stera_engine::PlayerMove;
-    use stera_games::{Outcome, Termination};
+    use stera_games::{GameMove, MoveSource, Outcome, Termination};
     use stera_service::convert::result_from_proto;
 
     /// Plays the first legal move until the ply limit, then resigns never.

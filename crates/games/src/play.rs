@@ -173,9 +173,44 @@ pub fn play_game_with_budgets<'a>(
     options: &PlayOptions,
     budgets: [Budget; 2],
 ) -> Result<Game, PlayError> {
-    let mut sides = [black, white];
-    for (side, color) in sides.iter_mut().zip([Color::Black, Color::White]) {
-        side.player
+    let books = [black.book, white.book];
+    let mut players = [black.player, white.player];
+    play_loop(start, opening, &mut players, books, options, budgets)
+}
+
+/// One engine on both sides, no book: a self-play game (the worker's play
+/// jobs), the same loop as every other game.
+///
+/// # Errors
+/// As [`play_game`].
+pub fn play_self_game(
+    start: &Position,
+    opening: &[Move],
+    player: &mut dyn Player,
+    options: &PlayOptions,
+) -> Result<Game, PlayError> {
+    let budget = options.budget();
+    play_loop(
+        start,
+        opening,
+        &mut [player],
+        [None, None],
+        options,
+        [budget, budget],
+    )
+}
+
+/// The game loop: `players` holds one engine per colour, or one for both.
+fn play_loop(
+    start: &Position,
+    opening: &[Move],
+    players: &mut [&mut dyn Player],
+    books: [Option<&dyn BookPolicy>; 2],
+    options: &PlayOptions,
+    budgets: [Budget; 2],
+) -> Result<Game, PlayError> {
+    for (player, color) in players.iter_mut().zip([Color::Black, Color::White]) {
+        player
             .new_game()
             .map_err(|source| PlayError::Engine { color, source })?;
     }
@@ -188,18 +223,17 @@ pub fn play_game_with_budgets<'a>(
     }
     let mut rng = StdRng::seed_from_u64(options.seed);
     let mut jitter = StdRng::seed_from_u64(options.seed ^ JITTER_STREAM);
+    let last = players.len() - 1;
     while referee.result().is_none() {
         let color = referee.position().side_to_move();
         let index = usize::from(color == Color::White);
-        let side = &mut sides[index];
-        if let Some(book) = side.book
+        if let Some(book) = books[index]
             && let Some(mv) = book.choose(referee.position(), rng.random::<f64>())
         {
             referee.play(GameMove::new(mv, MoveSource::Book))?;
             continue;
         }
-        let answer = side
-            .player
+        let answer = players[index.min(last)]
             .play(
                 referee.position(),
                 &budgets[index].move_limits(jitter.random::<f64>()),
