@@ -13,7 +13,6 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 use stera_games::search_player::{MoveSearch, SearchAnswer, SearchQuery};
 use stera_games::{Route, SearchPlayer};
-use stera_proto::v1::SearchRequest;
 use stera_proto::v1::coordinator_client::CoordinatorClient;
 use tonic::transport::Channel;
 
@@ -112,18 +111,7 @@ pub fn connect(cluster: &Cluster, route: Route) -> Result<RemotePlayer> {
 
 impl MoveSearch for RemoteSearch {
     fn search(&mut self, query: &SearchQuery<'_>) -> Result<SearchAnswer, String> {
-        let (engine, book_engine) = match query.route {
-            Route::Any => (String::new(), false),
-            Route::Thinkers => (String::new(), true),
-            Route::Engine(text) => (text.clone(), false),
-        };
-        let message = SearchRequest {
-            start_sfen: query.start.to_sfen(),
-            moves: query.moves.iter().map(ToString::to_string).collect(),
-            limits: Some(stera_service::convert::limits_to_proto(query.limits)),
-            engine,
-            book_engine,
-        };
+        let message = stera_service::convert::search_request(query);
         let request = crate::remote::with_token(self.token.as_deref(), message)
             .map_err(|e| format!("{e:#}"))?;
         let Self {
@@ -160,11 +148,7 @@ impl MoveSearch for RemoteSearch {
             })?
             .into_inner();
         self.engine = Some(reply.engine.clone());
-        Ok(SearchAnswer {
-            usi: reply.usi,
-            score: reply.has_score.then_some(reply.score),
-            engine: reply.engine,
-        })
+        Ok(stera_service::convert::search_answer(reply))
     }
 
     fn describe(&self) -> String {

@@ -15,7 +15,6 @@ use stera_games::{
     AnalysedBook, Budget, GameRules, LearningPolicy, LearningRun, LearningSettings, OpponentSpec,
     ResultsBook, Route, SearchPlayer,
 };
-use stera_proto::v1::SearchRequest;
 use stera_rules::{Key, Position};
 use tokio::sync::oneshot;
 
@@ -465,18 +464,7 @@ impl MoveSearch for DispatchSearch<'_> {
         if shared.stop.load(Ordering::Relaxed) {
             return Err("the coordinator is stopping".into());
         }
-        let (engine, book_engine) = match query.route {
-            Route::Any => (String::new(), false),
-            Route::Thinkers => (String::new(), true),
-            Route::Engine(text) => (text.clone(), false),
-        };
-        let request = SearchRequest {
-            start_sfen: query.start.to_sfen(),
-            moves: query.moves.iter().map(ToString::to_string).collect(),
-            limits: Some(stera_service::convert::limits_to_proto(query.limits)),
-            engine,
-            book_engine,
-        };
+        let request = stera_service::convert::search_request(query);
         let reply = shared
             .runtime
             .block_on(async {
@@ -489,11 +477,7 @@ impl MoveSearch for DispatchSearch<'_> {
                 search.await
             })
             .map_err(|s| format!("search: {}", s.message()))?;
-        Ok(SearchAnswer {
-            usi: reply.usi,
-            score: reply.has_score.then_some(reply.score),
-            engine: reply.engine,
-        })
+        Ok(stera_service::convert::search_answer(reply))
     }
 
     fn describe(&self) -> String {

@@ -5,6 +5,8 @@
 use std::time::Duration;
 
 use stera_engine::{Evaluation, Limits};
+use stera_games::Route;
+use stera_games::search_player::{SearchAnswer, SearchQuery};
 use stera_games::{
     Adjudication, Game, GameMove, GameResult, GameRules, MoveSource, Outcome, Termination,
 };
@@ -165,6 +167,34 @@ pub fn limits_to_proto(limits: &Limits) -> v1::Limits {
         time_ms: limits
             .time
             .map_or(0, |t| u32::try_from(t.as_millis()).unwrap_or(u32::MAX)),
+    }
+}
+
+/// The Search request of `query`: the game so far, the move's budget and who
+/// may answer (its route as `engine` and `book_engine`).
+#[must_use]
+pub fn search_request(query: &SearchQuery<'_>) -> v1::SearchRequest {
+    let (engine, book_engine) = match query.route {
+        Route::Any => (String::new(), false),
+        Route::Thinkers => (String::new(), true),
+        Route::Engine(text) => (text.clone(), false),
+    };
+    v1::SearchRequest {
+        start_sfen: query.start.to_sfen(),
+        moves: query.moves.iter().map(ToString::to_string).collect(),
+        limits: Some(limits_to_proto(query.limits)),
+        engine,
+        book_engine,
+    }
+}
+
+/// A Search reply as a [`stera_games::SearchPlayer`] takes it.
+#[must_use]
+pub fn search_answer(reply: v1::SearchReply) -> SearchAnswer {
+    SearchAnswer {
+        usi: reply.usi,
+        score: reply.has_score.then_some(reply.score),
+        engine: reply.engine,
     }
 }
 
