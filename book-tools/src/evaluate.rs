@@ -7,8 +7,8 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
-use stera_engine::choice::{EngineChoice, LimitArgs};
 use stera_rules::Position;
+use stera_service::engine_flags::{EngineFlags, LimitArgs};
 
 /// How often a non-interactive run reports that it is still searching.
 const PROGRESS_INTERVAL: Duration = Duration::from_secs(10);
@@ -19,7 +19,7 @@ pub struct Args {
     /// position command such as `startpos moves 7g7f 3c3d`.
     position: String,
     #[command(flatten)]
-    engine: EngineChoice,
+    engine: EngineFlags,
     #[command(flatten)]
     limits: LimitArgs,
 }
@@ -28,7 +28,11 @@ pub fn run(args: &Args) -> Result<()> {
     let position = Position::from_position_command(&args.position)
         .with_context(|| format!("cannot read position `{}`", args.position))?;
     let limits = args.limits.limits();
-    let mut evaluator = args.engine.start().context("cannot start the evaluator")?;
+    let mut evaluator = args
+        .engine
+        .choice()
+        .start()
+        .context("cannot start the evaluator")?;
     crate::tell!("engine: {}", evaluator.identity());
     let evaluation = with_progress(|| evaluator.evaluate(&position, &limits))
         .with_context(|| format!("evaluating `{}`", position.to_sfen()))?;

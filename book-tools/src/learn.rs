@@ -36,7 +36,7 @@ use std::time::Instant;
 use anyhow::{Context, Result, bail};
 use stera_book::{Book, NodeStore, OpponentId};
 use stera_engine::Player;
-use stera_engine::choice::{EngineChoice, MoveLimitArgs};
+use stera_engine::choice::EngineChoice;
 use stera_games::learning_run;
 use stera_games::opponent::Pool;
 use stera_games::results_book::{
@@ -47,6 +47,8 @@ use stera_games::{
     LearningRun, LearningSettings, OpponentSpec, ResultsBook,
 };
 use stera_rules::{Color, Position};
+use stera_service::engine_flags::{EngineFlags, MoveLimitArgs};
+use stera_service::opponent_flags::parse_opponent;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -131,7 +133,7 @@ pub struct Args {
     )]
     stop_when_settled: Option<f64>,
     #[command(flatten)]
-    engine: EngineChoice,
+    engine: EngineFlags,
     #[command(flatten)]
     limits: MoveLimitArgs,
 }
@@ -176,14 +178,14 @@ impl Args {
     fn pool(&self) -> Result<Pool> {
         let members = if self.opponent.is_empty() {
             vec![OpponentSpec::of(
-                self.engine.clone(),
+                self.engine.choice(),
                 self.limits(),
                 self.node_jitter(),
             )]
         } else {
             self.opponent
                 .iter()
-                .map(|text| OpponentSpec::parse(text).context("--learn-opponent"))
+                .map(|text| parse_opponent(text).context("--learn-opponent"))
                 .collect::<Result<_>>()?
         };
         Ok(Pool::new(members)?)
@@ -236,7 +238,7 @@ pub fn run(args: &Args) -> Result<()> {
         &format!("the roots of `{}`", args.db.display()),
     )?;
     let pool = args.pool()?;
-    let opponent_ids = intern_pool(&mut store, &pool, &args.engine, &args.db)?;
+    let opponent_ids = intern_pool(&mut store, &pool, &args.engine.choice(), &args.db)?;
     let counts = stera_book::learning_counts(&store, &opponent_ids).with_context(|| {
         format!(
             "cannot read the learning counters of `{}`",
@@ -261,7 +263,7 @@ pub fn run(args: &Args) -> Result<()> {
         stop_when_settled: args.stop_when_settled,
     })?;
     let job = Job {
-        engine: args.engine.clone(),
+        engine: args.engine.choice(),
         run,
         policy: LearningPolicy::new(Arc::clone(&results), args.eval_diff, args.prior_games),
         book_max_ply: args.book_max_ply,

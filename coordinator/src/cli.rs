@@ -188,7 +188,7 @@ pub struct CoordinatorArgs {
     // flags, passed on to the --local-workers (last, so that the heading covers
     // these alone).
     #[command(flatten, next_help_heading = "The local workers' engine")]
-    pub local_engine: stera_engine::choice::EngineChoice,
+    pub local_engine: stera_service::engine_flags::EngineFlags,
 }
 
 pub use stera_service::select::{DEFAULT_SELECT_TEMPERATURE, SelectKind};
@@ -363,7 +363,9 @@ pub(crate) fn check_run_budget(args: &CoordinatorArgs, store: &dyn NodeStore) ->
         // The budget the local workers report at Hello, by the worker's own rule
         // (a USI engine has none: `check_local_engine` refused that run).
         None if args.local_workers > 0 => (
-            args.local_engine.budget_of(stera_engine::Limits::default()),
+            args.local_engine
+                .choice()
+                .budget_of(stera_engine::Limits::default()),
             "the --local-workers' built-in engine without --nodes, --depth or --time-ms",
         ),
         None => return Ok(()),
@@ -377,7 +379,7 @@ pub(crate) fn check_run_budget(args: &CoordinatorArgs, store: &dyn NodeStore) ->
 /// and a USI engine without the coordinator's --nodes, --depth or --time-ms in
 /// a run that thinks: the only limits its think jobs carry.
 pub(crate) fn check_local_engine(args: &CoordinatorArgs) -> Result<()> {
-    let engine = &args.local_engine;
+    let engine = &args.local_engine.choice();
     if engine.is_default() {
         return Ok(());
     }

@@ -82,7 +82,9 @@ pub(crate) fn start_local_workers(
             .arg(log_format_flag(args.log_format))
             .stderr(Stdio::piped())
             .kill_on_drop(true);
-        cmd.args(args.local_engine.to_args());
+        cmd.args(stera_service::engine_flags::engine_args(
+            &args.local_engine.choice(),
+        ));
         if let Some(t) = token {
             cmd.env("STERA_TOKEN", t);
         }

@@ -20,7 +20,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
-use stera_engine::choice::{EngineChoice, LimitArgs};
+use stera_service::engine_flags::{EngineFlags, LimitArgs};
 use stera_service::logging::LogFormat;
 use stera_service::signals::{StopSignals, two_stage};
 use stera_service::token::read_token;
@@ -66,7 +66,7 @@ pub struct WorkerArgs {
     #[arg(long, default_value_t = 1)]
     pub prefetch: u32,
     #[command(flatten)]
-    pub engine: EngineChoice,
+    pub engine: EngineFlags,
     /// Budget used when a job carries no limits of its own (the coordinator's
     /// --nodes, --depth and --time-ms all 0).
     #[command(flatten)]
@@ -149,6 +149,7 @@ pub async fn run(args: WorkerArgs) -> Result<()> {
     if args.usi {
         let nnue = args
             .engine
+            .choice()
             .nnue()
             .context("cannot load the evaluation file")?;
         return tokio::task::spawn_blocking(|| {
@@ -181,7 +182,7 @@ pub async fn run(args: WorkerArgs) -> Result<()> {
     }
     let worker_id = args.worker_id.clone().unwrap_or_else(default_worker_id);
     let pool = Arc::new(
-        EvaluatorPool::start(&args.engine, slots)
+        EvaluatorPool::start(&args.engine.choice(), slots)
             .await
             .context("cannot start the evaluators")?,
     );
@@ -216,12 +217,12 @@ pub async fn run(args: WorkerArgs) -> Result<()> {
         max_backoff: Duration::from_secs(args.max_backoff_secs.max(1)),
         stop_timeout: Duration::from_secs(args.stop_timeout_secs),
         exit_on_drain: args.exit_on_drain,
-        think_budget: args.engine.budget_of(args.limits.limits()),
+        think_budget: args.engine.choice().budget_of(args.limits.limits()),
         jobs: jobs::JobContext {
             default_limits: args.limits.limits(),
             told_override: Arc::default(),
             pool,
-            players: Arc::new(play::PlayerPool::new(args.engine.clone())),
+            players: Arc::new(play::PlayerPool::new(args.engine.choice())),
             stats: stats.clone(),
         },
         stats: stats.clone(),

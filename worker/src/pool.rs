@@ -224,9 +224,11 @@ pub(crate) fn engine_choice(args: &[&str]) -> EngineChoice {
     #[derive(Parser)]
     struct Flags {
         #[command(flatten)]
-        engine: EngineChoice,
+        engine: stera_service::engine_flags::EngineFlags,
     }
-    Flags::parse_from(std::iter::once("worker").chain(args.iter().copied())).engine
+    Flags::parse_from(std::iter::once("worker").chain(args.iter().copied()))
+        .engine
+        .choice()
 }
 
 #[cfg(test)]

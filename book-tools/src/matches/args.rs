@@ -6,14 +6,16 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result, bail};
 use stera_engine::Player;
-use stera_engine::choice::{EngineChoice, MoveLimitArgs, OpponentChoice};
+use stera_engine::choice::EngineChoice;
 use stera_games::book::{
     DEFAULT_TEMPERATURE, YANEURAOU_BLACK_LIMIT, YANEURAOU_EVAL_DIFF, YANEURAOU_WHITE_LIMIT,
 };
 use stera_games::results_book::DEFAULT_PRIOR_GAMES;
 use stera_games::stats::Sprt;
 use stera_games::{Budget, DEFAULT_PLY_LIMIT, MoveRule, OpponentSpec, Route};
+use stera_service::engine_flags::{EngineFlags, MoveLimitArgs, OpponentChoice};
 use stera_service::export::MAX_LEAF_DISCOUNT;
+use stera_service::opponent_flags::parse_opponent;
 
 use super::suite;
 use crate::remote_player::Cluster;
@@ -207,7 +209,7 @@ pub struct Args {
     #[arg(long, value_name = "FILE", num_args = 0..=1, default_missing_value = "-")]
     pub(super) json: Option<PathBuf>,
     #[command(flatten)]
-    pub(super) engine: EngineChoice,
+    pub(super) engine: EngineFlags,
     #[command(flatten)]
     pub(super) limits: MoveLimitArgs,
     #[command(flatten)]
@@ -287,7 +289,7 @@ impl Args {
     pub(super) fn spec(&self) -> Result<Option<OpponentSpec>> {
         self.opponent_spec
             .as_deref()
-            .map(|text| OpponentSpec::parse(text).context("--opponent"))
+            .map(|text| parse_opponent(text).context("--opponent"))
             .transpose()
     }
 
@@ -314,7 +316,7 @@ impl Args {
             });
         }
         Ok(if self.opponent.names_engine() {
-            Engines::Local(self.opponent.engine(&self.engine))
+            Engines::Local(self.opponent.engine(&self.engine.choice()))
         } else {
             own.clone()
         })

@@ -171,7 +171,7 @@ pub fn run(args: &Args) -> Result<()> {
     let engines = if args.cluster.url()?.is_some() {
         Engines::Cluster(args.cluster.clone(), Route::Any)
     } else {
-        Engines::Local(args.engine.clone())
+        Engines::Local(args.engine.choice())
     };
     let opponent_engines = args.opponent_engines(&engines)?;
     let mut first_player = engines.start_player().context("cannot start the engine")?;

@@ -1,6 +1,5 @@
 //! The coordinator's learning flags.
 
-use stera_games::OpponentSpec;
 use stera_games::opponent::Pool;
 use stera_games::results_book::{DEFAULT_LEARNING_WINDOW, check_settled_threshold};
 
@@ -157,14 +156,18 @@ impl LearnArgs {
         }
         let members = if self.learn_opponent.is_empty() {
             vec![
-                OpponentSpec::parse(&format!("--nodes {}", self.learn_nodes))
-                    .map_err(|e| e.to_string())?,
+                stera_service::opponent_flags::parse_opponent(&format!(
+                    "--nodes {}",
+                    self.learn_nodes
+                ))
+                .map_err(|e| e.to_string())?,
             ]
         } else {
             self.learn_opponent
                 .iter()
                 .map(|text| {
-                    let spec = OpponentSpec::parse(text).map_err(|e| e.to_string())?;
+                    let spec = stera_service::opponent_flags::parse_opponent(text)
+                        .map_err(|e| e.to_string())?;
                     // Which workers play it, or why none can.
                     spec.route().map_err(|e| format!("--learn-opponent: {e}"))?;
                     Ok(spec)

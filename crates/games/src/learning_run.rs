@@ -14,6 +14,7 @@
 //!
 //! ```
 //! use stera_engine::Limits;
+//! use stera_engine::choice::EngineChoice;
 //! use stera_games::learning_run::{LearningRun, LearningSettings};
 //! use stera_games::opponent::{OpponentSpec, Pool};
 //! use stera_games::openings::parse_lines;
@@ -21,7 +22,11 @@
 //! use stera_rules::Color;
 //! let run = LearningRun::new(LearningSettings {
 //!     openings: parse_lines(["startpos", "startpos moves 7g7f"], "example").unwrap(),
-//!     pool: Pool::new(vec![OpponentSpec::parse("--nodes 500").unwrap()]).unwrap(),
+//!     pool: Pool::new(vec![OpponentSpec::of(
+//!         EngineChoice::builtin(),
+//!         Limits { nodes: Some(500), ..Limits::default() },
+//!         0.5,
+//!     )]).unwrap(),
 //!     seed: 1,
 //!     book_budget: Budget { limits: Limits { nodes: Some(1000), ..Limits::default() }, node_jitter: 0.5 },
 //!     rules: GameRules::default(),

@@ -9,24 +9,24 @@
 //! would be:
 //!
 //! ```
+//! use stera_engine::Limits;
+//! use stera_engine::choice::EngineChoice;
 //! use stera_games::opponent::{OpponentSpec, Pool};
-//! let weak = OpponentSpec::parse("--nodes 500 --weight 2").unwrap();
-//! let usi = OpponentSpec::parse(
-//!     "--engine usi --engine-cmd /usr/games/fairy-stockfish \
-//!      --engine-option UCI_Variant=shogi --depth 2",
-//! ).unwrap();
+//! let nodes = |n| Limits { nodes: Some(n), ..Limits::default() };
+//! let weak = OpponentSpec::of(EngineChoice::builtin(), nodes(500), 0.5).with_weight(2.0).unwrap();
+//! let strong = OpponentSpec::of(EngineChoice::builtin(), nodes(4000), 0.5);
 //! assert_eq!(weak.budget(), "500 nodes");
-//! assert_eq!(usi.budget(), "depth 2");
-//! assert!(!usi.varies());            // depth limits do not jitter
-//! let pool = Pool::new(vec![weak, usi]).unwrap();
+//! let pool = Pool::new(vec![weak, strong]).unwrap();
 //! // Weight 2 against 1: two thirds of the games go to the first.
 //! assert_eq!(pool.pick(0.5), 0);
 //! assert_eq!(pool.pick(0.9), 1);
 //! ```
+//!
+//! Descriptions are read from the command line's grammar by
+//! `stera_service::opponent_flags::parse_opponent`.
 
-use clap::{Args, CommandFactory, FromArgMatches, Parser};
 use stera_engine::Limits;
-use stera_engine::choice::{EngineChoice, EngineKind, LimitArgs};
+use stera_engine::choice::{EngineChoice, EngineKind};
 use thiserror::Error;
 
 use crate::thinker::BUDGET_SEPARATOR;
@@ -47,25 +47,6 @@ pub struct OpponentError {
     pub spec: String,
     /// What is wrong.
     pub reason: String,
-}
-
-/// The flags one opponent is described with.
-#[derive(Debug, Clone, Parser)]
-#[command(no_binary_name = true, disable_help_flag = true)]
-struct OpponentFlags {
-    #[command(flatten)]
-    engine: EngineChoice,
-    #[command(flatten)]
-    limits: LimitArgs,
-    /// Share of the games played against this opponent, relative to the others.
-    #[arg(long, default_value_t = 1.0)]
-    weight: f64,
-    /// Jitter of this opponent's node limit per move.
-    #[arg(long, default_value_t = DEFAULT_OPPONENT_NODE_JITTER)]
-    node_jitter: f64,
-    /// The engine's identity, or a part of it.
-    #[arg(long)]
-    engine_id: Option<String>,
 }
 
 /// One opponent: an engine, its budget per move, and its weight in a pool.
@@ -91,75 +72,47 @@ pub struct OpponentSpec {
 }
 
 impl OpponentSpec {
-    /// Reads an opponent from the engine flags (`--engine`, `--engine-cmd`,
-    /// `--engine-option`, `--eval-file`...), the budget flags (`--nodes`,
-    /// `--depth`, `--time-ms`), `--weight` (1) and `--node-jitter` (0.5, only
-    /// with `--nodes`), quoted as in a shell.
+    /// An opponent of `engine` at `limits`, described by `text`, with the
+    /// engine flags that text gave (`--engine-cmd`...); the one check of every
+    /// opponent, however it was written.
     ///
     /// # Errors
-    /// Unbalanced quotes, an unknown flag, no budget, a weight that is not
-    /// positive, a jitter outside [0, 1).
-    pub fn parse(text: &str) -> Result<Self, OpponentError> {
+    /// No budget, a weight that is not positive, a jitter outside [0, 1), an
+    /// `engine_id` empty or too long, an engine flag the engine would not use.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        engine: EngineChoice,
+        limits: Limits,
+        weight: f64,
+        node_jitter: f64,
+        engine_id: Option<String>,
+        text: &str,
+        engine_flags: Vec<String>,
+    ) -> Result<Self, OpponentError> {
         let error = |reason: String| OpponentError {
             spec: stera_rules::excerpt(text),
             reason,
         };
-        let words = shlex::split(text).ok_or_else(|| error("unbalanced quotes".into()))?;
-        let first_line = |e: clap::Error| {
-            error(
-                e.render()
-                    .to_string()
-                    .lines()
-                    .next()
-                    .unwrap_or("bad flags")
-                    .to_owned(),
-            )
-        };
-        let matches = OpponentFlags::command()
-            .try_get_matches_from(&words)
-            .map_err(first_line)?;
-        let flags = OpponentFlags::from_arg_matches(&matches).map_err(first_line)?;
-        // Which engine flags the text gives, default values included: on the
-        // cluster any of them is refused, whatever its value.
-        let engine_flags: Vec<String> = EngineChoice::augment_args(clap::Command::new("engine"))
-            .get_arguments()
-            .filter(|arg| {
-                matches.value_source(arg.get_id().as_str())
-                    == Some(clap::parser::ValueSource::CommandLine)
-            })
-            .filter_map(|arg| arg.get_long().map(|long| format!("--{long}")))
-            .collect();
         // A flag the engine kind would not use is refused here, before a
         // store or an engine is touched, not when (or if) this engine starts.
-        flags
-            .engine
-            .check_flags()
-            .map_err(|e| error(engine_reason(e)))?;
-        let limits = flags.limits.limits();
+        engine.check_flags().map_err(|e| error(engine_reason(e)))?;
         if limits.nodes.is_none() && limits.depth.is_none() && limits.time.is_none() {
             return Err(error(
                 "no budget: give --nodes, --depth or --time-ms (an opponent is an engine and a budget)"
                     .into(),
             ));
         }
-        if !(flags.weight.is_finite() && flags.weight > 0.0) {
+        if !(weight.is_finite() && weight > 0.0) {
             return Err(error(format!(
-                "--weight must be a positive number, not {}",
-                flags.weight
+                "--weight must be a positive number, not {weight}"
             )));
         }
-        if !(0.0..1.0).contains(&flags.node_jitter) {
+        if !(0.0..1.0).contains(&node_jitter) {
             return Err(error(format!(
-                "--node-jitter must lie in [0, 1), not {}",
-                flags.node_jitter
+                "--node-jitter must lie in [0, 1), not {node_jitter}"
             )));
         }
-        let node_jitter = if limits.nodes.is_some() {
-            flags.node_jitter
-        } else {
-            0.0
-        };
-        if let Some(id) = &flags.engine_id
+        if let Some(id) = &engine_id
             && (id.trim().is_empty() || id.len() > MAX_ENGINE_ID_BYTES)
         {
             return Err(error(format!(
@@ -167,14 +120,32 @@ impl OpponentSpec {
             )));
         }
         Ok(Self {
-            engine: flags.engine,
+            engine,
+            node_jitter: if limits.nodes.is_some() {
+                node_jitter
+            } else {
+                0.0
+            },
             limits,
-            weight: flags.weight,
-            node_jitter,
-            engine_id: flags.engine_id,
+            weight,
+            engine_id,
             text: text.trim().to_owned(),
             engine_flags,
         })
+    }
+
+    /// The same opponent with another weight.
+    ///
+    /// # Errors
+    /// A weight that is not positive.
+    pub fn with_weight(self, weight: f64) -> Result<Self, OpponentError> {
+        if !(weight.is_finite() && weight > 0.0) {
+            return Err(OpponentError {
+                spec: stera_rules::excerpt(&self.text),
+                reason: format!("--weight must be a positive number, not {weight}"),
+            });
+        }
+        Ok(Self { weight, ..self })
     }
 
     /// The opponent that plays `engine` at `limits` (a single-opponent pool).
@@ -201,14 +172,21 @@ impl OpponentSpec {
     /// that think for the book (the book's own engine).
     ///
     /// ```
+    /// use stera_engine::Limits;
+    /// use stera_engine::choice::EngineChoice;
     /// use stera_games::opponent::OpponentSpec;
     /// use stera_games::Route;
-    /// let fairy = OpponentSpec::parse("--engine-id Fairy-Stockfish --nodes 20000").unwrap();
-    /// assert_eq!(fairy.route().unwrap(), Route::Engine("Fairy-Stockfish".into()));
-    /// let own = OpponentSpec::parse("--nodes 500").unwrap();
+    /// let nodes = Limits { nodes: Some(500), ..Limits::default() };
+    /// let own = OpponentSpec::of(EngineChoice::builtin(), nodes, 0.5);
     /// assert_eq!(own.route().unwrap(), Route::Thinkers);
+    /// let fs = EngineChoice { engine_cmd: Some("fs".into()), ..EngineChoice::builtin() };
+    /// let fairy = OpponentSpec::new(fs.clone(), nodes, 1.0, 0.5, Some("Fairy-Stockfish".into()),
+    ///     "--engine-cmd fs --engine-id Fairy-Stockfish --nodes 500", vec!["--engine-cmd".into()]).unwrap();
+    /// assert_eq!(fairy.route().unwrap(), Route::Engine("Fairy-Stockfish".into()));
     /// // Engine flags alone name no worker.
-    /// assert!(OpponentSpec::parse("--engine usi --engine-cmd fs --nodes 9").unwrap().route().is_err());
+    /// let unnamed = OpponentSpec::new(fs, nodes, 1.0, 0.5, None, "--engine-cmd fs --nodes 500",
+    ///     vec!["--engine-cmd".into()]).unwrap();
+    /// assert!(unnamed.route().is_err());
     /// ```
     ///
     /// # Errors
@@ -404,129 +382,77 @@ impl Pool {
 mod tests {
     use super::*;
 
-    #[test]
-    fn an_opponent_needs_a_budget_and_a_positive_weight() {
-        let err = OpponentSpec::parse("--engine builtin")
-            .unwrap_err()
-            .to_string();
-        assert!(err.contains("no budget"), "{err}");
-        assert!(OpponentSpec::parse("--nodes 100 --weight 0").is_err());
-        assert!(OpponentSpec::parse("--nodes 100 --weight nan").is_err());
-        assert!(OpponentSpec::parse("--nodes 100 --node-jitter 1").is_err());
-        let err = OpponentSpec::parse("--nodes 100 --frobnicate")
-            .unwrap_err()
-            .to_string();
-        assert!(err.contains("frobnicate"), "{err}");
-        assert!(OpponentSpec::parse("--engine-cmd 'unclosed").is_err());
-    }
-
-    #[test]
-    fn quoted_commands_and_options_are_read_as_in_a_shell() {
-        let o = OpponentSpec::parse(
-            "--engine usi --engine-cmd '/opt/my engine/run --fast' --engine-option Threads=1 --time-ms 50",
-        )
-        .unwrap();
-        assert_eq!(
-            o.engine.engine_cmd.as_deref(),
-            Some("/opt/my engine/run --fast")
-        );
-        assert_eq!(o.engine.engine_option, ["Threads=1"]);
-        assert_eq!(o.budget(), "50 ms");
-        assert_eq!(o.node_jitter, 0.0);
-        assert_eq!(o.identity("X 1.0"), "X 1.0 at 50 ms");
-        assert!(super::plays_at(&o.identity("X 1.0"), &o.budget()));
-        assert!(!super::plays_at("X 1.0 at 150 ms", &o.budget()));
-    }
-
-    #[test]
-    fn the_same_engine_is_found_whatever_the_budget() {
-        let a = OpponentSpec::parse("--nodes 500").unwrap();
-        let b = OpponentSpec::parse("--nodes 4000 --weight 3").unwrap();
-        assert!(a.same_engine(&b.engine));
-        let c = OpponentSpec::parse("--engine usi --engine-cmd x --depth 2").unwrap();
-        assert!(!a.same_engine(&c.engine));
-        // One command driven another way is another engine to start.
-        for other in [
-            "--engine-cmd x --depth 3 --go-mode byoyomi-only",
-            "--engine-cmd x --depth 3 --timeout-secs 7",
-            "--engine-cmd x --depth 3 --cp-is-win-rate 10000",
-        ] {
-            assert!(
-                !c.same_engine(&OpponentSpec::parse(other).unwrap().engine),
-                "{other}"
-            );
-        }
-        assert!(
-            c.same_engine(
-                &OpponentSpec::parse("--engine-cmd x --nodes 9")
-                    .unwrap()
-                    .engine
-            )
-        );
-        assert!(!a.names_engine() && !b.names_engine() && c.names_engine());
-    }
-
-    #[test]
-    fn an_engine_command_is_a_usi_engine_and_any_engine_flag_names_an_engine() {
-        // A command alone makes the engine a USI one, as --opponent-engine-cmd
-        // does in `match`: it is started, never replaced by the built-in engine.
-        let cmd =
-            OpponentSpec::parse("--engine-cmd /usr/games/fairy-stockfish --nodes 1000").unwrap();
-        assert_eq!(cmd.engine.kind(), EngineKind::Usi);
-        assert!(!cmd.same_engine(&OpponentSpec::parse("--nodes 1000").unwrap().engine));
-        assert!(cmd.names_engine());
-        assert_eq!(cmd.engine_flags(), ["--engine-cmd"]);
-        for (text, flags) in [
-            ("--engine builtin --nodes 10", vec!["--engine"]),
-            (
-                "--eval-file nn.bin --fv-scale 20 --nodes 10",
-                vec!["--eval-file", "--fv-scale"],
-            ),
-            ("--timeout-secs 5 --nodes 10", vec!["--timeout-secs"]),
-            (
-                "--engine usi --engine-cmd x --engine-option A=1 --depth 2",
-                vec!["--engine", "--engine-cmd", "--engine-option"],
-            ),
-        ] {
-            let spec = OpponentSpec::parse(text).unwrap();
-            assert!(spec.names_engine(), "{text}");
-            assert_eq!(spec.engine_flags(), flags, "{text}");
-        }
-        let budget = OpponentSpec::parse("--nodes 10 --weight 2 --node-jitter 0.1").unwrap();
-        assert!(!budget.names_engine() && budget.engine_flags().is_empty());
-    }
-
-    #[test]
-    fn an_engine_flag_the_engine_would_not_use_is_refused_at_once() {
-        for (text, says) in [
-            (
-                "--engine builtin --engine-cmd x --nodes 10",
-                "--engine-cmd `x` needs --engine usi",
-            ),
-            (
-                "--engine-option A=1 --nodes 10",
-                "--engine-option `A=1` needs --engine usi",
-            ),
-            ("--fv-scale 20 --nodes 10", "--fv-scale needs --eval-file"),
-            (
-                "--engine-cmd x --eval-file nn.bin --nodes 10",
-                "--eval-file and --fv-scale",
-            ),
-        ] {
-            let err = OpponentSpec::parse(text).unwrap_err().to_string();
-            assert!(err.contains(says) && err.contains(text), "{text}: {err}");
-        }
+    fn at_nodes(n: u64, weight: f64) -> OpponentSpec {
+        let limits = Limits {
+            nodes: Some(n),
+            ..Limits::default()
+        };
+        OpponentSpec::of(EngineChoice::builtin(), limits, 0.5)
+            .with_weight(weight)
+            .unwrap()
     }
 
     #[test]
     fn picks_follow_the_weights() {
-        let pool = Pool::new(vec![
-            OpponentSpec::parse("--nodes 500").unwrap(),
-            OpponentSpec::parse("--nodes 1000 --weight 3").unwrap(),
-        ])
-        .unwrap();
+        let pool = Pool::new(vec![at_nodes(500, 1.0), at_nodes(1000, 3.0)]).unwrap();
         let picks: Vec<usize> = (0..100).map(|i| pool.pick(f64::from(i) / 100.0)).collect();
         assert_eq!(picks.iter().filter(|&&p| p == 0).count(), 25);
         assert!(Pool::new(Vec::new()).is_err());
+    }
+
+    #[test]
+    fn every_opponent_is_checked_however_it_was_written() {
+        let none = Limits::default();
+        let err = OpponentSpec::new(
+            EngineChoice::builtin(),
+            none,
+            1.0,
+            0.5,
+            None,
+            "x",
+            Vec::new(),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("no budget"), "{err}");
+        assert!(at_nodes(100, 1.0).with_weight(0.0).is_err());
+        assert!(at_nodes(100, 1.0).with_weight(f64::NAN).is_err());
+        let limits = at_nodes(100, 1.0).limits;
+        assert!(
+            OpponentSpec::new(
+                EngineChoice::builtin(),
+                limits,
+                1.0,
+                1.0,
+                None,
+                "x",
+                Vec::new()
+            )
+            .is_err()
+        );
+        assert!(
+            OpponentSpec::new(
+                EngineChoice::builtin(),
+                limits,
+                1.0,
+                0.5,
+                Some(" ".into()),
+                "x",
+                Vec::new()
+            )
+            .is_err()
+        );
+        assert!(
+            OpponentSpec::new(
+                EngineChoice::builtin(),
+                limits,
+                1.0,
+                0.5,
+                Some("x".repeat(257)),
+                "x",
+                Vec::new()
+            )
+            .is_err()
+        );
     }
 }

@@ -24,8 +24,10 @@
 
 pub mod convert;
 pub mod deprecated;
+pub mod engine_flags;
 pub mod export;
 pub mod logging;
+pub mod opponent_flags;
 pub mod runtime;
 pub mod select;
 pub mod signals;

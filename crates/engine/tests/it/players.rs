@@ -6,9 +6,8 @@ use crate::engines;
 
 use std::time::Duration;
 
-use clap::Parser;
 use engines::{fake_engine, fake_engine_with_marker, real_engine};
-use stera_engine::choice::EngineChoice;
+use stera_engine::choice::{EngineChoice, EngineKind};
 use stera_engine::usi::{UsiConfig, UsiPlayer};
 use stera_engine::{EvalError, Limits, Player, PlayerMove};
 use stera_rules::Position;
@@ -110,17 +109,22 @@ fn a_crash_is_restarted_and_a_hang_times_out() {
     assert!(matches!(err, EvalError::Timeout { .. }), "{err}");
 }
 
-/// The engine flags of `book-tools` and the worker, parsed from `args`.
-#[derive(Parser)]
-struct Flags {
-    #[command(flatten)]
-    engine: EngineChoice,
-}
-
+/// The engine the shared engine flags `args` describe (the flags are read by
+/// `stera_service::engine_flags`; this crate knows no command line).
 fn choice(args: &[&str]) -> EngineChoice {
-    Flags::try_parse_from(std::iter::once("test").chain(args.iter().copied()))
-        .unwrap()
-        .engine
+    let mut engine = EngineChoice::builtin();
+    for pair in args.chunks(2) {
+        let value = pair.get(1).copied().unwrap_or_default();
+        match pair[0] {
+            "--eval-file" => engine.eval_file = Some(value.into()),
+            "--fv-scale" => engine.fv_scale = Some(value.parse().expect("a number")),
+            "--engine" if value == "usi" => engine.engine = Some(EngineKind::Usi),
+            "--engine" => engine.engine = Some(EngineKind::Builtin),
+            "--engine-cmd" => engine.engine_cmd = Some(value.into()),
+            flag => panic!("no such flag in these tests: {flag}"),
+        }
+    }
+    engine
 }
 
 #[test]
