@@ -21,10 +21,14 @@ use tokio::sync::oneshot;
 
 use super::LearnArgs;
 use crate::handle::{DispatcherHandle, Event};
+use crate::registry::Registry;
 
 /// Everything the learning threads share.
 struct Shared {
     handle: DispatcherHandle,
+    /// Where the run's target, pace and key positions are published for the
+    /// status line, the status document, the dashboard and the metrics.
+    registry: Arc<Registry>,
     runtime: tokio::runtime::Handle,
     /// What the run decides: openings, colours, seeds, opponents, settling.
     run: LearningRun,
@@ -81,12 +85,14 @@ impl LearnDriver {
 
     /// Starts `args.learn_concurrency` threads that play `args.learn_games`
     /// games from `roots` (each a position command) through `handle`, the
-    /// learner weighing a move's value as `prior_games` games.
+    /// learner weighing a move's value as `prior_games` games; how far they
+    /// have come is published in `registry`.
     ///
     /// # Errors
     /// Bad flags or roots, or no book to learn on.
     pub async fn start(
         handle: DispatcherHandle,
+        registry: Arc<Registry>,
         args: &LearnArgs,
         roots: &[String],
         ply_limit: u32,
@@ -142,6 +148,13 @@ impl LearnDriver {
             .map_err(|e| format!("cannot analyse the book: {e}"))?;
         let results = Arc::new(ResultsBook::new(Arc::new(analysed), counts));
         let policy = LearningPolicy::new(results, args.learn_window, prior_games);
+        // Shown from the start: the target, and how many key positions there
+        // are (and are settled already, by earlier runs' games).
+        registry.learning.start(args.learn_games, run.settled_at());
+        let at_start = run.settled(&policy);
+        registry
+            .learning
+            .set_key_positions(at_start.settled, at_start.total);
         let threads = args
             .learn_concurrency
             .min(usize::try_from(args.learn_games).unwrap_or(usize::MAX));
@@ -154,6 +167,7 @@ impl LearnDriver {
         );
         let shared = Arc::new(Shared {
             handle,
+            registry,
             runtime: tokio::runtime::Handle::current(),
             run,
             routes,
@@ -404,6 +418,14 @@ fn count(
 /// stopping rule's check after each round of the openings, and the progress
 /// line every 100 games with how many key positions are settled.
 fn report(shared: &Shared, counted: u64) {
+    // The pace after every game, for the status; the key positions when
+    // counted (below).
+    let secs = shared.began.elapsed().as_secs_f64().max(1e-3);
+    let rate = counted as f64 / secs;
+    let left = shared.target.saturating_sub(counted) as f64 / rate.max(1e-9);
+    if !shared.settled.load(Ordering::Acquire) {
+        shared.registry.learning.set_pace(rate, left.round() as u64);
+    }
     let check_due = shared.run.check_due(counted);
     let line_due = counted.is_multiple_of(100) || counted == shared.target;
     if !check_due && !line_due {
@@ -421,10 +443,15 @@ fn report(shared: &Shared, counted: u64) {
                 .last_settled
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(count);
+            shared
+                .registry
+                .learning
+                .set_key_positions(count.settled, count.total);
             count
         }
     };
     if check_due && shared.run.stops(&settled) && !shared.settled.swap(true, Ordering::AcqRel) {
+        shared.registry.learning.set_all_settled();
         tracing::info!(
             counted,
             target = shared.target,
@@ -434,9 +461,6 @@ fn report(shared: &Shared, counted: u64) {
         );
     }
     if line_due {
-        let secs = shared.began.elapsed().as_secs_f64().max(1e-3);
-        let rate = counted as f64 / secs;
-        let left = shared.target.saturating_sub(counted) as f64 / rate.max(1e-9);
         tracing::info!(
             counted,
             target = shared.target,
