@@ -415,22 +415,35 @@ fn count(
 }
 
 /// After the `counted`-th game is counted (and added to the learner): the
-/// stopping rule's check after each round of the openings, and the progress
-/// line every 100 games with how many key positions are settled.
+/// stopping rule's check after each round of the openings, the progress line
+/// every 100 games with how many key positions are settled, and the pace for
+/// the status after every game.
 fn report(shared: &Shared, counted: u64) {
-    // The pace after every game, for the status; the key positions when
-    // counted (below).
     let secs = shared.began.elapsed().as_secs_f64().max(1e-3);
     let rate = counted as f64 / secs;
-    let left = shared.target.saturating_sub(counted) as f64 / rate.max(1e-9);
-    if !shared.settled.load(Ordering::Acquire) {
-        shared.registry.learning.set_pace(rate, left.round() as u64);
-    }
+    // Rounded up: 0 only once the target is reached.
+    let left = (shared.target.saturating_sub(counted) as f64 / rate.max(1e-9)).ceil() as u64;
     let check_due = shared.run.check_due(counted);
     let line_due = counted.is_multiple_of(100) || counted == shared.target;
-    if !check_due && !line_due {
-        return;
+    if check_due || line_due {
+        check_and_log(shared, counted, check_due, line_due, (rate, left));
     }
+    // The pace last: a status that shows this game's pace shows the key
+    // positions counted after it too.
+    if !shared.settled.load(Ordering::Acquire) {
+        shared.registry.learning.set_pace(counted, rate, left);
+    }
+}
+
+/// The key positions settled after `counted` games (counted again when the
+/// stopping rule's check is due), the stop when all are, and the progress line.
+fn check_and_log(
+    shared: &Shared,
+    counted: u64,
+    check_due: bool,
+    line_due: bool,
+    (rate, left): (f64, u64),
+) {
     let latest = *shared
         .last_settled
         .lock()
@@ -467,7 +480,7 @@ fn report(shared: &Shared, counted: u64) {
             key_positions_settled = settled.settled,
             key_positions = settled.total,
             games_per_sec = format!("{rate:.2}"),
-            left_secs = left.round() as u64,
+            left_secs = left,
             "learning games counted"
         );
     }

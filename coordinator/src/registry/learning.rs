@@ -28,10 +28,10 @@ pub struct OpponentGames {
 pub struct LearningBoard {
     /// `--learn-games`.
     target: AtomicU64,
-    /// Games counted per second since the first started (`f64` bits).
-    per_second: AtomicU64,
-    /// Seconds left to the target at that rate.
-    left_secs: AtomicU64,
+    /// After how many games counted, the games per second since the first
+    /// started and the seconds left to the target at that rate (one lock: the
+    /// game threads publish in any order, the latest count wins).
+    pace: Mutex<(u64, f64, u64)>,
     key_settled: AtomicU64,
     key_total: AtomicU64,
     /// The probability at which a key position counts as settled (`f64` bits).
@@ -55,11 +55,16 @@ impl LearningBoard {
         self.target.load(Ordering::Relaxed)
     }
 
-    /// Games per second and the seconds left to the target at that rate.
-    pub fn set_pace(&self, per_second: f64, left_secs: u64) {
-        self.per_second
-            .store(per_second.to_bits(), Ordering::Relaxed);
-        self.left_secs.store(left_secs, Ordering::Relaxed);
+    /// After `counted` games, games per second and the seconds left to the
+    /// target at that rate; an earlier count published late changes nothing.
+    pub fn set_pace(&self, counted: u64, per_second: f64, left_secs: u64) {
+        let mut pace = self
+            .pace
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if counted >= pace.0 {
+            *pace = (counted, per_second, left_secs);
+        }
     }
 
     /// `settled` of `total` key positions are settled.
@@ -72,7 +77,10 @@ impl LearningBoard {
     /// wait for but the games in flight).
     pub fn set_all_settled(&self) {
         self.all_settled.store(true, Ordering::Relaxed);
-        self.left_secs.store(0, Ordering::Relaxed);
+        self.pace
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .2 = 0;
     }
 
     /// The games of this run per opponent, as the dispatcher counted them.
@@ -101,10 +109,11 @@ impl LearningBoard {
 
     /// Games per second and the seconds left.
     pub fn pace(&self) -> (f64, u64) {
-        (
-            f64::from_bits(self.per_second.load(Ordering::Relaxed)),
-            self.left_secs.load(Ordering::Relaxed),
-        )
+        let (_, per_second, left_secs) = *self
+            .pace
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        (per_second, left_secs)
     }
 
     /// The Status reply's learning figures, `games` counted in this run.
@@ -143,7 +152,9 @@ mod tests {
         let board = LearningBoard::default();
         assert_eq!(board.status(0), LearningStatus::default());
         board.start(400, 0.95);
-        board.set_pace(2.5, 52);
+        board.set_pace(8, 2.5, 52);
+        // The seventh game's figures, published after the eighth's.
+        board.set_pace(7, 2.4, 60);
         board.set_key_positions(3, 12);
         board.set_opponents(vec![OpponentGames {
             number: 2,
