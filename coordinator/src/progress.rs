@@ -151,6 +151,26 @@ pub(crate) fn mirror<S: NodeStore>(
     c.games_rejected.store(tally.rejected, Ordering::Relaxed);
 }
 
+/// The Status RPC's answer: the registry (call [`mirror`] first), with the root
+/// lines computed now.
+pub(crate) fn status_reply<S: NodeStore>(
+    kinds: &mut Kinds<S>,
+    registry: &Registry,
+    version: &str,
+) -> StatusReply {
+    let roots: Vec<RootLine> = kinds
+        .think
+        .book_lines(&kinds.live, Instant::now())
+        .iter()
+        .map(|(root, pv, value)| RootLine {
+            root: root.clone(),
+            pv: pv.iter().map(ToString::to_string).collect(),
+            value: *value,
+        })
+        .collect();
+    crate::status::reply(registry, version, roots, 0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -204,24 +224,4 @@ mod tests {
             "the think limit is reached"
         );
     }
-}
-
-/// The Status RPC's answer: the registry (call [`mirror`] first), with the root
-/// lines computed now.
-pub(crate) fn status_reply<S: NodeStore>(
-    kinds: &mut Kinds<S>,
-    registry: &Registry,
-    version: &str,
-) -> StatusReply {
-    let roots: Vec<RootLine> = kinds
-        .think
-        .book_lines(&kinds.live, Instant::now())
-        .iter()
-        .map(|(root, pv, value)| RootLine {
-            root: root.clone(),
-            pv: pv.iter().map(ToString::to_string).collect(),
-            value: *value,
-        })
-        .collect();
-    crate::status::reply(registry, version, roots, 0)
 }

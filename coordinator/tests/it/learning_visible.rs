@@ -69,7 +69,7 @@ fn a_learning_run_says_why_it_ended_and_what_it_counted() {
         &[("RUST_LOG", "info,stera_worker=debug")],
     );
     let status = c.wait_exit(LONG);
-    let log = std::mem::replace(&mut c.log, std::sync::Arc::default());
+    let log = std::mem::take(&mut c.log);
     drop(c);
     // The local worker's records come through the coordinator's stderr.
     common::wait_stderr_closed(&log, LONG);
