@@ -81,7 +81,7 @@ enum Command {
         connection: Connection,
         /// Write the status document to FILE (`-`, or no value: standard output)
         /// instead of the summary for a person: one JSON object, the same as the
-        /// coordinator's `/api/status` (`version`: the schema version, 1; every
+        /// coordinator's `/api/status` (`version`: the schema version, 2; every
         /// key is listed in the README, "The status document"), as `match --json`
         /// takes it. Default: the summary.
         #[arg(long, value_name = "FILE", num_args = 0..=1, default_missing_value = "-")]

@@ -36,6 +36,8 @@ struct Games {
     bans: usize,
     /// Quarantine notes: SFEN, a tab, the reason.
     quarantined: Vec<String>,
+    /// Self-play games (the coordinator's play jobs); the learning games are
+    /// the opponents'.
     recorded: u64,
     /// Per root (in the order of the roots), from its side to move's view.
     at_roots: Vec<GameCounts>,
@@ -289,10 +291,10 @@ fn pv_line(
     line
 }
 
-/// Games recorded, the learning opponents, and the self-play games through each
-/// root with its score.
+/// Games recorded (self-play and learning), the learning opponents, and the
+/// self-play games through each root with its score.
 fn print_games(out: &mut dyn Write, roots: &[Root], games: &Games) -> io::Result<()> {
-    writeln!(out, "games recorded   {}", games.recorded)?;
+    writeln!(out, "{}", games_recorded_line(games))?;
     if games.opponents.is_empty() {
         writeln!(out, "learning opponents: none (no learning games)")?;
     } else {
@@ -324,6 +326,18 @@ fn print_games(out: &mut dyn Write, roots: &[Root], games: &Games) -> io::Result
     Ok(())
 }
 
+/// `games recorded   525 (0 self-play, 525 learning)`: every game the store
+/// counts, self-play games (play jobs) beside learning games (`book-tools
+/// learn`, the coordinator's `--learn-games`), whose counters are kept apart.
+fn games_recorded_line(games: &Games) -> String {
+    let learning: u64 = games.opponents.iter().map(|o| o.games).sum();
+    format!(
+        "games recorded   {} ({} self-play, {learning} learning)",
+        games.recorded.saturating_add(learning),
+        games.recorded
+    )
+}
+
 /// Growth: nodes thought per hour of their timestamps.
 fn print_growth(out: &mut dyn Write, extras: &NodeExtras) -> io::Result<()> {
     let mut per_hour: BTreeMap<u32, u64> = BTreeMap::new();
@@ -353,7 +367,35 @@ fn hour_name(hour: u32) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::hour_name;
+    use super::{Games, games_recorded_line, hour_name};
+    use stera_book::{OpponentId, OpponentRecord};
+
+    #[test]
+    fn learning_games_are_counted_beside_self_play() {
+        let opponent = |id, games| OpponentRecord {
+            id: OpponentId(id),
+            identity: format!("e at {id} nodes"),
+            games,
+        };
+        let mut games = Games {
+            bans: 0,
+            quarantined: Vec::new(),
+            recorded: 0,
+            at_roots: Vec::new(),
+            opponents: vec![opponent(0, 200), opponent(1, 325)],
+            evaluators: Vec::new(),
+        };
+        assert_eq!(
+            games_recorded_line(&games),
+            "games recorded   525 (0 self-play, 525 learning)"
+        );
+        games.recorded = 3;
+        games.opponents.clear();
+        assert_eq!(
+            games_recorded_line(&games),
+            "games recorded   3 (3 self-play, 0 learning)"
+        );
+    }
 
     #[test]
     fn hours_are_named_by_their_utc_date() {

@@ -401,6 +401,9 @@ impl<S: NodeStore> Kinds<S> {
             .counters
             .learning_games
             .store(counted, std::sync::atomic::Ordering::Relaxed);
+        self.registry
+            .learning
+            .set_opponents(self.learn.opponents().to_vec());
         Ok(counted)
     }
 }

@@ -215,6 +215,7 @@ pub async fn run(args: CoordinatorArgs, export: Option<ExportFn<SledStore>>) -> 
     let local_workers = local_workers::start_local_workers(&args, addr, token.as_deref())?;
     let learning = learn::LearnDriver::start(
         handle.clone(),
+        registry.clone(),
         &args.learn,
         &roots,
         args.play.ply_limit,

@@ -29,6 +29,53 @@ pub struct Progress {
     pub stalled: bool,
     /// Learning games counted in this run.
     pub learning_games: u64,
+    /// Every key position settled (`--learn-stop-when-settled`): the learning
+    /// games ended before their target.
+    pub learning_settled: bool,
+}
+
+/// The limits a run was given, for [`Progress::end_reason`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct RunLimits {
+    /// It thinks (a think limit above 0).
+    pub thinks: bool,
+    /// It plays to a games target (`--play-games`).
+    pub games_target: bool,
+    /// `--learn-games` (0: no learning games).
+    pub learn_games: u64,
+}
+
+impl Progress {
+    /// Why a run that reached its limits ends, as its workers are told when
+    /// drained (and log): every limit it was given, each as it was met.
+    pub(crate) fn end_reason(&self, limits: RunLimits) -> String {
+        let mut met = Vec::new();
+        if limits.thinks {
+            met.push("the think limit is reached".to_owned());
+        }
+        if limits.games_target {
+            met.push("the games target is reached".to_owned());
+        }
+        if limits.learn_games > 0 {
+            met.push(if self.learning_settled {
+                format!(
+                    "every key position is settled ({} of {} learning games counted)",
+                    self.learning_games, limits.learn_games
+                )
+            } else {
+                format!(
+                    "the learning games target is reached ({} learning games counted)",
+                    self.learning_games
+                )
+            });
+        }
+        match met.as_slice() {
+            // `--think-limit 0` and nothing else: the limit, at once.
+            [] => "the think limit is reached".to_owned(),
+            [one] => one.clone(),
+            [first @ .., last] => format!("{} and {last}", first.join(", ")),
+        }
+    }
 }
 
 /// Sets the counters that count over all runs from what the store holds.
@@ -66,6 +113,7 @@ pub(crate) fn publish<S: NodeStore>(
         finished,
         stalled: kinds.stalled(),
         learning_games: kinds.learn.counted(),
+        learning_settled: kinds.learn.settled(),
     };
     progress.send_if_modified(|old| {
         let changed = *old != p;
@@ -121,4 +169,59 @@ pub(crate) fn status_reply<S: NodeStore>(
         })
         .collect();
     crate::status::reply(registry, version, roots, 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reason(p: Progress, thinks: bool, games_target: bool, learn_games: u64) -> String {
+        p.end_reason(RunLimits {
+            thinks,
+            games_target,
+            learn_games,
+        })
+    }
+
+    #[test]
+    fn a_run_ends_for_every_limit_it_was_given() {
+        let learned = Progress {
+            learning_games: 400,
+            ..Progress::default()
+        };
+        assert_eq!(
+            reason(learned, false, false, 400),
+            "the learning games target is reached (400 learning games counted)"
+        );
+        let settled = Progress {
+            learning_games: 270,
+            learning_settled: true,
+            ..Progress::default()
+        };
+        assert_eq!(
+            reason(settled, false, false, 400),
+            "every key position is settled (270 of 400 learning games counted)"
+        );
+        assert_eq!(
+            reason(learned, true, false, 400),
+            "the think limit is reached and the learning games target is reached (400 learning games counted)"
+        );
+        assert_eq!(
+            reason(learned, true, true, 400),
+            "the think limit is reached, the games target is reached and the learning games target is reached (400 learning games counted)"
+        );
+        let nothing = Progress::default();
+        assert_eq!(
+            reason(nothing, true, false, 0),
+            "the think limit is reached"
+        );
+        assert_eq!(
+            reason(nothing, false, true, 0),
+            "the games target is reached"
+        );
+        assert_eq!(
+            reason(nothing, false, false, 0),
+            "the think limit is reached"
+        );
+    }
 }

@@ -11,6 +11,9 @@ use stera_proto::v1::WorkerStatus;
 
 use crate::leases::StreamId;
 
+mod learning;
+pub use learning::{LearningBoard, OpponentGames};
+
 /// One connected worker stream.
 #[derive(Debug, Clone)]
 pub struct WorkerEntry {
@@ -259,6 +262,8 @@ pub struct Registry {
     pub started_unix_ms: u64,
     pub workers: DashMap<StreamId, WorkerEntry>,
     pub counters: Counters,
+    /// The learning games of this run.
+    pub learning: LearningBoard,
     /// (time, thought) samples for rates, one every few seconds.
     samples: Mutex<Vec<(Instant, u64)>>,
     history: Mutex<VecDeque<HistorySample>>,

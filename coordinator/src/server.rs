@@ -137,8 +137,15 @@ pub(crate) async fn wait_for_the_end(
         let _ = dispatcher.drain("no position can be thought any more");
     } else {
         // A run ends at the limits it was given: the think limit, the games
-        // target, or both (a games-only run, `--think-limit 0`, thinks nothing).
+        // target, the learning games, or several (a run of games or learning
+        // only, `--think-limit 0`, thinks nothing).
         let thought = progress.borrow().thought;
+        // The workers are told every limit that ended the run.
+        let reason = progress.borrow().end_reason(crate::progress::RunLimits {
+            thinks: args.think_limit != Some(0),
+            games_target: args.play.games.is_some(),
+            learn_games: args.learn.learn_games,
+        });
         if args.learn.learn_games > 0 {
             // Fewer than --learn-games when the key positions settled first.
             tracing::info!(
@@ -149,19 +156,16 @@ pub(crate) async fn wait_for_the_end(
         }
         let thinks = args.think_limit != Some(0);
         match (thinks, args.play.games) {
-            (false, Some(games)) => {
-                tracing::info!(games, "games target reached");
-                let _ = dispatcher.drain("the games target is reached");
-            }
+            (false, Some(games)) => tracing::info!(games, "games target reached"),
             (true, Some(games)) => {
                 tracing::info!(thought, games, "think limit and games target reached");
-                let _ = dispatcher.drain("the think limit and the games target are reached");
             }
-            _ => {
-                tracing::info!(thought, "think limit reached");
-                let _ = dispatcher.drain("the think limit is reached");
-            }
+            // A learning run said so above.
+            (false, None) if args.learn.learn_games > 0 => {}
+            (_, None) => tracing::info!(thought, "think limit reached"),
         }
+        tracing::info!(%reason, "the run ends: the workers are drained");
+        let _ = dispatcher.drain(&reason);
     }
 }
 

@@ -63,6 +63,7 @@ pub(crate) fn reply(
         last_backup_bytes: load(&c.last_backup_bytes),
         roots,
         roots_age_ms,
+        learning: Some(registry.learning.status(load(&c.learning_games))),
         workers: registry.worker_status(),
         history: thin(&registry.history(), HISTORY_POINTS)
             .into_iter()

@@ -49,6 +49,24 @@ pub struct Games {
     pub target: Option<u64>,
 }
 
+/// How far the run's learning games have come.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Learning {
+    /// Games counted in this run, and `--learn-games`.
+    pub counted: u64,
+    pub target: u64,
+    /// Games counted per second, and the seconds left at that rate.
+    pub per_second: f64,
+    pub left_secs: u64,
+    /// Key positions settled, of how many.
+    pub key_settled: u64,
+    pub key_total: u64,
+    /// Every key position settled: no new game starts.
+    pub all_settled: bool,
+    /// Games of this run per opponent: the store's number, the games.
+    pub opponents: Vec<(u32, u64)>,
+}
+
 /// The book's principal variation from the first thought root (USI moves) and
 /// its value from the root mover's view.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -76,6 +94,8 @@ pub struct StatusSnapshot {
     pub in_flight: u64,
     /// `None` when no games are played.
     pub games: Option<Games>,
+    /// `None` without learning games.
+    pub learning: Option<Learning>,
     /// `None` until a root has been searched.
     pub pv: Option<RootPv>,
 }
@@ -96,6 +116,20 @@ impl StatusSnapshot {
                 counted: reply.games_black + reply.games_white + reply.games_draw,
                 target: settings.games_target,
             }),
+            learning: reply
+                .learning
+                .as_ref()
+                .filter(|l| l.target > 0)
+                .map(|l| Learning {
+                    counted: l.games,
+                    target: l.target,
+                    per_second: l.games_per_second,
+                    left_secs: l.left_secs,
+                    key_settled: l.key_positions_settled,
+                    key_total: l.key_positions,
+                    all_settled: l.all_settled,
+                    opponents: l.opponents.iter().map(|o| (o.number, o.games)).collect(),
+                }),
             pv: reply.roots.first().map(|r| RootPv {
                 root: r.root.clone(),
                 moves: r.pv.clone(),
@@ -105,12 +139,15 @@ impl StatusSnapshot {
     }
 }
 
-/// The status line: thought (against the limit), rate, ETA, book, workers, jobs in
-/// flight, games, and the book's principal variation from its first root, named.
+/// The status line: thought (against the limit), rate, ETA, learning games,
+/// book, workers, jobs in flight, games, and the book's principal variation from
+/// its first root, named.
 #[must_use]
 pub fn line(s: &StatusSnapshot) -> String {
-    let mut parts = Vec::with_capacity(8);
+    let mut parts = Vec::with_capacity(12);
     match s.think_limit {
+        // A run that thinks nothing (games, learning, searches only).
+        Some(0) => parts.push("thinking off (--think-limit 0)".to_owned()),
         Some(limit) => {
             let share = if limit == 0 {
                 100.0
@@ -121,12 +158,17 @@ pub fn line(s: &StatusSnapshot) -> String {
         }
         None => parts.push(format!("thought {}", s.thought)),
     }
-    parts.push(format!("{:.1} pos/s", s.rate.max(0.0)));
-    if let Some(limit) = s.think_limit {
+    if s.think_limit != Some(0) {
+        parts.push(format!("{:.1} pos/s", s.rate.max(0.0)));
+    }
+    if let Some(limit) = s.think_limit.filter(|l| *l > 0) {
         parts.push(match eta(s.thought, limit, s.rate) {
             Some(d) => format!("ETA {}", duration(d)),
             None => "ETA --".to_owned(),
         });
+    }
+    if let Some(l) = &s.learning {
+        learning_parts(l, &mut parts);
     }
     parts.push(format!("book {}", s.nodes));
     parts.push(format!(
@@ -155,6 +197,37 @@ pub fn line(s: &StatusSnapshot) -> String {
         );
     }
     parts.join(" | ")
+}
+
+/// The learning games' parts of the line: counted against the target, the
+/// rate, the time left at that rate (or why no game starts any more), the key positions
+/// settled, and the games per opponent by the store's numbers.
+fn learning_parts(l: &Learning, parts: &mut Vec<String>) {
+    let share = if l.target == 0 {
+        100.0
+    } else {
+        (l.counted as f64 / l.target as f64 * 100.0).min(100.0)
+    };
+    parts.push(format!("learning {}/{} ({share:.1}%)", l.counted, l.target));
+    parts.push(format!("{:.2} games/s", l.per_second.max(0.0)));
+    parts.push(if l.all_settled {
+        "every key position settled".to_owned()
+    } else if l.counted >= l.target {
+        "left 0s".to_owned()
+    } else if l.counted == 0 {
+        "left --".to_owned()
+    } else {
+        format!("left {}", duration(Duration::from_secs(l.left_secs)))
+    });
+    parts.push(format!("key positions {}/{}", l.key_settled, l.key_total));
+    if !l.opponents.is_empty() {
+        let each: Vec<String> = l
+            .opponents
+            .iter()
+            .map(|(number, games)| format!("#{number} {games}"))
+            .collect();
+        parts.push(format!("by opponent {}", each.join(", ")));
+    }
 }
 
 /// Time left to the think limit at `rate` positions per second: zero once it is
@@ -398,6 +471,7 @@ mod tests {
             slots: 8,
             in_flight: 7,
             games: None,
+            learning: None,
             pv: Some(RootPv {
                 root: "startpos".into(),
                 moves: pv(10),
@@ -503,7 +577,49 @@ mod tests {
         assert!(line(&s).contains("(100.0%) | 0.0 pos/s | ETA 0s |"));
         s.think_limit = Some(0);
         s.thought = 0;
-        assert!(line(&s).starts_with("thought 0/0 (100.0%)"));
+        assert!(
+            line(&s).starts_with("thinking off (--think-limit 0) | book 5678"),
+            "{}",
+            line(&s)
+        );
+    }
+
+    #[test]
+    fn learning_games_when_learning() {
+        let mut s = snapshot();
+        s.think_limit = Some(0);
+        s.learning = Some(Learning {
+            counted: 270,
+            target: 400,
+            per_second: 2.345,
+            left_secs: 56,
+            key_settled: 3,
+            key_total: 12,
+            all_settled: false,
+            opponents: vec![(1, 90), (3, 178)],
+        });
+        assert_eq!(
+            line(&s),
+            "thinking off (--think-limit 0) | learning 270/400 (67.5%) | 2.35 games/s | left 56s \
+             | key positions 3/12 | by opponent #1 90, #3 178 | book 5678 | workers 2 (8 job slots) \
+             | in flight 7 | pv (startpos) +34 7g7f 3c3d 2g2f 8c8d 2f2e 8d8e 6i7h 4a3b …"
+        );
+        let l = s.learning.as_mut().unwrap();
+        l.all_settled = true;
+        assert!(
+            line(&s).contains("| 2.35 games/s | every key position settled | key positions 3/12 |"),
+            "{}",
+            line(&s)
+        );
+        let l = s.learning.as_mut().unwrap();
+        (l.all_settled, l.counted, l.per_second, l.opponents) = (false, 0, 0.0, Vec::new());
+        assert!(
+            line(&s).contains(
+                "| learning 0/400 (0.0%) | 0.00 games/s | left -- | key positions 3/12 | book"
+            ),
+            "{}",
+            line(&s)
+        );
     }
 
     #[test]
@@ -574,6 +690,34 @@ mod tests {
             ..settings
         };
         assert_eq!(StatusSnapshot::new(&reply, 20, 2.0, &off).games, None);
+        assert_eq!(s.learning, None, "no learning games in the reply");
+        let learning = StatusReply {
+            learning: Some(stera_proto::v1::LearningStatus {
+                games: 5,
+                target: 40,
+                games_per_second: 0.5,
+                left_secs: 70,
+                key_positions_settled: 1,
+                key_positions: 4,
+                opponents: vec![stera_proto::v1::LearningOpponent {
+                    number: 2,
+                    identity: "e at 60 nodes".into(),
+                    games: 4,
+                    games_stored: 9,
+                }],
+                ..Default::default()
+            }),
+            ..reply
+        };
+        let s = StatusSnapshot::new(&learning, 20, 2.0, &off);
+        assert!(
+            line(&s).contains(
+                "| ETA 10s | learning 5/40 (12.5%) | 0.50 games/s | left 1m10s | key positions 1/4 \
+                 | by opponent #2 4 | book 99 |"
+            ),
+            "{}",
+            line(&s)
+        );
     }
 
     #[test]

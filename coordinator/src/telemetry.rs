@@ -6,7 +6,9 @@
 //! it too); counters are mirrored with `absolute`, so nothing is counted twice.
 //! Histograms are recorded where things happen, since a histogram cannot be
 //! rebuilt from a sum. Labels are closed sets (a reason, a result): worker ids and
-//! positions never become labels, they would grow without bound over months.
+//! positions never become labels, they would grow without bound over months. A
+//! learning opponent's number is a label: the opponents of one run are the few
+//! of its pool, numbered by the store.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -88,6 +90,19 @@ pub const BACKUP_LAST_SIZE: &str = "stera_coordinator_backup_last_size_bytes";
 pub const GAMES: &str = "stera_coordinator_games_total";
 /// Learning games counted by this process (see `learn`).
 pub const LEARNING_GAMES: &str = "stera_coordinator_learning_games_total";
+/// Learning games of this process recorded against an opponent, by `opponent`
+/// (the store's number, from 1).
+pub const LEARNING_OPPONENT_GAMES: &str = "stera_coordinator_learning_opponent_games_total";
+/// 1 for each opponent of this process's learning games, with its `identity`.
+pub const LEARNING_OPPONENT_INFO: &str = "stera_coordinator_learning_opponent_info";
+/// The run's learning games target (`--learn-games`).
+pub const LEARNING_TARGET: &str = "stera_coordinator_learning_games_target";
+/// Learning games counted per second since the first started.
+pub const LEARNING_RATE: &str = "stera_coordinator_learning_games_per_second";
+/// Seconds left to the learning target at that rate.
+pub const LEARNING_LEFT: &str = "stera_coordinator_learning_time_left_seconds";
+/// Key positions of the learning openings, by `state` (settled, total).
+pub const LEARNING_KEY_POSITIONS: &str = "stera_coordinator_learning_key_positions";
 /// Plies of one counted game.
 pub const GAME_PLIES: &str = "stera_coordinator_game_plies";
 /// Play leases handed out and not yet answered.
@@ -253,6 +268,31 @@ pub fn describe() {
         LEARNING_GAMES,
         "Learning games (the book side by the learner against the workers' engines) counted by this process."
     );
+    describe_counter!(
+        LEARNING_OPPONENT_GAMES,
+        "Learning games recorded against each opponent by this process, by opponent (the store's number, from 1, as book-tools stats and --opponents number them)."
+    );
+    describe_gauge!(
+        LEARNING_OPPONENT_INFO,
+        "1 for each opponent this process recorded learning games against: its number (opponent) and identity as stored (engine identity and budget)."
+    );
+    describe_gauge!(
+        LEARNING_TARGET,
+        "Learning games this run plays (--learn-games; 0: none)."
+    );
+    describe_gauge!(
+        LEARNING_RATE,
+        "Learning games counted per second since the run's first started."
+    );
+    describe_gauge!(
+        LEARNING_LEFT,
+        Unit::Seconds,
+        "Time left to the learning games target at the current rate (0 once reached, or every key position settled)."
+    );
+    describe_gauge!(
+        LEARNING_KEY_POSITIONS,
+        "Key positions of the learning openings, by state: settled (the results rule's move is the best with the settling probability), total."
+    );
     describe_gauge!(
         GAMES_IN_FLIGHT,
         "Play leases handed out to workers and not yet answered."
@@ -288,6 +328,23 @@ pub fn record_game(plies: usize) {
 /// Records one export's duration.
 pub fn record_export(took: Duration) {
     metrics::histogram!(EXPORT_DURATION).record(took.as_secs_f64());
+}
+
+/// Copies the learning figures into the recorder.
+fn learning(registry: &Registry) {
+    let board = &registry.learning;
+    gauge!(LEARNING_TARGET).set(board.target() as f64);
+    let (per_second, left_secs) = board.pace();
+    gauge!(LEARNING_RATE).set(per_second);
+    gauge!(LEARNING_LEFT).set(left_secs as f64);
+    let (settled, total) = board.key_positions();
+    gauge!(LEARNING_KEY_POSITIONS, "state" => "settled").set(settled as f64);
+    gauge!(LEARNING_KEY_POSITIONS, "state" => "total").set(total as f64);
+    for o in board.opponents() {
+        let number = o.number.to_string();
+        counter!(LEARNING_OPPONENT_GAMES, "opponent" => number.clone()).absolute(o.games);
+        gauge!(LEARNING_OPPONENT_INFO, "opponent" => number, "identity" => o.identity).set(1.0);
+    }
 }
 
 /// Copies the registry's counters and gauges into the recorder.
@@ -332,9 +389,10 @@ pub fn refresh(registry: &Registry) {
     gauge!(BACKUP_LAST_DURATION).set(load(&c.last_backup_ms) as f64 / 1000.0);
     gauge!(BACKUP_LAST_SIZE).set(load(&c.last_backup_bytes) as f64);
     counter!(GAMES, "result" => "black").absolute(load(&c.games_black));
-    counter!(LEARNING_GAMES).absolute(load(&c.learning_games));
+    learning(registry);
     counter!(GAMES, "result" => "white").absolute(load(&c.games_white));
     counter!(GAMES, "result" => "draw").absolute(load(&c.games_draw));
+    counter!(LEARNING_GAMES).absolute(load(&c.learning_games));
     gauge!(GAMES_IN_FLIGHT).set(load(&c.play_in_flight) as f64);
     gauge!(BOOK_GAMES).set(load(&c.games_stored) as f64);
     counter!(COMPACTIONS).absolute(load(&c.compactions));

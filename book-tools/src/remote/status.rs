@@ -68,6 +68,7 @@ pub fn text(doc: &StatusDocument) -> String {
             doc.games_rejected
         );
     }
+    learning(&mut out, doc);
     let _ = writeln!(
         out,
         "exports    {}",
@@ -104,6 +105,38 @@ pub fn text(doc: &StatusDocument) -> String {
         );
     }
     out
+}
+
+/// The run's learning games, if it plays any: counted against the target, the
+/// pace, the key positions, and each opponent's games by the store's number.
+fn learning(out: &mut String, doc: &StatusDocument) {
+    if doc.learning_target == 0 && doc.learning_games == 0 {
+        return;
+    }
+    let left = if doc.learning_all_settled {
+        "every key position settled".to_owned()
+    } else {
+        format!(
+            "{} left",
+            duration(Duration::from_secs(doc.learning_left_secs))
+        )
+    };
+    let _ = writeln!(
+        out,
+        "learning   {}/{} games this run, {:.2}/s, {left}; {}/{} key positions settled",
+        doc.learning_games,
+        doc.learning_target,
+        doc.learning_games_per_second,
+        doc.learning_key_positions_settled,
+        doc.learning_key_positions
+    );
+    for o in &doc.learning_opponents {
+        let _ = writeln!(
+            out,
+            "  opponent {} {}: {} games this run, {} in the store",
+            o.number, o.identity, o.games, o.games_stored
+        );
+    }
 }
 
 /// `3 written, 1 failed; the last written 12m 05s ago (2026-11-26 14:05:09 UTC)
@@ -214,6 +247,33 @@ mod tests {
         );
         assert!(t.contains("root startpos: +34 7g7f 3c3d\n"), "{t}");
         assert!(!t.contains("\ngames"), "no games were played: {t}");
+        assert!(!t.contains("\nlearning"), "no learning games: {t}");
+        let learning = StatusReply {
+            learning: Some(stera_proto::v1::LearningStatus {
+                games: 270,
+                target: 400,
+                games_per_second: 2.5,
+                left_secs: 52,
+                key_positions_settled: 3,
+                key_positions: 12,
+                opponents: vec![stera_proto::v1::LearningOpponent {
+                    number: 2,
+                    identity: "builtin at 60 nodes".into(),
+                    games: 270,
+                    games_stored: 300,
+                }],
+                ..Default::default()
+            }),
+            ..reply()
+        };
+        let t = text(&at(learning, now));
+        assert!(
+            t.contains(
+                "learning   270/400 games this run, 2.50/s, 52s left; 3/12 key positions settled\n  \
+                 opponent 2 builtin at 60 nodes: 270 games this run, 300 in the store\n"
+            ),
+            "{t}"
+        );
         assert!(
             t.contains("exports    0 written, 0 failed; none written yet\n"),
             "{t}"
@@ -240,7 +300,7 @@ mod tests {
     fn a_program_reads_the_status_document() {
         let j: serde_json::Value =
             serde_json::from_str(&json(&at(reply(), 1_764_165_909_000 + 61_000)).unwrap()).unwrap();
-        assert_eq!(j["version"], 1);
+        assert_eq!(j["version"], 2);
         assert_eq!(j["coordinator_version"], "1.2.3");
         assert_eq!(j["uptime_secs"], 61);
         assert_eq!(j["job_slots"], 3);

@@ -164,7 +164,10 @@ fn stats_prints_games_recorded_and_per_root() {
     let db = dir.path().join("db");
     build_store(&db);
     let stats = ok(&["stats", "--db", s(&db)]);
-    assert!(stats.contains("games recorded   3\n"), "{stats}");
+    assert!(
+        stats.contains("games recorded   3 (3 self-play, 0 learning)\n"),
+        "{stats}"
+    );
     assert!(
         stats.contains("  startpos: 3 games, 1/1/1, score 0.500\n"),
         "{stats}"
@@ -192,7 +195,10 @@ fn stats_of_a_store_without_games() {
         assert_eq!(store.game_counts(Key(0)).unwrap(), GameCounts::default());
     }
     let stats = ok(&["stats", "--db", s(&db)]);
-    assert!(stats.contains("games recorded   0\n"), "{stats}");
+    assert!(
+        stats.contains("games recorded   0 (0 self-play, 0 learning)\n"),
+        "{stats}"
+    );
     assert!(stats.contains("  startpos: no games\n"), "{stats}");
 }
 

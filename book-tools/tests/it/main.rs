@@ -31,6 +31,7 @@ mod peta_shock_fixtures;
 mod pipes;
 mod progress_width;
 mod read_only;
+mod stats_learning;
 mod status_document;
 mod thinkers_cli;
 mod ybb_cli;

@@ -1,6 +1,6 @@
 //! One status document: a coordinator process's `/api/status` (HTTP, the status
 //! page's JSON) and `book-tools remote status --json` (the Status RPC over gRPC)
-//! print the same document for the same state: version 1, the same keys at every
+//! print the same document for the same state: version 2, the same keys at every
 //! depth, the same values but for those that move with the clock.
 
 use std::collections::BTreeSet;
@@ -110,14 +110,14 @@ fn quiet_pair(http: &str, url: &str) -> (Value, Value) {
     }
 }
 
-/// Both are the version 1 document, with the same keys at every depth and the
+/// Both are the version 2 document, with the same keys at every depth and the
 /// same values but the clock's. Every list must hold something, so that the
 /// keys inside it are compared too.
 fn assert_one_document(http: &Value, grpc: &Value) {
     for (name, doc) in [("/api/status", http), ("remote status --json", grpc)] {
         let parsed: StatusDocument = serde_json::from_value(doc.clone())
             .unwrap_or_else(|e| panic!("{name} is not the status document ({e}): {doc}"));
-        assert_eq!(parsed.version, 1, "{name}: {doc}");
+        assert_eq!(parsed.version, 2, "{name}: {doc}");
         assert_eq!(
             parsed.coordinator_version,
             env!("CARGO_PKG_VERSION"),

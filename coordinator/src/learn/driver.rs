@@ -20,10 +20,14 @@ use tokio::sync::oneshot;
 
 use super::LearnArgs;
 use crate::handle::{DispatcherHandle, Event};
+use crate::registry::Registry;
 
 /// Everything the learning threads share.
 struct Shared {
     handle: DispatcherHandle,
+    /// Where the run's target, pace and key positions are published for the
+    /// status line, the status document, the dashboard and the metrics.
+    registry: Arc<Registry>,
     runtime: tokio::runtime::Handle,
     /// What the run decides: openings, colours, seeds, opponents, settling.
     run: LearningRun,
@@ -80,12 +84,14 @@ impl LearnDriver {
 
     /// Starts `args.learn_concurrency` threads that play `args.learn_games`
     /// games from `roots` (each a position command) through `handle`, the
-    /// learner weighing a move's value as `prior_games` games.
+    /// learner weighing a move's value as `prior_games` games; how far they
+    /// have come is published in `registry`.
     ///
     /// # Errors
     /// Bad flags or roots, or no book to learn on.
     pub async fn start(
         handle: DispatcherHandle,
+        registry: Arc<Registry>,
         args: &LearnArgs,
         roots: &[String],
         ply_limit: u32,
@@ -141,6 +147,13 @@ impl LearnDriver {
             .map_err(|e| format!("cannot analyse the book: {e}"))?;
         let results = Arc::new(ResultsBook::new(Arc::new(analysed), counts));
         let policy = LearningPolicy::new(results, args.learn_window, prior_games);
+        // Shown from the start: the target, and how many key positions there
+        // are (and are settled already, by earlier runs' games).
+        registry.learning.start(args.learn_games, run.settled_at());
+        let at_start = run.settled(&policy);
+        registry
+            .learning
+            .set_key_positions(at_start.settled, at_start.total);
         let threads = args
             .learn_concurrency
             .min(usize::try_from(args.learn_games).unwrap_or(usize::MAX));
@@ -153,6 +166,7 @@ impl LearnDriver {
         );
         let shared = Arc::new(Shared {
             handle,
+            registry,
             runtime: tokio::runtime::Handle::current(),
             run,
             routes,
@@ -400,14 +414,35 @@ fn count(
 }
 
 /// After the `counted`-th game is counted (and added to the learner): the
-/// stopping rule's check after each round of the openings, and the progress
-/// line every 100 games with how many key positions are settled.
+/// stopping rule's check after each round of the openings, the progress line
+/// every 100 games with how many key positions are settled, and the pace for
+/// the status after every game.
 fn report(shared: &Shared, counted: u64) {
+    let secs = shared.began.elapsed().as_secs_f64().max(1e-3);
+    let rate = counted as f64 / secs;
+    // Rounded up: 0 only once the target is reached.
+    let left = (shared.target.saturating_sub(counted) as f64 / rate.max(1e-9)).ceil() as u64;
     let check_due = shared.run.check_due(counted);
     let line_due = counted.is_multiple_of(100) || counted == shared.target;
-    if !check_due && !line_due {
-        return;
+    if check_due || line_due {
+        check_and_log(shared, counted, check_due, line_due, (rate, left));
     }
+    // The pace last: a status that shows this game's pace shows the key
+    // positions counted after it too.
+    if !shared.settled.load(Ordering::Acquire) {
+        shared.registry.learning.set_pace(counted, rate, left);
+    }
+}
+
+/// The key positions settled after `counted` games (counted again when the
+/// stopping rule's check is due), the stop when all are, and the progress line.
+fn check_and_log(
+    shared: &Shared,
+    counted: u64,
+    check_due: bool,
+    line_due: bool,
+    (rate, left): (f64, u64),
+) {
     let latest = *shared
         .last_settled
         .lock()
@@ -420,10 +455,15 @@ fn report(shared: &Shared, counted: u64) {
                 .last_settled
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(count);
+            shared
+                .registry
+                .learning
+                .set_key_positions(count.settled, count.total);
             count
         }
     };
     if check_due && shared.run.stops(&settled) && !shared.settled.swap(true, Ordering::AcqRel) {
+        shared.registry.learning.set_all_settled();
         tracing::info!(
             counted,
             target = shared.target,
@@ -433,16 +473,13 @@ fn report(shared: &Shared, counted: u64) {
         );
     }
     if line_due {
-        let secs = shared.began.elapsed().as_secs_f64().max(1e-3);
-        let rate = counted as f64 / secs;
-        let left = shared.target.saturating_sub(counted) as f64 / rate.max(1e-9);
         tracing::info!(
             counted,
             target = shared.target,
             key_positions_settled = settled.settled,
             key_positions = settled.total,
             games_per_sec = format!("{rate:.2}"),
-            left_secs = left.round() as u64,
+            left_secs = left,
             "learning games counted"
         );
     }

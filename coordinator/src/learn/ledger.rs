@@ -3,8 +3,10 @@
 
 use std::collections::HashMap;
 
-use stera_book::{Book, GameCounts, NodeStore};
+use stera_book::{Book, GameCounts, NodeStore, OpponentId};
 use stera_rules::{Key, Position};
+
+use crate::registry::OpponentGames;
 
 /// The dispatcher's half: counts finished learning games in the store.
 pub(crate) struct LearnLedger {
@@ -19,6 +21,10 @@ pub(crate) struct LearnLedger {
     exits: std::collections::VecDeque<(Position, stera_rules::Move)>,
     /// Share of the think jobs the exits get while any are queued.
     grow_share: f64,
+    /// The games of this run recorded per opponent, by number.
+    opponents: Vec<OpponentGames>,
+    /// Every key position settled: no more games came ([`LearnLedger::end`]).
+    settled: bool,
 }
 
 /// Exits kept waiting at most (the oldest are dropped beyond): a cluster that
@@ -34,6 +40,8 @@ impl LearnLedger {
             next_id: None,
             exits: std::collections::VecDeque::new(),
             grow_share,
+            opponents: Vec::new(),
+            settled: false,
         }
     }
 
@@ -86,6 +94,7 @@ impl LearnLedger {
     /// [`super::LearnArgs::learn_stop_when_settled`]): the games counted are the
     /// run's target, and the run goes on as when `--learn-games` is reached.
     pub(crate) fn end(&mut self) {
+        self.settled = true;
         if self.counted < self.target {
             tracing::debug!(
                 counted = self.counted,
@@ -94,6 +103,17 @@ impl LearnLedger {
             );
             self.target = self.counted;
         }
+    }
+
+    /// True once every key position settled ended the run's learning early.
+    pub(crate) fn settled(&self) -> bool {
+        self.settled
+    }
+
+    /// The games of this run recorded against each opponent, by the store's
+    /// number (a game with nothing to teach is counted, against no one).
+    pub(crate) fn opponents(&self) -> &[OpponentGames] {
+        &self.opponents
     }
 
     /// The book now and the learning counters of the opponents whose identity
@@ -135,13 +155,102 @@ impl LearnLedger {
                 }
             };
             let opponent = store.intern_opponent(identity).map_err(|e| e.to_string())?;
-            store
+            let recorded = store
                 .record_learning_game(opponent, id, counts)
                 .map_err(|e| e.to_string())?;
             tracing::debug!(id, %opponent, "learning game recorded");
+            if recorded {
+                self.tally(store, opponent, identity)?;
+            }
             self.next_id = Some(id.saturating_add(1));
         }
         self.counted += 1;
         Ok(self.counted)
+    }
+
+    /// One more game of this run against `opponent`, just recorded; its games
+    /// of every run are read from the store the first time it is met.
+    fn tally<S: NodeStore>(
+        &mut self,
+        store: &S,
+        opponent: OpponentId,
+        identity: &str,
+    ) -> Result<(), String> {
+        // Shown from 1, as the store's readers number opponents.
+        let number = u32::from(opponent.0) + 1;
+        match self.opponents.iter_mut().find(|o| o.number == number) {
+            Some(o) => {
+                o.games += 1;
+                o.games_stored += 1;
+            }
+            None => {
+                let games_stored = store
+                    .opponents()
+                    .map_err(|e| e.to_string())?
+                    .into_iter()
+                    .find(|o| o.id == opponent)
+                    .map_or(1, |o| o.games);
+                self.opponents.push(OpponentGames {
+                    number,
+                    identity: identity.to_owned(),
+                    games: 1,
+                    games_stored,
+                });
+                self.opponents.sort_by_key(|o| o.number);
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use stera_book::MemoryStore;
+
+    #[test]
+    fn games_are_tallied_per_opponent_as_the_store_numbers_them() {
+        let mut store = MemoryStore::new();
+        // An opponent of an earlier run, with a game of its own.
+        let earlier = store.intern_opponent("e at 500 nodes").unwrap();
+        let key = Position::startpos().key();
+        store
+            .record_learning_game(earlier, 1, &[(key, GameCounts::WIN)])
+            .unwrap();
+        let mut ledger = LearnLedger::new(10, 0.0);
+        let win = [(key, GameCounts::WIN)];
+        ledger.count(&mut store, "e at 60 nodes", &win).unwrap();
+        ledger.count(&mut store, "e at 500 nodes", &win).unwrap();
+        ledger.count(&mut store, "e at 60 nodes", &win).unwrap();
+        // Nothing to teach: counted, against no one.
+        assert_eq!(ledger.count(&mut store, "", &[]).unwrap(), 4);
+        let stored: Vec<_> = store
+            .opponents()
+            .unwrap()
+            .into_iter()
+            .map(|o| (u32::from(o.id.0) + 1, o.identity, o.games))
+            .collect();
+        assert_eq!(
+            stored,
+            [
+                (1, "e at 500 nodes".to_owned(), 2),
+                (2, "e at 60 nodes".to_owned(), 2)
+            ]
+        );
+        let run: Vec<_> = ledger
+            .opponents()
+            .iter()
+            .map(|o| (o.number, o.identity.clone(), o.games, o.games_stored))
+            .collect();
+        assert_eq!(
+            run,
+            [
+                (1, "e at 500 nodes".to_owned(), 1, 2),
+                (2, "e at 60 nodes".to_owned(), 2, 2)
+            ]
+        );
+        assert!(!ledger.settled());
+        ledger.end();
+        assert!(ledger.settled() && ledger.done());
     }
 }

@@ -12,7 +12,7 @@ use std::process::Command;
 
 use crate::common::{Answer, Coord, LONG, fake_worker, free_port};
 
-fn chromium() -> Option<PathBuf> {
+pub(crate) fn chromium() -> Option<PathBuf> {
     let path = std::env::var_os("PATH").unwrap_or_default();
     let found = std::env::split_paths(&path)
         .chain([PathBuf::from("/usr/bin")])
@@ -29,7 +29,7 @@ fn chromium() -> Option<PathBuf> {
 }
 
 /// The DOM after the page's scripts ran (a fresh profile each time).
-fn dump_dom(chromium: &PathBuf, url: &str) -> String {
+pub(crate) fn dump_dom(chromium: &PathBuf, url: &str) -> String {
     let profile = tempfile::tempdir().unwrap();
     let out = Command::new(chromium)
         .args([
@@ -69,14 +69,14 @@ fn attribute_of(dom: &str, id: &str, attribute: &str) -> Option<String> {
 }
 
 /// The text inside the element with `id` (up to its first child tag or end tag).
-fn text_of(dom: &str, id: &str) -> Option<String> {
+pub(crate) fn text_of(dom: &str, id: &str) -> Option<String> {
     let at = dom.find(&format!("id=\"{id}\""))?;
     let open_end = at + dom[at..].find('>')? + 1;
     let close = open_end + dom[open_end..].find('<')?;
     Some(dom[open_end..close].to_owned())
 }
 
-fn number(dom: &str, id: &str) -> u64 {
+pub(crate) fn number(dom: &str, id: &str) -> u64 {
     attribute_of(dom, id, "data-value")
         .and_then(|v| v.parse().ok())
         .unwrap_or_else(|| panic!("no number in #{id}: {dom}"))

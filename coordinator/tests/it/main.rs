@@ -29,6 +29,7 @@ mod games_real;
 mod hostile;
 mod input_limits;
 mod learning;
+mod learning_visible;
 mod metrics;
 mod mixed_engines;
 mod output_paths;

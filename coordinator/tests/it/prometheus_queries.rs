@@ -251,6 +251,39 @@ fn every_dashboard_and_alert_query_works_on_live_metrics() {
         &["--slots", "1", "--metrics", &worker_http],
         &[],
     ));
+    // A second coordinator that plays learning games (then thinks, so that it
+    // keeps serving), so that the learning panels have data too.
+    let learner_db = dir.path().join("learner.db");
+    common::synthetic_store(&learner_db, 300, 100);
+    let learner_http = format!("127.0.0.1:{}", free_port());
+    let _learner = Coord::start(
+        &learner_db,
+        "127.0.0.1:0",
+        &[
+            "--metrics",
+            &learner_http,
+            "--think-limit",
+            "1000000",
+            "--nodes",
+            "300",
+            "--local-workers",
+            "1",
+            "--learn-games",
+            "4",
+            "--learn-nodes",
+            "60",
+            "--learn-opponent",
+            "--nodes 60",
+            "--ply-limit",
+            "40",
+        ],
+        &[],
+    );
+    web::wait_status(&learner_http, LONG, "learning games recorded", |s| {
+        s["learning_opponents"]
+            .as_array()
+            .is_some_and(|o| !o.is_empty())
+    });
     // A rejected result and an export, so those series have data too.
     let rt = common::runtime(1);
     rt.block_on(fake_worker(c.url(), None, 1, Answer::OutOfRange, 1, LONG))
@@ -279,7 +312,7 @@ fn every_dashboard_and_alert_query_works_on_live_metrics() {
     .unwrap();
     let config = format!(
         "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\nrule_files:\n  - alerts.yml\n\
-         scrape_configs:\n  - job_name: stera-coordinator\n    static_configs:\n      - targets: ['{coordinator_http}']\n\
+         scrape_configs:\n  - job_name: stera-coordinator\n    static_configs:\n      - targets: ['{coordinator_http}', '{learner_http}']\n\
          \x20 - job_name: stera-worker\n    static_configs:\n      - targets: ['{worker_http}']\n"
     );
     std::fs::write(dir.path().join("prometheus.yml"), config).unwrap();
@@ -302,8 +335,8 @@ fn every_dashboard_and_alert_query_works_on_live_metrics() {
     );
     web::get_ok(&prometheus, "/-/ready", LONG);
     // Both targets up, and enough samples for rates over the expanded intervals.
-    wait_query(&prometheus, "sum(up)", "both targets up", |a| {
-        a["data"]["result"][0]["value"][1] == "2"
+    wait_query(&prometheus, "sum(up)", "every target up", |a| {
+        a["data"]["result"][0]["value"][1] == "3"
     });
     wait_query(
         &prometheus,
@@ -313,9 +346,15 @@ fn every_dashboard_and_alert_query_works_on_live_metrics() {
     );
     wait_query(
         &prometheus,
+        "count_over_time(stera_coordinator_learning_opponent_games_total[30s]) >= 2",
+        "two scrapes of the learning games",
+        |a| result_count(a) >= 1,
+    );
+    wait_query(
+        &prometheus,
         "increase(stera_coordinator_thought_positions_total[30s]) > 0",
         "positions being added",
-        |a| result_count(a) == 1,
+        |a| result_count(a) >= 1,
     );
 
     let mut failures = Vec::new();

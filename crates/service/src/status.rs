@@ -13,7 +13,11 @@ use stera_proto::v1::StatusReply;
 /// The schema version of [`StatusDocument`], its `version` key. It goes up when
 /// a key is renamed or removed or changes its type, unit or meaning; a key
 /// added leaves it as it is (readers ignore keys they do not know).
-pub const STATUS_DOCUMENT_VERSION: u32 = 1;
+///
+/// 2: the games of a run are in two places, self-play (`games_black`,
+/// `games_white`, `games_draw`) and learning (`learning_*`); a reader that
+/// took the first for all of a run's games must read both.
+pub const STATUS_DOCUMENT_VERSION: u32 = 2;
 
 /// The state of a running coordinator (README.md, "The status document").
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -90,6 +94,27 @@ pub struct StatusDocument {
     pub last_backup_ms: u64,
     /// Its size on disk, bytes.
     pub last_backup_bytes: u64,
+    /// Learning games counted in this run (recorded against an opponent, or
+    /// with nothing to teach).
+    pub learning_games: u64,
+    /// The run's learning games target (`--learn-games`; 0: no learning).
+    pub learning_target: u64,
+    /// Learning games counted per second since the first started.
+    pub learning_games_per_second: f64,
+    /// Seconds left to the target at that rate (0 once reached, or every key
+    /// position settled).
+    pub learning_left_secs: u64,
+    /// Key positions whose move is settled.
+    pub learning_key_positions_settled: u64,
+    /// Key positions in the book.
+    pub learning_key_positions: u64,
+    /// The probability at which a key position counts as settled.
+    pub learning_settled_probability: f64,
+    /// Every key position settled under `--learn-stop-when-settled`: no new
+    /// learning game starts.
+    pub learning_all_settled: bool,
+    /// The opponents this run's learning games were recorded against.
+    pub learning_opponents: Vec<LearningOpponent>,
     /// The book's principal variation from each root.
     pub roots: Vec<RootLine>,
     /// How old `roots` are, milliseconds.
@@ -130,6 +155,20 @@ pub struct Worker {
     pub per_second: f64,
 }
 
+/// The learning games of a run against one opponent of the store.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LearningOpponent {
+    /// The store's number of the opponent, from 1 (as `book-tools stats` and
+    /// `--opponents` show it).
+    pub number: u32,
+    /// Its identity as stored (engine identity and budget).
+    pub identity: String,
+    /// Games recorded against it in this run.
+    pub games: u64,
+    /// Games recorded against it in the store (every run).
+    pub games_stored: u64,
+}
+
 /// One point of the progress chart.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct HistoryPoint {
@@ -161,6 +200,7 @@ impl StatusDocument {
     #[must_use]
     pub fn from_reply(reply: StatusReply) -> Self {
         let job_slots = reply.workers.iter().map(|w| u64::from(w.slots)).sum();
+        let learning = reply.learning.unwrap_or_default();
         Self {
             version: STATUS_DOCUMENT_VERSION,
             coordinator_version: reply.version,
@@ -198,6 +238,24 @@ impl StatusDocument {
             last_backup_unix: reply.last_backup_unix,
             last_backup_ms: reply.last_backup_ms,
             last_backup_bytes: reply.last_backup_bytes,
+            learning_games: learning.games,
+            learning_target: learning.target,
+            learning_games_per_second: learning.games_per_second,
+            learning_left_secs: learning.left_secs,
+            learning_key_positions_settled: learning.key_positions_settled,
+            learning_key_positions: learning.key_positions,
+            learning_settled_probability: learning.settled_probability,
+            learning_all_settled: learning.all_settled,
+            learning_opponents: learning
+                .opponents
+                .into_iter()
+                .map(|o| LearningOpponent {
+                    number: o.number,
+                    identity: o.identity,
+                    games: o.games,
+                    games_stored: o.games_stored,
+                })
+                .collect(),
             roots: reply
                 .roots
                 .into_iter()
@@ -285,6 +343,19 @@ mod tests {
             }],
             play_in_flight: 4,
             games: 9,
+            learning: Some(v1::LearningStatus {
+                games: 7,
+                target: 400,
+                key_positions_settled: 3,
+                key_positions: 12,
+                opponents: vec![v1::LearningOpponent {
+                    number: 2,
+                    identity: "stera-builtin at 60 nodes".into(),
+                    games: 6,
+                    games_stored: 30,
+                }],
+                ..v1::LearningStatus::default()
+            }),
             ..StatusReply::default()
         }
     }
@@ -347,7 +418,21 @@ mod tests {
     #[test]
     fn the_document_reads_the_reply() {
         let doc = StatusDocument::from_reply(full_reply());
-        assert_eq!(doc.version, 1);
+        assert_eq!(doc.version, 2);
+        assert_eq!((doc.learning_games, doc.learning_target), (7, 400));
+        assert_eq!(
+            (
+                doc.learning_key_positions_settled,
+                doc.learning_key_positions
+            ),
+            (3, 12)
+        );
+        assert_eq!(doc.learning_opponents[0].number, 2);
+        assert_eq!(doc.learning_opponents[0].games_stored, 30);
+        // An older coordinator's reply has no learning: all zero.
+        let older = StatusDocument::from_reply(StatusReply::default());
+        assert_eq!((older.learning_games, older.learning_target), (0, 0));
+        assert!(older.learning_opponents.is_empty());
         assert_eq!(doc.coordinator_version, "1.2.3");
         assert_eq!(doc.uptime_secs, 61);
         assert_eq!(doc.workers_connected, 2);
