@@ -103,6 +103,7 @@ pub async fn run(args: CoordinatorArgs, export: Option<ExportFn<SledStore>>) -> 
         .check()
         .map_err(|e| anyhow::anyhow!("bad learning flags: {e}"))?;
     cli::check_local_engine(&args)?;
+    cli::check_job_limits(&args)?;
     backup::refuse_rotatable_store(&args.db, args.backup_dir.as_deref())?;
     let creating = cli::check_store_or_create(&args)?;
     if creating {
@@ -212,7 +213,7 @@ pub async fn run(args: CoordinatorArgs, export: Option<ExportFn<SledStore>>) -> 
     let (stop_server, server_stopped) = watch::channel(false);
     let (server, addr) =
         server::start_server(&args, tls, &token, &handle, &registry, server_stopped).await?;
-    let local_workers = local_workers::start_local_workers(&args, addr, token.as_deref())?;
+    let mut local_workers = local_workers::start_local_workers(&args, addr, token.as_deref())?;
     let learning = learn::LearnDriver::start(
         handle.clone(),
         &args.learn,
@@ -244,7 +245,15 @@ pub async fn run(args: CoordinatorArgs, export: Option<ExportFn<SledStore>>) -> 
         cli::status_settings(&args),
     );
 
-    server::wait_for_the_end(&args, &handle, &mut progress, &mut term).await;
+    let run_result = server::wait_for_the_end(
+        &args,
+        &handle,
+        &registry,
+        &mut local_workers,
+        &mut progress,
+        &mut term,
+    )
+    .await;
     learning.stop().await;
     status.stop().await;
     let thought = progress.borrow().thought;
@@ -287,6 +296,7 @@ pub async fn run(args: CoordinatorArgs, export: Option<ExportFn<SledStore>>) -> 
     if let Err(e) = live.store_mut().flush() {
         tracing::error!(error = %e, "cannot flush the store at shutdown");
     }
+    run_result?;
     export_result?;
     tracing::info!(nodes = live.book().len(), thought, "coordinator stopped");
     Ok(())

@@ -31,6 +31,7 @@ mod input_limits;
 mod learning;
 mod metrics;
 mod mixed_engines;
+mod no_progress;
 mod output_paths;
 mod prometheus_queries;
 mod restart_leases;
