@@ -574,12 +574,27 @@ if [ -n "$CADDR" ]; then
     rpc_case rpc-link-into-store "remote export --out LINK/db, LINK a symlink in --export-dir to a store" PermissionDenied \
         export --out into-store/db
     rpc_case rpc-backup-escape "remote backup --out ../copy.db" PermissionDenied backup --out ../copy.db
+    # Issue 45, point 6: the caller's mistakes are INVALID_ARGUMENT (they were
+    # INTERNAL and counted as failures), and a file in --export-dir that the
+    # store did not write is never replaced.
+    rpc_case rpc-unknown-opponent "remote export --export-by-results --opponents 999" InvalidArgument \
+        export --export b.db --export-by-results --opponents 999
+    rpc_case rpc-long-backup-name "remote backup --out NAME (5,000 characters)" InvalidArgument \
+        backup --out "$(head -c 5000 /dev/zero | tr '\0' b)"
+    printf 'a book of another store\n' >"$T/exports/foreign.db"
+    rpc_case rpc-not-ours "remote export --export FILE, FILE in --export-dir not written by this store" AlreadyExists \
+        export --export foreign.db
+    ok=0
+    [ "$(cat "$T/exports/foreign.db")" = "a book of another store" ] && ok=1
+    verdict "$ok" rpc-not-ours-unchanged "the file the store did not write is unchanged" "$(head -c 80 "$T/exports/foreign.db")"
     failed_exports=$("${HELPER[@]}" metric "http://$MADDR/metrics" 'stera_coordinator_exports_total{result="error"}')
     failed_backups=$("${HELPER[@]}" metric "http://$MADDR/metrics" 'stera_coordinator_backups_total{result="error"}')
+    invalid_exports=$("${HELPER[@]}" metric "http://$MADDR/metrics" 'stera_coordinator_exports_total{result="invalid"}')
+    invalid_backups=$("${HELPER[@]}" metric "http://$MADDR/metrics" 'stera_coordinator_backups_total{result="invalid"}')
     ok=0
-    [ "$failed_exports" = 0 ] && [ "$failed_backups" = 0 ] && ok=1
-    verdict "$ok" rpc-not-counted "refused Export/Backup requests are not counted as failed exports or backups" \
-        "exports_total{error}=$failed_exports, backups_total{error}=$failed_backups"
+    [ "$failed_exports" = 0 ] && [ "$failed_backups" = 0 ] && [ "$invalid_exports" != 0 ] && [ "$invalid_backups" != 0 ] && ok=1
+    verdict "$ok" rpc-not-counted "refused Export/Backup requests are not counted as failed exports or backups, invalid ones as result=invalid" \
+        "exports_total{error}=$failed_exports, backups_total{error}=$failed_backups, exports_total{invalid}=$invalid_exports, backups_total{invalid}=$invalid_backups"
 else
     report FAIL rpc-start "a coordinator for the RPC cases starts" "$(tail -2 "$CLOG")"
 fi

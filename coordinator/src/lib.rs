@@ -172,6 +172,7 @@ pub async fn run(args: CoordinatorArgs, export: Option<ExportFn<SledStore>>) -> 
         .lease_secret()
         .context("cannot read or make the store's lease secret")?;
     let config = cli::dispatch_config(&args, play, lease_secret);
+    let ledger = live.store().export_ledger();
     // Set by a signal during the final export: the dispatcher then does not wait
     // for the maintenance thread (the export writes a temporary file, never the
     // store, so cutting it off leaves the store whole).
@@ -211,8 +212,16 @@ pub async fn run(args: CoordinatorArgs, export: Option<ExportFn<SledStore>>) -> 
     }
     let ticker = server::start_ticker(handle.clone());
     let (stop_server, server_stopped) = watch::channel(false);
-    let (server, addr) =
-        server::start_server(&args, tls, &token, &handle, &registry, server_stopped).await?;
+    let (server, addr) = server::start_server(
+        &args,
+        tls,
+        &token,
+        &handle,
+        &registry,
+        ledger,
+        server_stopped,
+    )
+    .await?;
     let mut local_workers = local_workers::start_local_workers(&args, addr, token.as_deref())?;
     let learning = learn::LearnDriver::start(
         handle.clone(),

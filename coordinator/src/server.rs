@@ -64,6 +64,7 @@ pub(crate) async fn start_server(
     token: &Option<String>,
     dispatcher: &DispatcherHandle,
     registry: &Arc<Registry>,
+    ledger: stera_book::ExportLedger,
     mut stopped: watch::Receiver<bool>,
 ) -> Result<(ServerTask, SocketAddr)> {
     let listener = tokio::net::TcpListener::bind(args.listen)
@@ -73,7 +74,8 @@ pub(crate) async fn start_server(
     tracing::info!(%addr, "listening");
     let service = CoordinatorServer::with_interceptor(
         CoordinatorService::new(dispatcher.clone(), registry.clone(), stopped.clone())
-            .with_export_paths(args.db.clone(), args.export_dir.clone()),
+            .with_export_paths(args.db.clone(), args.export_dir.clone())
+            .with_export_ledger(ledger),
         TokenCheck::new(token.clone()),
     );
     let mut builder = tonic::transport::Server::builder();

@@ -14,6 +14,7 @@ mod web;
 
 mod backup;
 mod blame;
+mod caller_mistakes;
 mod clean_shutdown;
 mod compaction;
 mod connection_logs;
