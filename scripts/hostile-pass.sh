@@ -755,6 +755,40 @@ ok=0
 verdict "$ok" worker-slots-huge "worker --slots 100000: refused with a bound, not an allocation abort" \
     "rc=$RC $(grep -m1 -iE 'error|memory allocation|slots' "$ERR" | cut -c1-140)"
 
+# Issue 45, point 5: a run that cannot progress ends non-zero with the reason
+# (it idled for ever): limits outside the protocol's bounds are refused at
+# start, local workers that cannot start end the run.
+flag_case depth-over-bound "coordinator --depth 4294967295" "--depth is out of the protocol's bounds" \
+    "$CO" --db "$T/bounds" --create --listen 127.0.0.1:0 --depth 4294967295
+flag_case time-over-bound "coordinator --time-ms 3600001" "--time-ms is out of the protocol's bounds" \
+    "$CO" --db "$T/bounds" --create --listen 127.0.0.1:0 --time-ms 3600001
+flag_case nodes-over-bound "coordinator --nodes 18446744073709551615" "--nodes is out of the protocol's bounds" \
+    "$CO" --db "$T/bounds" --create --listen 127.0.0.1:0 --nodes 18446744073709551615
+flag_case local-engine-missing "coordinator --local-workers 2 --engine-cmd /nonexistent" 'local-workers ended.*nonexistent' \
+    "$CO" --db "$T/bounds" --create --listen 127.0.0.1:0 --local-workers 2 --think-limit 10 --engine-cmd /nonexistent --nodes 1000
+flag_case local-eval-file-zero "coordinator --local-workers 1 --eval-file /dev/zero" 'local-workers ended.*/dev/zero' \
+    "$CO" --db "$T/bounds-eval" --create --listen 127.0.0.1:0 --local-workers 1 --think-limit 10 --eval-file /dev/zero
+
+# Issue 45, point 7: an error quotes a few hundred bytes of any argument.
+LONG_ARG=$(head -c 100000 /dev/zero | tr '\0' p)
+LONG_PATH=$(printf '/d%.0s' $(seq 1 40000))/x.db
+long_case() {
+    local id=$1 desc=$2
+    shift 2
+    run "$id" 60 "$@"
+    local ok=0 bytes
+    bytes=$(wc -c <"$ERR")
+    [ "$RC" -ne 0 ] && no_panic && [ "$bytes" -lt 4000 ] && grep -q '…' "$ERR" && ok=1
+    verdict "$ok" "$id" "$desc: an error of a few hundred bytes" "rc=$RC, $bytes bytes of stderr"
+}
+long_case long-evaluate "book-tools evaluate 'sfen Q...' (100,000 characters)" "$BT" evaluate "sfen $LONG_ARG"
+long_case long-worker-url "worker --coordinator http://p... (100 KB)" "$WK" --coordinator "http://$LONG_ARG"
+long_case long-engine-option "worker --engine-option p... (100 KB)" "$WK" --engine-option "$LONG_ARG"
+long_case long-engine-cmd "worker --engine-cmd /p... (100 KB)" "$WK" --engine-cmd "/$LONG_ARG" --coordinator http://127.0.0.1:9
+long_case long-learn-opponent "coordinator --learn-opponent '--nodes p...' (100 KB)" \
+    "$CO" --db "$T/long-opponent" --create --listen 127.0.0.1:0 --learn-games 1 --learn-opponent "--nodes $LONG_ARG"
+long_case long-export-out "export --out PATH (80 KB of short names)" "$BT" export --db "$T/s/syn" --out "$LONG_PATH"
+
 printf 'startpos\nstartpos moves 7g7f 3c3d\nsfen lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNX b - 1\n' >"$T/bad-roots.txt"
 cp -a "$T/s/syn" "$T/bad-input"
 file_line_case() {

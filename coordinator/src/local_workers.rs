@@ -102,7 +102,7 @@ fn relay(stderr: ChildStderr, last: Arc<Mutex<String>>) -> JoinHandle<()> {
             if !text.is_empty()
                 && let Ok(mut last) = last.lock()
             {
-                *last = stera_rules::excerpt(text);
+                *last = stera_rules::excerpt_message(text);
             }
         }
     })

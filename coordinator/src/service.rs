@@ -115,6 +115,21 @@ fn check_requested_path(what: &str, path: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// `status` with its message bounded (see [`stera_rules::excerpt_message`]): a
+/// path of 5,000 characters made a 17.7 KB grpc-message, and the caller reads a
+/// few hundred bytes of it.
+fn bounded(status: Status) -> Status {
+    match stera_rules::excerpt_runs(status.message()) {
+        std::borrow::Cow::Borrowed(m) if m.chars().count() <= stera_rules::MAX_MESSAGE_CHARS => {
+            status
+        }
+        _ => Status::new(
+            status.code(),
+            stera_rules::excerpt_message(status.message()),
+        ),
+    }
+}
+
 /// The status that refuses a message breaking a protocol bound; the field comes
 /// first so a worker's log says what to fix.
 fn refusal(violation: &Violation) -> Status {
@@ -259,7 +274,35 @@ impl Coordinator for CoordinatorService {
         &self,
         request: Request<ExportRequest>,
     ) -> Result<Response<ExportReply>, Status> {
-        let mut request = request.into_inner();
+        self.export_to(request.into_inner())
+            .await
+            .map(Response::new)
+            .map_err(bounded)
+    }
+
+    async fn backup(
+        &self,
+        request: Request<BackupRequest>,
+    ) -> Result<Response<BackupReply>, Status> {
+        self.backup_to(request.into_inner())
+            .await
+            .map(Response::new)
+            .map_err(bounded)
+    }
+
+    async fn search(
+        &self,
+        request: Request<SearchRequest>,
+    ) -> Result<Response<SearchReply>, Status> {
+        self.search_move(request.into_inner())
+            .await
+            .map(Response::new)
+            .map_err(bounded)
+    }
+}
+
+impl CoordinatorService {
+    async fn export_to(&self, mut request: ExportRequest) -> Result<ExportReply, Status> {
         // Options no export can run with (a NaN temperature, a format this
         // coordinator does not know) and paths no file can have are the
         // caller's mistake, like a refused path: answered as such, logged,
@@ -304,15 +347,10 @@ impl Coordinator for CoordinatorService {
         self.dispatcher
             .export(request)
             .await
-            .map(Response::new)
             .map_err(|e| maintenance_status("export", e))
     }
 
-    async fn backup(
-        &self,
-        request: Request<BackupRequest>,
-    ) -> Result<Response<BackupReply>, Status> {
-        let request = request.into_inner();
+    async fn backup_to(&self, request: BackupRequest) -> Result<BackupReply, Status> {
         if let Err(e) = check_requested_path("backup", &request.path) {
             self.registry
                 .record_backup(&crate::registry::BackupOutcome::Invalid);
@@ -335,21 +373,9 @@ impl Coordinator for CoordinatorService {
         self.dispatcher
             .backup(path)
             .await
-            .map(Response::new)
             .map_err(|e| maintenance_status("backup", e))
     }
 
-    async fn search(
-        &self,
-        request: Request<SearchRequest>,
-    ) -> Result<Response<SearchReply>, Status> {
-        self.search_move(request.into_inner())
-            .await
-            .map(Response::new)
-    }
-}
-
-impl CoordinatorService {
     async fn search_move(&self, request: SearchRequest) -> Result<SearchReply, Status> {
         if let Err(v) = limits::check_search_request(&request) {
             return Err(refusal(&v));

@@ -190,3 +190,43 @@ fn a_tls_ca_file_from_dev_zero_is_refused() {
         &["TLS CA file /dev/zero", "larger than 1048576 bytes"],
     );
 }
+
+/// Issue 45, point 7: an error quotes a few hundred bytes of any argument or
+/// path, and still says what went wrong (a 100,000-character SFEN printed 100
+/// KB, a 400 KB --out path 143 KB).
+#[test]
+fn errors_quote_a_few_hundred_bytes_of_long_arguments() {
+    let dir = tempfile::tempdir().unwrap();
+    let sfen = format!("sfen {}", "Q".repeat(100_000));
+    // Many short names: no single one is long, the path is.
+    let long_dir = format!("{}/x.db", "/d".repeat(40_000));
+    let missing = "p".repeat(100_000);
+    let db = crate::common::single_root_book(dir.path());
+    let cases: [(Vec<&str>, &str); 3] = [
+        (vec!["evaluate", &sfen], "cannot read position"),
+        (vec!["export", "--db", &db, "--out", &long_dir], "error:"),
+        (vec!["export", "--db", &missing, "--out", "x.db"], "error:"),
+    ];
+    for (args, needle) in cases {
+        let out = book_tools(&args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(
+            out.status.code(),
+            Some(1),
+            "{}",
+            &stderr[..stderr.len().min(500)]
+        );
+        assert!(
+            stderr.contains(needle),
+            "{}",
+            &stderr[..stderr.len().min(500)]
+        );
+        assert!(
+            stderr.len() < 1_000,
+            "{} bytes: {}…",
+            stderr.len(),
+            &stderr[..500]
+        );
+        assert!(stderr.contains('…'), "no cut marked: {stderr}");
+    }
+}

@@ -188,3 +188,45 @@ fn remote_exports_replace_only_files_the_store_wrote() {
         Some(0.0)
     );
 }
+
+/// Issue 45, point 7: an RPC path of thousands of characters is quoted by a few
+/// hundred bytes in the status and in the log (a 5,000-character path made a
+/// 17.7 KB grpc-message and a 25 KB log line).
+#[test]
+fn long_rpc_paths_are_quoted_by_an_excerpt() {
+    let s = start();
+    let over = "a/".repeat(2_500);
+    let under = format!("{}x.db", "d/".repeat(2_000));
+    let statuses = [
+        s.export(ExportRequest {
+            path: over.clone(),
+            ..Default::default()
+        }),
+        s.export(ExportRequest {
+            path: under.clone(),
+            ..Default::default()
+        }),
+        s.backup(under.clone()),
+    ];
+    for status in statuses {
+        let status = status.expect_err("a path that cannot be written");
+        assert!(
+            status.message().len() < 2_100,
+            "{} bytes: {}…",
+            status.message().len(),
+            &status.message()[..300]
+        );
+        assert!(status.message().contains('…'), "{status:?}");
+    }
+    s.coord.wait_log("backup request refused", common::LONG);
+    let log = s.coord.log.lock().unwrap().clone();
+    for line in &log {
+        assert!(
+            line.len() < 2_100,
+            "{} bytes: {}…",
+            line.len(),
+            &line[..300]
+        );
+    }
+    assert!(log.iter().any(|l| l.contains("a/a/a/") && l.contains('…')));
+}

@@ -124,3 +124,36 @@ fn limits_outside_the_protocols_bounds_are_refused_at_start() {
     );
     assert!(ok, "{stderr}");
 }
+
+/// Issue 45, point 7: a 100 KB `--engine-cmd` or `--learn-opponent` is quoted
+/// by a few hundred bytes in every line (they printed 67 KB and 100 KB).
+#[test]
+fn long_flag_values_are_quoted_by_an_excerpt() {
+    let long = "p".repeat(100_000);
+    let cmd = format!("/x{long}");
+    let opponent = format!("--nodes {long}");
+    for args in [
+        vec![
+            "--local-workers",
+            "1",
+            "--nodes",
+            "10",
+            "--engine-cmd",
+            &cmd,
+        ],
+        vec!["--learn-games", "1", "--learn-opponent", &opponent],
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let (ok, stderr) = run(dir.path(), &args);
+        assert!(!ok, "{args:?}");
+        for line in stderr.lines() {
+            assert!(
+                line.len() < 2_100,
+                "a line of {} bytes for {args:?}: {}…",
+                line.len(),
+                &line[..500]
+            );
+        }
+        assert!(last_line(&stderr).contains("ppp…"), "{stderr}");
+    }
+}

@@ -120,6 +120,16 @@ fn write_around(out: &mut impl Write, shown: &str, bytes: &[u8]) -> io::Result<(
     out.flush()
 }
 
+/// `record` with its long runs cut (see [`stera_rules::excerpt_runs`]), or
+/// `None` when it has none (or is not UTF-8, as no record is).
+fn bounded_record(record: &[u8]) -> Option<String> {
+    let text = std::str::from_utf8(record).ok()?;
+    match stera_rules::excerpt_runs(text) {
+        std::borrow::Cow::Borrowed(_) => None,
+        std::borrow::Cow::Owned(cut) => Some(cut),
+    }
+}
+
 /// The log writer: stderr, around the status line. The formatter hands it one
 /// whole record per write.
 #[derive(Debug, Clone, Copy, Default)]
@@ -132,6 +142,10 @@ impl Write for StderrWriter {
     }
 
     fn write_all(&mut self, bytes: &[u8]) -> io::Result<()> {
+        // A record quotes a few hundred bytes of any argument, path or line,
+        // however long (a 5,000-character RPC path made 25 KB lines).
+        let bounded = bounded_record(bytes);
+        let bytes = bounded.as_ref().map_or(bytes, |b| b.as_bytes());
         let shown = SHOWN
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);

@@ -74,3 +74,35 @@ fn a_tls_ca_file_from_dev_zero_is_refused() {
     );
     fails_with(&out, "TLS CA file /dev/zero is larger than 1048576 bytes");
 }
+
+/// Issue 45, point 7: a URL, an engine command or an engine option of 100 KB is
+/// quoted by a few hundred bytes in the error (they printed 200 KB and 100 KB).
+#[test]
+fn long_flag_values_are_quoted_by_an_excerpt() {
+    let long = "p".repeat(100_000);
+    let url = format!("http://{long}");
+    let cmd = format!("/x{long}");
+    for args in [
+        vec!["--coordinator", url.as_str()],
+        vec!["--coordinator", long.as_str()],
+        vec!["--engine-option", long.as_str()],
+        vec![
+            "--engine-cmd",
+            cmd.as_str(),
+            "--coordinator",
+            "http://127.0.0.1:1",
+        ],
+    ] {
+        let out = worker(&args, Stdio::null());
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(!out.status.success(), "{args:?}");
+        assert!(
+            stderr.len() < 2_000,
+            "{} bytes for {}: {}…",
+            stderr.len(),
+            args[0],
+            &stderr[..500]
+        );
+        assert!(stderr.contains("ppp") && stderr.contains('…'), "{stderr}");
+    }
+}
