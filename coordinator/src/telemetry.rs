@@ -68,6 +68,9 @@ pub const WORKERS_REFUSED: &str = "stera_coordinator_workers_refused_total";
 pub const BOOK_QUARANTINED: &str = "stera_book_quarantined_positions";
 /// Messages refused for breaking a protocol bound, by `field`.
 pub const PROTOCOL_VIOLATIONS: &str = "stera_coordinator_protocol_violations_total";
+/// Log records dropped because stderr was not read (see
+/// `stera_service::terminal`): logging never blocks the coordinator.
+pub const LOG_RECORDS_DROPPED: &str = "stera_coordinator_log_records_dropped_total";
 /// Exports, by `result` (ok, error, invalid, refused).
 pub const EXPORTS: &str = "stera_coordinator_exports_total";
 /// Duration of one export.
@@ -205,6 +208,10 @@ pub fn describe() {
         "Worker messages refused for breaking a protocol bound (the stream is closed), by field."
     );
     describe_counter!(
+        LOG_RECORDS_DROPPED,
+        "Log records dropped because stderr was not read (a full pipe): logging never blocks the coordinator; a line says how many once stderr moves again."
+    );
+    describe_counter!(
         EXPORTS,
         "Book exports, by result (ok, error; invalid: options, opponents or a path that cannot be, refused: a path the caller may not write to or a file this store did not write; no export ran for either, and no alert fires on them)."
     );
@@ -323,6 +330,7 @@ pub fn refresh(registry: &Registry) {
     for (field, n) in Field::ALL.iter().zip(&c.violations_by) {
         counter!(PROTOCOL_VIOLATIONS, "field" => field.name()).absolute(load(n));
     }
+    counter!(LOG_RECORDS_DROPPED).absolute(stera_service::terminal::dropped());
     counter!(EXPORTS, "result" => "ok").absolute(load(&c.exports_ok));
     counter!(EXPORTS, "result" => "error").absolute(load(&c.exports_failed));
     counter!(EXPORTS, "result" => "invalid").absolute(load(&c.exports_invalid));

@@ -41,4 +41,5 @@ mod search;
 mod second_signal;
 mod service;
 mod status_line;
+mod unread_stderr;
 mod validate_fuzz;
