@@ -666,6 +666,12 @@ zero_case zero-token-coord "coordinator --token-file /dev/zero" "$CO" --db "$T/z
 zero_case zero-token-match "match --coordinator --token-file /dev/zero" "$BT" match --db "$T/s/syn" --games 2 --coordinator http://127.0.0.1:9 --token-file /dev/zero
 zero_case zero-eval-file "evaluate --eval-file /dev/zero" "$BT" evaluate startpos --nodes 100 --eval-file /dev/zero
 zero_case zero-eval-file-worker "worker --eval-file /dev/zero" "$WK" --coordinator http://127.0.0.1:9 --eval-file /dev/zero
+# Issue 45, point 9: binary USI input was echoed back for ever (532 MB in 30 s).
+STDIN=/dev/urandom run urandom-usi 60 "$WK" --usi
+ok=0
+bytes=$(wc -c <"$OUT")
+[ "$RC" -eq 1 ] && [ "$bytes" -lt 200000 ] && grep -q 'MAX_BAD_LINES' "$ERR" && ok=1
+verdict "$ok" urandom-usi "worker --usi < /dev/urandom: ends with an error after a few bad lines" "rc=$RC in $(secs) s, $bytes bytes answered: $(why | cut -c1-120)"
 zero_case zero-roots-set "roots set --create /dev/zero" "$BT" roots set --create --db "$T/zero-roots" /dev/zero
 zero_case zero-kifu-add "kifu add --create /dev/zero" "$BT" kifu add --create --db "$T/zero-kifu" /dev/zero
 zero_case zero-import "import --create /dev/zero" "$BT" import --create --db "$T/zero-import" /dev/zero

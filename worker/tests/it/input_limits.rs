@@ -106,3 +106,31 @@ fn long_flag_values_are_quoted_by_an_excerpt() {
         assert!(stderr.contains("ppp") && stderr.contains('…'), "{stderr}");
     }
 }
+
+/// Issue 45, point 9: `worker --usi < /dev/urandom` echoed 532 MB of "unknown
+/// command" in 30 s and never ended; binary input now ends the session after
+/// MAX_BAD_LINES lines in a row, with the reason, having said little.
+#[test]
+fn usi_commands_from_dev_urandom_end_with_an_error() {
+    let out = worker(&["--usi"], Stdio::from(File::open("/dev/urandom").unwrap()));
+    let stderr = fails_with(
+        &out,
+        "lines in a row that are no USI command (MAX_BAD_LINES)",
+    );
+    assert!(stderr.contains("the input is not USI"), "{stderr}");
+    // One short answer per bad line, and the reason last.
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.lines().count() <= 100, "{}", stdout.lines().count());
+    assert!(
+        stdout.lines().all(|l| l.len() < 1_000),
+        "an answer quotes a whole line"
+    );
+    assert!(
+        stdout
+            .lines()
+            .last()
+            .unwrap_or_default()
+            .starts_with("info string error: 100 lines"),
+        "{stdout}"
+    );
+}
