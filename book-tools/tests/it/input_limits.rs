@@ -230,3 +230,60 @@ fn errors_quote_a_few_hundred_bytes_of_long_arguments() {
         assert!(stderr.contains('…'), "no cut marked: {stderr}");
     }
 }
+
+/// Issue 45, point 9: a DB2016 value beyond ±32000 (99999) was clamped to a
+/// mate score silently; now each is named with its line. An import that can
+/// store nothing (every entry incomplete, or bad and skipped) exited 0 and
+/// made the store; now it is an error and nothing is made.
+#[test]
+fn import_warns_of_clamped_values_and_refuses_a_file_with_nothing_to_import() {
+    let dir = tempfile::tempdir().unwrap();
+    let book = crate::common::raw_book(&[&["7g7f"]], |_, i| if i == 0 { 99_999 } else { 10 });
+    let file = dir.path().join("in.db");
+    std::fs::write(&file, &book).unwrap();
+    let line = book
+        .lines()
+        .position(|l| l.contains(" 99999 "))
+        .map(|i| i + 1)
+        .unwrap();
+    let out = book_tools(&[
+        "import",
+        "--create",
+        "--db",
+        s(&dir.path().join("db")),
+        s(&file),
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "warning: {}:{line}: value 99999 is beyond ±32000 and is read as the mate score 32000",
+            file.display()
+        )),
+        "{stderr}"
+    );
+    assert_eq!(stderr.matches("value 99999").count(), 2, "{stderr}");
+
+    let incomplete = dir.path().join("incomplete.db");
+    std::fs::write(
+        &incomplete,
+        "#YANEURAOU-DB2016 1.00\nsfen lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL b - 1\n7g7f none 5 10 1\n",
+    )
+    .unwrap();
+    let bad = dir.path().join("bad.db");
+    std::fs::write(
+        &bad,
+        "#YANEURAOU-DB2016 1.00\nsfen lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL b - 1\n9z9z none 5 10 1\n",
+    )
+    .unwrap();
+    for (file, extra) in [(&incomplete, None), (&bad, Some("--skip-bad"))] {
+        let db = dir.path().join("nothing.db");
+        let mut args = vec!["import", "--create", "--db", s(&db), s(file)];
+        args.extend(extra);
+        let stderr = clean_failure(
+            &args,
+            &["has no complete entry to import", "nothing was imported"],
+        );
+        assert!(!db.exists(), "a store was made: {stderr}");
+    }
+}
