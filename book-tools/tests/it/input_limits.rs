@@ -287,3 +287,22 @@ fn import_warns_of_clamped_values_and_refuses_a_file_with_nothing_to_import() {
         assert!(!db.exists(), "a store was made: {stderr}");
     }
 }
+
+/// Issue 45, point 9: `migrate --out` an existing directory said only "is a
+/// directory; give a file name"; it now says what to give.
+#[test]
+fn migrate_onto_a_directory_says_what_to_give() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = crate::common::single_root_book(dir.path());
+    let existing = dir.path().join("existing");
+    std::fs::create_dir(&existing).unwrap();
+    let stderr = clean_failure(
+        &["migrate", "--db", &db, "--out", s(&existing)],
+        &[
+            "exists (a directory)",
+            "the path of the NEW merged store",
+            "merged.db",
+        ],
+    );
+    assert_eq!(std::fs::read_dir(&existing).unwrap().count(), 0, "{stderr}");
+}
