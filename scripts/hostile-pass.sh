@@ -574,12 +574,27 @@ if [ -n "$CADDR" ]; then
     rpc_case rpc-link-into-store "remote export --out LINK/db, LINK a symlink in --export-dir to a store" PermissionDenied \
         export --out into-store/db
     rpc_case rpc-backup-escape "remote backup --out ../copy.db" PermissionDenied backup --out ../copy.db
+    # Issue 45, point 6: the caller's mistakes are INVALID_ARGUMENT (they were
+    # INTERNAL and counted as failures), and a file in --export-dir that the
+    # store did not write is never replaced.
+    rpc_case rpc-unknown-opponent "remote export --export-by-results --opponents 999" InvalidArgument \
+        export --export b.db --export-by-results --opponents 999
+    rpc_case rpc-long-backup-name "remote backup --out NAME (5,000 characters)" InvalidArgument \
+        backup --out "$(head -c 5000 /dev/zero | tr '\0' b)"
+    printf 'a book of another store\n' >"$T/exports/foreign.db"
+    rpc_case rpc-not-ours "remote export --export FILE, FILE in --export-dir not written by this store" AlreadyExists \
+        export --export foreign.db
+    ok=0
+    [ "$(cat "$T/exports/foreign.db")" = "a book of another store" ] && ok=1
+    verdict "$ok" rpc-not-ours-unchanged "the file the store did not write is unchanged" "$(head -c 80 "$T/exports/foreign.db")"
     failed_exports=$("${HELPER[@]}" metric "http://$MADDR/metrics" 'stera_coordinator_exports_total{result="error"}')
     failed_backups=$("${HELPER[@]}" metric "http://$MADDR/metrics" 'stera_coordinator_backups_total{result="error"}')
+    invalid_exports=$("${HELPER[@]}" metric "http://$MADDR/metrics" 'stera_coordinator_exports_total{result="invalid"}')
+    invalid_backups=$("${HELPER[@]}" metric "http://$MADDR/metrics" 'stera_coordinator_backups_total{result="invalid"}')
     ok=0
-    [ "$failed_exports" = 0 ] && [ "$failed_backups" = 0 ] && ok=1
-    verdict "$ok" rpc-not-counted "refused Export/Backup requests are not counted as failed exports or backups" \
-        "exports_total{error}=$failed_exports, backups_total{error}=$failed_backups"
+    [ "$failed_exports" = 0 ] && [ "$failed_backups" = 0 ] && [ "$invalid_exports" != 0 ] && [ "$invalid_backups" != 0 ] && ok=1
+    verdict "$ok" rpc-not-counted "refused Export/Backup requests are not counted as failed exports or backups, invalid ones as result=invalid" \
+        "exports_total{error}=$failed_exports, backups_total{error}=$failed_backups, exports_total{invalid}=$invalid_exports, backups_total{invalid}=$invalid_backups"
 else
     report FAIL rpc-start "a coordinator for the RPC cases starts" "$(tail -2 "$CLOG")"
 fi
@@ -651,6 +666,12 @@ zero_case zero-token-coord "coordinator --token-file /dev/zero" "$CO" --db "$T/z
 zero_case zero-token-match "match --coordinator --token-file /dev/zero" "$BT" match --db "$T/s/syn" --games 2 --coordinator http://127.0.0.1:9 --token-file /dev/zero
 zero_case zero-eval-file "evaluate --eval-file /dev/zero" "$BT" evaluate startpos --nodes 100 --eval-file /dev/zero
 zero_case zero-eval-file-worker "worker --eval-file /dev/zero" "$WK" --coordinator http://127.0.0.1:9 --eval-file /dev/zero
+# Issue 45, point 9: binary USI input was echoed back for ever (532 MB in 30 s).
+STDIN=/dev/urandom run urandom-usi 60 "$WK" --usi
+ok=0
+bytes=$(wc -c <"$OUT")
+[ "$RC" -eq 1 ] && [ "$bytes" -lt 200000 ] && grep -q 'MAX_BAD_LINES' "$ERR" && ok=1
+verdict "$ok" urandom-usi "worker --usi < /dev/urandom: ends with an error after a few bad lines" "rc=$RC in $(secs) s, $bytes bytes answered: $(why | cut -c1-120)"
 zero_case zero-roots-set "roots set --create /dev/zero" "$BT" roots set --create --db "$T/zero-roots" /dev/zero
 zero_case zero-kifu-add "kifu add --create /dev/zero" "$BT" kifu add --create --db "$T/zero-kifu" /dev/zero
 zero_case zero-import "import --create /dev/zero" "$BT" import --create --db "$T/zero-import" /dev/zero
@@ -739,6 +760,40 @@ ok=0
 { [ "$RC" -eq 2 ] || [ "$RC" -eq 1 ]; } && grep -qi 'slots' "$ERR" && ok=1
 verdict "$ok" worker-slots-huge "worker --slots 100000: refused with a bound, not an allocation abort" \
     "rc=$RC $(grep -m1 -iE 'error|memory allocation|slots' "$ERR" | cut -c1-140)"
+
+# Issue 45, point 5: a run that cannot progress ends non-zero with the reason
+# (it idled for ever): limits outside the protocol's bounds are refused at
+# start, local workers that cannot start end the run.
+flag_case depth-over-bound "coordinator --depth 4294967295" "--depth is out of the protocol's bounds" \
+    "$CO" --db "$T/bounds" --create --listen 127.0.0.1:0 --depth 4294967295
+flag_case time-over-bound "coordinator --time-ms 3600001" "--time-ms is out of the protocol's bounds" \
+    "$CO" --db "$T/bounds" --create --listen 127.0.0.1:0 --time-ms 3600001
+flag_case nodes-over-bound "coordinator --nodes 18446744073709551615" "--nodes is out of the protocol's bounds" \
+    "$CO" --db "$T/bounds" --create --listen 127.0.0.1:0 --nodes 18446744073709551615
+flag_case local-engine-missing "coordinator --local-workers 2 --engine-cmd /nonexistent" 'local-workers ended.*nonexistent' \
+    "$CO" --db "$T/bounds" --create --listen 127.0.0.1:0 --local-workers 2 --think-limit 10 --engine-cmd /nonexistent --nodes 1000
+flag_case local-eval-file-zero "coordinator --local-workers 1 --eval-file /dev/zero" 'local-workers ended.*/dev/zero' \
+    "$CO" --db "$T/bounds-eval" --create --listen 127.0.0.1:0 --local-workers 1 --think-limit 10 --eval-file /dev/zero
+
+# Issue 45, point 7: an error quotes a few hundred bytes of any argument.
+LONG_ARG=$(head -c 100000 /dev/zero | tr '\0' p)
+LONG_PATH=$(printf '/d%.0s' $(seq 1 40000))/x.db
+long_case() {
+    local id=$1 desc=$2
+    shift 2
+    run "$id" 60 "$@"
+    local ok=0 bytes
+    bytes=$(wc -c <"$ERR")
+    [ "$RC" -ne 0 ] && no_panic && [ "$bytes" -lt 4000 ] && grep -q '…' "$ERR" && ok=1
+    verdict "$ok" "$id" "$desc: an error of a few hundred bytes" "rc=$RC, $bytes bytes of stderr"
+}
+long_case long-evaluate "book-tools evaluate 'sfen Q...' (100,000 characters)" "$BT" evaluate "sfen $LONG_ARG"
+long_case long-worker-url "worker --coordinator http://p... (100 KB)" "$WK" --coordinator "http://$LONG_ARG"
+long_case long-engine-option "worker --engine-option p... (100 KB)" "$WK" --engine-option "$LONG_ARG"
+long_case long-engine-cmd "worker --engine-cmd /p... (100 KB)" "$WK" --engine-cmd "/$LONG_ARG" --coordinator http://127.0.0.1:9
+long_case long-learn-opponent "coordinator --learn-opponent '--nodes p...' (100 KB)" \
+    "$CO" --db "$T/long-opponent" --create --listen 127.0.0.1:0 --learn-games 1 --learn-opponent "--nodes $LONG_ARG"
+long_case long-export-out "export --out PATH (80 KB of short names)" "$BT" export --db "$T/s/syn" --out "$LONG_PATH"
 
 printf 'startpos\nstartpos moves 7g7f 3c3d\nsfen lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNX b - 1\n' >"$T/bad-roots.txt"
 cp -a "$T/s/syn" "$T/bad-input"

@@ -84,6 +84,19 @@ impl BookFile {
     }
 }
 
+impl BookFile {
+    /// The values read so far that were beyond ±32000 and clamped to a mate
+    /// score (a text book's; a `.ybb` stores 16-bit values in range), the first
+    /// few with their lines, and how many in all.
+    #[must_use]
+    pub fn clamped_values(&self) -> (&[stera_formats::db2016::ClampedValue], u64) {
+        match self {
+            Self::Text(r) => r.clamped_values(),
+            Self::Binary(_) => (&[], 0),
+        }
+    }
+}
+
 impl Iterator for BookFile {
     type Item = Result<BookEntry, BookFileError>;
 

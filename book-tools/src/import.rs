@@ -109,6 +109,17 @@ pub fn run(args: &Args) -> Result<()> {
         );
     }
     report_problems(args, &checked)?;
+    if checked.complete.is_empty() {
+        // Every entry bad (skipped) or incomplete: nothing can be imported, and
+        // exiting 0 would say a book was (before, it also made the store).
+        bail!(
+            "`{}` has no complete entry to import ({} entries: {} incomplete, {} bad): nothing was imported",
+            args.file.display(),
+            checked.entries + checked.bad.len() as u64,
+            checked.incomplete.len(),
+            checked.bad.len()
+        );
+    }
     let mut store = crate::common::open_for_writing(&args.db, args.create)?;
     let existing = Book::load(&store).context("cannot load the existing book")?;
     let evaluator = store
@@ -169,7 +180,8 @@ fn check_file(args: &Args, input: &Path) -> Result<Checked> {
         incomplete: Vec::new(),
         complete: HashSet::new(),
     };
-    for item in reader(args, input)? {
+    let mut file = reader(args, input)?;
+    for item in file.by_ref() {
         match item {
             Ok(entry) => {
                 checked.entries += 1;
@@ -192,7 +204,30 @@ fn check_file(args: &Args, input: &Path) -> Result<Checked> {
             }
         }
     }
+    warn_clamped(&file);
     Ok(checked)
+}
+
+/// Says which values were beyond ±32000 and imported as mate scores: a value of
+/// 99999 in a book is more likely a mistake than a mate, and it changes.
+fn warn_clamped(file: &BookFile) {
+    let (first, count) = file.clamped_values();
+    for c in first {
+        crate::tell!(
+            "warning: {}: value {} is beyond ±{} and is read as the mate score {}",
+            c.at,
+            c.value,
+            stera_formats::db2016::VALUE_LIMIT,
+            c.read
+        );
+    }
+    if count > first.len() as u64 {
+        crate::tell!(
+            "warning: {} more values beyond ±{} imported as mate scores",
+            count - first.len() as u64,
+            stera_formats::db2016::VALUE_LIMIT
+        );
+    }
 }
 
 /// Lists bad and incomplete entries; bad ones stop the import unless `--skip-bad`.

@@ -37,9 +37,20 @@ pub fn run(args: &Args) -> Result<()> {
     let out = args
         .out
         .as_ref()
-        .map(|out| stera_book::store_path::BoundTarget::open(out, Some(&args.db)))
-        .transpose()
-        .map_err(|e| anyhow::anyhow!("{e}"))?;
+        .map(|out| {
+            if out.is_dir() {
+                // The general message ("give a file name") does not fit: the
+                // merged store is a directory, made here.
+                anyhow::bail!(
+                    "--out `{}` exists (a directory): give the path of the NEW merged store, which migrate makes (e.g. `{}`); an existing directory is never written into",
+                    stera_rules::excerpt(&out.display().to_string()),
+                    stera_rules::excerpt(&out.join("merged.db").display().to_string())
+                );
+            }
+            stera_book::store_path::BoundTarget::open(out, Some(&args.db))
+                .map_err(|e| anyhow::anyhow!("{e}"))
+        })
+        .transpose()?;
     let mut store = common::open_existing(&args.db)?;
     if store.twins_merged()? {
         crate::say!(

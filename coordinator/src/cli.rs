@@ -374,6 +374,54 @@ pub(crate) fn check_run_budget(args: &CoordinatorArgs, store: &dyn NodeStore) ->
         .map_err(anyhow::Error::msg)
 }
 
+/// Refuses limits a worker would refuse in every job (`stera_proto::limits`'
+/// bounds): such a run would hand out jobs that fail, ban its workers as
+/// failing and idle. The think jobs' `--nodes`, `--depth`, `--time-ms`, the
+/// games' `--play-nodes`, `--play-depth`, `--play-time-ms` and `--learn-nodes`.
+pub(crate) fn check_job_limits(args: &CoordinatorArgs) -> Result<()> {
+    let sets = [
+        (
+            Limits {
+                nodes: args.nodes,
+                depth: args.depth,
+                time_ms: args.time_ms,
+            },
+            ["--nodes", "--depth", "--time-ms"],
+        ),
+        (
+            Limits {
+                nodes: args.play.play_nodes,
+                depth: args.play.play_depth,
+                time_ms: args.play.play_time_ms,
+            },
+            ["--play-nodes", "--play-depth", "--play-time-ms"],
+        ),
+        (
+            Limits {
+                nodes: args.learn.learn_nodes,
+                depth: 0,
+                time_ms: 0,
+            },
+            ["--learn-nodes", "", ""],
+        ),
+    ];
+    for (limits, [nodes, depth, time]) in sets {
+        if let Err(v) = stera_proto::limits::check_job_limits(&limits) {
+            use stera_proto::limits::Field;
+            let flag = match v.field {
+                Field::JobNodes => nodes,
+                Field::JobDepth => depth,
+                _ => time,
+            };
+            anyhow::bail!(
+                "{flag} is out of the protocol's bounds ({}): every worker would refuse these jobs",
+                v.detail
+            );
+        }
+    }
+    Ok(())
+}
+
 /// Refuses local workers' engine flags that the workers would refuse (the
 /// same checks as the worker's) or that nothing would use (no --local-workers),
 /// and a USI engine without the coordinator's --nodes, --depth or --time-ms in

@@ -103,6 +103,7 @@ pub async fn run(args: CoordinatorArgs, export: Option<ExportFn<SledStore>>) -> 
         .check()
         .map_err(|e| anyhow::anyhow!("bad learning flags: {e}"))?;
     cli::check_local_engine(&args)?;
+    cli::check_job_limits(&args)?;
     backup::refuse_rotatable_store(&args.db, args.backup_dir.as_deref())?;
     let creating = cli::check_store_or_create(&args)?;
     if creating {
@@ -171,6 +172,7 @@ pub async fn run(args: CoordinatorArgs, export: Option<ExportFn<SledStore>>) -> 
         .lease_secret()
         .context("cannot read or make the store's lease secret")?;
     let config = cli::dispatch_config(&args, play, lease_secret);
+    let ledger = live.store().export_ledger();
     // Set by a signal during the final export: the dispatcher then does not wait
     // for the maintenance thread (the export writes a temporary file, never the
     // store, so cutting it off leaves the store whole).
@@ -210,9 +212,17 @@ pub async fn run(args: CoordinatorArgs, export: Option<ExportFn<SledStore>>) -> 
     }
     let ticker = server::start_ticker(handle.clone());
     let (stop_server, server_stopped) = watch::channel(false);
-    let (server, addr) =
-        server::start_server(&args, tls, &token, &handle, &registry, server_stopped).await?;
-    let local_workers = local_workers::start_local_workers(&args, addr, token.as_deref())?;
+    let (server, addr) = server::start_server(
+        &args,
+        tls,
+        &token,
+        &handle,
+        &registry,
+        ledger,
+        server_stopped,
+    )
+    .await?;
+    let mut local_workers = local_workers::start_local_workers(&args, addr, token.as_deref())?;
     let learning = learn::LearnDriver::start(
         handle.clone(),
         registry.clone(),
@@ -245,7 +255,15 @@ pub async fn run(args: CoordinatorArgs, export: Option<ExportFn<SledStore>>) -> 
         cli::status_settings(&args),
     );
 
-    server::wait_for_the_end(&args, &handle, &mut progress, &mut term).await;
+    let run_result = server::wait_for_the_end(
+        &args,
+        &handle,
+        &registry,
+        &mut local_workers,
+        &mut progress,
+        &mut term,
+    )
+    .await;
     learning.stop().await;
     status.stop().await;
     let thought = progress.borrow().thought;
@@ -288,6 +306,7 @@ pub async fn run(args: CoordinatorArgs, export: Option<ExportFn<SledStore>>) -> 
     if let Err(e) = live.store_mut().flush() {
         tracing::error!(error = %e, "cannot flush the store at shutdown");
     }
+    run_result?;
     export_result?;
     tracing::info!(nodes = live.book().len(), thought, "coordinator stopped");
     Ok(())

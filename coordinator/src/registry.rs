@@ -130,6 +130,11 @@ pub struct Counters {
     pub store_writable: AtomicU64,
     pub exports_ok: AtomicU64,
     pub exports_failed: AtomicU64,
+    /// Export requests that were the caller's mistake, no export ran: invalid
+    /// (bad options, an unknown opponent, a malformed path) and refused (a
+    /// path the caller may not write to, a file this store did not write).
+    pub exports_invalid: AtomicU64,
+    pub exports_refused: AtomicU64,
     /// Duration of the last export in milliseconds.
     pub last_export_ms: AtomicU64,
     /// When the last export succeeded (Unix seconds, 0: never).
@@ -139,6 +144,8 @@ pub struct Counters {
     pub backups_ok: AtomicU64,
     pub backups_failed: AtomicU64,
     pub backups_refused: AtomicU64,
+    /// Backup requests whose path is malformed (a NUL byte, a name too long).
+    pub backups_invalid: AtomicU64,
     /// When the last backup succeeded (Unix seconds, 0: never), how long it
     /// took (milliseconds) and its size on disk (bytes).
     pub last_backup_success_unix: AtomicU64,
@@ -174,6 +181,17 @@ pub enum BackupOutcome {
     Failed(String),
     /// Its path was refused before anything ran: a caller's mistake (a typo, a
     /// name that exists already), not a failing backup.
+    Refused,
+    /// Its path is malformed (a NUL byte, a name too long): a caller's mistake.
+    Invalid,
+}
+
+/// A request that was the caller's mistake: nothing ran, nothing failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mistake {
+    /// INVALID_ARGUMENT: options, opponents or a path that cannot be.
+    Invalid,
+    /// PERMISSION_DENIED or ALREADY_EXISTS: a path the caller may not write.
     Refused,
 }
 
@@ -349,6 +367,15 @@ impl Registry {
         }
     }
 
+    /// Counts an export request that was the caller's mistake (no export ran).
+    pub fn record_export_mistake(&self, mistake: Mistake) {
+        let counter = match mistake {
+            Mistake::Invalid => &self.counters.exports_invalid,
+            Mistake::Refused => &self.counters.exports_refused,
+        };
+        counter.fetch_add(1, Ordering::Relaxed);
+    }
+
     /// Counts one backup by its outcome; a failure is kept for the dashboard.
     pub fn record_backup(&self, outcome: &BackupOutcome) {
         let c = &self.counters;
@@ -369,6 +396,9 @@ impl Registry {
             }
             BackupOutcome::Refused => {
                 c.backups_refused.fetch_add(1, Ordering::Relaxed);
+            }
+            BackupOutcome::Invalid => {
+                c.backups_invalid.fetch_add(1, Ordering::Relaxed);
             }
         }
     }

@@ -13,6 +13,7 @@ use tokio::sync::watch;
 use crate::cli::CoordinatorArgs;
 use crate::dispatcher::{Event, Progress};
 use crate::handle::DispatcherHandle;
+use crate::local_workers::LocalWorkers;
 use crate::registry::Registry;
 use crate::service::{CoordinatorService, TokenCheck};
 
@@ -63,6 +64,7 @@ pub(crate) async fn start_server(
     token: &Option<String>,
     dispatcher: &DispatcherHandle,
     registry: &Arc<Registry>,
+    ledger: stera_book::ExportLedger,
     mut stopped: watch::Receiver<bool>,
 ) -> Result<(ServerTask, SocketAddr)> {
     let listener = tokio::net::TcpListener::bind(args.listen)
@@ -72,7 +74,8 @@ pub(crate) async fn start_server(
     tracing::info!(%addr, "listening");
     let service = CoordinatorServer::with_interceptor(
         CoordinatorService::new(dispatcher.clone(), registry.clone(), stopped.clone())
-            .with_export_paths(args.db.clone(), args.export_dir.clone()),
+            .with_export_paths(args.db.clone(), args.export_dir.clone())
+            .with_export_ledger(ledger),
         TokenCheck::new(token.clone()),
     );
     let mut builder = tonic::transport::Server::builder();
@@ -102,15 +105,38 @@ fn connections(listener: tokio::net::TcpListener) -> tonic::transport::server::T
 
 /// Runs until the limits are reached, or a signal asks to drain (then waits up to
 /// `--drain-secs` for jobs in flight).
+///
+/// # Errors
+/// Every local worker ended while no other worker is connected: the run cannot
+/// think any more (it is drained, and the caller exits non-zero with the reason).
 pub(crate) async fn wait_for_the_end(
     args: &CoordinatorArgs,
     dispatcher: &DispatcherHandle,
+    registry: &Registry,
+    local: &mut LocalWorkers,
     progress: &mut watch::Receiver<Progress>,
     term: &mut Option<tokio::signal::unix::Signal>,
-) {
-    let signalled = tokio::select! {
-        _ = progress.wait_for(|p| p.finished) => false,
-        () = terminated(term) => true,
+) -> Result<()> {
+    let mut watch_local = true;
+    let signalled = loop {
+        tokio::select! {
+            _ = progress.wait_for(|p| p.finished) => break false,
+            () = terminated(term) => break true,
+            why = local.all_ended(), if watch_local => {
+                let others = remote_workers(registry, args.local_workers);
+                if others == 0 {
+                    let _ = dispatcher.drain("every local worker ended");
+                    anyhow::bail!(
+                        "{why}; no other worker is connected, so nothing can think: stopping (fix the engine flags the local workers were given)"
+                    );
+                }
+                tracing::warn!(
+                    remote_workers = others,
+                    "{why}; going on with the other workers"
+                );
+                watch_local = false;
+            }
+        }
     };
     if signalled {
         // A normal stop (an upgrade, a move): told at INFO. Only what goes
@@ -167,6 +193,19 @@ pub(crate) async fn wait_for_the_end(
         tracing::info!(%reason, "the run ends: the workers are drained");
         let _ = dispatcher.drain(&reason);
     }
+    Ok(())
+}
+
+/// Workers connected now that are not this run's `local` local workers (named
+/// `local-0`, `local-1`, ...).
+fn remote_workers(registry: &Registry, local: u32) -> usize {
+    let local: std::collections::HashSet<String> =
+        (0..local).map(|i| format!("local-{i}")).collect();
+    registry
+        .worker_status()
+        .iter()
+        .filter(|w| !local.contains(&w.worker_id))
+        .count()
 }
 
 /// Streams end with the stop signal; a connection that still does not close is cut

@@ -21,7 +21,7 @@ use stera_proto::limits::{self, Violation};
 use crate::dispatcher::{Event, StreamId};
 use crate::handle::{Closed, DispatcherHandle};
 use crate::maintenance::MaintenanceError;
-use crate::registry::Registry;
+use crate::registry::{Mistake, Registry};
 
 /// How long a new stream may take to say Hello.
 const HELLO_TIMEOUT: Duration = Duration::from_secs(10);
@@ -36,6 +36,9 @@ pub struct CoordinatorService {
     /// The store directory and the directory remote exports may write into.
     store: PathBuf,
     export_dir: Option<PathBuf>,
+    /// The store's record of the exports it wrote: a remote export never
+    /// replaces a file that is not one of them.
+    ledger: Option<stera_book::ExportLedger>,
 }
 
 impl CoordinatorService {
@@ -51,6 +54,7 @@ impl CoordinatorService {
             next_stream: AtomicU64::new(1),
             store: PathBuf::new(),
             export_dir: None,
+            ledger: None,
         }
     }
 
@@ -60,6 +64,69 @@ impl CoordinatorService {
         self.store = store;
         self.export_dir = export_dir;
         self
+    }
+
+    /// The store's export ledger, so that remote exports replace only files the
+    /// store wrote (without it, any file in --export-dir may be replaced).
+    #[must_use]
+    pub fn with_export_ledger(mut self, ledger: stera_book::ExportLedger) -> Self {
+        self.ledger = Some(ledger);
+        self
+    }
+}
+
+/// Longest name (one component of a path) a request may give, in bytes: Linux's
+/// `NAME_MAX` (255) less what an export's or a backup's temporary name adds
+/// (`.`, `.stera-partial-<pid>.XXXXXX.tmp`), so that every name allowed can be
+/// written.
+const MAX_NAME_BYTES: usize = 255 - 40;
+/// Longest path a request may give, in bytes: Linux's `PATH_MAX`.
+const MAX_PATH_BYTES: usize = 4096;
+
+/// Refuses a path a request gives for an export or a backup (`what`) that no
+/// file system takes: empty, with a NUL byte, over [`MAX_PATH_BYTES`] or with a
+/// name over [`MAX_NAME_BYTES`]. The caller's mistake, answered as
+/// INVALID_ARGUMENT before anything runs.
+fn check_requested_path(what: &str, path: &str) -> Result<(), String> {
+    let quoted = || stera_rules::excerpt(&path.escape_debug().to_string());
+    if path.is_empty() {
+        return Err(format!("{what} needs a path"));
+    }
+    if path.contains('\0') {
+        return Err(format!(
+            "the {what} path `{}` contains a NUL byte: no file can have that name",
+            quoted()
+        ));
+    }
+    if path.len() > MAX_PATH_BYTES {
+        return Err(format!(
+            "the {what} path `{}` is {} bytes long, at most {MAX_PATH_BYTES} allowed",
+            quoted(),
+            path.len()
+        ));
+    }
+    if let Some(name) = path.split('/').find(|n| n.len() > MAX_NAME_BYTES) {
+        return Err(format!(
+            "the {what} path `{}` has a name of {} bytes, at most {MAX_NAME_BYTES} allowed",
+            quoted(),
+            name.len()
+        ));
+    }
+    Ok(())
+}
+
+/// `status` with its message bounded (see [`stera_rules::excerpt_message`]): a
+/// path of 5,000 characters made a 17.7 KB grpc-message, and the caller reads a
+/// few hundred bytes of it.
+fn bounded(status: Status) -> Status {
+    match stera_rules::excerpt_runs(status.message()) {
+        std::borrow::Cow::Borrowed(m) if m.chars().count() <= stera_rules::MAX_MESSAGE_CHARS => {
+            status
+        }
+        _ => Status::new(
+            status.code(),
+            stera_rules::excerpt_message(status.message()),
+        ),
     }
 }
 
@@ -207,64 +274,20 @@ impl Coordinator for CoordinatorService {
         &self,
         request: Request<ExportRequest>,
     ) -> Result<Response<ExportReply>, Status> {
-        let mut request = request.into_inner();
-        if request.path.is_empty() {
-            return Err(Status::invalid_argument("export needs a path"));
-        }
-        // Options no export can run with (a NaN temperature, a format this
-        // coordinator does not know) are the caller's mistake, like a refused
-        // path: answered as such, logged, and not counted as a failed export
-        // (which the critical export alert watches).
-        if let Err(e) = stera_service::export::ExportChoice::from_request(&request) {
-            tracing::warn!(path = %request.path, reason = %e, "export request refused");
-            return Err(Status::invalid_argument(format!("export refused: {e}")));
-        }
-        let resolved = stera_book::store_path::resolve_in_export_dir(
-            &request.path,
-            self.export_dir.as_deref(),
-            &self.store,
-        )
-        .map_err(|e| {
-            // A refused path is the caller's mistake (a typo), answered to the
-            // caller and logged here; no export ran, so none failed: it is not
-            // counted as one, and the export alert stays quiet.
-            tracing::warn!(path = %request.path, reason = %e, "export request refused");
-            Status::permission_denied(e.to_string())
-        })?;
-        request.path = resolved.display().to_string();
-        self.dispatcher
-            .export(request)
+        self.export_to(request.into_inner())
             .await
             .map(Response::new)
-            .map_err(|e| maintenance_status("export", e))
+            .map_err(bounded)
     }
 
     async fn backup(
         &self,
         request: Request<BackupRequest>,
     ) -> Result<Response<BackupReply>, Status> {
-        let request = request.into_inner();
-        if request.path.is_empty() {
-            return Err(Status::invalid_argument("backup needs a path"));
-        }
-        // The same rule as exports: only inside --export-dir, never in a store.
-        let path = stera_book::store_path::resolve_in_export_dir(
-            &request.path,
-            self.export_dir.as_deref(),
-            &self.store,
-        )
-        .map_err(|e| {
-            // The caller's mistake: no backup ran, so none failed.
-            tracing::warn!(path = %request.path, reason = %e, "backup request refused");
-            self.registry
-                .record_backup(&crate::registry::BackupOutcome::Refused);
-            Status::permission_denied(e.to_string())
-        })?;
-        self.dispatcher
-            .backup(path)
+        self.backup_to(request.into_inner())
             .await
             .map(Response::new)
-            .map_err(|e| maintenance_status("backup", e))
+            .map_err(bounded)
     }
 
     async fn search(
@@ -274,10 +297,85 @@ impl Coordinator for CoordinatorService {
         self.search_move(request.into_inner())
             .await
             .map(Response::new)
+            .map_err(bounded)
     }
 }
 
 impl CoordinatorService {
+    async fn export_to(&self, mut request: ExportRequest) -> Result<ExportReply, Status> {
+        // Options no export can run with (a NaN temperature, a format this
+        // coordinator does not know) and paths no file can have are the
+        // caller's mistake, like a refused path: answered as such, logged,
+        // counted as `invalid` (or `refused`), not as a failed export (which
+        // the critical export alert watches).
+        let invalid = check_requested_path("export", &request.path).and_then(|()| {
+            stera_service::export::ExportChoice::from_request(&request)
+                .map(drop)
+                .map_err(|e| format!("export refused: {e}"))
+        });
+        if let Err(e) = invalid {
+            self.registry.record_export_mistake(Mistake::Invalid);
+            tracing::warn!(path = %stera_rules::excerpt(&request.path), reason = %e, "export request refused");
+            return Err(Status::invalid_argument(e));
+        }
+        let resolved = stera_book::store_path::resolve_in_export_dir(
+            &request.path,
+            self.export_dir.as_deref(),
+            &self.store,
+        )
+        .map_err(|e| {
+            // A refused path is the caller's mistake (a typo), answered to the
+            // caller and logged here; no export ran, so none failed: it is
+            // counted as refused, and the export alert stays quiet.
+            self.registry.record_export_mistake(Mistake::Refused);
+            tracing::warn!(path = %stera_rules::excerpt(&request.path), reason = %e, "export request refused");
+            Status::permission_denied(e.to_string())
+        })?;
+        // A file there that this store did not write is not replaced.
+        if let Some(ledger) = &self.ledger
+            && let Some(why) = crate::export::not_ours(ledger, &resolved)
+        {
+            let e = MaintenanceError::NotOurExport {
+                path: PathBuf::from(&request.path),
+                why,
+            };
+            self.registry.record_export_mistake(Mistake::Refused);
+            tracing::warn!(path = %stera_rules::excerpt(&request.path), reason = %e, "export request refused");
+            return Err(Status::already_exists(e.to_string()));
+        }
+        request.path = resolved.display().to_string();
+        self.dispatcher
+            .export(request)
+            .await
+            .map_err(|e| maintenance_status("export", e))
+    }
+
+    async fn backup_to(&self, request: BackupRequest) -> Result<BackupReply, Status> {
+        if let Err(e) = check_requested_path("backup", &request.path) {
+            self.registry
+                .record_backup(&crate::registry::BackupOutcome::Invalid);
+            tracing::warn!(path = %stera_rules::excerpt(&request.path), reason = %e, "backup request refused");
+            return Err(Status::invalid_argument(e));
+        }
+        // The same rule as exports: only inside --export-dir, never in a store.
+        let path = stera_book::store_path::resolve_in_export_dir(
+            &request.path,
+            self.export_dir.as_deref(),
+            &self.store,
+        )
+        .map_err(|e| {
+            // The caller's mistake: no backup ran, so none failed.
+            tracing::warn!(path = %stera_rules::excerpt(&request.path), reason = %e, "backup request refused");
+            self.registry
+                .record_backup(&crate::registry::BackupOutcome::Refused);
+            Status::permission_denied(e.to_string())
+        })?;
+        self.dispatcher
+            .backup(path)
+            .await
+            .map_err(|e| maintenance_status("backup", e))
+    }
+
     async fn search_move(&self, request: SearchRequest) -> Result<SearchReply, Status> {
         if let Err(v) = limits::check_search_request(&request) {
             return Err(refusal(&v));
@@ -374,6 +472,10 @@ fn maintenance_status(what: &str, error: MaintenanceError) -> Status {
     match error {
         MaintenanceError::Closed(closed) => closed.into(),
         MaintenanceError::Request(e) => Status::invalid_argument(format!("{what} refused: {e}")),
+        e @ MaintenanceError::Opponents(_) => {
+            Status::invalid_argument(format!("{what} refused: {e}"))
+        }
+        e @ MaintenanceError::NotOurExport { .. } => Status::already_exists(e.to_string()),
         MaintenanceError::OutputPath(e) => Status::permission_denied(e.to_string()),
         e @ MaintenanceError::BackupExists(_) => Status::already_exists(e.to_string()),
         e => Status::internal(format!("{what} failed: {e}")),

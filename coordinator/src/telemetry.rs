@@ -70,7 +70,10 @@ pub const WORKERS_REFUSED: &str = "stera_coordinator_workers_refused_total";
 pub const BOOK_QUARANTINED: &str = "stera_book_quarantined_positions";
 /// Messages refused for breaking a protocol bound, by `field`.
 pub const PROTOCOL_VIOLATIONS: &str = "stera_coordinator_protocol_violations_total";
-/// Exports run, by `result` (ok, error).
+/// Log records dropped because stderr was not read (see
+/// `stera_service::terminal`): logging never blocks the coordinator.
+pub const LOG_RECORDS_DROPPED: &str = "stera_coordinator_log_records_dropped_total";
+/// Exports, by `result` (ok, error, invalid, refused).
 pub const EXPORTS: &str = "stera_coordinator_exports_total";
 /// Duration of one export.
 pub const EXPORT_DURATION: &str = "stera_coordinator_export_duration_seconds";
@@ -78,7 +81,7 @@ pub const EXPORT_DURATION: &str = "stera_coordinator_export_duration_seconds";
 pub const EXPORT_INTERVAL: &str = "stera_coordinator_export_interval_seconds";
 /// When the last export succeeded.
 pub const LAST_EXPORT_SUCCESS: &str = "stera_coordinator_last_export_success_timestamp_seconds";
-/// Backups run, by `result` (ok, error, refused).
+/// Backups, by `result` (ok, error, refused, invalid).
 pub const BACKUPS: &str = "stera_coordinator_backups_total";
 /// When the last backup succeeded.
 pub const BACKUP_LAST_SUCCESS: &str = "stera_coordinator_backup_last_success_timestamp_seconds";
@@ -219,7 +222,14 @@ pub fn describe() {
         PROTOCOL_VIOLATIONS,
         "Worker messages refused for breaking a protocol bound (the stream is closed), by field."
     );
-    describe_counter!(EXPORTS, "Book exports run, by result (ok, error).");
+    describe_counter!(
+        LOG_RECORDS_DROPPED,
+        "Log records dropped because stderr was not read (a full pipe): logging never blocks the coordinator; a line says how many once stderr moves again."
+    );
+    describe_counter!(
+        EXPORTS,
+        "Book exports, by result (ok, error; invalid: options, opponents or a path that cannot be, refused: a path the caller may not write to or a file this store did not write; no export ran for either, and no alert fires on them)."
+    );
     describe_histogram!(
         EXPORT_DURATION,
         Unit::Seconds,
@@ -237,7 +247,7 @@ pub fn describe() {
     );
     describe_counter!(
         BACKUPS,
-        "Store backups (periodic and on demand), by result (ok, error; refused: a path the caller may not write to, no backup ran)."
+        "Store backups (periodic and on demand), by result (ok, error; refused: a path the caller may not write to, invalid: a path that cannot be; no backup ran for either, and no alert fires on them)."
     );
     describe_gauge!(
         BACKUP_INTERVAL,
@@ -377,13 +387,17 @@ pub fn refresh(registry: &Registry) {
     for (field, n) in Field::ALL.iter().zip(&c.violations_by) {
         counter!(PROTOCOL_VIOLATIONS, "field" => field.name()).absolute(load(n));
     }
+    counter!(LOG_RECORDS_DROPPED).absolute(stera_service::terminal::dropped());
     counter!(EXPORTS, "result" => "ok").absolute(load(&c.exports_ok));
     counter!(EXPORTS, "result" => "error").absolute(load(&c.exports_failed));
+    counter!(EXPORTS, "result" => "invalid").absolute(load(&c.exports_invalid));
+    counter!(EXPORTS, "result" => "refused").absolute(load(&c.exports_refused));
     gauge!(EXPORT_INTERVAL).set(load(&c.export_every_secs) as f64);
     gauge!(LAST_EXPORT_SUCCESS).set(load(&c.last_export_success_unix) as f64);
     counter!(BACKUPS, "result" => "ok").absolute(load(&c.backups_ok));
     counter!(BACKUPS, "result" => "error").absolute(load(&c.backups_failed));
     counter!(BACKUPS, "result" => "refused").absolute(load(&c.backups_refused));
+    counter!(BACKUPS, "result" => "invalid").absolute(load(&c.backups_invalid));
     gauge!(BACKUP_INTERVAL).set(load(&c.backup_every_secs) as f64);
     gauge!(BACKUP_LAST_SUCCESS).set(load(&c.last_backup_success_unix) as f64);
     gauge!(BACKUP_LAST_DURATION).set(load(&c.last_backup_ms) as f64 / 1000.0);

@@ -333,11 +333,19 @@ pub fn check_search_request(request: &SearchRequest) -> Result<(), Violation> {
 }
 
 fn check_limits(limits: Option<&Limits>) -> Result<(), Violation> {
-    if let Some(l) = limits {
-        too_large(Field::JobNodes, l.nodes, MAX_NODES)?;
-        too_large(Field::JobDepth, l.depth, MAX_DEPTH)?;
-        too_large(Field::JobTime, l.time_ms, MAX_TIME_MS)?;
-    }
+    limits.map_or(Ok(()), check_job_limits)
+}
+
+/// Checks the limits a job carries: nodes, depth and time within their bounds.
+/// A coordinator checks its own flags with it at start, so that no run hands
+/// out jobs every worker refuses.
+///
+/// # Errors
+/// The first field out of bounds.
+pub fn check_job_limits(limits: &Limits) -> Result<(), Violation> {
+    too_large(Field::JobNodes, limits.nodes, MAX_NODES)?;
+    too_large(Field::JobDepth, limits.depth, MAX_DEPTH)?;
+    too_large(Field::JobTime, limits.time_ms, MAX_TIME_MS)?;
     Ok(())
 }
 

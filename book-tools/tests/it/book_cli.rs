@@ -246,8 +246,13 @@ fn malformed_imports_name_the_line_and_change_nothing() {
             "db-{}",
             file.extension().unwrap().to_str().unwrap()
         ));
-        let report = ok(&["import", "--create", "--db", s(&db3), s(file)]);
-        assert!(report.contains("incomplete 1, bad 0"), "{report}");
+        // Its one entry incomplete, the file has nothing to import: an error
+        // (issue 45), with the entry reported.
+        let out = book_tools(&["import", "--create", "--db", s(&db3), s(file)]);
+        let report = String::from_utf8_lossy(&out.stdout);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{report}");
+        assert!(err.contains("1 incomplete, 0 bad"), "{err}");
         assert!(report.contains("value unknown"), "{report}");
     }
 

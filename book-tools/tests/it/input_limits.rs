@@ -190,3 +190,119 @@ fn a_tls_ca_file_from_dev_zero_is_refused() {
         &["TLS CA file /dev/zero", "larger than 1048576 bytes"],
     );
 }
+
+/// Issue 45, point 7: an error quotes a few hundred bytes of any argument or
+/// path, and still says what went wrong (a 100,000-character SFEN printed 100
+/// KB, a 400 KB --out path 143 KB).
+#[test]
+fn errors_quote_a_few_hundred_bytes_of_long_arguments() {
+    let dir = tempfile::tempdir().unwrap();
+    let sfen = format!("sfen {}", "Q".repeat(100_000));
+    // Many short names: no single one is long, the path is.
+    let long_dir = format!("{}/x.db", "/d".repeat(40_000));
+    let missing = "p".repeat(100_000);
+    let db = crate::common::single_root_book(dir.path());
+    let cases: [(Vec<&str>, &str); 3] = [
+        (vec!["evaluate", &sfen], "cannot read position"),
+        (vec!["export", "--db", &db, "--out", &long_dir], "error:"),
+        (vec!["export", "--db", &missing, "--out", "x.db"], "error:"),
+    ];
+    for (args, needle) in cases {
+        let out = book_tools(&args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(
+            out.status.code(),
+            Some(1),
+            "{}",
+            &stderr[..stderr.len().min(500)]
+        );
+        assert!(
+            stderr.contains(needle),
+            "{}",
+            &stderr[..stderr.len().min(500)]
+        );
+        assert!(
+            stderr.len() < 1_000,
+            "{} bytes: {}…",
+            stderr.len(),
+            &stderr[..500]
+        );
+        assert!(stderr.contains('…'), "no cut marked: {stderr}");
+    }
+}
+
+/// Issue 45, point 9: a DB2016 value beyond ±32000 (99999) was clamped to a
+/// mate score silently; now each is named with its line. An import that can
+/// store nothing (every entry incomplete, or bad and skipped) exited 0 and
+/// made the store; now it is an error and nothing is made.
+#[test]
+fn import_warns_of_clamped_values_and_refuses_a_file_with_nothing_to_import() {
+    let dir = tempfile::tempdir().unwrap();
+    let book = crate::common::raw_book(&[&["7g7f"]], |_, i| if i == 0 { 99_999 } else { 10 });
+    let file = dir.path().join("in.db");
+    std::fs::write(&file, &book).unwrap();
+    let line = book
+        .lines()
+        .position(|l| l.contains(" 99999 "))
+        .map(|i| i + 1)
+        .unwrap();
+    let out = book_tools(&[
+        "import",
+        "--create",
+        "--db",
+        s(&dir.path().join("db")),
+        s(&file),
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "warning: {}:{line}: value 99999 is beyond ±32000 and is read as the mate score 32000",
+            file.display()
+        )),
+        "{stderr}"
+    );
+    assert_eq!(stderr.matches("value 99999").count(), 2, "{stderr}");
+
+    let incomplete = dir.path().join("incomplete.db");
+    std::fs::write(
+        &incomplete,
+        "#YANEURAOU-DB2016 1.00\nsfen lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL b - 1\n7g7f none 5 10 1\n",
+    )
+    .unwrap();
+    let bad = dir.path().join("bad.db");
+    std::fs::write(
+        &bad,
+        "#YANEURAOU-DB2016 1.00\nsfen lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL b - 1\n9z9z none 5 10 1\n",
+    )
+    .unwrap();
+    for (file, extra) in [(&incomplete, None), (&bad, Some("--skip-bad"))] {
+        let db = dir.path().join("nothing.db");
+        let mut args = vec!["import", "--create", "--db", s(&db), s(file)];
+        args.extend(extra);
+        let stderr = clean_failure(
+            &args,
+            &["has no complete entry to import", "nothing was imported"],
+        );
+        assert!(!db.exists(), "a store was made: {stderr}");
+    }
+}
+
+/// Issue 45, point 9: `migrate --out` an existing directory said only "is a
+/// directory; give a file name"; it now says what to give.
+#[test]
+fn migrate_onto_a_directory_says_what_to_give() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = crate::common::single_root_book(dir.path());
+    let existing = dir.path().join("existing");
+    std::fs::create_dir(&existing).unwrap();
+    let stderr = clean_failure(
+        &["migrate", "--db", &db, "--out", s(&existing)],
+        &[
+            "exists (a directory)",
+            "the path of the NEW merged store",
+            "merged.db",
+        ],
+    );
+    assert_eq!(std::fs::read_dir(&existing).unwrap().count(), 0, "{stderr}");
+}

@@ -16,6 +16,7 @@ mod cli_meanings;
 mod cli_vocabulary;
 mod damaged_store;
 mod export_format;
+mod export_front_ends;
 mod export_paths;
 mod full_disk;
 mod game_results_cli;

@@ -52,19 +52,30 @@ pub fn book_exporter(store: PathBuf) -> ExportFn<SledStore> {
         // Bound now, on the dispatcher thread: the export thread writes into
         // the directory checked here, whatever becomes of its path meanwhile.
         let target = BoundTarget::open(Path::new(&request.path), Some(&store))?;
+        // A file there that this store did not write (a book of another store,
+        // anything a user keeps) is never replaced, as at start (`--export`).
+        let ledger = live.store().export_ledger();
+        if let Some(why) = not_ours(&ledger, &target.write_path()) {
+            return Err(MaintenanceError::NotOurExport {
+                path: target.path().to_path_buf(),
+                why,
+            });
+        }
         let choice = ExportChoice::from_request(request)?;
         let options = choice.options();
         let format = format_of(request)?;
         // Resolved here, against the store as it is: a listed opponent it does
         // not know is refused with the ones it knows, before anything is written.
         let opponents = if options.needs_learning() {
-            choice.opponents.resolve(&live.store().opponents()?)?
+            choice
+                .opponents
+                .resolve(&live.store().opponents()?)
+                .map_err(MaintenanceError::Opponents)?
         } else {
             Vec::new()
         };
         let book = live.book().clone();
         let reader = live.store().reader();
-        let ledger = live.store().export_ledger();
         let request = request.clone();
         let job: ExportJob = Box::new(move || {
             let learning = Learning {
@@ -132,31 +143,51 @@ pub fn check_export_owned(
     let refuse = |why: String| NotOurExport {
         path: path.to_path_buf(),
         store: store.to_path_buf(),
-        why,
+        why: format!(" ({why})"),
     };
     match std::fs::symlink_metadata(resolved) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
         Err(e) => {
-            return Err(refuse(format!(" (it cannot be examined: {e})")).into());
+            return Err(refuse(format!("it cannot be examined: {e}")).into());
         }
         Ok(_) => {}
     }
     let Some(ledger) = ledger else {
-        return Err(refuse(" (the store is new)".to_owned()).into());
+        return Err(refuse("the store is new".to_owned()).into());
     };
-    let Some(recorded) = ledger.wrote(resolved)? else {
-        return Err(refuse(" (it wrote no book there)".to_owned()).into());
-    };
-    let found = FileFingerprint::of_file(resolved)
-        .map_err(|e| refuse(format!(" (it cannot be read: {e})")))?;
-    if found != recorded {
-        return Err(refuse(format!(
-            " (it is {} bytes with other contents than the {} bytes this store last wrote there: changed since)",
-            found.len, recorded.len
-        ))
-        .into());
+    match not_ours(ledger, resolved) {
+        None => Ok(()),
+        Some(why) => Err(refuse(why).into()),
     }
-    Ok(())
+}
+
+/// Why the file at `path` (nothing there is fine) is not the book the store
+/// whose ledger is `ledger` last wrote there, byte for byte; `None` when it is.
+/// What cannot be checked counts as not ours: it is not replaced.
+pub(crate) fn not_ours(ledger: &ExportLedger, path: &Path) -> Option<String> {
+    match std::fs::symlink_metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
+        Err(e) => return Some(format!("it cannot be examined: {e}")),
+        Ok(_) => {}
+    }
+    // The ledger keeps real paths (a bound target's is a handle's).
+    let resolved = match path.canonicalize() {
+        Ok(r) => r,
+        Err(e) => return Some(format!("it cannot be examined: {e}")),
+    };
+    let recorded = match ledger.wrote(&resolved) {
+        Ok(Some(recorded)) => recorded,
+        Ok(None) => return Some("it wrote no book there".to_owned()),
+        Err(e) => return Some(format!("its ledger cannot be read: {e}")),
+    };
+    match FileFingerprint::of_file(&resolved) {
+        Err(e) => Some(format!("it cannot be read: {e}")),
+        Ok(found) if found != recorded => Some(format!(
+            "it is {} bytes with other contents than the {} bytes this store last wrote there: changed since",
+            found.len, recorded.len
+        )),
+        Ok(_) => None,
+    }
 }
 
 /// The learning opponents whose games an export by results reads.

@@ -131,6 +131,16 @@ pub enum MaintenanceError {
     /// The export request names an unknown choice.
     #[error(transparent)]
     Request(#[from] export::ExportRequestError),
+    /// The export request lists a learning opponent the store does not know.
+    #[error("{0}")]
+    Opponents(BookError),
+    /// A file is at the export's path that this store did not write: it is
+    /// never replaced.
+    #[error(
+        "refusing to replace `{}`: it is not a book this store wrote ({why}); move it away or export to another name",
+        stera_rules::excerpt(&path.display().to_string())
+    )]
+    NotOurExport { path: PathBuf, why: String },
     #[error("this coordinator has no exporter")]
     NoExporter,
     #[error("this coordinator cannot back up its store")]
@@ -155,6 +165,14 @@ impl MaintenanceError {
     #[must_use]
     pub fn is_closed(&self) -> bool {
         matches!(self, Self::Closed(_))
+    }
+
+    /// Whether the request asks for what cannot be (options, an opponent the
+    /// store does not know): the caller's mistake, answered INVALID_ARGUMENT;
+    /// nothing ran, so nothing failed (no failure is counted, no alert fires).
+    #[must_use]
+    pub fn is_invalid(&self) -> bool {
+        matches!(self, Self::Request(_) | Self::Opponents(_))
     }
 }
 

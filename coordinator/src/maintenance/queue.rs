@@ -230,12 +230,16 @@ fn finish_export(
     reply: ExportReplyTx,
 ) {
     let took = started.elapsed();
-    // Options no export can run with (a NaN temperature, an unknown format)
-    // are the caller's mistake: no export failed. (A periodic export's options
-    // were checked at start; its path turned into a link into a store later is
-    // a failure, counted.)
-    if let Err(e @ MaintenanceError::Request(_)) = &result {
-        tracing::warn!(path, reason = %e, "export refused");
+    // Options no export can run with (a NaN temperature, an unknown format,
+    // an opponent the store does not know) are the caller's mistake: no
+    // export failed, one invalid request is counted. (A periodic export's
+    // options were checked at start; its path turned into a link into a store
+    // later, or its file replaced by another, is a failure, counted.)
+    if let Err(e) = &result
+        && e.is_invalid()
+    {
+        registry.record_export_mistake(crate::registry::Mistake::Invalid);
+        tracing::warn!(path = %stera_rules::excerpt(path), reason = %e, "export refused");
         let _ = reply.send(result);
         return;
     }

@@ -137,10 +137,11 @@ fn coordinator_metrics_count_what_happened() {
     // browser test waits for them.)
 }
 
-/// The Export RPC shows up as an export counter and duration; a failing export as
-/// an error and a problem on the page. A refused path (a caller's typo, issue 28)
-/// or options no export can run with (issue 35) are no export: answered as the
-/// caller's mistake and logged, not counted as a failure.
+/// The Export RPC shows up as an export counter and duration. A refused path (a
+/// caller's typo, issue 28), options no export can run with (issue 35) or a name
+/// no file system takes (issue 45) are no export: answered as the caller's
+/// mistake, logged and counted as refused or invalid, not as a failure (see
+/// `exports_and_backups_that_fail_count_as_errors`).
 #[test]
 fn exports_are_counted_by_result() {
     let dir = tempfile::tempdir().unwrap();
@@ -158,8 +159,8 @@ fn exports_are_counted_by_result() {
     rt.block_on(fake_worker(c.url(), None, 1, Answer::Good, 5, LONG))
         .unwrap();
     let out = dir.path().join("book.db.txt");
-    // A file name longer than the file system allows (255 bytes): the path passes
-    // the checks, the export runs and fails when it creates its file.
+    // A file name longer than the file system allows (255 bytes): refused
+    // before anything runs (it ran and failed before issue 45).
     let bad = dir.path().join(format!("a-{}", "x".repeat(300)));
     let typo = dir.path().join("no-such-dir").join("book.db");
     rt.block_on(async {
@@ -171,7 +172,8 @@ fn exports_are_counted_by_result() {
             ..Default::default()
         };
         client.export(request(&out)).await.unwrap();
-        assert!(client.export(request(&bad)).await.is_err());
+        let invalid = client.export(request(&bad)).await.unwrap_err();
+        assert_eq!(invalid.code(), tonic::Code::InvalidArgument, "{invalid:?}");
         let refused = client.export(request(&typo)).await.unwrap_err();
         assert_eq!(refused.code(), tonic::Code::PermissionDenied, "{refused:?}");
         // Options no export can run with (issue 35, point 10): the caller's
@@ -240,6 +242,20 @@ fn exports_are_counted_by_result() {
             text.as_str(),
             "stera_coordinator_exports_total{result=\"error\"}"
         ),
+        0.0
+    );
+    assert_eq!(
+        value(
+            text.as_str(),
+            "stera_coordinator_exports_total{result=\"invalid\"}"
+        ),
+        4.0
+    );
+    assert_eq!(
+        value(
+            text.as_str(),
+            "stera_coordinator_exports_total{result=\"refused\"}"
+        ),
         1.0
     );
     assert_eq!(
@@ -247,7 +263,7 @@ fn exports_are_counted_by_result() {
             text.as_str(),
             "stera_coordinator_export_duration_seconds_count"
         ),
-        2.0
+        1.0
     );
     assert!(
         value(
@@ -257,14 +273,64 @@ fn exports_are_counted_by_result() {
     );
     let status = web::api_status(&http);
     assert_eq!(status["exports_ok"], 1);
-    assert_eq!(status["exports_failed"], 1);
+    assert_eq!(status["exports_failed"], 0);
     let problems = status["problems"].as_array().unwrap();
     assert!(
-        problems
-            .iter()
-            .any(|p| p["kind"] == "export" && p["message"].as_str().unwrap().contains("a-xxx")),
+        !problems.iter().any(|p| p["kind"] == "export"),
         "{problems:?}"
     );
+}
+
+/// An export and a backup that run and fail (here: into a directory no file
+/// can be made in, even by root) count as errors, and show on the page.
+#[test]
+fn exports_and_backups_that_fail_count_as_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let http = format!("127.0.0.1:{}", free_port());
+    let c = Coord::start(
+        &dir.path().join("book.db"),
+        "127.0.0.1:0",
+        &["--metrics", &http, "--export-dir", "/proc/self"],
+        &[],
+    );
+    let rt = rt();
+    rt.block_on(async {
+        let mut client = common::client(c.url(), None).await.unwrap();
+        let failed = client
+            .export(stera_proto::v1::ExportRequest {
+                path: "book.db".into(),
+                ..Default::default()
+            })
+            .await
+            .unwrap_err();
+        assert_eq!(failed.code(), tonic::Code::Internal, "{failed:?}");
+        let failed = client
+            .backup(stera_proto::v1::BackupRequest {
+                path: "backup.db".into(),
+            })
+            .await
+            .unwrap_err();
+        assert_eq!(failed.code(), tonic::Code::Internal, "{failed:?}");
+    });
+    let text = web::get_ok(&http, "/metrics", LONG).body;
+    for (name, want) in [
+        ("stera_coordinator_exports_total{result=\"error\"}", 1.0),
+        ("stera_coordinator_exports_total{result=\"invalid\"}", 0.0),
+        ("stera_coordinator_backups_total{result=\"error\"}", 1.0),
+        ("stera_coordinator_backups_total{result=\"invalid\"}", 0.0),
+    ] {
+        assert_eq!(value(&text, name), want, "{name}");
+    }
+    let status = web::api_status(&http);
+    assert_eq!(status["exports_failed"], 1);
+    assert_eq!(status["backups_failed"], 1);
+    let problems = status["problems"].as_array().unwrap();
+    for kind in ["export", "backup"] {
+        assert!(
+            problems.iter().any(|p| p["kind"] == kind),
+            "{kind}: {problems:?}"
+        );
+    }
 }
 
 /// A real worker process with --metrics counts its evaluations and acknowledged
@@ -515,8 +581,9 @@ fn backups_are_logged_once_and_counted_by_result() {
     );
     assert!(value(&text, "stera_coordinator_backup_last_duration_seconds") >= 0.0);
 
-    // On demand: one written, one refused (outside --export-dir), one that runs
-    // and fails (a name longer than the file system allows).
+    // On demand: one written, one refused (outside --export-dir), one invalid
+    // (a name longer than the file system allows: it ran and failed before
+    // issue 45).
     let now = exports.join("now.db");
     let outside = dir.path().join("elsewhere.db");
     let too_long = exports.join(format!("b-{}", "x".repeat(300)));
@@ -528,7 +595,8 @@ fn backups_are_logged_once_and_counted_by_result() {
         client.backup(request(&now)).await.unwrap();
         let refused = client.backup(request(&outside)).await.unwrap_err();
         assert_eq!(refused.code(), tonic::Code::PermissionDenied, "{refused:?}");
-        assert!(client.backup(request(&too_long)).await.is_err());
+        let invalid = client.backup(request(&too_long)).await.unwrap_err();
+        assert_eq!(invalid.code(), tonic::Code::InvalidArgument, "{invalid:?}");
     });
     c.wait_log("backup request refused", LONG);
     let text = metrics();
@@ -539,8 +607,13 @@ fn backups_are_logged_once_and_counted_by_result() {
         )
     };
     assert_eq!(
-        (count("ok"), count("error"), count("refused")),
-        (2.0, 1.0, 1.0)
+        (
+            count("ok"),
+            count("error"),
+            count("refused"),
+            count("invalid")
+        ),
+        (2.0, 0.0, 1.0, 1.0)
     );
     let now_size = stera_book::store_path::directory_size(&now).unwrap();
     assert_eq!(
@@ -558,15 +631,13 @@ fn backups_are_logged_once_and_counted_by_result() {
 
     let status = web::api_status(&http);
     assert_eq!(status["backups_ok"], 2);
-    assert_eq!(status["backups_failed"], 1);
+    assert_eq!(status["backups_failed"], 0);
     assert_eq!(status["backups_refused"], 1);
     assert_eq!(status["last_backup_bytes"], now_size);
     assert!(status["last_backup_unix"].as_u64().unwrap() > 1_000_000_000);
     let problems = status["problems"].as_array().unwrap();
     assert!(
-        problems
-            .iter()
-            .any(|p| p["kind"] == "backup" && p["message"].as_str().unwrap().contains("b-xxx")),
+        !problems.iter().any(|p| p["kind"] == "backup"),
         "{problems:?}"
     );
 }

@@ -51,6 +51,107 @@ pub fn excerpt(text: &str) -> String {
     }
 }
 
+/// The most characters of a whole message (an error, a log record, an RPC
+/// status) that [`excerpt_message`] keeps: its head and its tail, the middle cut.
+pub const MAX_MESSAGE_CHARS: usize = 2000;
+
+/// Whether `c` ends a quoted run for [`excerpt_runs`]: white space and the
+/// quotes messages put around what they quote.
+fn ends_run(c: char) -> bool {
+    c.is_whitespace()
+        || matches!(
+            c,
+            '`' | '\'' | '"' | ',' | ';' | '(' | ')' | '[' | ']' | '='
+        )
+}
+
+/// `text` with every run of characters between white space or quotes that is
+/// longer than [`MAX_QUOTE_CHARS`] cut as [`excerpt`] cuts it: the argument,
+/// path or line a message quotes, whatever its length, takes a few hundred
+/// bytes, and the words around it stay. A JSON string escape (`\"`, `\u00e9`) is
+/// never cut in two, so a JSON log record stays JSON. Borrowed when nothing is
+/// that long.
+///
+/// ```
+/// let path = format!("/data/{}/book.db", "d".repeat(100_000));
+/// let message = format!("cannot write `{path}`: No space left on device");
+/// let cut = stera_rules::excerpt_runs(&message);
+/// assert!(cut.len() < 300, "{}", cut.len());
+/// assert!(cut.starts_with("cannot write `/data/ddd"));
+/// assert!(cut.ends_with("…`: No space left on device"));
+/// assert_eq!(stera_rules::excerpt_runs("short words"), "short words");
+/// ```
+#[must_use]
+pub fn excerpt_runs(text: &str) -> std::borrow::Cow<'_, str> {
+    let mut run = 0usize;
+    let long = text.chars().any(|c| {
+        run = if ends_run(c) { 0 } else { run + 1 };
+        run > MAX_QUOTE_CHARS
+    });
+    if !long {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len().min(4 * MAX_MESSAGE_CHARS));
+    let mut chars = text.chars();
+    let mut run = 0usize;
+    while let Some(c) = chars.next() {
+        if ends_run(c) {
+            run = 0;
+            out.push(c);
+        } else if run < MAX_QUOTE_CHARS {
+            run += 1;
+            out.push(c);
+            // An escape is kept whole: its character never ends the run.
+            if c == '\\' {
+                match chars.next() {
+                    Some('u') => {
+                        out.push('u');
+                        out.extend(chars.by_ref().take(4));
+                    }
+                    Some(e) => out.push(e),
+                    None => {}
+                }
+            }
+        } else {
+            // The rest of the run is dropped, escapes and all.
+            out.push('…');
+            let mut escaped = c == '\\';
+            for next in chars.by_ref() {
+                if ends_run(next) && !escaped {
+                    out.push(next);
+                    break;
+                }
+                escaped = next == '\\' && !escaped;
+            }
+            run = 0;
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+/// A whole message (an error to print, an RPC status) bounded: every long run
+/// cut by [`excerpt_runs`], then, if it is still over [`MAX_MESSAGE_CHARS`],
+/// its head and tail kept around a `…`.
+///
+/// ```
+/// let many = "word ".repeat(10_000);
+/// let cut = stera_rules::excerpt_message(&format!("error: {many}: the end"));
+/// assert!(cut.chars().count() <= stera_rules::MAX_MESSAGE_CHARS + 1);
+/// assert!(cut.starts_with("error: word") && cut.ends_with(": the end"));
+/// ```
+#[must_use]
+pub fn excerpt_message(text: &str) -> String {
+    let runs = excerpt_runs(text);
+    let count = runs.chars().count();
+    if count <= MAX_MESSAGE_CHARS {
+        return runs.into_owned();
+    }
+    let half = MAX_MESSAGE_CHARS / 2;
+    let head: String = runs.chars().take(half).collect();
+    let tail: String = runs.chars().skip(count - half).collect();
+    format!("{head}…{tail}")
+}
+
 /// Which rule of a legal position (see the module documentation) a position breaks.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -315,4 +416,57 @@ fn clear(p: &Placement, from: usize, to: usize) -> bool {
         r += sr;
     }
     true
+}
+
+#[cfg(test)]
+mod excerpt_tests {
+    use super::*;
+
+    #[test]
+    fn a_json_record_with_a_long_string_stays_json() {
+        let long = format!("a\"b\\c\u{e9}{}", "x".repeat(5000));
+        let record = serde_json_like(&long);
+        let cut = excerpt_runs(&record);
+        assert!(cut.len() < 600, "{}", cut.len());
+        // Every escape is whole: each backslash is followed by an escape letter.
+        let bytes = cut.as_bytes();
+        let mut i = 0;
+        while i < bytes.len() {
+            if bytes[i] == b'\\' {
+                assert!(
+                    matches!(bytes.get(i + 1), Some(b'"' | b'\\' | b'u' | b'n')),
+                    "{cut}"
+                );
+                i += 2;
+            } else {
+                i += 1;
+            }
+        }
+        assert!(cut.ends_with("…\"},\"level\":\"WARN\"}"), "{cut}");
+    }
+
+    /// A JSON string of `text` in a record, escaped as serde_json does.
+    fn serde_json_like(text: &str) -> String {
+        let mut escaped = String::new();
+        for c in text.chars() {
+            match c {
+                '"' => escaped.push_str("\\\""),
+                '\\' => escaped.push_str("\\\\"),
+                c => escaped.push(c),
+            }
+        }
+        format!("{{\"fields\":{{\"path\":\"{escaped}\"}},\"level\":\"WARN\"}}")
+    }
+
+    #[test]
+    fn runs_are_cut_and_words_around_them_kept() {
+        let text = format!("a `{}` b", "y".repeat(MAX_QUOTE_CHARS + 1));
+        let cut = excerpt_runs(&text);
+        assert_eq!(cut, format!("a `{}…` b", "y".repeat(MAX_QUOTE_CHARS)));
+        let exact = format!("a `{}` b", "y".repeat(MAX_QUOTE_CHARS));
+        assert!(matches!(
+            excerpt_runs(&exact),
+            std::borrow::Cow::Borrowed(_)
+        ));
+    }
 }

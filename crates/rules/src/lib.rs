@@ -27,7 +27,10 @@ mod zobrist;
 
 pub use color::Color;
 pub use error::RulesError;
-pub use legality::{MAX_PLY, MAX_QUOTE_CHARS, PositionRule, excerpt};
+pub use legality::{
+    MAX_MESSAGE_CHARS, MAX_PLY, MAX_QUOTE_CHARS, PositionRule, excerpt, excerpt_message,
+    excerpt_runs,
+};
 pub use moves::{Move, sort_canonical};
 pub use packed_sfen::{PACKED_SFEN_BYTES, PackedSfenError};
 pub use position::{Position, STARTPOS_SFEN};

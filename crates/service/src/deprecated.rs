@@ -19,7 +19,10 @@ where
 {
     let argv: Vec<OsString> = argv.into_iter().map(Into::into).collect();
     let mut cmd = P::command();
-    let matches = cmd.clone().get_matches_from(argv.iter().cloned());
+    let matches = match cmd.clone().try_get_matches_from(argv.iter().cloned()) {
+        Ok(matches) => matches,
+        Err(e) => exit_bounded(&e),
+    };
     // A closed stderr (`2>&-`, a reader gone) is no reason to panic: the
     // warning is dropped and the command goes on.
     let mut stderr = std::io::stderr().lock();
@@ -27,7 +30,29 @@ where
         let _ = writeln!(stderr, "{warning}");
     }
     drop(stderr);
-    P::from_arg_matches(&matches).unwrap_or_else(|e| e.format(&mut cmd).exit())
+    P::from_arg_matches(&matches).unwrap_or_else(|e| exit_bounded(&e.format(&mut cmd)))
+}
+
+/// Exits as clap does for `e`, with its message bounded: a value clap refuses
+/// (a URL of 100 KB) is quoted by a few hundred bytes of it. Help and version
+/// are printed whole.
+fn exit_bounded(e: &clap::Error) -> ! {
+    use clap::error::ErrorKind;
+    if matches!(
+        e.kind(),
+        ErrorKind::DisplayHelp
+            | ErrorKind::DisplayVersion
+            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    ) {
+        e.exit();
+    }
+    let text = e.render().to_string();
+    let _ = write!(
+        std::io::stderr().lock(),
+        "{}",
+        stera_rules::excerpt_message(&text)
+    );
+    std::process::exit(e.exit_code());
 }
 
 /// The warnings for the former spellings among `argv` (its first word, the

@@ -63,7 +63,9 @@ pub fn error_text(error: &(dyn std::error::Error + 'static)) -> String {
         last = said;
         cause = e.source();
     }
-    text
+    // Whatever the causes quote (a 100 KB argument, a path of 400 KB), the
+    // line a person reads quotes a few hundred bytes of it.
+    stera_rules::excerpt_message(&text)
 }
 
 #[cfg(test)]

@@ -28,7 +28,11 @@ pub fn block_on_main<E: AsRef<dyn std::error::Error + Send + Sync + 'static>>(
     // must not keep the process alive: dropping the runtime would wait for it.
     runtime.shutdown_timeout(SHUTDOWN_GRACE);
     match outcome {
-        Ok(()) => std::process::ExitCode::SUCCESS,
+        Ok(()) => {
+            // The last records out (the log writer queues them), with a bound.
+            crate::terminal::flush(LAST_WORDS_GRACE);
+            std::process::ExitCode::SUCCESS
+        }
         Err(e) => {
             report(format_args!("error: {}", crate::error_text(e.as_ref())));
             std::process::ExitCode::FAILURE
@@ -36,9 +40,13 @@ pub fn block_on_main<E: AsRef<dyn std::error::Error + Send + Sync + 'static>>(
     }
 }
 
-/// One line on stderr; a closed stderr drops it instead of panicking as
-/// `eprintln!` would (the exit code still says what happened).
+/// How long a process's last log records and its error may take to be written:
+/// a stderr nobody reads must not keep it from ending.
+const LAST_WORDS_GRACE: Duration = Duration::from_secs(2);
+
+/// One line on stderr after the log records queued before it; a closed or
+/// unread stderr drops it instead of panicking as `eprintln!` would, or
+/// blocking (the exit code still says what happened).
 fn report(line: std::fmt::Arguments<'_>) {
-    use std::io::Write;
-    let _ = writeln!(std::io::stderr().lock(), "{line}");
+    crate::terminal::last_words(&line.to_string(), LAST_WORDS_GRACE);
 }

@@ -17,13 +17,150 @@
 //! Only a process whose stderr is a terminal draws a status line; one that shares
 //! its terminal with a parent that draws one (the coordinator's local workers)
 //! draws none.
+//!
+//! Writing never blocks the caller: records, draws and clears go into a bounded
+//! queue that one thread (`stderr`) writes out in order. A stderr nobody reads
+//! (a full pipe) used to stop every thread that logged, and with them the
+//! coordinator's `/metrics` and its answer to SIGTERM; now the queue fills,
+//! further records are dropped and counted ([`dropped`]), and once stderr moves
+//! again a line says how many were lost. [`flush`] waits, with a bound, for what
+//! is queued (a process's last words).
 
 use std::io::{self, Write};
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::{Receiver, SyncSender, TrySendError};
+use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+/// What the writer thread is asked to do, in order.
+enum Out {
+    /// Whole log records.
+    Record(Vec<u8>),
+    /// Replace the status line.
+    Draw(String),
+    /// Remove the status line.
+    Clear,
+    /// Answer once everything before is written.
+    Flush(SyncSender<()>),
+}
+
+/// Records (and draws) the queue holds before further ones are dropped.
+pub const QUEUE_RECORDS: usize = 4096;
+
+/// Records dropped because the queue was full (stderr not read).
+static DROPPED: AtomicU64 = AtomicU64::new(0);
+
+/// The queue of the writer thread (`None`: the thread could not be started,
+/// then writes go straight to stderr).
+static QUEUE: OnceLock<Option<SyncSender<Out>>> = OnceLock::new();
+
+/// Log records dropped so far because stderr was not read.
+#[must_use]
+pub fn dropped() -> u64 {
+    DROPPED.load(Ordering::Relaxed)
+}
+
+fn queue() -> Option<&'static SyncSender<Out>> {
+    QUEUE
+        .get_or_init(|| {
+            let (tx, rx) = std::sync::mpsc::sync_channel(QUEUE_RECORDS);
+            std::thread::Builder::new()
+                .name("stderr".into())
+                .spawn(move || write_out(&rx))
+                .ok()
+                .map(|_| tx)
+        })
+        .as_ref()
+}
+
+/// Queues `out`; `false` when the queue is full (or there is none).
+fn enqueue(out: Out) -> Result<(), Out> {
+    match queue() {
+        Some(tx) => tx.try_send(out).map_err(|e| match e {
+            TrySendError::Full(out) | TrySendError::Disconnected(out) => out,
+        }),
+        None => Err(out),
+    }
+}
+
+/// The writer thread: writes each request out in order, around the status
+/// line, and says how many records were dropped before the next one.
+fn write_out(rx: &Receiver<Out>) {
+    let mut told = 0u64;
+    for out in rx {
+        let dropped = DROPPED.load(Ordering::Relaxed);
+        if dropped > told && !matches!(out, Out::Flush(_)) {
+            let shown = lock_shown();
+            let line = format!(
+                "{} log records dropped: stderr was not read (queue of {QUEUE_RECORDS} full)\n",
+                dropped - told
+            );
+            let _ = write_around(&mut io::stderr().lock(), &shown, line.as_bytes());
+            told = dropped;
+        }
+        match out {
+            Out::Record(bytes) => {
+                let shown = lock_shown();
+                let _ = write_around(&mut io::stderr().lock(), &shown, &bytes);
+            }
+            Out::Draw(text) => draw_now(text),
+            Out::Clear => clear_now(),
+            Out::Flush(done) => {
+                let _ = io::stderr().flush();
+                let _ = done.try_send(());
+            }
+        }
+    }
+}
+
+/// Waits until what was queued before is written, at most `grace` (a stderr
+/// nobody reads must not keep a process from ending).
+pub fn flush(grace: Duration) {
+    let Some(tx) = QUEUE.get().and_then(Option::as_ref) else {
+        let _ = io::stderr().flush();
+        return;
+    };
+    let deadline = Instant::now() + grace;
+    let (done_tx, done) = std::sync::mpsc::sync_channel(1);
+    let mut request = Out::Flush(done_tx);
+    loop {
+        match tx.try_send(request) {
+            Ok(()) => break,
+            Err(TrySendError::Disconnected(_)) => return,
+            Err(TrySendError::Full(back)) => {
+                if Instant::now() >= deadline {
+                    return;
+                }
+                request = back;
+                std::thread::sleep(Duration::from_millis(10));
+            }
+        }
+    }
+    let _ = done.recv_timeout(deadline.saturating_duration_since(Instant::now()));
+}
+
+/// Writes `line` (and a line end) after every queued record, and waits for it
+/// at most `grace`: a process's last words (its error), in order with its log.
+pub fn last_words(line: &str, grace: Duration) {
+    let mut bytes = line.as_bytes().to_vec();
+    bytes.push(b'\n');
+    if QUEUE.get().and_then(Option::as_ref).is_some() {
+        let _ = StderrWriter.write_all(&bytes);
+        flush(grace);
+    } else {
+        let _ = io::stderr().lock().write_all(&bytes);
+    }
+}
 
 /// The status line on screen now (empty: none), behind the lock that orders every
 /// write to stderr made through this module.
 static SHOWN: Mutex<String> = Mutex::new(String::new());
+
+fn lock_shown() -> std::sync::MutexGuard<'static, String> {
+    SHOWN
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
 
 /// Erase the current line: back to its first column and clear to its end.
 const ERASE: &str = "\r\x1b[2K";
@@ -35,9 +172,16 @@ pub fn draw(text: &str) {
         Some(columns) => fit(text, columns),
         None => text.to_owned(),
     };
-    let mut shown = SHOWN
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    // A draw that finds the queue full is skipped: the next one replaces it.
+    if let Err(Out::Draw(text)) = enqueue(Out::Draw(text))
+        && queue().is_none()
+    {
+        draw_now(text);
+    }
+}
+
+fn draw_now(text: String) {
+    let mut shown = lock_shown();
     let mut err = io::stderr().lock();
     let _ = write!(err, "{ERASE}{text}");
     let _ = err.flush();
@@ -94,9 +238,13 @@ pub fn fit(text: &str, columns: usize) -> String {
 
 /// Removes the status line (before the last words of a process, or for good).
 pub fn clear() {
-    let mut shown = SHOWN
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if enqueue(Out::Clear).is_err() && queue().is_none() {
+        clear_now();
+    }
+}
+
+fn clear_now() {
+    let mut shown = lock_shown();
     if !shown.is_empty() {
         let mut err = io::stderr().lock();
         let _ = write!(err, "{ERASE}");
@@ -120,6 +268,16 @@ fn write_around(out: &mut impl Write, shown: &str, bytes: &[u8]) -> io::Result<(
     out.flush()
 }
 
+/// `record` with its long runs cut (see [`stera_rules::excerpt_runs`]), or
+/// `None` when it has none (or is not UTF-8, as no record is).
+fn bounded_record(record: &[u8]) -> Option<String> {
+    let text = std::str::from_utf8(record).ok()?;
+    match stera_rules::excerpt_runs(text) {
+        std::borrow::Cow::Borrowed(_) => None,
+        std::borrow::Cow::Owned(cut) => Some(cut),
+    }
+}
+
 /// The log writer: stderr, around the status line. The formatter hands it one
 /// whole record per write.
 #[derive(Debug, Clone, Copy, Default)]
@@ -132,14 +290,26 @@ impl Write for StderrWriter {
     }
 
     fn write_all(&mut self, bytes: &[u8]) -> io::Result<()> {
-        let shown = SHOWN
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        write_around(&mut io::stderr().lock(), &shown, bytes)
+        // A record quotes a few hundred bytes of any argument, path or line,
+        // however long (a 5,000-character RPC path made 25 KB lines).
+        let record = bounded_record(bytes).map_or_else(|| bytes.to_vec(), String::into_bytes);
+        match enqueue(Out::Record(record)) {
+            Ok(()) => {}
+            Err(Out::Record(record)) if queue().is_none() => {
+                let shown = lock_shown();
+                return write_around(&mut io::stderr().lock(), &shown, &record);
+            }
+            // Full: stderr is not read. Dropped and counted, never waited for.
+            Err(_) => {
+                DROPPED.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        Ok(())
     }
 
     fn flush(&mut self) -> io::Result<()> {
-        io::stderr().flush()
+        // Records are written by the writer thread; waiting here could block.
+        Ok(())
     }
 }
 

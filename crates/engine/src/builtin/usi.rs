@@ -28,6 +28,11 @@ use crate::nnue::{self, DEFAULT_FV_SCALE, NnueConfig};
 /// The longest command line read: 1 MiB, far above a `position` command with
 /// `MAX_PLY` moves (some 60 KB). A longer line ends the session with an error.
 pub const MAX_COMMAND_BYTES: usize = 1 << 20;
+/// Lines in a row that are no USI command (unknown, or not text: a NUL or
+/// another control character, bytes that are not UTF-8) after which a session
+/// ends with an error: its input is not a GUI speaking USI. A GUI's mistakes
+/// come one at a time, between commands that reset the count.
+pub const MAX_BAD_LINES: usize = 100;
 /// Largest accepted `Hash` in MiB.
 const MAX_HASH_MB: usize = 65_536;
 /// Largest accepted `MultiPV` (what YaneuraOu accepts; more than any position has moves).
@@ -41,7 +46,9 @@ const SEARCH_STACK_BYTES: usize = 16 * 1024 * 1024;
 /// Malformed commands are answered with `info string` lines and otherwise
 /// ignored, as GUIs expect (bytes that are not UTF-8 are replaced); the session
 /// ends because of bad input only for a line longer than [`MAX_COMMAND_BYTES`],
-/// after which no command can be found (endless input such as `/dev/zero`).
+/// after which no command can be found (endless input such as `/dev/zero`), or
+/// after [`MAX_BAD_LINES`] lines in a row that are no USI command (binary input
+/// such as `/dev/urandom`, which was echoed back for ever).
 ///
 /// ```
 /// let script = "usi\nisready\nposition startpos\ngo depth 2\nquit\n";
@@ -52,8 +59,9 @@ const SEARCH_STACK_BYTES: usize = 16 * 1024 * 1024;
 /// ```
 ///
 /// # Errors
-/// Reading `input` or writing `output` failed, or a line of `input` is longer
-/// than [`MAX_COMMAND_BYTES`].
+/// Reading `input` or writing `output` failed, a line of `input` is longer
+/// than [`MAX_COMMAND_BYTES`], or [`MAX_BAD_LINES`] lines in a row are no
+/// command.
 pub fn run_usi<R: BufRead, W: Write + Send>(input: R, output: W) -> io::Result<()> {
     run_usi_with(input, output, None)
 }
@@ -153,6 +161,7 @@ impl<'s, W: Write + Send> Session<'s, W> {
         scope: &'s Scope<'s, 'e>,
     ) -> io::Result<()> {
         let mut input = input;
+        let mut bad_in_a_row = 0usize;
         loop {
             let line = match read_bounded_line(&mut input, MAX_COMMAND_BYTES)? {
                 LineRead::Line(line) => line,
@@ -169,8 +178,44 @@ impl<'s, W: Write + Send> Session<'s, W> {
             let line = line.trim();
             let (command, rest) = line.split_once(char::is_whitespace).unwrap_or((line, ""));
             let rest = rest.trim();
+            if line.is_empty() {
+                continue;
+            }
+            let known = matches!(
+                command,
+                "usi"
+                    | "isready"
+                    | "setoption"
+                    | "usinewgame"
+                    | "position"
+                    | "go"
+                    | "stop"
+                    | "gameover"
+                    | "ponderhit"
+                    | "quit"
+            );
+            let text = !line
+                .chars()
+                .any(|c| c == char::REPLACEMENT_CHARACTER || (c.is_control() && c != '\t'));
+            if known && text {
+                bad_in_a_row = 0;
+            } else {
+                bad_in_a_row += 1;
+                let quoted = stera_rules::excerpt(&line.escape_debug().to_string());
+                if bad_in_a_row >= MAX_BAD_LINES {
+                    let reason = format!(
+                        "{MAX_BAD_LINES} lines in a row that are no USI command (MAX_BAD_LINES), the last `{quoted}`: the input is not USI"
+                    );
+                    let _ = self.say(&format!("info string error: {reason}"));
+                    return Err(io::Error::new(io::ErrorKind::InvalidData, reason));
+                }
+                if !text {
+                    // Not text: no command is read from it, whatever it starts with.
+                    self.say(&format!("info string not a USI command: `{quoted}`"))?;
+                    continue;
+                }
+            }
             match command {
-                "" => {}
                 "usi" => self.usi()?,
                 "isready" => {
                     // A running search keeps its evaluation; a new file is loaded
@@ -206,7 +251,10 @@ impl<'s, W: Write + Send> Session<'s, W> {
                     }
                 }
                 "quit" => return Ok(()),
-                other => self.say(&format!("info string unknown command `{other}`"))?,
+                other => self.say(&format!(
+                    "info string unknown command `{}`",
+                    stera_rules::excerpt(&other.escape_debug().to_string())
+                ))?,
             }
         }
         Ok(())
@@ -583,6 +631,23 @@ mod tests {
         let budget = time_budget(&go, BColor::BLACK).expect("has a clock");
         assert!(budget < Duration::from_millis(1000) && budget >= Duration::from_millis(800));
         assert!(time_budget(&parse_go("depth 3").expect("valid"), BColor::BLACK).is_none());
+    }
+
+    /// A GUI's mistakes between real commands never end the session; as
+    /// many bad lines in a row as MAX_BAD_LINES do.
+    #[test]
+    fn only_bad_lines_in_a_row_end_the_session() {
+        let some_bad = "bogus\n".repeat(MAX_BAD_LINES - 1);
+        let script = format!("{some_bad}isready\n{some_bad}usi\nquit\n");
+        let mut out = Vec::new();
+        run_usi(script.as_bytes(), &mut out).expect("a session with a few mistakes");
+        assert!(String::from_utf8_lossy(&out).contains("usiok"));
+
+        let script = format!("isready\n{}usi\n", "bogus\n".repeat(MAX_BAD_LINES));
+        let mut out = Vec::new();
+        let err = run_usi(script.as_bytes(), &mut out).expect_err("not USI");
+        assert!(err.to_string().contains("MAX_BAD_LINES"), "{err}");
+        assert!(!String::from_utf8_lossy(&out).contains("usiok"));
     }
 
     #[test]

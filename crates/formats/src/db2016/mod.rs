@@ -31,7 +31,7 @@ pub use entry::{
     BookEntry, BookMove, VALUE_LIMIT, VALUE_UNKNOWN, clamp_value, sort_moves_best_first,
 };
 pub use error::{FormatError, Location};
-pub use reader::{Db2016Reader, illegal_moves};
+pub use reader::{ClampedValue, Db2016Reader, KEPT_CLAMPED, illegal_moves};
 pub use sort::{SortOptions, SortingWriter};
 pub use writer::{MoveOrder, OrderedWriter, WriteOptions, WriteSummary, format_move_line};
 

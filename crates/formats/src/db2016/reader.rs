@@ -49,7 +49,24 @@ pub struct Db2016Reader<R> {
     out: VecDeque<Result<BookEntry, FormatError>>,
     noe: Option<u64>,
     buf: Vec<u8>,
+    /// Values beyond ±[`super::VALUE_LIMIT`] read as mate scores, the first
+    /// [`KEPT_CLAMPED`] with their places, and how many in all.
+    clamped: Vec<ClampedValue>,
+    clamped_count: u64,
 }
+
+/// A move value beyond ±[`super::VALUE_LIMIT`] that was read as that mate score.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClampedValue {
+    pub at: Location,
+    /// The value in the file.
+    pub value: i64,
+    /// The value read.
+    pub read: i32,
+}
+
+/// Clamped values kept with their places (the rest are only counted).
+pub const KEPT_CLAMPED: usize = 10;
 
 /// What the move lines being read belong to.
 enum Current {
@@ -88,6 +105,8 @@ impl<R: BufRead> Db2016Reader<R> {
             out: VecDeque::new(),
             noe: None,
             buf: Vec::new(),
+            clamped: Vec::new(),
+            clamped_count: 0,
         }
     }
 
@@ -257,6 +276,14 @@ impl<R: BufRead> Db2016Reader<R> {
         }
     }
 
+    /// The first [`KEPT_CLAMPED`] values clamped to a mate score so far, with
+    /// their lines, and how many in all: a value of 99999 is most likely not a
+    /// mate, and a reader must say it changed it.
+    #[must_use]
+    pub fn clamped_values(&self) -> (&[ClampedValue], u64) {
+        (&self.clamped, self.clamped_count)
+    }
+
     fn handle_move_line(&mut self, line: &str) {
         match &self.current {
             Current::Skipping => return,
@@ -272,7 +299,20 @@ impl<R: BufRead> Db2016Reader<R> {
             Current::Entry(..) => {}
         }
         let at = self.at();
-        let parsed = parse_move_line(line, &at).and_then(|mv| match &self.current {
+        let parsed = parse_move_line(line, &at).map(|(mv, original)| {
+            if let Some(value) = original {
+                self.clamped_count += 1;
+                if self.clamped.len() < KEPT_CLAMPED {
+                    self.clamped.push(ClampedValue {
+                        at: at.clone(),
+                        value,
+                        read: mv.value,
+                    });
+                }
+            }
+            mv
+        });
+        let parsed = parsed.and_then(|mv| match &self.current {
             Current::Entry(entry, Some(position)) => check_legal(position, entry, mv, &at),
             _ => Ok(mv),
         });
@@ -296,8 +336,9 @@ impl<R: BufRead> Iterator for Db2016Reader<R> {
     }
 }
 
-/// Parses `<move> <ponder|none> [value [depth [count]]]`.
-fn parse_move_line(line: &str, at: &Location) -> Result<BookMove, FormatError> {
+/// Parses `<move> <ponder|none> [value [depth [count]]]`; with the value in the
+/// file when it was clamped.
+fn parse_move_line(line: &str, at: &Location) -> Result<(BookMove, Option<i64>), FormatError> {
     let mut fields = line.split_whitespace();
     let mv_text = fields.next().unwrap_or("");
     let mv = Move::from_usi(mv_text).map_err(|_| FormatError::BadMove {
@@ -317,9 +358,13 @@ fn parse_move_line(line: &str, at: &Location) -> Result<BookMove, FormatError> {
         ponder,
         ..BookMove::new(mv)
     };
+    let mut clamped = None;
     if let Some(text) = fields.next() {
         let value: i64 = parse_number(text, "value", "an integer", at)?;
         book_move.value = clamp_value(value);
+        if i64::from(book_move.value) != value {
+            clamped = Some(value);
+        }
     }
     if let Some(text) = fields.next() {
         book_move.depth = parse_number(text, "depth", "an integer", at)?;
@@ -334,7 +379,7 @@ fn parse_move_line(line: &str, at: &Location) -> Result<BookMove, FormatError> {
             text: stera_rules::excerpt(&rest.join(" ")),
         });
     }
-    Ok(book_move)
+    Ok((book_move, clamped))
 }
 
 fn parse_number<T: std::str::FromStr>(
