@@ -95,6 +95,9 @@ fn values_of(
 
 pub fn run(args: &Args) -> Result<()> {
     let start = Instant::now();
+    // A --db that holds no store, without --create, is the first thing said:
+    // before a file is read (and nothing is made either way until it is).
+    stera_book::store_path::must_create_store(&args.db, args.create)?;
     let input = crate::common::Rereadable::open(&args.file, stera_formats::ybb::MAGIC, "ybb")
         .with_context(|| format!("cannot import `{}`", args.file.display()))?;
     let input = input.path();

@@ -323,9 +323,17 @@ fn writing_commands_make_a_store_only_with_create() {
     let games = dir.path().join("games.usi");
     std::fs::write(&games, "startpos moves 7g7f 3c3d\n").unwrap();
     let book = dir.path().join("in.db2016");
+    // One complete entry: every legal move of the start position valued.
+    let moves: String = stera_rules::Position::startpos()
+        .legal_moves()
+        .iter()
+        .map(|m| format!("{m} none 30 10 1\n"))
+        .collect();
     std::fs::write(
         &book,
-        "#YANEURAOU-DB2016 1.00\nsfen lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL b - 1\n7g7f none 30 10 1\n",
+        format!(
+            "#YANEURAOU-DB2016 1.00\nsfen lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL b - 1\n{moves}"
+        ),
     )
     .unwrap();
     let typo = dir.path().join("bok.db");
