@@ -55,9 +55,13 @@ fn small_chunks_are_merged_while_results_and_a_backup_go_on() {
     // Every result is in; the passes they triggered may still be waiting for the
     // maintenance thread (busy with the backup) or running on it. Wait for the end
     // state itself: each result was its own chunk, so a store of chunks of 16 (plus
-    // a tail) has had more than three quarters of them merged away. However long
-    // the backup and the passes take under load, that is the event.
+    // a tail) has had more than three quarters of them merged away. A pass is due
+    // every 10 new positions, so under load the last results can come after the
+    // last pass due: then ten more results make the next one due (and they are
+    // counted too). However long the backup and the passes take, that is the event.
+    let mut acked = acked;
     let deadline = std::time::Instant::now() + LONG;
+    let mut last_change = (std::time::Instant::now(), -1.0);
     let merged = loop {
         let text = web::get_ok(&http, "/metrics", LONG).body;
         let passes = web::sample(&text, "stera_book_compactions_total").unwrap_or(0.0);
@@ -70,6 +74,15 @@ fn small_chunks_are_merged_while_results_and_a_backup_go_on() {
             "{passes} compactions merged {merged} chunks of {} results",
             acked.len()
         );
+        if merged != last_change.1 {
+            last_change = (std::time::Instant::now(), merged);
+        } else if last_change.0.elapsed() > std::time::Duration::from_secs(5) {
+            let more = rt
+                .block_on(fake_worker(c.url(), None, 1, Answer::Good, 10, LONG))
+                .unwrap();
+            acked.extend(more.acked);
+            last_change = (std::time::Instant::now(), merged);
+        }
         std::thread::sleep(std::time::Duration::from_millis(100));
     };
     c.sigterm();
