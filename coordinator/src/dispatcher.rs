@@ -13,69 +13,25 @@
 //! round in `progress`.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Instant, SystemTime};
 
 use stera_book::{Leaf, LiveBook, NodeStore, Selector};
-use stera_proto::v1::{JobResult, Limits, coordinator_message::Msg};
+use stera_proto::v1::JobResult;
 use tokio::sync::{mpsc, watch};
 
 use crate::blame::Blame;
 pub use crate::handle::{Event, StreamTx};
 use crate::kinds::{Kinds, Settled, Ticket};
-use crate::lease_id::{Binding, LeaseIds};
+use crate::lease_id::LeaseIds;
 pub use crate::leases::StreamId;
 use crate::leases::{LeaseId, LeaseTable, Verdict, Voided};
 use crate::maintenance::{BackupFn, CompactFn, ExportFn, Maintenance};
 use crate::observe;
-use crate::play::PlaySettings;
 pub use crate::progress::Progress;
 use crate::registry::{Registry, RejectReason, unix_ms};
 use crate::store_space::StoreSpace;
 use crate::think::{Intake, ThinkBatch, ThinkJobs};
 use crate::workers::Workers;
-
-/// Dispatcher settings.
-#[derive(Debug, Clone)]
-pub struct DispatchConfig {
-    /// A lease is void this long after it was handed out or last renewed.
-    pub lease: Duration,
-    /// Workers are asked to send heartbeats this often.
-    pub heartbeat: Duration,
-    /// Evaluation limits sent with every job.
-    pub limits: Limits,
-    /// Stop handing out jobs once this many positions were thought in this run.
-    pub think_limit: Option<u64>,
-    /// A position whose evaluations fail this many times, on more than one
-    /// worker, is quarantined (see `blame`).
-    pub max_failures: u32,
-    /// A worker whose jobs fail this many times in a row is refused.
-    pub max_worker_failures: u32,
-    /// The coordinator's version, sent in Welcome.
-    pub version: String,
-    /// Games: share of the slots, target, limits, rules.
-    pub play: PlaySettings,
-    /// Learning games this run counts, and the share of think jobs for where they
-    /// left the book (see `learn`).
-    pub learn: LearnConfig,
-    /// Admit workers whose engine or budget differs from the store's
-    /// (`--allow-mixed-engines`); by default they are refused at Hello, unless
-    /// the run thinks nothing (`think_limit` 0: their engines only play).
-    pub allow_mixed_engines: bool,
-    /// The store's secret, which signs lease ids (see `lease_id`).
-    pub lease_secret: [u8; stera_book::SECRET_BYTES],
-}
-
-/// What the dispatcher needs of the learning flags.
-#[derive(Debug, Clone, Default)]
-pub struct LearnConfig {
-    /// Learning games this run counts before it ends (0: none).
-    pub games: u64,
-    /// Share of the think jobs given to queued exits of learning games.
-    pub grow_share: f64,
-    /// The engines learning opponents name (`--engine-id`): their workers
-    /// answer searches only.
-    pub opponent_engines: Vec<String>,
-}
 
 pub struct Dispatcher<S: NodeStore> {
     kinds: Kinds<S>,
@@ -457,84 +413,12 @@ impl<S: NodeStore> Dispatcher<S> {
             ThinkJobs::quarantine_failed(live, leaf, &failed, reason, &self.registry);
         }
     }
-
-    /// Hands out jobs to every stream with free slots (credit-based flow).
-    fn fill_credits(&mut self) {
-        if self.draining {
-            return;
-        }
-        // Read even without free slots, so that a full disk is told at once.
-        let writable = self.space.as_mut().is_none_or(StoreSpace::writable);
-        self.kinds.refresh();
-        // Start after the stream served last: a job put back (failed) then goes
-        // to another stream with a free slot rather than to the same one again,
-        // so a position that fails gets a second worker's opinion (blame.rs).
-        let mut wanting = self.leases.free_slots_after(self.last_served);
-        let now = Instant::now();
-        let deadline_ms = unix_ms(SystemTime::now() + self.leases.lease_time());
-        // Searches first (a game waits on each), each to a worker that may
-        // answer it; a learning opponent's worker takes nothing else.
-        for (stream, free) in &mut wanting {
-            let (engine, thinks) = self.workers.engine_of(*stream);
-            let searches = self.kinds.search.tickets_for(*free, engine, thinks);
-            for ticket in searches {
-                self.grant(*stream, Ticket::Search(ticket), now, deadline_ms);
-                *free -= 1;
-            }
-            if !thinks {
-                *free = 0;
-            }
-        }
-        let free: usize = wanting.iter().map(|(_, n)| n).sum();
-        if free == 0 {
-            return;
-        }
-        let tickets = self.kinds.plan(free, self.leases.len(), writable);
-        if tickets.is_empty() {
-            return;
-        }
-        let mut tickets = tickets.into_iter();
-        // Round robin so one stream does not starve the others.
-        'outer: loop {
-            let mut gave = false;
-            for (stream, free) in &mut wanting {
-                if *free == 0 {
-                    continue;
-                }
-                let Some(ticket) = tickets.next() else {
-                    break 'outer;
-                };
-                self.grant(*stream, ticket, now, deadline_ms);
-                *free -= 1;
-                gave = true;
-            }
-            if !gave {
-                break;
-            }
-        }
-        for ticket in tickets {
-            // More tickets than free slots cannot happen, but never leak in-flight marks.
-            self.kinds.put_back(&ticket);
-        }
-    }
-
-    /// Leases `ticket` to `stream` under a new lease id and sends its job.
-    fn grant(&mut self, stream: StreamId, ticket: Ticket, now: Instant, deadline_ms: u64) {
-        let binding = match &ticket {
-            Ticket::Think(leaf) => Binding::Think(leaf.key),
-            Ticket::Play(_) | Ticket::Search(_) => Binding::ThisRun,
-        };
-        let mut id = self.lease_ids.next(binding);
-        while self.leases.knows(id) {
-            // Sequence numbers wrap after 2^32 leases.
-            id = self.lease_ids.next(binding);
-        }
-        self.leases.grant_as(stream, ticket.clone(), now, id);
-        let job = self.kinds.job(id, &ticket, deadline_ms);
-        self.workers.send(stream, Msg::Job(job));
-        self.last_served = stream;
-    }
 }
+
+mod config;
+mod hand_out;
+
+pub use config::{DispatchConfig, LearnConfig};
 
 #[cfg(test)]
 mod tests;
