@@ -12,6 +12,8 @@ use tokio::sync::{mpsc, watch};
 use tonic::Status;
 
 use super::*;
+use crate::play::PlaySettings;
+use stera_proto::v1::coordinator_message::Msg;
 
 type Outbound = mpsc::UnboundedReceiver<Result<CoordinatorMessage, Status>>;
 
