@@ -140,13 +140,38 @@ fn counted_learning_games_survive_a_sigkill_and_a_restart_exactly_once() {
     assert_eq!(store.games_recorded().unwrap(), 0);
 }
 
-#[test]
-fn an_external_engine_of_the_workers_is_the_opponent() {
-    let Some(engine) = crate::engines::real_engine(
+/// Fairy-Stockfish, or `None` where it is not installed (a failure under
+/// STERA_REQUIRE_ENGINES=1).
+fn fairy_stockfish() -> Option<std::path::PathBuf> {
+    crate::engines::real_engine(
         "fairy-stockfish",
         "STERA_FAIRY_STOCKFISH",
         "fairy-stockfish",
-    ) else {
+    )
+}
+
+/// A worker process of `engine` (Fairy-Stockfish) with `slots` slots.
+fn fairy_worker(url: &str, engine: &Path, slots: u32) -> std::process::Child {
+    let slots = slots.to_string();
+    common::start_worker(
+        url,
+        &[
+            "--slots",
+            &slots,
+            "--engine",
+            "usi",
+            "--engine-cmd",
+            engine.to_str().unwrap(),
+            "--engine-option",
+            "UCI_Variant=shogi",
+        ],
+        &[("RUST_LOG", "info")],
+    )
+}
+
+#[test]
+fn an_external_engine_of_the_workers_is_the_opponent() {
+    let Some(engine) = fairy_stockfish() else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
@@ -169,20 +194,7 @@ fn an_external_engine_of_the_workers_is_the_opponent() {
         ],
         &[LEARN_LOG],
     );
-    let mut worker = common::start_worker(
-        &c.url(),
-        &[
-            "--slots",
-            "2",
-            "--engine",
-            "usi",
-            "--engine-cmd",
-            engine.to_str().unwrap(),
-            "--engine-option",
-            "UCI_Variant=shogi",
-        ],
-        &[("RUST_LOG", "info")],
-    );
+    let mut worker = fairy_worker(&c.url(), &engine, 2);
     let status = c.wait_exit(Duration::from_secs(300));
     let _ = worker.kill();
     let _ = worker.wait();
@@ -212,11 +224,7 @@ fn an_external_engine_of_the_workers_is_the_opponent() {
 /// each under its own engine.
 #[test]
 fn the_cluster_learns_against_an_engine_of_its_own_workers() {
-    let Some(engine) = crate::engines::real_engine(
-        "fairy-stockfish",
-        "STERA_FAIRY_STOCKFISH",
-        "fairy-stockfish",
-    ) else {
+    let Some(engine) = fairy_stockfish() else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
@@ -244,20 +252,7 @@ fn the_cluster_learns_against_an_engine_of_its_own_workers() {
         &[LEARN_LOG],
     );
     c.wait_log("learning games wait", Duration::from_secs(90));
-    let mut worker = common::start_worker(
-        &c.url(),
-        &[
-            "--slots",
-            "1",
-            "--engine",
-            "usi",
-            "--engine-cmd",
-            engine.to_str().unwrap(),
-            "--engine-option",
-            "UCI_Variant=shogi",
-        ],
-        &[("RUST_LOG", "info")],
-    );
+    let mut worker = fairy_worker(&c.url(), &engine, 1);
     let status = c.wait_exit(Duration::from_secs(300));
     let _ = worker.kill();
     let _ = worker.wait();

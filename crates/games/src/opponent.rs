@@ -418,41 +418,25 @@ mod tests {
         assert!(at_nodes(100, 1.0).with_weight(0.0).is_err());
         assert!(at_nodes(100, 1.0).with_weight(f64::NAN).is_err());
         let limits = at_nodes(100, 1.0).limits;
-        assert!(
-            OpponentSpec::new(
-                EngineChoice::builtin(),
-                limits,
-                1.0,
-                1.0,
-                None,
-                "x",
-                Vec::new()
-            )
-            .is_err()
-        );
-        assert!(
-            OpponentSpec::new(
-                EngineChoice::builtin(),
-                limits,
-                1.0,
+        let refused = [
+            (1.0, None, "--node-jitter must lie in [0, 1)"),
+            (
                 0.5,
-                Some(" ".into()),
-                "x",
-                Vec::new()
-            )
-            .is_err()
-        );
-        assert!(
-            OpponentSpec::new(
-                EngineChoice::builtin(),
-                limits,
-                1.0,
+                Some(" ".to_owned()),
+                "--engine-id must be 1 to 256 bytes",
+            ),
+            (
                 0.5,
                 Some("x".repeat(257)),
-                "x",
-                Vec::new()
-            )
-            .is_err()
-        );
+                "--engine-id must be 1 to 256 bytes",
+            ),
+        ];
+        for (jitter, engine_id, says) in refused {
+            let builtin = EngineChoice::builtin();
+            let err = OpponentSpec::new(builtin, limits, 1.0, jitter, engine_id, "x", Vec::new())
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains(says), "{err}");
+        }
     }
 }

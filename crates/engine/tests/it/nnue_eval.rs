@@ -11,8 +11,8 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
+use crate::players::choice;
 use rng::Rng;
-use stera_engine::choice::{EngineChoice, EngineKind};
 use stera_engine::nnue::features::{self, Change, FeatureList, PIECE_FEATURES};
 use stera_engine::nnue::{
     self, Accumulator, AccumulatorStack, Backend, DEFAULT_FV_SCALE, Network, NnueConfig,
@@ -493,24 +493,6 @@ fn search_with_a_net_differs_from_hce_and_is_deterministic() {
         engine.identity()
     );
     assert!(BuiltinEvaluator::new().identity().contains("(hce)"));
-}
-
-/// The engine the shared engine flags `args` describe (the flags are read by
-/// `stera_service::engine_flags`; this crate knows no command line).
-fn choice(args: &[&str]) -> EngineChoice {
-    let mut engine = EngineChoice::builtin();
-    for pair in args.chunks(2) {
-        let value = pair.get(1).copied().unwrap_or_default();
-        match pair[0] {
-            "--eval-file" => engine.eval_file = Some(value.into()),
-            "--fv-scale" => engine.fv_scale = Some(value.parse().expect("a number")),
-            "--engine" if value == "usi" => engine.engine = Some(EngineKind::Usi),
-            "--engine" => engine.engine = Some(EngineKind::Builtin),
-            "--engine-cmd" => engine.engine_cmd = Some(value.into()),
-            flag => panic!("no such flag in these tests: {flag}"),
-        }
-    }
-    engine
 }
 
 #[test]

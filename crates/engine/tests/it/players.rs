@@ -111,7 +111,7 @@ fn a_crash_is_restarted_and_a_hang_times_out() {
 
 /// The engine the shared engine flags `args` describe (the flags are read by
 /// `stera_service::engine_flags`; this crate knows no command line).
-fn choice(args: &[&str]) -> EngineChoice {
+pub(crate) fn choice(args: &[&str]) -> EngineChoice {
     let mut engine = EngineChoice::builtin();
     for pair in args.chunks(2) {
         let value = pair.get(1).copied().unwrap_or_default();
