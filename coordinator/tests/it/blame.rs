@@ -179,20 +179,26 @@ fn quarantine_needs_failures_on_more_than_one_worker() {
         .block_on(fake_worker(c.url(), None, 1, Answer::Good, 1, LONG))
         .unwrap();
     assert_eq!(report.acked.len(), 1, "{report:?}");
-    rt.block_on(failing_worker(c.url(), "a", 8));
-    // `a` hangs up holding the position's ninth lease: only once the coordinator
-    // has seen it go is the position free again, for `b` to fail on it too (a
-    // busy machine can otherwise hand `b` the next leaf).
-    let start = Instant::now();
-    loop {
-        let s = rt.block_on(common::status(&c.url(), None));
-        if s.workers.is_empty() && s.in_flight == 0 {
-            assert_eq!(s.quarantined, 0, "{:?}", c.log.lock().unwrap());
-            break;
+    // Each worker hangs up holding a lease (the good one its prefetched leaf,
+    // `a` the position's ninth): only once the coordinator has seen it go is
+    // that leaf free again. So `a` meets the selection's first leaf alone, and
+    // `b` the leaf `a` failed on (a busy machine can otherwise hand either the
+    // leaf the previous worker still held when it connected).
+    let gone = |who: &str| {
+        let start = Instant::now();
+        loop {
+            let s = rt.block_on(common::status(&c.url(), None));
+            if s.workers.is_empty() && s.in_flight == 0 {
+                assert_eq!(s.quarantined, 0, "{:?}", c.log.lock().unwrap());
+                break;
+            }
+            assert!(start.elapsed() < LONG, "worker {who} never left");
+            std::thread::sleep(Duration::from_millis(20));
         }
-        assert!(start.elapsed() < LONG, "worker a never left");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    };
+    gone("fake");
+    rt.block_on(failing_worker(c.url(), "a", 8));
+    gone("a");
     rt.block_on(failing_worker(c.url(), "b", 1));
     let start = Instant::now();
     loop {
