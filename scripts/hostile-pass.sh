@@ -619,7 +619,8 @@ for mode in flood-info trickle-info endless-line silent-go flood-stderr no-usiok
 done
 for mode in flood-info trickle-info endless-line no-usiok; do
     cp -a "$T/s/coord" "$T/flood-$mode"
-    start_coord "flood-$mode" --db "$T/flood-$mode" --nodes 1000 --max-worker-failures 2
+    # The store was thought at 500 nodes: a run at another budget does not start.
+    start_coord "flood-$mode" --db "$T/flood-$mode" --nodes 500 --max-worker-failures 2
     run "worker-$mode" 120 "$WK" --coordinator "http://$CADDR" --slots 1 --engine usi \
         --engine-cmd "$ENGINE $mode" --timeout-secs 3 --status-every-secs 0 --max-backoff-secs 1
     stop_coord
@@ -711,7 +712,7 @@ verdict "$([ -z "$made" ] && echo 1)" typo-readers "stats/show/export/next/learn
 
 # --coordinator without a scheme: taken as http:// (or refused clearly).
 cp -a "$T/s/coord" "$T/scheme-store"
-start_coord scheme --db "$T/scheme-store" --nodes 200 --think-limit 20
+start_coord scheme --db "$T/scheme-store" --nodes 500 --think-limit 20
 run scheme-worker 60 "$WK" --coordinator "$CADDR" --slots 1 --status-every-secs 0 --exit-on-drain
 ok=0
 grep -q "connected url=http://$CADDR" "$ERR" && ok=1
@@ -819,7 +820,7 @@ file_line_case ply-past-max "show a position at ply 10,001" 'ply|MAX_PLY|10000|1
 
 # ======================================================= 9. disk reserve and a full disk
 cp -a "$T/s/coord" "$T/reserve-store"
-run reserve-raised 60 "$CO" --db "$T/reserve-store" --create --listen 127.0.0.1:0 --store-reserve-mb 1 --think-limit 3 --local-workers 1 --nodes 100 --status-every-secs 0
+run reserve-raised 60 "$CO" --db "$T/reserve-store" --create --listen 127.0.0.1:0 --store-reserve-mb 1 --think-limit 3 --local-workers 1 --nodes 500 --status-every-secs 0
 ok=0
 [ "$RC" -eq 0 ] && grep -q 'reserve is raised to 8 MiB' "$ERR" && ok=1
 verdict "$ok" reserve-raised "--store-reserve-mb 1: raised to the store's 8 MiB write margin, and said" "rc=$RC $(grep -m1 -o 'the reserve is raised[^=]*' "$ERR")"
@@ -920,7 +921,8 @@ for cycle in 1 2 3; do
     run "kill-$cycle-check" 60 "$BT" check --db "$KDB"
     rc=$RC
     stored=$(grep -m1 -oE 'positions [0-9]+' "$OUT" | cut -d' ' -f2)
-    run "kill-$cycle-restart" 120 "$CO" --db "$KDB" --create --listen 127.0.0.1:0 --think-limit 5 --local-workers 1 --nodes 100 --status-every-secs 0
+    # At the budget the store was thought at (another one does not start).
+    run "kill-$cycle-restart" 120 "$CO" --db "$KDB" --create --listen 127.0.0.1:0 --think-limit 5 --local-workers 1 --nodes 2000 --status-every-secs 0
     loaded=$(grep -m1 -oE 'book loaded nodes=[0-9]+' "$ERR" | cut -d= -f2)
     ok=0
     [ "$rc" -eq 0 ] && [ "${stored:-0}" -ge "$acked" ] && [ "$RC" -eq 0 ] && [ "${loaded:-0}" -ge "$acked" ] \
