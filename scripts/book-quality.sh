@@ -75,6 +75,7 @@ match() { # match NAME [book-tools match flags...]
     wanted "$name" || { [[ $name == held-suite* ]] && wanted suite; } ||
         { [[ $name == held-third* || $name == held-suitefs-poolfs ]] && wanted third; } ||
         { [[ $name == transfer-* ]] && wanted transfer; } ||
+        { [[ $name == held4x-* || $name == transfer-hi-fs ]] && wanted held4x; } ||
         { [[ $name == held-* ]] && [[ $name != held-suite* ]] && [[ $name != held-third* ]] && wanted held; } || return 0
     if [ ! -s "$OUT/$name.json" ]; then
         # A match whose pairs repeat exits non-zero after printing its counts.
@@ -87,7 +88,8 @@ match() { # match NAME [book-tools match flags...]
 }
 
 # The held-out rows (ROWS=held) grow their own book: the three below are not needed.
-if [ "$ROWS" != held ] && [ "$ROWS" != suite ] && [ "$ROWS" != third ] && [ "$ROWS" != transfer ]; then
+if [ "$ROWS" != held ] && [ "$ROWS" != suite ] && [ "$ROWS" != third ] && [ "$ROWS" != transfer ] &&
+    [ "$ROWS" != held4x ]; then
     grow high "$GROW_NODES_HIGH"
     grow low "$GROW_NODES_LOW"
     # The same compute spread by sampling descents (near-best lines of both sides)
@@ -552,6 +554,81 @@ if wanted transfer; then
     done
 fi
 
+# Held out at four times the suite's budgets (ROWS=held4x, rows `held4x-*`; issue 44):
+# at the suite's budgets the held-out opponents share nothing measurable of what the
+# openings decide (ROWS=transfer), at four times them they start to, so this is where
+# a book learned against a pool can gain against an opponent outside it. The book
+# (`held4x-cluster`): a copy of the held-out book learned on the suite by the
+# coordinator through workers, its two local built-in workers and HELD4X_FS_WORKERS [1]
+# Fairy-Stockfish worker processes beside them (`--engine-id Fairy-Stockfish`: that
+# opponent's searches go to those), HELD4X_LEARN_GAMES [10000: 28 minutes on two shared
+# cores, 6.0 games/s] games, the book side at 4 x NODES against a pool of the
+# built-in engine at 2, 4 and 8 x NODES and Fairy-Stockfish at 4 x FS_NODES. Then
+# matched on the suite with no book and the minimax book beside it, the book side at
+# 4 x NODES, against a judge outside the pool, engine and budget: YaneuraOu's material
+# build (YO_CMD, as ROWS=third) at 4 x YO_NODES; HELD4X_GAMES [2000] games a row. With
+# the transfer measurement of the same no-book row against Fairy-Stockfish at 4 x
+# FS_NODES (`transfer-hi-fs`, as ROWS=transfer makes it): how much of what the
+# openings decide the pool's external engine and the judge share.
+if wanted held4x; then
+    held_book
+    SUITE_OPENINGS=${SUITE_OPENINGS:-100}
+    SUITE_PLIES=${SUITE_PLIES:-2-4}
+    [ -s "$OUT/suite.txt" ] || python3 "$SCRIPTS/book-openings.py" "$OUT/held-minimax.db2016" \
+        "$SUITE_PLIES" "$SUITE_OPENINGS" 1 > "$OUT/suite.txt"
+    YO_CMD=${YO_CMD:?ROWS=held4x needs YO_CMD, a YaneuraOu material build}
+    YO_NODES=${YO_NODES:-1000}
+    HELD4X_LEARN_GAMES=${HELD4X_LEARN_GAMES:-10000}
+    HELD4X_GAMES=${HELD4X_GAMES:-2000}
+    HELD4X_FS_WORKERS=${HELD4X_FS_WORKERS:-1}
+    HELD4X_PORT=${HELD4X_PORT:-50778}
+    if [ ! -d "$OUT/held4x-cluster.db" ]; then
+        rm -rf "$OUT/held4x-cluster.tmp"
+        cp -r "$OUT/held.db" "$OUT/held4x-cluster.tmp"
+        learn=(--db "$OUT/held4x-cluster.tmp" --listen "127.0.0.1:$HELD4X_PORT" --local-workers 2
+            --local-slots 1 --think-limit 0 --learn-openings "$OUT/suite.txt"
+            --learn-games "$HELD4X_LEARN_GAMES" --learn-concurrency 4 --learn-nodes $((4 * NODES))
+            --learn-seed 5 --learn-opponent "--nodes $((2 * NODES))"
+            --learn-opponent "--nodes $((4 * NODES))" --learn-opponent "--nodes $((8 * NODES))"
+            --learn-opponent "--engine-cmd ${fs[3]} --engine-option UCI_Variant=shogi --engine-id Fairy-Stockfish --nodes $((4 * FS_NODES))")
+        echo "+ $BIN/coordinator ${learn[*]}" >&2
+        /usr/bin/time -f "%e %U %S" -o "$OUT/held4x-cluster.time" "$BIN/coordinator" "${learn[@]}" \
+            2> "$OUT/held4x-cluster.learn.log" &
+        coordinator=$! workers=()
+        sleep 2
+        for i in $(seq "$HELD4X_FS_WORKERS"); do
+            worker=("$BIN/worker" --coordinator "http://127.0.0.1:$HELD4X_PORT" --slots 1 --engine usi
+                --engine-cmd "${fs[3]}" --engine-option UCI_Variant=shogi --worker-id "held4x-fs-$i")
+            echo "+ ${worker[*]}" >&2
+            "${worker[@]}" 2> "$OUT/held4x-cluster.worker-$i.log" &
+            workers+=($!)
+        done
+        wait "$coordinator"
+        # Workers wait for the next coordinator; this one was the last.
+        kill "${workers[@]}" 2> /dev/null || true
+        wait "${workers[@]}" 2> /dev/null || true
+        mv "$OUT/held4x-cluster.tmp" "$OUT/held4x-cluster.db"
+    fi
+    echo "== held4x-cluster: $HELD4X_LEARN_GAMES learning games, wall/user/system s: $(cat "$OUT/held4x-cluster.time")"
+    # The games counted per learning opponent.
+    "$BIN/book-tools" stats --db "$OUT/held4x-cluster.db" 2> /dev/null |
+        awk '/^games recorded/ { on = 1 } /^games through/ { on = 0 } on' || true
+    suite=(--openings "$OUT/suite.txt" --repeat-openings --play-seed 7)
+    yo=(--opponent-engine usi --opponent-engine-cmd "$YO_CMD" --opponent-engine-option Threads=1
+        --opponent-engine-option USI_Hash=16 --opponent-engine-option BookFile=no_book
+        --opponent-nodes $((4 * YO_NODES)))
+    row() { GAMES=$HELD4X_GAMES NODES=$((4 * NODES)) match "held4x-$1" "${@:2}" "${suite[@]}" "${yo[@]}"; }
+    row none --book "$OUT/unreached.db2016"
+    row minimax --db "$OUT/held.db" --book-moves best
+    row cluster --db "$OUT/held4x-cluster.db" --book-moves results
+    # The transfer row of ROWS=transfer, the same definition (GAMES: SUITE_GAMES there).
+    GAMES=$HELD4X_GAMES NODES=$((4 * NODES)) match transfer-hi-fs --book "$OUT/unreached.db2016" \
+        --openings "$OUT/suite.txt" --repeat-openings --play-seed 7 "${fs[@]:0:6}" \
+        --opponent-nodes $((4 * FS_NODES))
+    echo "== four times the budgets: Fairy-Stockfish at $((4 * FS_NODES)) (in the pool) ~ YaneuraOu at $((4 * YO_NODES)) (the judge)"
+    python3 "$SCRIPTS/opening-transfer.py" "$OUT/transfer-hi-fs.csa" "$OUT/held4x-none.csa"
+fi
+
 if wanted noise; then
     for book in high low; do
         budget=$([ "$book" = high ] && echo 300000 || echo "$GROW_NODES_LOW")
@@ -602,10 +679,12 @@ def pair_stats(r):
 def elo(m):
     m = min(max(m, 1e-9), 1 - 1e-9)
     return -400 * math.log10(1 / m - 1)
-rows = {p.stem: json.loads(p.read_text()) for p in sorted(out.glob("held-*.json")) if p.stat().st_size}
+rows = {p.stem: json.loads(p.read_text()) for p in sorted(out.glob("held*-*.json")) if p.stat().st_size}
 for name, r in rows.items():
-    against, _, book = name[len("held-"):].partition("-")
-    base = rows.get(f"held-{against}-none")
+    # held-AGAINST-BOOK read against held-AGAINST-none; held4x-BOOK against held4x-none.
+    prefix, _, rest = name.partition("-")
+    against, book = (rest.partition("-")[::2]) if prefix == "held" else ("", rest)
+    base = rows.get(f"{prefix}-{against}-none" if against else f"{prefix}-none")
     if book == "none" or base is None:
         continue
     (m1, v1), (m0, v0) = pair_stats(r), pair_stats(base)
