@@ -8,8 +8,8 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
-use stera_games::games_file::GamesFormat;
 use stera_book::store_path::BoundOutput;
+use stera_games::games_file::GamesFormat;
 use stera_rules::Color;
 
 use crate::matches::Finished;

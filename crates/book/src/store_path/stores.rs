@@ -60,10 +60,7 @@ pub enum NoStoreError {
     NotADirectory { db: PathBuf },
     /// `--create` for a directory that cannot be listed.
     #[error("cannot read `{}` to check that it is empty before making a store there: {source}", .db.display())]
-    Unreadable {
-        db: PathBuf,
-        source: std::io::Error,
-    },
+    Unreadable { db: PathBuf, source: std::io::Error },
 }
 
 /// Entries a new store's directory may hold: what `mkfs` leaves at the top of
