@@ -182,6 +182,8 @@ impl BoundOutput {
 
     /// Appends `entry` in one write, preceded by `separator` when the file
     /// already holds something (games in a CSA file are separated by `/`).
+    /// A write that fails part way (a full disk) is cut off again, as far as
+    /// the file allows: the file ends with a whole entry.
     ///
     /// # Errors
     /// The write failed.
@@ -191,12 +193,15 @@ impl BoundOutput {
             .file
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let text = if file.metadata()?.len() > 0 {
+        let before = file.metadata()?.len();
+        let text = if before > 0 {
             format!("{separator}{entry}")
         } else {
             entry.to_owned()
         };
-        file.write_all(text.as_bytes())
+        file.write_all(text.as_bytes()).inspect_err(|_| {
+            let _ = file.set_len(before);
+        })
     }
 
     /// Makes `bytes` the whole content of the file, durably.
