@@ -67,9 +67,21 @@ pub enum NoStoreError {
 /// a new file system, so that a fresh disk's mount point can be the store.
 const ALLOWED_IN_NEW: &[&str] = &["lost+found"];
 
+/// Whether `name` is one of a store's own files (sled's `conf`, `db`,
+/// `blobs`, `snap.*`, or the record [`crate::RECORD_FILE`]): a directory that
+/// holds one is what is left of a store, which the open judges (and calls
+/// damaged, naming the restore), not a directory of other files.
+fn store_file(name: &std::ffi::OsStr) -> bool {
+    let name = name.to_string_lossy();
+    matches!(name.as_ref(), "conf" | "db" | "blobs")
+        || name == crate::RECORD_FILE
+        || name.starts_with("snap.")
+}
+
 /// The one rule of every command that writes a store: `db` is a store (`Ok(false)`),
 /// or holds none and `create` says to make one (`Ok(true)`) where nothing else
-/// is: a new path or an empty directory.
+/// is: a new path or an empty directory (or what is left of a store, which
+/// the open then judges).
 ///
 /// # Errors
 /// [`NoStoreError`] when `db` holds no store and `create` is false, or when it
@@ -103,20 +115,22 @@ pub fn must_create_store(db: &Path, create: bool) -> Result<bool, NoStoreError> 
         }
         Ok(_) => {}
     }
-    let entries = std::fs::read_dir(db).map_err(|source| NoStoreError::Unreadable {
+    let unreadable = |source| NoStoreError::Unreadable {
         db: db.to_path_buf(),
         source,
-    })?;
-    for entry in entries {
-        let entry = entry.map_err(|source| NoStoreError::Unreadable {
-            db: db.to_path_buf(),
-            source,
-        })?;
-        if !ALLOWED_IN_NEW.iter().any(|n| entry.file_name() == *n) {
-            return Err(NoStoreError::NotEmpty {
-                db: db.to_path_buf(),
-            });
+    };
+    let mut other = false;
+    for entry in std::fs::read_dir(db).map_err(unreadable)? {
+        let name = entry.map_err(unreadable)?.file_name();
+        if store_file(&name) {
+            return Ok(true);
         }
+        other |= !ALLOWED_IN_NEW.iter().any(|n| name == *n);
+    }
+    if other {
+        return Err(NoStoreError::NotEmpty {
+            db: db.to_path_buf(),
+        });
     }
     Ok(true)
 }
