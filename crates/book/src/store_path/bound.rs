@@ -96,21 +96,22 @@ impl BoundOutput {
     }
 
     /// Puts a staged output in place: synced, renamed onto its path, the
-    /// rename synced. A direct output (not staged) is only synced.
+    /// rename synced. A direct output (not staged: a device, a pipe) is left
+    /// as written.
     ///
     /// # Errors
     /// The sync or the rename failed: the temporary file is removed and the
     /// path keeps what it held.
     pub fn commit(self) -> std::io::Result<()> {
+        let Some((temp, target)) = self.staged else {
+            return Ok(());
+        };
         let file = self
             .file
             .into_inner()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         file.sync_all()?;
         drop(file);
-        let Some((temp, target)) = self.staged else {
-            return Ok(());
-        };
         temp.persist(target.write_path())
             .map_err(|e| std::io::Error::new(e.error.kind(), target.shown(&e.error.to_string())))?;
         match target.dir.sync_all() {
