@@ -897,12 +897,36 @@ if mount -t tmpfs -o size=64m tmpfs "$MNT" 2>/dev/null; then
     ok=0
     [ "$RC" -ne 0 ] && no_panic && [ ! -e "$MNT/out.db" ] && [ -z "$(find "$MNT" -maxdepth 1 -name '*stera-partial*')" ] && ok=1
     verdict "$ok" full-export "export onto a full disk: an error, no book file and no temporary file left" "rc=$RC $(why | cut -c1-120)"
+    # Issue 45: a match's outputs on a full disk (the games file was truncated
+    # at start and left with 0 bytes, the JSON too).
+    printf 'earlier games\n' >"$MNT/games.csa"
+    fill_to 0
+    run full-match 120 "$BT" match --db "$T/s/syn" --games 4 --nodes 200 --ply-limit 60 \
+        --out-games "$MNT/games.csa" --json "$MNT/match.json"
+    ok=0
+    [ "$RC" -ne 0 ] && no_panic && grep -qi 'no space' "$ERR" && [ "$(cat "$MNT/games.csa")" = "earlier games" ] \
+        && [ ! -e "$MNT/match.json" ] && [ -z "$(find "$MNT" -maxdepth 1 -name '*stera-partial*')" ] && ok=1
+    verdict "$ok" full-match "match --out-games/--json onto a full disk: an error, the earlier games file as it was, no JSON, no temporary file" \
+        "rc=$RC, games.csa: $(head -c 40 "$MNT/games.csa" | tr '\n' ' '), $(ls "$MNT" | tr '\n' ' ') $(why | cut -c1-100)"
+    # Issue 45: the coordinator's --out-games on a full disk (one WARN per game,
+    # games counted but missing from the file).
+    rm -f "$MNT/games.csa"
+    fill_to 0
+    start_coord full-games --db "$T/full-games" --think-limit 0 --play-share 1 --play-games 3 --play-nodes 100 \
+        --local-workers 1 --out-games "$MNT/games.txt"
+    wait_pid "$CPID" 120
+    crc=$?
+    ok=0
+    [ "$crc" -eq 0 ] && [ "$(grep -c 'games.txt' "$CLOG")" -eq 1 ] && grep -q 'ERROR.*cannot write game 1 of this run' "$CLOG" \
+        && [ ! -s "$MNT/games.txt" ] && ok=1
+    verdict "$ok" full-games-file "coordinator --out-games on a full disk: one error naming the file, it stays whole (empty), the run plays its 3 games and exits 0" \
+        "exit $crc, lines naming the file: $(grep -c 'games.txt' "$CLOG"), file $(stat -c %s "$MNT/games.txt" 2>/dev/null) bytes: $(grep -m1 -o 'cannot write game[^(]*' "$CLOG")"
     rm -rf "${MNT:?}"/*
     umount "$MNT" 2>/dev/null
     MNT=""
 else
     MNT=""
-    for id in full-pause full-hysteresis full-resume full-import full-kifu full-export; do
+    for id in full-pause full-hysteresis full-resume full-import full-kifu full-export full-match full-games-file; do
         report SKIP "$id" "a full disk (tmpfs)" "cannot mount a tmpfs here (not root?)"
     done
 fi
@@ -970,6 +994,49 @@ run token-empty 30 env STERA_TOKEN= "$WK" --coordinator http://127.0.0.1:9
 ok=0
 [ "$RC" -ne 0 ] && grep -qi 'empty' "$ERR" && ok=1
 verdict "$ok" token-empty "STERA_TOKEN set but empty: an error" "rc=$RC $(why | cut -c1-120)"
+
+# Issue 45: --create on a directory of other files made a store among them.
+mkdir -p "$T/photos"
+printf 'meow' >"$T/photos/cat.jpg"
+printf 'startpos\n' >"$T/one-root.txt"
+run create-photos-coord 60 "$CO" --db "$T/photos" --create --listen 127.0.0.1:0 --status-every-secs 0 --think-limit 1 --local-workers 1
+rc1=$RC
+said1=$(grep -c 'holds other files and is not a book store' "$ERR")
+run create-photos-bt 60 "$BT" roots set --create --db "$T/photos" "$T/one-root.txt"
+ok=0
+[ "$rc1" -ne 0 ] && [ "$RC" -ne 0 ] && no_panic && [ "$said1" -ge 1 ] && grep -q 'holds other files and is not a book store' "$ERR" \
+    && [ "$(ls -A "$T/photos")" = cat.jpg ] && ok=1
+verdict "$ok" create-nonempty "coordinator and roots set with --create on a directory of other files: refused, saying so, the directory as it was" \
+    "coordinator rc=$rc1, roots set rc=$RC, directory: $(ls -A "$T/photos" | tr '\n' ' ') $(why | cut -c1-120)"
+
+# Issue 45: an expired lease went back to the silent worker. Two real workers;
+# the first is stopped (SIGSTOP) once it works: its leases expire once, and no
+# job goes to it again while the other works.
+start_coord lease-silent --db "$T/lease-silent" --think-limit 1000000 --nodes 2000 --lease-secs 3 --heartbeat-secs 1 --metrics 127.0.0.1:0
+"$WK" --coordinator "http://$CADDR" --slots 1 --status-every-secs 0 >"$T/r/lease-w1.log" 2>&1 </dev/null &
+W1=$!
+PIDS+=("$W1")
+wait_log "$CLOG" 'worker connected' 30 "$CPID"
+sleep 2
+kill -STOP "$W1"
+"$WK" --coordinator "http://$CADDR" --slots 1 --status-every-secs 0 >"$T/r/lease-w2.log" 2>&1 </dev/null &
+W2=$!
+PIDS+=("$W2")
+wait_log "$CLOG" 'lease expired' 30 "$CPID"
+sleep 1
+e1=$(grep -c 'lease expired' "$CLOG")
+n1=$("${HELPER[@]}" json-field "http://$MADDR/api/status" nodes 2>/dev/null)
+sleep 10
+e2=$(grep -c 'lease expired' "$CLOG")
+n2=$("${HELPER[@]}" json-field "http://$MADDR/api/status" nodes 2>/dev/null)
+kill -CONT "$W1"
+stop_coord
+wait_pid "$W1" 30
+wait_pid "$W2" 30
+ok=0
+[ "$e1" -ge 1 ] && [ "$e2" = "$e1" ] && [ "${n2:-0}" -gt "${n1:-0}" ] && ok=1
+verdict "$ok" lease-silent-worker "a stopped worker's leases expire once; its jobs go to the other worker, none to it again (10 s, lease 3 s)" \
+    "lease expiries $e1 then $e2 after 10 s; nodes $n1 -> $n2"
 
 # 10,001 distinct positions: four pawn pushes a side on distinct files (the
 # set of pawns pushed is the position, whatever the order).

@@ -63,6 +63,9 @@ struct Stream {
     /// Slots the worker currently offers (a Credit lowers or restores them).
     slots: u32,
     leases: HashSet<LeaseId>,
+    /// A lease of this stream expired (the worker said nothing for a whole
+    /// lease time) and it has said nothing since: it is served last.
+    silent: bool,
 }
 
 /// What a result for a lease id means.
@@ -191,6 +194,7 @@ impl<J: Job> LeaseTable<J> {
                 announced: slots,
                 slots,
                 leases: HashSet::new(),
+                silent: false,
             },
         );
     }
@@ -205,6 +209,7 @@ impl<J: Job> LeaseTable<J> {
     /// slots in force (`None` for an unknown stream).
     pub fn set_slots(&mut self, stream: StreamId, slots: u32) -> Option<u32> {
         let s = self.streams.get_mut(&stream)?;
+        s.silent = false;
         s.slots = slots.min(s.announced);
         Some(s.slots)
     }
@@ -230,6 +235,26 @@ impl<J: Job> LeaseTable<J> {
         let first = free.iter().position(|(s, _)| *s > last).unwrap_or(0);
         free.rotate_left(first);
         free
+    }
+
+    /// Whether an open stream is not silent ([`LeaseTable::is_silent`]).
+    #[must_use]
+    pub fn any_heard(&self) -> bool {
+        self.streams.values().any(|s| !s.silent)
+    }
+
+    /// Whether a lease of `stream` expired and the stream has said nothing
+    /// since (no heartbeat, result, give-back or credit).
+    #[must_use]
+    pub fn is_silent(&self, stream: StreamId) -> bool {
+        self.streams.get(&stream).is_some_and(|s| s.silent)
+    }
+
+    /// `stream` said something: it is not silent.
+    fn heard(&mut self, stream: StreamId) {
+        if let Some(s) = self.streams.get_mut(&stream) {
+            s.silent = false;
+        }
     }
 
     /// Streams with free slots and how many, in stream order.
@@ -283,6 +308,7 @@ impl<J: Job> LeaseTable<J> {
 
     /// A heartbeat: every lease of `stream` lasts `lease_time` from `now`.
     pub fn renew(&mut self, stream: StreamId, now: Instant) {
+        self.heard(stream);
         let deadline = now + self.lease_time;
         let Some(s) = self.streams.get(&stream) else {
             return;
@@ -296,7 +322,8 @@ impl<J: Job> LeaseTable<J> {
         }
     }
 
-    /// Every lease whose deadline is at or before `now` is voided.
+    /// Every lease whose deadline is at or before `now` is voided; the streams
+    /// that held them are silent until they say something.
     pub fn expire(&mut self, now: Instant) -> Vec<Voided<J>> {
         let due: Vec<LeaseId> = self
             .deadlines
@@ -304,11 +331,18 @@ impl<J: Job> LeaseTable<J> {
             .take_while(|(deadline, _)| *deadline <= now)
             .map(|(_, id)| *id)
             .collect();
-        due.into_iter().filter_map(|id| self.void(id)).collect()
+        let voided: Vec<Voided<J>> = due.into_iter().filter_map(|id| self.void(id)).collect();
+        for v in &voided {
+            if let Some(s) = self.streams.get_mut(&v.stream) {
+                s.silent = true;
+            }
+        }
+        voided
     }
 
     /// The worker gives a lease back; `None` unless `stream` holds it.
     pub fn give_back(&mut self, stream: StreamId, id: LeaseId) -> Option<Voided<J>> {
+        self.heard(stream);
         if self.leases.get(&id)?.stream != stream {
             return None;
         }
@@ -318,6 +352,7 @@ impl<J: Job> LeaseTable<J> {
     /// What a result from `stream` for lease `id` means. A held lease leaves the
     /// table (its slot is free again).
     pub fn resolve(&mut self, stream: StreamId, id: LeaseId) -> Verdict<J> {
+        self.heard(stream);
         if self.done.contains(id) {
             return Verdict::Done;
         }
@@ -449,6 +484,27 @@ mod tests {
         assert_eq!(gone.len(), 1);
         assert_eq!(gone[0].id, a);
         assert!(t.is_empty());
+    }
+
+    #[test]
+    fn a_stream_whose_lease_expired_is_silent_until_it_speaks() {
+        let (mut t, now) = table();
+        let a = t.grant(1, "a", now);
+        let c = t.grant(2, "c", now + MIN / 2);
+        assert_eq!(t.expire(now + MIN).len(), 1);
+        assert!(t.is_silent(1) && !t.is_silent(2) && t.any_heard());
+        assert_eq!(t.expire(now + 2 * MIN).len(), 1);
+        assert!(t.is_silent(2) && !t.any_heard());
+        // A heartbeat, a result (even a late one) or a credit is speaking.
+        t.renew(2, now + 2 * MIN);
+        assert!(!t.is_silent(2));
+        assert_eq!(t.resolve(1, a), Verdict::Voided("a"));
+        assert!(!t.is_silent(1));
+        assert_eq!(t.resolve(2, c), Verdict::Voided("c"));
+        t.grant(1, "d", now);
+        t.expire(now + MIN);
+        assert_eq!(t.set_slots(1, 2), Some(2));
+        assert!(!t.is_silent(1));
     }
 
     #[test]

@@ -212,6 +212,31 @@ pub(crate) fn game_counted(
     tracing::debug!(lease, result = %result, plies, positions, "game counted");
 }
 
+/// The first write to `--out-games` that failed, of the `counted`th game of
+/// this run: no later game is written to it.
+pub(crate) fn games_file_failed(
+    registry: &Registry,
+    path: &std::path::Path,
+    error: &std::io::Error,
+    counted: u64,
+) {
+    let why = format!(
+        "cannot write game {counted} of this run to the games file `{}` ({error}): the file ends with the game before it, whole, and this game and the games counted after it in this run are not written to it (stera_coordinator_games_unwritten_total counts them); the run goes on",
+        path.display(),
+    );
+    tracing::error!("{why}");
+    registry.record_problem(ProblemKind::GamesFile, why);
+    game_unwritten(registry);
+}
+
+/// A counted game that is not in `--out-games` (its writes stopped).
+pub(crate) fn game_unwritten(registry: &Registry) {
+    registry
+        .counters
+        .games_unwritten
+        .fetch_add(1, Ordering::Relaxed);
+}
+
 /// Storing a game failed.
 pub(crate) fn game_store_failed(error: &BookError) {
     tracing::error!(error = %error, "storing a game failed");

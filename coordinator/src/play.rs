@@ -122,6 +122,9 @@ pub struct PlayJobs {
     /// When the credit was last brought up to date, and the capacity then.
     accrued_at: Option<Instant>,
     capacity: usize,
+    /// Set at the first write to `--out-games` that failed: the file holds the
+    /// games before it, whole, and no later game is written to it.
+    games_out_stopped: bool,
 }
 
 impl PlayJobs {
@@ -148,6 +151,7 @@ impl PlayJobs {
             credit: 0.0,
             accrued_at: None,
             capacity: 0,
+            games_out_stopped: false,
         })
     }
 
@@ -403,7 +407,6 @@ impl PlayJobs {
                 Outcome::WhiteWins => self.tally.white += 1,
                 Outcome::Draw => self.tally.draws += 1,
             }
-            self.write_out(&game.line);
         }
         Ok(new)
     }
@@ -451,6 +454,7 @@ impl PlayJobs {
                         game.plies,
                         game.counts.len(),
                     );
+                    self.write_out(&game.line, registry);
                 }
                 Ok(())
             }
@@ -461,13 +465,22 @@ impl PlayJobs {
         }
     }
 
-    fn write_out(&self, line: &str) {
+    /// Appends a counted game to `--out-games`. After the first write that
+    /// fails (a full disk), the file is left as it was before that game (whole
+    /// games only) and no later game is written: one error says so, and the
+    /// games counted but not written are counted (`games_unwritten`).
+    fn write_out(&mut self, line: &str, registry: &Registry) {
         let Some(out) = &self.settings.games_out else {
             return;
         };
+        if self.games_out_stopped {
+            crate::observe::game_unwritten(registry);
+            return;
+        }
         let format = stera_games::games_file::GamesFormat::of(out.path());
         if let Err(e) = out.append_entry(line, format.separator()) {
-            tracing::warn!(path = %out.path().display(), error = %e, "cannot append the game");
+            self.games_out_stopped = true;
+            crate::observe::games_file_failed(registry, out.path(), &e, self.tally.counted());
         }
     }
 }
@@ -516,7 +529,12 @@ pub struct PlayArgs {
     /// Append every counted game to this file; its extension chooses the format,
     /// as for `book-tools match`: `.csa` CSA (games separated by `/` lines),
     /// anything else one line per game, `sfen START moves ...`, a tab, and the
-    /// result. Default: games are counted, not written. Formerly `--games-out`.
+    /// result. When a write fails (a full disk), the file keeps the games
+    /// before it, whole, and is not written again in this run: one error
+    /// names the file, the run goes on counting games into the book, and
+    /// those not written are counted (`stera_coordinator_games_unwritten_total`,
+    /// a "games file" problem on the dashboard). Default: games are counted,
+    /// not written. Formerly `--games-out`.
     #[arg(long, value_name = "FILE", alias = "games-out")]
     pub out_games: Option<PathBuf>,
     /// Seed of the opening draws (the same seed gives the same openings from

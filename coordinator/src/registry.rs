@@ -161,6 +161,9 @@ pub struct Counters {
     /// Games of this process refused (a game that broke the rules, its opening
     /// or its claimed result).
     pub games_rejected: AtomicU64,
+    /// Games counted by this process but not in `--out-games` (its writes
+    /// stopped at the first that failed).
+    pub games_unwritten: AtomicU64,
     /// Play leases outstanding.
     pub play_in_flight: AtomicU64,
     /// Games recorded in the store (all runs).
@@ -230,6 +233,8 @@ pub enum ProblemKind {
     StoreFull,
     /// A selection failed.
     Selection,
+    /// `--out-games` could not be written.
+    GamesFile,
 }
 
 impl ProblemKind {
@@ -248,6 +253,7 @@ impl ProblemKind {
             Self::Backup => "backup",
             Self::StoreFull => "store full",
             Self::Selection => "selection",
+            Self::GamesFile => "games file",
         }
     }
 }

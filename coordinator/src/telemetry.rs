@@ -54,6 +54,8 @@ pub const LEASES_IN_FLIGHT: &str = "stera_coordinator_leases_in_flight";
 pub const WORKERS_CONNECTED: &str = "stera_coordinator_workers_connected";
 /// Evaluation slots of the connected workers.
 pub const WORKER_SLOTS: &str = "stera_coordinator_worker_slots";
+/// Counted games that `--out-games` does not hold (its writes stopped).
+pub const GAMES_UNWRITTEN: &str = "stera_coordinator_games_unwritten_total";
 /// Leases that expired without a heartbeat.
 pub const LEASE_EXPIRIES: &str = "stera_coordinator_lease_expiries_total";
 /// Leases put back for selection, by `reason`.
@@ -189,6 +191,10 @@ pub fn describe() {
     describe_gauge!(
         WORKER_SLOTS,
         "Evaluation slots (with prefetch) of the connected workers."
+    );
+    describe_counter!(
+        GAMES_UNWRITTEN,
+        "Games counted but not written to --out-games (its writes stop at the first that fails)."
     );
     describe_counter!(
         LEASE_EXPIRIES,
@@ -407,6 +413,7 @@ pub fn refresh(registry: &Registry) {
     counter!(GAMES, "result" => "white").absolute(load(&c.games_white));
     counter!(GAMES, "result" => "draw").absolute(load(&c.games_draw));
     counter!(LEARNING_GAMES).absolute(load(&c.learning_games));
+    counter!(GAMES_UNWRITTEN).absolute(load(&c.games_unwritten));
     gauge!(GAMES_IN_FLIGHT).set(load(&c.play_in_flight) as f64);
     gauge!(BOOK_GAMES).set(load(&c.games_stored) as f64);
     counter!(COMPACTIONS).absolute(load(&c.compactions));

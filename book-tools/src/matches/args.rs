@@ -200,12 +200,17 @@ pub struct Args {
     /// Write the games to this file, each as it ends; its extension chooses the
     /// format, as for the coordinator's: `.csa` CSA (games separated by `/`
     /// lines), anything else one line per game, `sfen START moves ...`, a tab,
-    /// and the result. Default: the games are counted, not written.
+    /// and the result. The games go to a temporary file beside FILE
+    /// (`.FILE.stera-partial-PID.….tmp`) that is renamed to FILE when the match
+    /// ends: a match that fails (a full disk, an engine that dies) leaves no
+    /// FILE, and an earlier FILE as it was. Default: the games are counted, not
+    /// written.
     #[arg(long, value_name = "FILE")]
     pub(super) out_games: Option<PathBuf>,
     /// Write the result as JSON to this file as well (`-`, or no value:
     /// standard output, instead of the text summary), as `remote status --json`
-    /// takes it. Default: the text summary only.
+    /// takes it; written whole under a temporary name and renamed, so a match
+    /// that fails leaves no FILE. Default: the text summary only.
     #[arg(long, value_name = "FILE", num_args = 0..=1, default_missing_value = "-")]
     pub(super) json: Option<PathBuf>,
     #[command(flatten)]

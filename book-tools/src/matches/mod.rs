@@ -89,10 +89,11 @@ pub fn run(args: &Args) -> Result<()> {
         }
         .with_context(|| format!("bad {flag} `{}`", out.display()))?;
     }
-    // Opened now: a directory of its path swapped later cannot redirect it.
+    // Bound now (a directory of its path swapped later cannot redirect it) and
+    // written under a temporary name: a match that fails leaves no partial file.
     let json_out = match args.json.as_deref() {
         Some(path) if path != Path::new("-") => Some(
-            stera_book::store_path::BoundOutput::create(path, args.db.as_deref())
+            stera_book::store_path::BoundOutput::staged(path, args.db.as_deref())
                 .with_context(|| format!("bad --json `{}`", path.display()))?,
         ),
         _ => None,
@@ -279,6 +280,7 @@ pub fn run(args: &Args) -> Result<()> {
     let games_out = match &args.out_games {
         Some(path) => Some(report::GamesFile::create(
             path,
+            args.db.as_deref(),
             &own.name,
             &against,
             &identity,
@@ -297,7 +299,7 @@ pub fn run(args: &Args) -> Result<()> {
         games: args.games,
     };
     run_games(&job, args.concurrency.max(1), &mut report)?;
-    report.finish(args.json.as_deref(), json_out.as_ref())
+    report.finish(args.json.as_deref(), json_out)
 }
 
 /// Says so when a book played by its counts has the same count on every move

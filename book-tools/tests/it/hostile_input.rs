@@ -270,6 +270,46 @@ fn reading_subcommands_do_not_create_stores() {
     assert!(!missing.exists());
 }
 
+/// Issue 45: `--create` makes a store only where nothing else is. A directory
+/// of other files (or a file) is refused, named, and left as it was; an empty
+/// directory becomes the store.
+#[test]
+fn create_refuses_a_directory_of_other_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let other = dir.path().join("photos");
+    std::fs::create_dir(&other).unwrap();
+    std::fs::write(other.join("cat.jpg"), b"meow").unwrap();
+    let file = dir.path().join("notes.txt");
+    std::fs::write(&file, b"notes").unwrap();
+    let roots = dir.path().join("roots.txt");
+    std::fs::write(&roots, "startpos\n").unwrap();
+    let book = dir.path().join("book.db2016");
+    std::fs::write(&book, "#YANEURAOU-DB2016 1.00\nsfen lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL b - 1\n7g7f 3c3d 50 10 0\n").unwrap();
+    for (db, what) in [
+        (&other, "holds other files and is not a book store"),
+        (&file, "is not a directory"),
+    ] {
+        for args in [
+            vec!["roots", "set", "--create", "--db", s(db), s(&roots)],
+            vec!["import", "--create", "--db", s(db), s(&book)],
+        ] {
+            clean_failure(&args, &[what, s(db)]);
+        }
+    }
+    let names: Vec<_> = std::fs::read_dir(&other)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names, ["cat.jpg"]);
+    assert_eq!(std::fs::read(&file).unwrap(), b"notes");
+
+    let empty = dir.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    ok(&["roots", "set", "--create", "--db", s(&empty), s(&roots)]);
+    let stats = ok(&["stats", "--db", s(&empty)]);
+    assert!(stats.contains("positions"), "{stats}");
+}
+
 /// `book-tools stats | head`: the reader is gone before stats writes; stats ends
 /// quietly (progress lines on stderr aside).
 #[test]

@@ -26,6 +26,16 @@ impl<S: NodeStore> Dispatcher<S> {
         // to another stream with a free slot rather than to the same one again,
         // so a position that fails gets a second worker's opinion (blame.rs).
         let mut wanting = self.leases.free_slots_after(self.last_served);
+        // A silent stream (a lease of it expired, and it has said nothing
+        // since) gets no job while a stream heard from is open: the job of the
+        // expired lease goes to another worker (when one has a free slot, or
+        // later), not back to the one that sat on it, and the silent worker
+        // does not take job after job that expire in turn. It is served again
+        // once it says something (a heartbeat, a late result), or when every
+        // stream is silent.
+        if self.leases.any_heard() {
+            wanting.retain(|(stream, _)| !self.leases.is_silent(*stream));
+        }
         let now = Instant::now();
         let deadline_ms = unix_ms(SystemTime::now() + self.leases.lease_time());
         // Searches first (a game waits on each), each to a worker that may

@@ -53,6 +53,25 @@ fn a_store_is_made_only_with_create() {
     let err = stderr(&run(&unrelated, &[]));
     assert!(err.contains("is not a book store"), "{err}");
     assert!(!unrelated.join("db").exists());
+    // With --create too: a store is made only in a new or empty directory,
+    // never among other files.
+    let out = run(&unrelated, &["--create"]);
+    let err = stderr(&out);
+    assert!(!out.status.success(), "{err}");
+    assert!(
+        err.contains("holds other files and is not a book store"),
+        "{err}"
+    );
+    let names: Vec<_> = std::fs::read_dir(&unrelated)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names, ["a.jpg"]);
+    let empty = dir.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    let out = run(&empty, &["--create"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(common::book_len(&empty) > 0);
 
     let book = dir.path().join("book.db2016");
     let mut nodes = 0;

@@ -355,3 +355,80 @@ fn a_reserve_below_the_write_margin_is_raised_and_the_full_state_does_not_flap()
     assert!(c.wait_exit(LONG).success());
     assert!(SledStore::open_existing(&db).unwrap().len() >= 20);
 }
+
+/// Issue 45: `--out-games` on a full disk logged a warning per game and the
+/// games were counted but missing from the file, some perhaps cut in half. Now
+/// the first failed write leaves the file ending with the game before (whole),
+/// says so in one error naming the file, and stops writing it for the run,
+/// which goes on counting games into the book; the games not written are
+/// counted on /metrics, even once space is back.
+#[test]
+fn a_full_disk_stops_the_games_file_once_and_the_run_goes_on() {
+    use crate::games::{Answer as Reply, Maker, exchange, resigning_game};
+    let Some(disk) = SmallDisk::mount("4m") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("book.db");
+    let out = disk.path.join("games.txt");
+    let metrics = format!("127.0.0.1:{}", common::free_port());
+    let mut c = Coord::start(
+        &db,
+        "127.0.0.1:0",
+        &[
+            "--think-limit",
+            "0",
+            "--play-share",
+            "1",
+            "--play-games",
+            "100",
+            "--out-games",
+            out.to_str().unwrap(),
+            "--metrics",
+            &metrics,
+        ],
+        &[],
+    );
+    let games = |n: usize| -> Vec<Maker> {
+        (0..n)
+            .map(|_| -> Maker { Box::new(|lease, play| vec![resigning_game(lease, play)]) })
+            .collect()
+    };
+    assert_eq!(exchange(&c.url(), games(1)), [Reply::Ack]);
+    let game = std::fs::read_to_string(&out).unwrap();
+    assert_eq!(game.lines().count(), 1, "{game}");
+    // A tmpfs gives space by pages: the file is padded to a page's end (64 KiB,
+    // the largest page size) so that the next game needs space that is not
+    // there. The coordinator appends after whatever the file holds.
+    let padding = (game.len() + 2).next_multiple_of(64 << 10) - game.len() - 1;
+    {
+        use std::io::Write;
+        let mut file = std::fs::OpenOptions::new().append(true).open(&out).unwrap();
+        writeln!(file, "#{}", "-".repeat(padding - 1)).unwrap();
+    }
+    let first = std::fs::read_to_string(&out).unwrap();
+    assert_eq!(first.len() % (64 << 10), 0);
+
+    let filler = disk.fill_leaving(0);
+    assert_eq!(exchange(&c.url(), games(2)), [Reply::Ack, Reply::Ack]);
+    let error = c.wait_log("cannot write game 2 of this run to the games file", LONG);
+    assert!(
+        error.contains("ERROR") && error.contains("games.txt"),
+        "{error}"
+    );
+    // Space back: the file stays as it was for the rest of the run.
+    std::fs::remove_file(filler).unwrap();
+    assert_eq!(exchange(&c.url(), games(1)), [Reply::Ack]);
+    assert_eq!(
+        gauge(&metrics, "stera_coordinator_games_unwritten_total"),
+        Some(3.0)
+    );
+    c.sigterm();
+    assert!(c.wait_exit(LONG).success());
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), first);
+    let log = c.log.lock().unwrap().clone();
+    let about_file: Vec<_> = log.iter().filter(|l| l.contains("games.txt")).collect();
+    assert_eq!(about_file.len(), 1, "{about_file:#?}");
+    let store = SledStore::open_existing(&db).unwrap();
+    assert_eq!(store.games_recorded().unwrap(), 4);
+}

@@ -207,7 +207,7 @@ fn played(usi: &str) -> PlayedMove {
 }
 
 /// The opening, then the side to move resigns: a valid game.
-fn resigning_game(lease_id: u64, play: &PlayJob) -> JobResult {
+pub(crate) fn resigning_game(lease_id: u64, play: &PlayJob) -> JobResult {
     let mut pos = Position::from_sfen(&play.start_sfen).unwrap();
     for m in &play.opening {
         let mv = pos.parse_move(m).unwrap();
@@ -245,17 +245,17 @@ fn game_result(
 
 /// What the coordinator answered to each result sent, in order.
 #[derive(Debug, PartialEq, Eq)]
-enum Answer {
+pub(crate) enum Answer {
     Ack,
     Rejected(String),
 }
 
 /// Makes the results to send for one play job (lease id, job).
-type Maker = Box<dyn Fn(u64, &PlayJob) -> Vec<JobResult>>;
+pub(crate) type Maker = Box<dyn Fn(u64, &PlayJob) -> Vec<JobResult>>;
 
 /// Connects; for each maker, waits for the next play job, sends its results one by
 /// one and collects the answers.
-fn exchange(url: &str, makers: Vec<Maker>) -> Vec<Answer> {
+pub(crate) fn exchange(url: &str, makers: Vec<Maker>) -> Vec<Answer> {
     let rt = runtime(2);
     rt.block_on(async {
         let mut client = common::client(url.to_owned(), None).await.unwrap();

@@ -560,3 +560,61 @@ fn made_up_lease_ids_are_rejected_whatever_their_position() {
     assert_eq!(values, good_values(&sfen), "with its own values");
     assert!(node_of(&db, &sibling).is_none());
 }
+
+/// Issue 45: the job of an expired lease went back to the same silent worker
+/// whenever the round robin happened to start there (another worker had been
+/// served since). A stream whose lease expired is now served after every
+/// other with a free slot until it speaks again: the job goes to the worker
+/// that answers. Two workers of one slot and a run of two games: the first
+/// worker takes a game and never answers; the second plays the other, and
+/// then, when the first one's lease expires, the game it held (the only job
+/// left) instead of waiting for ever.
+#[test]
+fn an_expired_job_goes_to_another_worker_not_the_silent_one() {
+    use crate::games::{Answer as Reply, Maker, exchange, resigning_game};
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("book.db");
+    let mut c = Coord::start(
+        &db,
+        "127.0.0.1:0",
+        &[
+            "--think-limit",
+            "0",
+            "--play-share",
+            "1",
+            "--play-games",
+            "2",
+            "--lease-secs",
+            "2",
+            "--heartbeat-secs",
+            "1",
+        ],
+        &[],
+    );
+    let url = c.url();
+    let rt = common::runtime(2);
+    let silent = rt.spawn(common::fake_worker(
+        url.clone(),
+        None,
+        1,
+        Answer::Silent,
+        usize::MAX,
+        LONG,
+    ));
+    let start = std::time::Instant::now();
+    while rt.block_on(common::status(&url, None)).in_flight < 1 {
+        assert!(start.elapsed() < LONG, "the silent worker got no job");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let games: Vec<Maker> = (0..2)
+        .map(|_| -> Maker { Box::new(|lease, play| vec![resigning_game(lease, play)]) })
+        .collect();
+    assert_eq!(exchange(&url, games), [Reply::Ack, Reply::Ack]);
+    c.wait_log("lease expired", LONG);
+    // Two games counted: the run ends, and the silent worker's stream with it.
+    assert!(c.wait_exit(LONG).success());
+    let silent = rt.block_on(silent).unwrap().unwrap();
+    assert_eq!(silent.jobs.len(), 1, "{silent:?}");
+    let store = SledStore::open_existing(&db).unwrap();
+    assert_eq!(stera_book::NodeStore::games_recorded(&store).unwrap(), 2);
+}

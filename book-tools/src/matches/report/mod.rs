@@ -327,12 +327,16 @@ impl Report {
     /// The JSON file cannot be written, or the games are not independent enough
     /// for an interval (the counts are printed first).
     pub fn finish(
-        self,
+        mut self,
         json_out: Option<&Path>,
-        bound: Option<&stera_book::store_path::BoundOutput>,
+        bound: Option<stera_book::store_path::BoundOutput>,
     ) -> Result<()> {
         if let Some(bar) = &self.bar {
             bar.finish_and_clear();
+        }
+        // Every game is in: the games file goes in place under its name.
+        if let Some(games) = self.games_out.take() {
+            games.commit()?;
         }
         let json = self.json();
         match json_out {
@@ -344,7 +348,7 @@ impl Report {
                 let text = serde_json::to_string_pretty(&json)?;
                 let text = text + "\n";
                 match bound {
-                    Some(out) => out.replace(text.as_bytes()),
+                    Some(out) => out.replace(text.as_bytes()).and_then(|()| out.commit()),
                     None => std::fs::write(path, text),
                 }
                 .with_context(|| format!("cannot write `{}`", path.display()))?;

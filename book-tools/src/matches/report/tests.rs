@@ -185,15 +185,35 @@ fn a_book_that_played_no_move_gets_no_interval() {
 fn the_games_file_names_each_game_and_separates_them() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("g.csa");
-    let mut out = GamesFile::create(&path, "db", "no book", "engine", "other").unwrap();
+    let mut out = GamesFile::create(&path, None, "db", "no book", "engine", "other").unwrap();
     out.write(&finished(1, &["7g7f"], Outcome::BlackWins))
         .unwrap();
     out.write(&finished(0, &["2g2f"], Outcome::WhiteWins))
         .unwrap();
-    drop(out);
+    // Nothing under the name until the match ends.
+    assert!(!path.exists());
+    out.commit().unwrap();
     let text = std::fs::read_to_string(&path).unwrap();
     assert!(text.starts_with("V2.2\n'game 2 pair 1\n"), "{text}");
     assert!(text.contains("\n/\nV2.2\n'game 1 pair 1\n"), "{text}");
     assert!(text.contains("N+other\n"), "{text}");
     assert!(text.contains("N-engine + book db\n"), "{text}");
+    let names: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names, ["g.csa"], "the temporary file is gone");
+}
+
+#[test]
+fn a_games_file_dropped_unfinished_leaves_nothing_and_the_old_file_as_it_was() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("g.csa");
+    std::fs::write(&path, "earlier games\n").unwrap();
+    let mut out = GamesFile::create(&path, None, "db", "no book", "engine", "other").unwrap();
+    out.write(&finished(0, &["2g2f"], Outcome::WhiteWins))
+        .unwrap();
+    drop(out);
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), "earlier games\n");
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
 }

@@ -12,10 +12,18 @@ use super::{OutputPathError, check_output_path, check_output_path_outside_stores
 /// opened at once, before anything runs. Every later write goes into the file
 /// opened here, whatever becomes of the path: a directory on it swapped for a
 /// symbolic link into a store after start cannot redirect the writes there.
+///
+/// A staged output ([`BoundOutput::staged`]) is written under a temporary name
+/// beside the target and renamed onto it by [`BoundOutput::commit`]: dropped
+/// uncommitted (the run failed), it leaves nothing, and a file that was there
+/// stays as it was.
 #[derive(Debug)]
 pub struct BoundOutput {
     path: PathBuf,
     file: std::sync::Mutex<std::fs::File>,
+    /// A staged output's temporary file (removed when dropped) and the
+    /// directory it is renamed in (declared after it: dropped after it).
+    staged: Option<(tempfile::TempPath, BoundTarget)>,
 }
 
 impl BoundOutput {
@@ -42,6 +50,83 @@ impl BoundOutput {
         Self::open(out, store, &options)
     }
 
+    /// Checks `out` and binds its directory ([`BoundTarget`]), where the
+    /// output is written under a temporary name (`.NAME.stera-partial-<pid>.…tmp`,
+    /// see [`stera_formats::leftovers`]) until [`BoundOutput::commit`] renames it
+    /// onto `out`. A target that exists and is not a regular file (a device,
+    /// a pipe: `/dev/stdout`) is written directly instead, as
+    /// [`BoundOutput::create`] does.
+    ///
+    /// # Errors
+    /// As [`BoundOutput::append`], or the temporary file cannot be made.
+    pub fn staged(out: &Path, store: Option<&Path>) -> Result<Self, OutputPathError> {
+        let special = std::fs::metadata(out).is_ok_and(|m| !m.is_file());
+        if special {
+            return Self::create(out, store);
+        }
+        let target = BoundTarget::open(out, store)?;
+        let write_path = target.write_path();
+        let dir = write_path.parent().unwrap_or(Path::new("."));
+        let _ = stera_formats::leftovers::clean_stale(dir);
+        let mut builder = tempfile::Builder::new();
+        {
+            use std::os::unix::fs::PermissionsExt;
+            // As a file the user creates (0666 less the umask), not 0600.
+            builder.permissions(std::fs::Permissions::from_mode(0o666));
+        }
+        let prefix = format!(
+            ".{}.{}",
+            target.name.to_string_lossy(),
+            stera_formats::leftovers::tag()
+        );
+        let temp = builder
+            .prefix(&prefix)
+            .suffix(".tmp")
+            .tempfile_in(dir)
+            .map_err(|cause| OutputPathError::Open {
+                path: out.to_path_buf(),
+                cause: std::io::Error::new(cause.kind(), target.shown(&cause.to_string())),
+            })?;
+        let (file, temp) = temp.into_parts();
+        Ok(Self {
+            path: out.to_path_buf(),
+            file: std::sync::Mutex::new(file),
+            staged: Some((temp, target)),
+        })
+    }
+
+    /// Puts a staged output in place: synced, renamed onto its path, the
+    /// rename synced. A direct output (not staged: a device, a pipe) is left
+    /// as written.
+    ///
+    /// # Errors
+    /// The sync or the rename failed: the temporary file is removed and the
+    /// path keeps what it held.
+    pub fn commit(self) -> std::io::Result<()> {
+        let Some((temp, target)) = self.staged else {
+            return Ok(());
+        };
+        let file = self
+            .file
+            .into_inner()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        file.sync_all()?;
+        drop(file);
+        temp.persist(target.write_path())
+            .map_err(|e| std::io::Error::new(e.error.kind(), target.shown(&e.error.to_string())))?;
+        match target.dir.sync_all() {
+            Err(e)
+                if !matches!(
+                    e.kind(),
+                    std::io::ErrorKind::InvalidInput | std::io::ErrorKind::Unsupported
+                ) =>
+            {
+                Err(e)
+            }
+            _ => Ok(()),
+        }
+    }
+
     fn open(
         out: &Path,
         store: Option<&Path>,
@@ -60,6 +145,7 @@ impl BoundOutput {
         Ok(Self {
             path: out.to_path_buf(),
             file: std::sync::Mutex::new(file),
+            staged: None,
         })
     }
 
@@ -82,8 +168,23 @@ impl BoundOutput {
         file.write_all(format!("{line}\n").as_bytes())
     }
 
+    /// Appends `bytes` in one write.
+    ///
+    /// # Errors
+    /// The write failed.
+    pub fn write_bytes(&self, bytes: &[u8]) -> std::io::Result<()> {
+        use std::io::Write;
+        let mut file = self
+            .file
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        file.write_all(bytes)
+    }
+
     /// Appends `entry` in one write, preceded by `separator` when the file
     /// already holds something (games in a CSA file are separated by `/`).
+    /// A write that fails part way (a full disk) is cut off again, as far as
+    /// the file allows: the file ends with a whole entry.
     ///
     /// # Errors
     /// The write failed.
@@ -93,12 +194,15 @@ impl BoundOutput {
             .file
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let text = if file.metadata()?.len() > 0 {
+        let before = file.metadata()?.len();
+        let text = if before > 0 {
             format!("{separator}{entry}")
         } else {
             entry.to_owned()
         };
-        file.write_all(text.as_bytes())
+        file.write_all(text.as_bytes()).inspect_err(|_| {
+            let _ = file.set_len(before);
+        })
     }
 
     /// Makes `bytes` the whole content of the file, durably.
@@ -150,7 +254,7 @@ pub struct BoundTarget {
     write_dir: PathBuf,
     name: std::ffi::OsString,
     /// Kept open: the handle `write_dir` names.
-    _dir: std::fs::File,
+    dir: std::fs::File,
 }
 
 impl BoundTarget {
@@ -198,7 +302,7 @@ impl BoundTarget {
             shown_dir,
             write_dir,
             name,
-            _dir: dir,
+            dir,
         };
         // The directory the handle holds, wherever the path now leads.
         check_outside_stores(out, &real.join(&target.name), store)?;

@@ -237,3 +237,41 @@ fn remote_paths_stay_in_the_export_dir() {
         Err(OutputPathError::NoExportDir)
     ));
 }
+
+#[test]
+fn a_store_is_created_only_where_nothing_else_is() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = |name: &str, files: &[&str]| {
+        let d = tmp.path().join(name);
+        std::fs::create_dir(&d).unwrap();
+        for f in files {
+            std::fs::write(d.join(f), b"x").unwrap();
+        }
+        d
+    };
+    let missing = tmp.path().join("missing");
+    let empty = dir("empty", &[]);
+    let fresh_disk = dir("mnt", &[]);
+    std::fs::create_dir(fresh_disk.join("lost+found")).unwrap();
+    // What is left of a store: the open judges it (and calls it damaged).
+    let remains = dir("remains", &["STERA-WHOLE", "notes.txt"]);
+    let photos = dir("photos", &["cat.jpg"]);
+    let file = tmp.path().join("file");
+    std::fs::write(&file, b"x").unwrap();
+    for ok in [&missing, &empty, &fresh_disk, &remains] {
+        assert!(must_create_store(ok, true).unwrap(), "{}", ok.display());
+        assert!(matches!(
+            must_create_store(ok, false),
+            Err(NoStoreError::NotCreated { .. })
+        ));
+    }
+    let e = must_create_store(&photos, true).unwrap_err();
+    assert!(matches!(e, NoStoreError::NotEmpty { .. }), "{e}");
+    assert!(e.to_string().contains("holds other files"), "{e}");
+    assert!(matches!(
+        must_create_store(&file, true),
+        Err(NoStoreError::NotADirectory { .. })
+    ));
+    fake_store(&photos);
+    assert!(!must_create_store(&photos, true).unwrap());
+}
