@@ -619,8 +619,9 @@ for mode in flood-info trickle-info endless-line silent-go flood-stderr no-usiok
 done
 for mode in flood-info trickle-info endless-line no-usiok; do
     cp -a "$T/s/coord" "$T/flood-$mode"
-    # The store was thought at 500 nodes: a run at another budget does not start.
-    start_coord "flood-$mode" --db "$T/flood-$mode" --nodes 500 --max-worker-failures 2
+    # The store was thought by the built-in engine at 500 nodes: a run at another
+    # budget does not start, and a worker of another engine needs the mixing allowed.
+    start_coord "flood-$mode" --db "$T/flood-$mode" --nodes 500 --max-worker-failures 2 --allow-mixed-engines
     run "worker-$mode" 120 "$WK" --coordinator "http://$CADDR" --slots 1 --engine usi \
         --engine-cmd "$ENGINE $mode" --timeout-secs 3 --status-every-secs 0 --max-backoff-secs 1
     stop_coord
