@@ -244,3 +244,18 @@ pub fn synthetic_store(db: &Path, nodes: usize, batch: usize) {
     stera_book::synthetic::grow(&mut live, &mut selector, &eval, nodes, options, &mut |_| {})
         .unwrap();
 }
+
+/// The flags of a run that only plays: no thinking, every slot to games,
+/// `games` of them, then `more`.
+pub fn games_only<'a>(games: &'a str, more: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec![
+        "--think-limit",
+        "0",
+        "--play-share",
+        "1",
+        "--play-games",
+        games,
+    ];
+    args.extend_from_slice(more);
+    args
+}

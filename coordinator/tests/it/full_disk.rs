@@ -375,18 +375,10 @@ fn a_full_disk_stops_the_games_file_once_and_the_run_goes_on() {
     let mut c = Coord::start(
         &db,
         "127.0.0.1:0",
-        &[
-            "--think-limit",
-            "0",
-            "--play-share",
-            "1",
-            "--play-games",
+        &common::games_only(
             "100",
-            "--out-games",
-            out.to_str().unwrap(),
-            "--metrics",
-            &metrics,
-        ],
+            &["--out-games", out.to_str().unwrap(), "--metrics", &metrics],
+        ),
         &[],
     );
     let games = |n: usize| -> Vec<Maker> {

@@ -328,19 +328,7 @@ pub(crate) fn exchange(url: &str, makers: Vec<Maker>) -> Vec<Answer> {
 fn false_games_are_refused_with_a_reason_and_count_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("book.db");
-    let c = Coord::start(
-        &db,
-        "127.0.0.1:0",
-        &[
-            "--think-limit",
-            "0",
-            "--play-share",
-            "1",
-            "--play-games",
-            "1",
-        ],
-        &[],
-    );
+    let c = Coord::start(&db, "127.0.0.1:0", &common::games_only("1", &[]), &[]);
     use stera_proto::v1::{Outcome, Termination};
     let makers: Vec<Maker> = vec![
         // An illegal move after the opening; and a result for a lease nobody holds.
@@ -407,19 +395,7 @@ fn false_games_are_refused_with_a_reason_and_count_nothing() {
 fn a_valid_game_is_counted_once_even_when_sent_twice() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("book.db");
-    let mut c = Coord::start(
-        &db,
-        "127.0.0.1:0",
-        &[
-            "--think-limit",
-            "0",
-            "--play-share",
-            "1",
-            "--play-games",
-            "2",
-        ],
-        &[],
-    );
+    let mut c = Coord::start(&db, "127.0.0.1:0", &common::games_only("2", &[]), &[]);
     let makers: Vec<Maker> = vec![Box::new(|lease, play| {
         let good = resigning_game(lease, play);
         vec![good.clone(), good]

@@ -471,16 +471,7 @@ fn sigkill_during_play_loses_no_acknowledged_game() {
     let mut c = Coord::start(
         &db,
         "127.0.0.1:0",
-        &[
-            "--think-limit",
-            "0",
-            "--play-share",
-            "1",
-            "--play-games",
-            "100000",
-            "--out-games",
-            &out_arg,
-        ],
+        &common::games_only("100000", &["--out-games", &out_arg]),
         &[],
     );
     let played = Arc::new(Mutex::new(Played::default()));

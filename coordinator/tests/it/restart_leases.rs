@@ -577,18 +577,7 @@ fn an_expired_job_goes_to_another_worker_not_the_silent_one() {
     let mut c = Coord::start(
         &db,
         "127.0.0.1:0",
-        &[
-            "--think-limit",
-            "0",
-            "--play-share",
-            "1",
-            "--play-games",
-            "2",
-            "--lease-secs",
-            "2",
-            "--heartbeat-secs",
-            "1",
-        ],
+        &common::games_only("2", &["--lease-secs", "2", "--heartbeat-secs", "1"]),
         &[],
     );
     let url = c.url();
