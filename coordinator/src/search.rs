@@ -35,16 +35,14 @@ pub struct SearchTicket {
     route: Route,
 }
 
-/// Who may answer `request`: a worker of its engine, one that thinks for the
-/// book, or any.
+/// Who may answer `request`: a worker of its engine, else one that thinks for
+/// the book.
 #[must_use]
 pub fn route_of(request: &SearchRequest) -> Route {
-    if !request.engine.is_empty() {
-        Route::Engine(request.engine.clone())
-    } else if request.book_engine {
+    if request.engine.is_empty() {
         Route::Thinkers
     } else {
-        Route::Any
+        Route::Engine(request.engine.clone())
     }
 }
 
@@ -447,10 +445,7 @@ mod tests {
             engine: "Fairy-Stockfish".into(),
             ..request(&[])
         };
-        let book = SearchRequest {
-            book_engine: true,
-            ..request(&["7g7f"])
-        };
+        let book = request(&["7g7f"]);
         jobs.submit(fairy, tx1, now);
         jobs.submit(book, tx2, now);
         jobs.submit(request(&["2g2f"]), tx3, now);
@@ -459,7 +454,7 @@ mod tests {
         let for_fairy = jobs.tickets_for(4, "Fairy-Stockfish 14 [UCI_Variant=shogi]", false);
         assert_eq!(for_fairy.len(), 1);
         assert_eq!(for_fairy[0].moves, Vec::<String>::new());
-        // A builtin thinker takes the book side's and the unrouted one, in order.
+        // A builtin thinker takes the two for the book's workers, in order.
         let for_builtin = jobs.tickets_for(4, "stera-builtin 0.1.0 (hce)", true);
         assert_eq!(for_builtin.len(), 2);
         assert_eq!(for_builtin[0].moves, vec!["7g7f".to_owned()]);

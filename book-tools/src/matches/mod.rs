@@ -170,7 +170,7 @@ pub fn run(args: &Args) -> Result<()> {
         )?;
     }
     let engines = if args.cluster.url()?.is_some() {
-        Engines::Cluster(args.cluster.clone(), Route::Any)
+        Engines::Cluster(args.cluster.clone(), Route::Thinkers)
     } else {
         Engines::Local(args.engine.choice())
     };

@@ -131,12 +131,6 @@ impl LearningRun {
         &self.settings.pool
     }
 
-    /// The game rules.
-    #[must_use]
-    pub fn rules(&self) -> GameRules {
-        self.settings.rules
-    }
-
     /// Game `index`: the opening goes round, the learner's colour alternates
     /// (each opening is a pair), the opponent is drawn by weight from the
     /// game's seed.

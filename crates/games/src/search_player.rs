@@ -38,12 +38,11 @@ use stera_rules::{Move, Position};
 /// Which workers may answer a search.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub enum Route {
-    /// Any worker that thinks for the book: a worker admitted only as a
-    /// learning opponent answers its own engine's searches alone.
-    #[default]
-    Any,
     /// Workers that think for the book (their engine and budget agree with
-    /// the store's): the book side of a learning game, and self-play.
+    /// the store's): the book side of a learning game, a match's searches. A
+    /// worker admitted only as a learning opponent answers its own engine's
+    /// searches alone.
+    #[default]
     Thinkers,
     /// Workers whose engine identity (as they say it at Hello) contains this
     /// text: an opponent of another engine (`--engine-id`).
@@ -61,22 +60,19 @@ impl Route {
     /// assert!(!fairy.admits("stera-builtin 0.1.0 (hce)", true));
     /// assert!(Route::Thinkers.admits("stera-builtin 0.1.0 (hce)", true));
     /// assert!(!Route::Thinkers.admits("Fairy-Stockfish 14", false));
-    /// // An opponent's worker answers its engine's searches only.
-    /// assert!(!Route::Any.admits("Fairy-Stockfish 14", false));
     /// ```
     #[must_use]
     pub fn admits(&self, engine: &str, thinks: bool) -> bool {
         match self {
-            Self::Any | Self::Thinkers => thinks,
+            Self::Thinkers => thinks,
             Self::Engine(text) => engine.contains(text.as_str()),
         }
     }
 
-    /// The route in words, for messages: `any worker`, ...
+    /// The route in words, for messages.
     #[must_use]
     pub fn describe(&self) -> String {
         match self {
-            Self::Any => "any worker".to_owned(),
             Self::Thinkers => "the workers that think for the book".to_owned(),
             Self::Engine(text) => format!("workers whose engine is `{text}`"),
         }
@@ -139,10 +135,10 @@ pub struct MixedEngines {
 }
 
 impl<S: MoveSearch> SearchPlayer<S> {
-    /// A player whose searches any worker may answer.
+    /// A player whose searches the workers that think for the book answer.
     #[must_use]
     pub fn new(search: S) -> Self {
-        Self::routed(search, Route::Any)
+        Self::routed(search, Route::Thinkers)
     }
 
     /// A player whose searches go to the workers of `route`.
@@ -168,11 +164,6 @@ impl<S: MoveSearch> SearchPlayer<S> {
                 engines: more.to_vec(),
             }),
         }
-    }
-
-    /// The transport.
-    pub fn transport(&self) -> &S {
-        &self.search
     }
 
     fn failure(&self, reason: String) -> EvalError {

@@ -171,20 +171,18 @@ pub fn limits_to_proto(limits: &Limits) -> v1::Limits {
 }
 
 /// The Search request of `query`: the game so far, the move's budget and who
-/// may answer (its route as `engine` and `book_engine`).
+/// may answer (its route as `engine`: empty for the book's thinkers).
 #[must_use]
 pub fn search_request(query: &SearchQuery<'_>) -> v1::SearchRequest {
-    let (engine, book_engine) = match query.route {
-        Route::Any => (String::new(), false),
-        Route::Thinkers => (String::new(), true),
-        Route::Engine(text) => (text.clone(), false),
+    let engine = match query.route {
+        Route::Thinkers => String::new(),
+        Route::Engine(text) => text.clone(),
     };
     v1::SearchRequest {
         start_sfen: query.start.to_sfen(),
         moves: query.moves.iter().map(ToString::to_string).collect(),
         limits: Some(limits_to_proto(query.limits)),
         engine,
-        book_engine,
     }
 }
 
