@@ -147,6 +147,7 @@ pub struct Args {
         long = "opponent",
         value_name = "SPEC",
         allow_hyphen_values = true,
+        value_parser = parse_opponent,
         conflicts_with_all = [
             "opponent_node_jitter", "opponent_engine", "opponent_engine_cmd",
             "opponent_engine_option", "opponent_go_mode", "opponent_timeout_secs",
@@ -155,7 +156,7 @@ pub struct Args {
             "opponent_depth", "opponent_time_ms",
         ]
     )]
-    pub(super) opponent_spec: Option<String>,
+    pub(super) opponent_spec: Option<OpponentSpec>,
     /// The largest share of repeated games (the same moves with the book under
     /// test on the same side) and of repeated pairs for which an interval is
     /// printed; above it the games are not independent and the match reports
@@ -257,7 +258,6 @@ impl Args {
         if self.games == 0 {
             bail!("--games must be at least 1");
         }
-        self.spec()?;
         crate::game_threads::check_node_jitter(
             "--node-jitter",
             self.node_jitter,
@@ -291,54 +291,51 @@ impl Args {
     }
 
     /// The opponent of `--opponent SPEC`, if given.
-    pub(super) fn spec(&self) -> Result<Option<OpponentSpec>> {
-        self.opponent_spec
-            .as_deref()
-            .map(|text| parse_opponent(text).context("--opponent"))
-            .transpose()
+    pub(super) fn spec(&self) -> Option<&OpponentSpec> {
+        self.opponent_spec.as_ref()
     }
 
     /// True when the opponent names an engine of its own (by --opponent SPEC
     /// or --opponent-* flags).
-    pub(super) fn opponent_names_engine(&self) -> Result<bool> {
-        Ok(match self.spec()? {
+    pub(super) fn opponent_names_engine(&self) -> bool {
+        match self.spec() {
             Some(spec) => spec.names_engine() || spec.engine_id.is_some(),
             None => self.opponent.names_engine(),
-        })
+        }
     }
 
     /// The opponent's engines: on the coordinator's workers of its
     /// --engine-id with --coordinator, else started here (the side's own
     /// engines when the opponent names none).
-    pub(super) fn opponent_engines(&self, own: &Engines) -> Result<Engines> {
-        if let Some(spec) = self.spec()? {
-            return Ok(match (own, &spec.engine_id) {
+    pub(super) fn opponent_engines(&self, own: &Engines) -> Engines {
+        if let Some(spec) = self.spec() {
+            return match (own, &spec.engine_id) {
                 (Engines::Cluster(cluster, _), Some(id)) => {
                     Engines::Cluster(cluster.clone(), Route::Engine(id.clone()))
                 }
                 _ if spec.names_engine() => Engines::Local(spec.engine.clone()),
                 _ => own.clone(),
-            });
+            };
         }
-        Ok(if self.opponent.names_engine() {
+        if self.opponent.names_engine() {
             Engines::Local(self.opponent.engine(&self.engine.choice()))
         } else {
             own.clone()
-        })
+        }
     }
 
     /// Both sides' budgets: the side under test's, then its opponent's.
-    pub(super) fn budgets(&self) -> Result<[Budget; 2]> {
+    pub(super) fn budgets(&self) -> [Budget; 2] {
         let own = self.limits.limits();
         let own_jitter = crate::game_threads::node_jitter_or_default(self.node_jitter, &own);
-        if let Some(spec) = self.spec()? {
-            return Ok([
+        if let Some(spec) = self.spec() {
+            return [
                 Budget {
                     limits: own,
                     node_jitter: own_jitter,
                 },
                 spec.budget_per_move(),
-            ]);
+            ];
         }
         let other = self.opponent.limits(&self.limits.as_limit_args()).limits();
         // The side's --node-jitter goes to an opponent with a node limit only.
@@ -347,7 +344,7 @@ impl Args {
                 .or(self.node_jitter.filter(|_| other.nodes.is_some())),
             &other,
         );
-        Ok([
+        [
             Budget {
                 limits: own,
                 node_jitter: own_jitter,
@@ -356,7 +353,7 @@ impl Args {
                 limits: other,
                 node_jitter: other_jitter,
             },
-        ])
+        ]
     }
 
     pub(super) fn sprt(&self) -> Result<Option<Sprt>> {

@@ -174,10 +174,10 @@ pub fn run(args: &Args) -> Result<()> {
     } else {
         Engines::Local(args.engine.choice())
     };
-    let opponent_engines = args.opponent_engines(&engines)?;
+    let opponent_engines = args.opponent_engines(&engines);
     let mut first_player = engines.start_player().context("cannot start the engine")?;
     let identity = first_player.identity();
-    let opponent_identity = if args.opponent_names_engine()? {
+    let opponent_identity = if args.opponent_names_engine() {
         opponent_engines
             .start_player()
             .context("cannot start the opponent's engine")?
@@ -185,10 +185,10 @@ pub fn run(args: &Args) -> Result<()> {
     } else {
         identity.clone()
     };
-    if let (Some(spec), Engines::Local(_)) = (args.spec()?, &opponent_engines) {
+    if let (Some(spec), Engines::Local(_)) = (args.spec(), &opponent_engines) {
         spec.check_engine_id(&opponent_identity)?;
     }
-    let budgets = args.budgets()?;
+    let budgets = args.budgets();
     let pairs = args.games.div_ceil(2);
     let suite_source = match (&args.openings, args.random_plies) {
         (Some(file), _) => SuiteSource::File(file.clone()),
