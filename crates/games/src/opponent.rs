@@ -139,13 +139,16 @@ impl OpponentSpec {
     /// # Errors
     /// A weight that is not positive.
     pub fn with_weight(self, weight: f64) -> Result<Self, OpponentError> {
-        if !(weight.is_finite() && weight > 0.0) {
-            return Err(OpponentError {
-                spec: stera_rules::excerpt(&self.text),
-                reason: format!("--weight must be a positive number, not {weight}"),
-            });
-        }
-        Ok(Self { weight, ..self })
+        // Checked by the one check of every opponent.
+        Self::new(
+            self.engine,
+            self.limits,
+            weight,
+            self.node_jitter,
+            self.engine_id,
+            &self.text,
+            self.engine_flags,
+        )
     }
 
     /// The opponent that plays `engine` at `limits` (a single-opponent pool).
