@@ -208,7 +208,7 @@ impl<S: NodeStore> Dispatcher<S> {
             Event::Search { request, answer } => {
                 self.kinds.submit_search(request, answer, self.draining);
             }
-            Event::LearnSnapshot { budgets, reply } => {
+            Event::BookSnapshot { budgets, reply } => {
                 let _ = reply.send(crate::learn::LearnLedger::snapshot(
                     self.kinds.live.store(),
                     self.kinds.live.book(),
@@ -227,6 +227,11 @@ impl<S: NodeStore> Dispatcher<S> {
                 let _ = reply.send(counted.map(|c| (c, positions)));
             }
             Event::LearnEnded => self.kinds.learn.end(),
+            Event::SelfPlayGame { game, reply } => {
+                let counted = self.kinds.count_self_play_game(&game);
+                let positions = self.kinds.live.book().len() as u64;
+                let _ = reply.send(counted.map(|c| (c, positions)));
+            }
             Event::Drain { reason } => {
                 self.draining = true;
                 self.kinds.drain();

@@ -18,7 +18,7 @@ use crate::maintenance::queue::{BackupReplyTx, ExportReplyTx};
 use crate::maintenance::{MaintenanceError, Requester};
 use crate::search::SearchAnswer;
 
-/// The answer to [`Event::LearnSnapshot`]: the book and the pool's learning counters.
+/// The answer to [`Event::BookSnapshot`]: the book and the pool's learning counters.
 pub(crate) type SnapshotReply = oneshot::Sender<
     Result<
         (
@@ -28,8 +28,8 @@ pub(crate) type SnapshotReply = oneshot::Sender<
         String,
     >,
 >;
-/// The answer to [`Event::LearnGame`]: the learning games counted in this run,
-/// and the positions the book holds now.
+/// The answer to [`Event::LearnGame`] and [`Event::SelfPlayGame`]: the games
+/// of that kind counted in this run, and the positions the book holds now.
 pub(crate) type CountReply = oneshot::Sender<Result<(u64, u64), String>>;
 
 /// Messages to a worker's stream.
@@ -82,10 +82,11 @@ pub enum Event {
         request: SearchRequest,
         answer: SearchAnswer,
     },
-    /// The learning threads ask for the book and the pool's learning counters.
-    LearnSnapshot {
+    /// The game threads (learning, self-play) ask for the book and the pool's
+    /// learning counters.
+    BookSnapshot {
         /// The pool's budgets (`1000 nodes`): opponents whose identity ends with
-        /// ` at ` one of them are the pool's ledgers.
+        /// ` at ` one of them are the pool's ledgers (none for self-play).
         budgets: Vec<String>,
         reply: SnapshotReply,
     },
@@ -102,6 +103,11 @@ pub enum Event {
     /// No more learning games come (every key position settled): the games
     /// counted are the run's learning target.
     LearnEnded,
+    /// A finished self-play game to count in the self-play counters.
+    SelfPlayGame {
+        game: Box<stera_games::Game>,
+        reply: CountReply,
+    },
     /// Stop handing out jobs (shutdown); leases in flight may still complete.
     Drain {
         reason: String,

@@ -14,7 +14,7 @@ use tonic::Status;
 
 use crate::leases::{Job as LeasedJob, LeaseId, StreamId};
 use crate::observe;
-use crate::play::{GameTicket, PlayJobs, PlaySettings};
+use crate::play::{PlaySettings, SelfPlayLedger};
 use crate::registry::{Registry, RejectReason};
 use crate::search::{SearchAnswer, SearchJobs, SearchTicket};
 use crate::think::{Intake, ParkedLeaf, ThinkJobs};
@@ -28,9 +28,8 @@ use crate::workers::SHUTTING_DOWN;
 pub(crate) enum Ticket {
     /// A leaf to evaluate.
     Think(Leaf),
-    /// A game to play.
-    Play(GameTicket),
-    /// One move for a client's game.
+    /// One move of a game: a client's, or the coordinator's own (learning,
+    /// self-play).
     Search(SearchTicket),
 }
 
@@ -38,7 +37,6 @@ pub(crate) enum Ticket {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Kind {
     Think,
-    Play,
     Search,
 }
 
@@ -48,7 +46,6 @@ impl Kind {
     pub(crate) fn work(self) -> &'static str {
         match self {
             Kind::Think => "evaluation",
-            Kind::Play => "game",
             Kind::Search => "search",
         }
     }
@@ -56,7 +53,6 @@ impl Kind {
     fn name(self) -> &'static str {
         match self {
             Kind::Think => "think",
-            Kind::Play => "play",
             Kind::Search => "search",
         }
     }
@@ -66,7 +62,6 @@ impl Ticket {
     pub(crate) fn kind(&self) -> Kind {
         match self {
             Ticket::Think(_) => Kind::Think,
-            Ticket::Play(_) => Kind::Play,
             Ticket::Search(_) => Kind::Search,
         }
     }
@@ -75,12 +70,7 @@ impl Ticket {
     pub(crate) fn describe(&self) -> String {
         match self {
             Ticket::Think(leaf) => leaf.sfen(),
-            Ticket::Play(game) => format!(
-                "game from {} after {} book moves",
-                game.start_sfen,
-                game.opening.len()
-            ),
-            Ticket::Search(search) => format!("search for a client ({search})"),
+            Ticket::Search(search) => format!("search for a game ({search})"),
         }
     }
 
@@ -94,13 +84,12 @@ impl Ticket {
 }
 
 /// What the lease table keeps of a voided ticket: a think leaf without its game
-/// history; a play ticket (small); of a search, nothing (its move history may be
+/// history; of a search, nothing (its move history may be
 /// long, and the memories of up to 200,000 voided leases stay: a search was put
 /// back when its lease was voided, so a late answer is not needed).
 #[derive(Debug, Clone)]
 pub(crate) enum TicketMemo {
     Think(ParkedLeaf),
-    Play(GameTicket),
     Search,
 }
 
@@ -109,7 +98,6 @@ impl TicketMemo {
     pub(crate) fn into_ticket(self) -> Result<Ticket, String> {
         Ok(match self {
             TicketMemo::Think(parked) => Ticket::Think(parked.unpark()?),
-            TicketMemo::Play(game) => Ticket::Play(game),
             TicketMemo::Search => {
                 return Err(
                     "a late answer to a search whose lease ended: the search was handed out again"
@@ -126,7 +114,6 @@ impl LeasedJob for Ticket {
     fn memo(&self) -> TicketMemo {
         match self {
             Ticket::Think(leaf) => TicketMemo::Think(ParkedLeaf::park(leaf)),
-            Ticket::Play(game) => TicketMemo::Play(game.clone()),
             Ticket::Search(_) => TicketMemo::Search,
         }
     }
@@ -152,9 +139,14 @@ pub(crate) struct Kinds<S: NodeStore> {
     /// and games are stored into it.
     pub(crate) live: LiveBook<S>,
     pub(crate) think: ThinkJobs,
-    pub(crate) play: PlayJobs,
+    pub(crate) play: SelfPlayLedger,
     pub(crate) search: SearchJobs,
     pub(crate) learn: crate::learn::LearnLedger,
+    /// Ids of the games counted (self-play and learning share one space).
+    game_ids: GameIds,
+    /// The last plan left slots thinking could not use (its limit reached,
+    /// nothing to select): with a games target, self-play takes them.
+    thinking_idle: bool,
     registry: Arc<Registry>,
     /// Nothing could be selected while nothing was in flight.
     stalled: bool,
@@ -176,13 +168,15 @@ impl<S: NodeStore> Kinds<S> {
         learn: crate::learn::LearnLedger,
         registry: Arc<Registry>,
     ) -> Result<Self, String> {
-        let play = PlayJobs::new(play, &live.config().roots)?;
+        let play = SelfPlayLedger::new(play)?;
         Ok(Self {
             live,
             think: ThinkJobs::new(selector, limits, think_limit),
             play,
             search: SearchJobs::new(limits),
             learn,
+            game_ids: GameIds::default(),
+            thinking_idle: false,
             registry,
             stalled: false,
             empty_selections: 0,
@@ -196,14 +190,13 @@ impl<S: NodeStore> Kinds<S> {
 
     /// Think leases among `in_flight` leases in all.
     pub(crate) fn think_in_flight(&self, in_flight: usize) -> usize {
-        in_flight.saturating_sub(self.play.in_flight() + self.search.in_flight())
+        in_flight.saturating_sub(self.search.in_flight())
     }
 
     /// The job message of `ticket` under lease `id`.
     pub(crate) fn job(&self, id: LeaseId, ticket: &Ticket, deadline_ms: u64) -> Job {
         match ticket {
             Ticket::Think(leaf) => self.think.job(id, leaf, deadline_ms),
-            Ticket::Play(game) => self.play.job(id, game, deadline_ms),
             Ticket::Search(search) => SearchJobs::job(id, search, deadline_ms),
         }
     }
@@ -212,7 +205,6 @@ impl<S: NodeStore> Kinds<S> {
     pub(crate) fn put_back(&mut self, ticket: &Ticket) {
         match ticket {
             Ticket::Think(leaf) => ThinkJobs::put_back(&mut self.live, leaf),
-            Ticket::Play(_) => self.play.put_back(Instant::now()),
             Ticket::Search(search) => self.search.put_back(search, false, ""),
         }
     }
@@ -266,18 +258,6 @@ impl<S: NodeStore> Kinds<S> {
                 let intake = ThinkJobs::intake(live, stream, id, leaf, result, now_unix, held);
                 Settled::Think(intake)
             }
-            (Ticket::Play(game), Some(job_result::Kind::Play(play))) => {
-                let book = self.live.book();
-                let counted = match self.play.receive(&game, play, book, held) {
-                    Ok(counted) => counted,
-                    Err(why) => return Settled::Rejected(RejectReason::InvalidGame, why),
-                };
-                let store = self.live.store_mut();
-                match self.play.commit(store, id, &counted, &self.registry) {
-                    Ok(()) => Settled::Done,
-                    Err(why) => Settled::Rejected(RejectReason::StoreFailed, why),
-                }
-            }
             (Ticket::Search(search), Some(job_result::Kind::Search(answer))) => {
                 match self
                     .search
@@ -307,20 +287,15 @@ impl<S: NodeStore> Kinds<S> {
 
     /// What to hand out for `free` slots with `in_flight` leases out, once the
     /// dispatcher gave searches their workers (a game waits on each, and each
-    /// goes to a worker of its route): games by their share of the slot time,
-    /// leaves for the rest; with a games target, slots thinking cannot use
-    /// (its limit reached, nothing to select) play too. With `writable` false
-    /// (the store's disk is full) nothing goes out here: only searches, which
-    /// store nothing.
+    /// goes to a worker of its route): leaves, where learning games left the
+    /// book first. With `writable` false (the store's disk is full) nothing
+    /// goes out here: only searches, which store nothing.
     pub(crate) fn plan(&mut self, free: usize, in_flight: usize, writable: bool) -> Vec<Ticket> {
-        let mut tickets = Vec::new();
         if free == 0 || !writable {
-            return tickets;
+            return Vec::new();
         }
         let think_in_flight = self.think_in_flight(in_flight);
-        let capacity = in_flight + free;
-        let mut games = self.play.wanted(capacity, Instant::now()).min(free);
-        let think = (free - games).min(self.think.room(think_in_flight));
+        let think = free.min(self.think.room(think_in_flight));
         let leaves = if think > 0 {
             // Where learning games left the book first (their share), then
             // the selection.
@@ -332,7 +307,8 @@ impl<S: NodeStore> Kinds<S> {
         } else {
             Vec::new()
         };
-        if think > 0 && leaves.is_empty() && think_in_flight == 0 && games == 0 {
+        self.thinking_idle = leaves.len() < free;
+        if think > 0 && leaves.is_empty() && think_in_flight == 0 && self.play.in_flight() == 0 {
             self.empty_selections += 1;
             if self.empty_selections >= 2 && !self.stalled {
                 self.stalled = true;
@@ -341,18 +317,14 @@ impl<S: NodeStore> Kinds<S> {
         } else if !leaves.is_empty() {
             self.empty_selections = 0;
         }
-        if self.play.has_target() {
-            games = games.max((free - leaves.len()).min(self.play.room()));
-        }
-        tickets.reserve(games + leaves.len());
-        for _ in 0..games {
-            match self.play.ticket(Instant::now()) {
-                Some(t) => tickets.push(Ticket::Play(t)),
-                None => break,
-            }
-        }
-        tickets.extend(leaves.into_iter().map(Ticket::Think));
-        tickets
+        leaves.into_iter().map(Ticket::Think).collect()
+    }
+
+    /// Tells the self-play games how many may play at once with `capacity`
+    /// slots in all (see [`SelfPlayLedger::set_wanted`]).
+    pub(crate) fn set_games_wanted(&self, capacity: usize) {
+        self.play
+            .set_wanted(capacity, self.thinking_idle || self.stalled);
     }
 
     /// Up to `n` leaves from the selector (timed for the metrics).
@@ -370,11 +342,6 @@ impl<S: NodeStore> Kinds<S> {
         }
     }
 
-    /// Takes a finished opening snapshot and starts a new one when due.
-    pub(crate) fn refresh(&mut self) {
-        self.play.refresh(self.live.book());
-    }
-
     /// Whether the run is done with `in_flight` leases out: the think limit
     /// reached and stored and the games target met, or stalled with no game out.
     pub(crate) fn done(&self, in_flight: usize) -> bool {
@@ -386,6 +353,16 @@ impl<S: NodeStore> Kinds<S> {
                 && self.learn.done())
     }
 
+    /// Counts a finished self-play game in the store's self-play counters (see
+    /// [`crate::play`]); the self-play games counted in this run.
+    pub(crate) fn count_self_play_game(&mut self, game: &stera_games::Game) -> Result<u64, String> {
+        let counts = self.play.counts(game, self.live.book())?;
+        let id = self.game_ids.next(self.live.store())?;
+        self.play
+            .count(self.live.store_mut(), id, game, &counts, &self.registry)
+            .inspect_err(|e| tracing::error!(error = %e, "cannot count a self-play game"))
+    }
+
     /// Counts a finished learning game in the store (see [`crate::learn`]);
     /// the games counted in this run.
     pub(crate) fn count_learning_game(
@@ -395,7 +372,7 @@ impl<S: NodeStore> Kinds<S> {
     ) -> Result<u64, String> {
         let counted = self
             .learn
-            .count(self.live.store_mut(), identity, counts)
+            .count(self.live.store_mut(), &mut self.game_ids, identity, counts)
             .inspect_err(|e| tracing::error!(error = %e, "cannot count a learning game"))?;
         self.registry
             .counters
@@ -405,6 +382,32 @@ impl<S: NodeStore> Kinds<S> {
             .learning
             .set_opponents(self.learn.opponents().to_vec());
         Ok(counted)
+    }
+}
+
+/// The ids of the games a run counts: after every id of the store (read at
+/// the first game), so that a game is counted once and no later run reuses an
+/// id. Self-play and learning games share them.
+#[derive(Debug, Default)]
+pub(crate) struct GameIds {
+    next: Option<u64>,
+}
+
+impl GameIds {
+    /// The next id.
+    ///
+    /// # Errors
+    /// The store's ids cannot be read.
+    pub(crate) fn next<S: NodeStore>(&mut self, store: &S) -> Result<u64, String> {
+        let id = match self.next {
+            Some(id) => id,
+            None => {
+                let stored = store.max_game_id().map_err(|e| e.to_string())?;
+                stera_games::learning_run::first_game_id(stored)
+            }
+        };
+        self.next = Some(id.saturating_add(1));
+        Ok(id)
     }
 }
 

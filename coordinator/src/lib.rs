@@ -5,7 +5,10 @@
 //!   the registry; every change arrives there as an event (`handle`: the events
 //!   and the typed requests other tasks send).
 //! * `kinds`: the ticket a lease carries and every per-kind dispatch; the kinds
-//!   themselves in `think`, `play` and `search`.
+//!   themselves in `think` and `search`.
+//! * The coordinator's own games, every move a search job (`game_search`):
+//!   learning games (`learn`) and self-play games (`self_play` plays them,
+//!   `play` counts them); one id space for both (`kinds::GameIds`).
 //! * [`leases`]: the lease table (credits, leases, heartbeats, expiry, idempotent
 //!   completion), knowing nothing of what a job is; `blame`: failures per worker
 //!   and per position; `workers`: the open streams; `thinkers`: which engines at
@@ -29,6 +32,7 @@ pub(crate) mod cli;
 pub(crate) mod closed;
 pub(crate) mod dashboard;
 pub mod dispatcher;
+pub(crate) mod game_search;
 pub(crate) mod handle;
 pub(crate) mod kinds;
 pub(crate) mod learn;
@@ -42,6 +46,7 @@ pub(crate) mod play;
 pub(crate) mod progress;
 pub mod registry;
 pub(crate) mod search;
+pub(crate) mod self_play;
 pub(crate) mod server;
 pub(crate) mod service;
 pub(crate) mod status;
@@ -171,7 +176,7 @@ pub async fn run(args: CoordinatorArgs, export: Option<ExportFn<SledStore>>) -> 
         .store_mut()
         .lease_secret()
         .context("cannot read or make the store's lease secret")?;
-    let config = cli::dispatch_config(&args, play, lease_secret);
+    let config = cli::dispatch_config(&args, play.clone(), lease_secret);
     let ledger = live.store().export_ledger();
     // Set by a signal during the final export: the dispatcher then does not wait
     // for the maintenance thread (the export writes a temporary file, never the
@@ -233,6 +238,10 @@ pub async fn run(args: CoordinatorArgs, export: Option<ExportFn<SledStore>>) -> 
     )
     .await
     .map_err(|e| anyhow::anyhow!("cannot start learning games: {e}"))?;
+    let self_play =
+        self_play::SelfPlayDriver::start(handle.clone(), registry.clone(), play, &roots)
+            .await
+            .map_err(|e| anyhow::anyhow!("cannot start self-play games: {e}"))?;
     let periodic = args.export.as_ref().zip(export_every).map(|(path, every)| {
         schedule::periodic_export(handle.clone(), every, cli::export_request(&args, path))
     });
@@ -265,6 +274,7 @@ pub async fn run(args: CoordinatorArgs, export: Option<ExportFn<SledStore>>) -> 
     )
     .await;
     learning.stop().await;
+    self_play.stop().await;
     status.stop().await;
     let thought = progress.borrow().thought;
     let mut export_result = Ok(());

@@ -1,52 +1,51 @@
-//! What a play job is: a game from a root of the book. The coordinator samples the
-//! opening from the book (both sides follow it, by the softmax of the exported
-//! minimax values, as `book-tools match` does), the worker plays the rest with its
-//! engine on both sides and reports the whole game, and the coordinator checks the
-//! game with the same rules ([`stera_games::verify`]) before every book position it
-//! passed through gets the result, durably, in the store.
+//! Self-play games: the book against itself, one opponent among the others
+//! the coordinator plays (learning's engines), counted in the self-play
+//! counters every book position keeps (the ones `--export-weights ndf` reads).
 //!
-//! Openings come from an analysed snapshot of the book ([`AnalysedBook`]: the same
-//! values the export writes), rebuilt on a thread of its own when the live book has
-//! grown enough ([`stera_games::learning_run::book_grew_enough`], the rule
-//! learning reads a growing book by too), so the dispatcher never waits for an
-//! analysis. Results count against the live book.
+//! A self-play game is a game job like a learning game: the coordinator plays
+//! it on threads of its own ([`crate::self_play`]), each engine move one search
+//! job answered by a worker that thinks for the book ([`crate::game_search`]),
+//! under its own [`stera_games::Referee`]. The opening is sampled from the
+//! book's exported values on both sides (softmax, as `book-tools match` does),
+//! the engines play on from where it ends. Workers never see a whole game, so
+//! the game counted is the one the coordinator refereed, not a worker's claim.
 //!
-//! Like [`crate::think`], this module never sees a stream or a lease table.
+//! This half lives with the dispatcher (the one owner of the store): how many
+//! games the slots want ([`PlayGate`]), and counting a finished game durably
+//! under a game id of its own ([`SelfPlayLedger::count`]).
 
 use std::collections::HashSet;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::mpsc::{Receiver, TryRecvError};
-use std::time::Instant;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
-use rand::rngs::StdRng;
-use rand::{Rng, SeedableRng};
-use stera_book::{Book, BookError, GameCounts, NodeStore};
-use stera_games::{AnalysedBook, GameResult, GameRules, Outcome, SoftmaxPolicy};
-use stera_proto::v1::{Job, Limits, PlayJob, PlayResult, job};
-use stera_rules::{Key, Move, Position};
+use stera_book::{Book, GameCounts, NodeStore};
+use stera_engine::Limits;
+use stera_games::{Game, GameResult, GameRules, Outcome};
+use stera_rules::Key;
 
-use crate::leases::LeaseId;
 use crate::registry::Registry;
 
-/// The operator's settings for games.
+/// The operator's settings for self-play games.
 #[derive(Debug, Clone)]
 pub struct PlaySettings {
     /// Fraction of the cluster's slots that play (0 = no games).
     pub share: f64,
-    /// Stop handing out play jobs after this many counted games in this run.
+    /// Stop starting games after this many counted games in this run.
     pub games: Option<u64>,
-    /// The engines' budget per move.
+    /// The engines' budget per move (none: the think limits).
     pub limits: Limits,
-    /// The game rules, the same for the worker and the check here.
+    /// The game rules.
     pub rules: GameRules,
     /// Softmax temperature (centipawns) of the opening sampling.
     pub temperature: f64,
     /// Counted games are appended here (one USI line each), if set: opened at
     /// start (`--out-games`), so the file stays the one checked then.
-    pub games_out: Option<std::sync::Arc<stera_book::store_path::BoundOutput>>,
-    /// Seed of the opening draws.
+    pub games_out: Option<Arc<stera_book::store_path::BoundOutput>>,
+    /// Seed of the opening draws: game `i` of a run draws from the seed and `i`.
     pub seed: u64,
+    /// Shared with the game threads.
+    pub gate: Arc<PlayGate>,
 }
 
 impl Default for PlaySettings {
@@ -59,28 +58,55 @@ impl Default for PlaySettings {
             temperature: stera_games::book::DEFAULT_TEMPERATURE,
             games_out: None,
             seed: stera_games::DEFAULT_PLAY_SEED,
+            gate: Arc::default(),
         }
     }
 }
 
-/// A play job's payload under its lease: where the game starts and the opening.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct GameTicket {
-    pub start_sfen: String,
-    pub opening: Vec<Move>,
+impl PlaySettings {
+    /// Whether the run plays self-play games at all.
+    #[must_use]
+    pub fn enabled(&self) -> bool {
+        self.share > 0.0
+    }
 }
 
-/// A checked game, ready to count.
-#[derive(Debug, Clone)]
-pub struct CountedGame {
-    pub result: GameResult,
-    pub plies: usize,
-    /// Each book position the game passed through (once), with its result from
-    /// the side to move's view there.
-    pub counts: Vec<(Key, GameCounts)>,
-    /// The game as `--out-games` writes it (its extension chooses the format,
-    /// [`stera_games::games_file`]); empty without `--out-games`.
-    pub line: String,
+/// How many self-play games the slots want at once (the dispatcher's word)
+/// and how many are being played (the game threads').
+///
+/// Each game holds at most one search, one slot, at a time, so games at once
+/// are slots: `--play-share` of the slots, or every slot while thinking
+/// cannot use them and a games target is set.
+#[derive(Debug, Default)]
+pub struct PlayGate {
+    wanted: AtomicUsize,
+    playing: AtomicUsize,
+}
+
+impl PlayGate {
+    /// Games the slots want at once now.
+    #[must_use]
+    pub fn wanted(&self) -> usize {
+        self.wanted.load(Ordering::Relaxed)
+    }
+
+    /// Games being played now.
+    #[must_use]
+    pub fn playing(&self) -> usize {
+        self.playing.load(Ordering::Acquire)
+    }
+
+    /// A game starts; [`Self::ended`] when it is counted or given up.
+    pub fn started(&self) {
+        self.playing.fetch_add(1, Ordering::AcqRel);
+    }
+
+    /// A game ended (counted, failed or given up).
+    pub fn ended(&self) {
+        let _ = self
+            .playing
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| n.checked_sub(1));
+    }
 }
 
 /// The players' name in a CSA games file: both sides are the book and the
@@ -93,7 +119,6 @@ pub struct GameTally {
     pub black: u64,
     pub white: u64,
     pub draws: u64,
-    pub rejected: u64,
 }
 
 impl GameTally {
@@ -102,63 +127,35 @@ impl GameTally {
     pub fn counted(&self) -> u64 {
         self.black + self.white + self.draws
     }
+
+    fn add(&mut self, result: &GameResult) {
+        match result.outcome {
+            Outcome::BlackWins => self.black += 1,
+            Outcome::WhiteWins => self.white += 1,
+            Outcome::Draw => self.draws += 1,
+        }
+    }
 }
 
-/// The play jobs of a run.
-pub struct PlayJobs {
+/// The dispatcher's half of self-play: the games wanted, and counting.
+pub struct SelfPlayLedger {
     settings: PlaySettings,
-    roots: Vec<Position>,
-    next_root: usize,
-    rng: StdRng,
-    /// The analysed snapshot openings are sampled from.
-    snapshot: Option<Arc<AnalysedBook>>,
-    /// Book size when the snapshot (or the one being built) was taken.
-    snapshot_len: Option<usize>,
-    building: Option<Receiver<Result<AnalysedBook, String>>>,
-    in_flight: usize,
     tally: GameTally,
-    /// Slot-seconds of play owed (positive) or overdrawn (negative): see [`Self::wanted`].
-    credit: f64,
-    /// When the credit was last brought up to date, and the capacity then.
-    accrued_at: Option<Instant>,
-    capacity: usize,
     /// Set at the first write to `--out-games` that failed: the file holds the
     /// games before it, whole, and no later game is written to it.
     games_out_stopped: bool,
 }
 
-impl PlayJobs {
-    /// Play jobs from `roots` (position commands, as the run configuration holds them).
-    ///
+impl SelfPlayLedger {
     /// # Errors
-    /// A root that is not a position.
-    pub fn new(settings: PlaySettings, roots: &[String]) -> Result<Self, String> {
-        let roots = roots
-            .iter()
-            .map(|r| Position::from_position_command(r).map_err(|e| format!("root `{r}`: {e}")))
-            .collect::<Result<Vec<_>, _>>()?;
+    /// Game rules that make no sense.
+    pub fn new(settings: PlaySettings) -> Result<Self, String> {
         settings.rules.check().map_err(|e| e.to_string())?;
         Ok(Self {
-            rng: StdRng::seed_from_u64(settings.seed),
             settings,
-            roots,
-            next_root: 0,
-            snapshot: None,
-            snapshot_len: None,
-            building: None,
-            in_flight: 0,
             tally: GameTally::default(),
-            credit: 0.0,
-            accrued_at: None,
-            capacity: 0,
             games_out_stopped: false,
         })
-    }
-
-    /// Whether this run plays at all.
-    #[must_use]
-    pub fn enabled(&self) -> bool {
-        self.settings.share > 0.0 && !self.roots.is_empty()
     }
 
     /// Games of this run.
@@ -167,196 +164,56 @@ impl PlayJobs {
         self.tally
     }
 
-    /// Play leases outstanding.
+    /// Games being played.
     #[must_use]
     pub fn in_flight(&self) -> usize {
-        self.in_flight
+        self.settings.gate.playing()
     }
 
-    /// Whether a games target was set (then slots that thinking leaves idle play).
-    #[must_use]
-    pub fn has_target(&self) -> bool {
-        self.settings.games.is_some()
+    /// Tells the game threads how many games to play at once, with
+    /// `capacity` slots in all (held and free): `--play-share` of them (at
+    /// least one), or all of them while `thinking_idle` (thinking could not
+    /// use the slots it had: its limit reached, nothing to select) and a games
+    /// target is set, so that a run that ends at its target gets there.
+    pub fn set_wanted(&self, capacity: usize, thinking_idle: bool) {
+        let wanted = if !self.settings.enabled() || capacity == 0 || self.target_reached() {
+            0
+        } else if thinking_idle && self.settings.games.is_some() {
+            capacity
+        } else {
+            ((self.settings.share * capacity as f64).ceil() as usize).max(1)
+        };
+        self.settings.gate.wanted.store(wanted, Ordering::Relaxed);
     }
 
-    /// How many games to start now, with `capacity` slots in all (held and free).
-    ///
-    /// Games take far longer than evaluations, so a share of the *jobs* would not
-    /// be a share of the *slots*; and with fewer slots than `1 / share`, a share of
-    /// the slots in flight rounds to nothing or everything. A leaky bucket of slot
-    /// time settles both: it fills at `share × capacity` slot-seconds per second,
-    /// drains at one per game in flight, and a game may start while it is not
-    /// overdrawn. In the long run games hold `share` of the slot time.
-    pub fn wanted(&mut self, capacity: usize, now: Instant) -> usize {
-        self.accrue(now);
-        self.capacity = capacity;
-        if !self.enabled() || capacity == 0 || self.credit < 0.0 {
-            return 0;
-        }
-        let target = self.settings.share * capacity as f64;
-        let room = (target.ceil() as usize).saturating_sub(self.in_flight);
-        room.max(usize::from(self.in_flight == 0)).min(self.room())
+    fn target_reached(&self) -> bool {
+        self.settings
+            .games
+            .is_some_and(|target| self.tally.counted() >= target)
     }
 
-    /// Brings the credit up to `now` with the games in flight since the last time
-    /// (called whenever that number changes, so the integral is exact).
-    fn accrue(&mut self, now: Instant) {
-        let dt = self
-            .accrued_at
-            .map_or(0.0, |t| now.saturating_duration_since(t).as_secs_f64());
-        self.accrued_at = Some(now);
-        let capacity = self.capacity as f64;
-        let target = self.settings.share * capacity;
-        // Bounded both ways: idle hours must not buy a burst of games, and a long
-        // game must not block play for days after it.
-        self.credit = (self.credit + dt * (target - self.in_flight as f64))
-            .clamp(-600.0 * capacity.max(1.0), capacity.max(1.0));
-    }
-
-    /// How many more games may go out (the target counts games in flight).
-    #[must_use]
-    pub fn room(&self) -> usize {
-        if !self.enabled() || self.snapshot.is_none() {
-            return 0;
-        }
-        self.settings.games.map_or(usize::MAX, |target| {
-            let left = target.saturating_sub(self.tally.counted() + self.in_flight as u64);
-            usize::try_from(left).unwrap_or(usize::MAX)
-        })
-    }
-
-    /// Whether the games target is met (true when there is none, or no play: then
-    /// the think limit alone ends the run).
+    /// Whether the games target is met (true when there is none, or no play:
+    /// then the think limit alone ends the run).
     #[must_use]
     pub fn target_done(&self) -> bool {
-        !self.enabled()
-            || self
-                .settings
-                .games
-                .is_none_or(|target| self.tally.counted() >= target)
+        !self.settings.enabled() || self.settings.games.is_none() || self.target_reached()
     }
 
-    /// Takes a finished snapshot and starts a new one when the book has grown
-    /// enough. Cheap when nothing is due; the copy of the book tables is the only
-    /// work done on the caller's thread.
-    pub fn refresh(&mut self, book: &Book) {
-        if !self.enabled() {
-            return;
-        }
-        if let Some(rx) = &self.building {
-            match rx.try_recv() {
-                Ok(Ok(analysed)) => {
-                    tracing::info!(
-                        positions = analysed.len(),
-                        "game openings: new book snapshot"
-                    );
-                    self.snapshot = Some(Arc::new(analysed));
-                    self.building = None;
-                }
-                Ok(Err(e)) => {
-                    tracing::error!(error = %e, "game openings: the book snapshot failed");
-                    self.building = None;
-                }
-                Err(TryRecvError::Empty) => return,
-                Err(TryRecvError::Disconnected) => self.building = None,
-            }
-        }
-        let due = self.snapshot_len.is_none_or(|len| {
-            stera_games::learning_run::book_grew_enough(len as u64, book.len() as u64)
-        });
-        if !due || self.building.is_some() {
-            return;
-        }
-        self.snapshot_len = Some(book.len());
-        let copy = book.clone();
-        let (tx, rx) = std::sync::mpsc::channel();
-        let spawned = std::thread::Builder::new()
-            .name("game-openings".into())
-            .spawn(move || {
-                let _ = tx.send(AnalysedBook::new(copy).map_err(|e| e.to_string()));
-            });
-        match spawned {
-            Ok(_) => self.building = Some(rx),
-            Err(e) => tracing::error!(error = %e, "game openings: cannot start the analysis"),
-        }
-    }
-
-    /// The next game: a root in turn, and an opening sampled from the snapshot.
-    /// `None` before the first snapshot exists.
-    pub fn ticket(&mut self, now: Instant) -> Option<GameTicket> {
-        let snapshot = self.snapshot.clone()?;
-        let root = self.roots.get(self.next_root)?.clone();
-        self.next_root = (self.next_root + 1) % self.roots.len();
-        let policy = SoftmaxPolicy::new(snapshot, self.settings.temperature);
-        // Leave the engines at least one move: an opening as long as the ply limit
-        // would be a game the engines never touch.
-        let max = (self.settings.rules.ply_limit as usize).saturating_sub(1);
-        let rng = &mut self.rng;
-        let opening = stera_games::book::follow(&policy, &root, max, || rng.random::<f64>());
-        self.accrue(now);
-        self.in_flight += 1;
-        Some(GameTicket {
-            start_sfen: root.to_sfen(),
-            opening,
-        })
-    }
-
-    /// The job message for a ticket under lease `lease_id`.
-    #[must_use]
-    pub fn job(&self, lease_id: LeaseId, ticket: &GameTicket, deadline_unix_ms: u64) -> Job {
-        let (adjudicate_cp, adjudicate_plies) = self
-            .settings
-            .rules
-            .adjudication
-            .map_or((0, 0), |a| (a.threshold.unsigned_abs(), a.plies));
-        Job {
-            lease_id,
-            deadline_unix_ms,
-            kind: Some(job::Kind::Play(PlayJob {
-                start_sfen: ticket.start_sfen.clone(),
-                opening: ticket.opening.iter().map(ToString::to_string).collect(),
-                limits: Some(self.settings.limits),
-                ply_limit: self.settings.rules.ply_limit,
-                adjudicate_cp,
-                adjudicate_plies,
-            })),
-        }
-    }
-
-    /// A play lease ended (counted, rejected, expired, given back).
-    pub fn put_back(&mut self, now: Instant) {
-        self.accrue(now);
-        self.in_flight = self.in_flight.saturating_sub(1);
-    }
-
-    /// Checks a reported game against its ticket and the rules, and finds the book
-    /// positions it passed through in `book`. The lease stays counted in flight
-    /// until [`Self::put_back`].
+    /// The book positions `game` passed through in `book` (once each), with
+    /// its result from the side to move's view there.
     ///
     /// # Errors
-    /// What is wrong with the game, for the worker and the metrics.
-    pub fn check(
-        &self,
-        ticket: &GameTicket,
-        result: &PlayResult,
-        book: &Book,
-    ) -> Result<CountedGame, String> {
-        let claimed = stera_service::convert::result_from_proto(result)?;
-        let moves =
-            stera_service::convert::game_moves_from_proto(&result.moves, ticket.opening.len())?;
-        if moves.len() < ticket.opening.len()
-            || moves.iter().zip(&ticket.opening).any(|(m, o)| m.mv != *o)
-        {
-            return Err(format!(
-                "the game does not begin with the {} opening moves it was given",
-                ticket.opening.len()
-            ));
-        }
-        let verified =
-            stera_games::verify(&ticket.start_sfen, &moves, &claimed, &self.settings.rules)
-                .map_err(|e| e.to_string())?;
+    /// The game breaks the rules (a game the coordinator refereed never does).
+    pub fn counts(&self, game: &Game, book: &Book) -> Result<Vec<(Key, GameCounts)>, String> {
+        let verified = stera_games::verify(
+            &game.start_sfen,
+            &game.moves,
+            &game.result,
+            &self.settings.rules,
+        )
+        .map_err(|e| e.to_string())?;
         let mut seen = HashSet::new();
-        let counts = verified
+        Ok(verified
             .positions
             .iter()
             .filter_map(|v| {
@@ -366,103 +223,46 @@ impl PlayJobs {
                 let key = if twin { v.flipped_key } else { v.key };
                 seen.insert(key.0).then_some((key, v.side_to_move))
             })
-            .map(|(key, color)| (key, claimed.outcome.counts_for(color)))
-            .collect();
-        let line = match &self.settings.games_out {
-            Some(out) => {
-                let game = stera_games::Game {
-                    start_sfen: ticket.start_sfen.clone(),
-                    moves,
-                    result: claimed,
-                };
-                stera_games::games_file::GamesFormat::of(out.path())
-                    .entry(&game, SELF_PLAY, SELF_PLAY)
-                    .map_err(|e| e.to_string())?
-            }
-            None => String::new(),
-        };
-        Ok(CountedGame {
-            result: claimed,
-            plies: verified.plies,
-            counts,
-            line,
-        })
+            .map(|(key, color)| (key, game.result.outcome.counts_for(color)))
+            .collect())
     }
 
-    /// Counts a checked game durably (idempotent by `game_id`, the lease id);
-    /// returns whether it was new.
+    /// Counts a finished game durably under `game_id` (the store's ids, shared
+    /// with learning games) with its `counts` ([`Self::counts`]), appends it to
+    /// `--out-games`, and returns the games counted in this run.
     ///
     /// # Errors
     /// The store write failed: nothing of the game is counted.
     pub fn count<S: NodeStore>(
         &mut self,
         store: &mut S,
-        game_id: LeaseId,
-        game: &CountedGame,
-    ) -> Result<bool, BookError> {
-        let new = store.record_game(game_id, &game.counts)?;
-        if new {
-            match game.result.outcome {
-                Outcome::BlackWins => self.tally.black += 1,
-                Outcome::WhiteWins => self.tally.white += 1,
-                Outcome::Draw => self.tally.draws += 1,
-            }
-        }
-        Ok(new)
-    }
-
-    /// A reported game under its lease: the lease ends (a voided one was put
-    /// back when it was voided; a late game still counts), and the game is
-    /// checked against its ticket and the rules.
-    ///
-    /// # Errors
-    /// What is wrong with the game (counted as rejected).
-    pub(crate) fn receive(
-        &mut self,
-        ticket: &GameTicket,
-        result: &PlayResult,
-        book: &Book,
-        held: bool,
-    ) -> Result<CountedGame, String> {
-        if held {
-            self.put_back(Instant::now());
-        }
-        self.check(ticket, result, book).inspect_err(|_| {
-            self.tally.rejected += 1;
-        })
-    }
-
-    /// Counts a received game into the book (one durable store write; see
-    /// [`Self::count`]) and tells it.
-    ///
-    /// # Errors
-    /// The store write failed: the reason for the worker.
-    pub(crate) fn commit<S: NodeStore>(
-        &mut self,
-        store: &mut S,
-        lease: LeaseId,
-        game: &CountedGame,
+        game_id: u64,
+        game: &Game,
+        counts: &[(Key, GameCounts)],
         registry: &Registry,
-    ) -> Result<(), String> {
-        match self.count(store, lease, game) {
-            Ok(new) => {
-                if new {
-                    crate::observe::game_counted(
-                        registry,
-                        lease,
-                        &game.result,
-                        game.plies,
-                        game.counts.len(),
-                    );
-                    self.write_out(&game.line, registry);
-                }
-                Ok(())
-            }
-            Err(e) => {
-                crate::observe::game_store_failed(&e);
-                Err(format!("the coordinator could not store the game: {e}"))
-            }
+    ) -> Result<u64, String> {
+        let line = match &self.settings.games_out {
+            Some(out) => stera_games::games_file::GamesFormat::of(out.path())
+                .entry(game, SELF_PLAY, SELF_PLAY)
+                .map_err(|e| e.to_string())?,
+            None => String::new(),
+        };
+        let new = store.record_game(game_id, counts).map_err(|e| {
+            crate::observe::game_store_failed(&e);
+            format!("the coordinator could not store the game: {e}")
+        })?;
+        if new {
+            self.tally.add(&game.result);
+            crate::observe::game_counted(
+                registry,
+                game_id,
+                &game.result,
+                game.moves.len(),
+                counts.len(),
+            );
+            self.write_out(&line, registry);
         }
+        Ok(self.tally.counted())
     }
 
     /// Appends a counted game to `--out-games`. After the first write that
@@ -488,15 +288,17 @@ impl PlayJobs {
 /// The operator's flags for games (flattened into the coordinator's command line).
 #[derive(Debug, Clone, clap::Args)]
 pub struct PlayArgs {
-    /// Fraction of the workers' job slot time that plays games (0 to 1; 0: no
-    /// games; a worker's job slots are its engines plus its prefetch). Play
-    /// jobs start from the roots, follow the book on both sides and let the
-    /// worker's engine play on from where the book ends; every book position a
-    /// game passed through gets its result.
+    /// Fraction of the workers' job slots that play self-play games (0 to 1;
+    /// 0: no games; a worker's job slots are its engines plus its prefetch):
+    /// that many games at once, each holding one slot while its move is
+    /// searched. Games start from the roots, follow the book on both sides and
+    /// let the workers' engines play on from where the book ends, one search
+    /// job a move; every book position a game passed through gets its result.
     #[arg(long, default_value_t = 0.0, value_parser = parse_share)]
     pub play_share: f64,
-    /// Stop handing out play jobs after this many counted games in this run (the
-    /// run also ends only when this is reached). Default: no target. Formerly
+    /// Stop starting self-play games after this many counted games in this run
+    /// (the run also ends only when this is reached; while thinking cannot use
+    /// the slots, every slot plays). Default: no target. Formerly
     /// `--games` (the learning games' target is `--learn-games`).
     #[arg(long = "play-games", alias = "games", value_name = "GAMES")]
     pub games: Option<u64>,
@@ -506,9 +308,8 @@ pub struct PlayArgs {
     /// Depth limit per move in games (0: none).
     #[arg(long, value_name = "DEPTH", default_value_t = 0)]
     pub play_depth: u32,
-    /// Time per move in games, in milliseconds (0: none). With no limit at all the
-    /// worker's default budget applies (its --nodes/--depth/--time-ms, else the
-    /// built-in engine's 300,000 nodes).
+    /// Time per move in games, in milliseconds (0: none). With no limit at all
+    /// the think limits apply (--nodes/--depth/--time-ms).
     #[arg(long, value_name = "MS", default_value_t = 0)]
     pub play_time_ms: u32,
     /// Moves after which a game is a draw.
@@ -580,15 +381,17 @@ impl PlayArgs {
             share: self.play_share,
             games: self.games,
             limits: Limits {
-                nodes: self.play_nodes,
-                depth: self.play_depth,
-                time_ms: self.play_time_ms,
+                nodes: (self.play_nodes > 0).then_some(self.play_nodes),
+                depth: (self.play_depth > 0).then_some(self.play_depth),
+                time: (self.play_time_ms > 0)
+                    .then(|| std::time::Duration::from_millis(u64::from(self.play_time_ms))),
             },
             rules,
             temperature: self.play_temperature,
             // Bound at start, once the store directory exists (`lib.rs`).
             games_out: None,
             seed: self.play_seed,
+            gate: Arc::default(),
         })
     }
 }
@@ -596,47 +399,72 @@ impl PlayArgs {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use stera_proto::v1::{self, PlayedMove};
+    use stera_games::{GameMove, MoveSource, Termination};
 
-    fn jobs() -> PlayJobs {
-        let settings = PlaySettings {
-            share: 1.0,
+    fn ledger(share: f64, games: Option<u64>) -> SelfPlayLedger {
+        SelfPlayLedger::new(PlaySettings {
+            share,
+            games,
             ..PlaySettings::default()
-        };
-        PlayJobs::new(settings, &["startpos".to_owned()]).unwrap()
+        })
+        .unwrap()
     }
 
-    fn game(moves: &[&str]) -> PlayResult {
-        PlayResult {
+    fn game(moves: &[&str]) -> Game {
+        Game {
+            start_sfen: stera_rules::STARTPOS_SFEN.into(),
             moves: moves
                 .iter()
-                .map(|m| PlayedMove {
-                    usi: (*m).to_owned(),
-                    ..PlayedMove::default()
-                })
+                .map(|m| GameMove::new(m.parse().unwrap(), MoveSource::Engine))
                 .collect(),
-            outcome: v1::Outcome::BlackWins.into(),
-            termination: v1::Termination::Resignation.into(),
+            result: GameResult {
+                outcome: Outcome::BlackWins,
+                termination: Termination::Resignation,
+            },
         }
     }
 
     #[test]
-    fn a_game_must_begin_with_its_opening() {
-        let ticket = GameTicket {
-            start_sfen: stera_rules::STARTPOS_SFEN.into(),
-            opening: vec!["7g7f".parse().unwrap(), "3c3d".parse().unwrap()],
-        };
-        let book = Book::new();
-        // White resigns after the opening and one more move each way.
-        let ok = jobs().check(&ticket, &game(&["7g7f", "3c3d", "2g2f"]), &book);
-        assert_eq!(ok.unwrap().plies, 3);
-        for moves in [&["2g2f", "3c3d", "7g7f"][..], &["7g7f"][..]] {
-            let err = jobs().check(&ticket, &game(moves), &book).unwrap_err();
-            assert!(
-                err.contains("does not begin with the 2 opening moves"),
-                "{err}"
-            );
-        }
+    fn games_at_once_are_the_share_of_the_slots() {
+        let l = ledger(0.25, None);
+        l.set_wanted(10, false);
+        assert_eq!(l.settings.gate.wanted(), 3);
+        // At least one game while there is any slot.
+        l.set_wanted(1, false);
+        assert_eq!(l.settings.gate.wanted(), 1);
+        l.set_wanted(0, false);
+        assert_eq!(l.settings.gate.wanted(), 0);
+        // Idle thinking gives every slot to games only towards a target.
+        l.set_wanted(10, true);
+        assert_eq!(l.settings.gate.wanted(), 3);
+        let target = ledger(0.25, Some(5));
+        target.set_wanted(10, true);
+        assert_eq!(target.settings.gate.wanted(), 10);
+        let off = ledger(0.0, Some(5));
+        off.set_wanted(10, true);
+        assert_eq!(off.settings.gate.wanted(), 0);
+        assert!(off.target_done());
+    }
+
+    #[test]
+    fn a_counted_game_is_tallied_and_stops_at_the_target() {
+        let mut l = ledger(1.0, Some(1));
+        let mut store = stera_book::MemoryStore::new();
+        let registry = Registry::default();
+        assert!(!l.target_done());
+        let won = game(&["7g7f", "3c3d", "2g2f"]);
+        let counts = l.counts(&won, &Book::new()).unwrap();
+        let counted = l.count(&mut store, 7, &won, &counts, &registry).unwrap();
+        assert_eq!(counted, 1);
+        assert_eq!(l.tally().black, 1);
+        assert!(l.target_done());
+        l.set_wanted(10, false);
+        assert_eq!(l.settings.gate.wanted(), 0);
+        // A game the rules refuse has no counts.
+        let err = l
+            .counts(&game(&["7g7f", "7g7f"]), &Book::new())
+            .unwrap_err();
+        assert!(err.contains("7g7f"), "{err}");
     }
 
     #[test]
@@ -660,16 +488,11 @@ mod tests {
             })
             .unwrap();
         }
-        let ticket = GameTicket {
-            start_sfen: stera_rules::STARTPOS_SFEN.into(),
-            opening: Vec::new(),
-        };
         // Black wins: the start (black to move) and the twin's situation (black
         // to move in the game, so the twin's side to move) are wins.
-        let counted = jobs()
-            .check(&ticket, &game(&["7g7f", "3c3d", "2g2f"]), &book)
+        let mut counts = ledger(1.0, None)
+            .counts(&game(&["7g7f", "3c3d", "2g2f"]), &book)
             .unwrap();
-        let mut counts = counted.counts;
         counts.sort_by_key(|(k, _)| k.0);
         let mut expected = vec![
             (start.key(), GameCounts::WIN),
@@ -677,37 +500,5 @@ mod tests {
         ];
         expected.sort_by_key(|(k, _)| k.0);
         assert_eq!(counts, expected);
-    }
-
-    #[test]
-    fn the_bucket_keeps_games_at_their_share_of_slot_time() {
-        let mut p = PlayJobs::new(
-            PlaySettings {
-                share: 0.25,
-                ..PlaySettings::default()
-            },
-            &["startpos".to_owned()],
-        )
-        .unwrap();
-        p.snapshot = Some(Arc::new(AnalysedBook::new(Book::new()).unwrap()));
-        // One slot, games 3 s long: simulate a second at a time.
-        let start = Instant::now();
-        let (mut playing, mut game_left) = (0u32, 0u32);
-        for s in 0..4000u64 {
-            let now = start + std::time::Duration::from_secs(s);
-            if game_left == 0 && p.in_flight() == 1 {
-                p.put_back(now);
-            }
-            if p.in_flight() == 0 && p.wanted(1, now) == 1 {
-                assert!(p.ticket(now).is_some());
-                game_left = 3;
-            }
-            if p.in_flight() == 1 {
-                playing += 1;
-                game_left -= 1;
-            }
-        }
-        let share = f64::from(playing) / 4000.0;
-        assert!((share - 0.25).abs() < 0.02, "{share}");
     }
 }

@@ -143,12 +143,12 @@ pub(crate) fn mirror<S: NodeStore>(
     let c = &registry.counters;
     c.play_in_flight
         .store(kinds.play.in_flight() as u64, Ordering::Relaxed);
-    // The play kind counts its games; the registry shows that count.
+    // The self-play ledger counts its games; the registry shows that count
+    // (failed games are counted where they fail, by the game threads).
     let tally = kinds.play.tally();
     c.games_black.store(tally.black, Ordering::Relaxed);
     c.games_white.store(tally.white, Ordering::Relaxed);
     c.games_draw.store(tally.draws, Ordering::Relaxed);
-    c.games_rejected.store(tally.rejected, Ordering::Relaxed);
 }
 
 /// The Status RPC's answer: the registry (call [`mirror`] first), with the root

@@ -12,10 +12,12 @@ pub mod v1 {
 pub mod limits;
 
 /// The protocol version this build speaks (`Hello.protocol`). Version 2 split
-/// jobs and results by kind (think, play); version 3 added search jobs.
+/// jobs and results by kind (think, play); version 3 added search jobs;
+/// version 4 dropped play jobs (the coordinator plays every game itself, one
+/// search job a move).
 /// `ThinkResult.sfen` and `Welcome.draining` came later without a bump: both are
 /// optional in meaning (see the proto).
-pub const PROTOCOL_VERSION: u32 = 3;
+pub const PROTOCOL_VERSION: u32 = 4;
 
 impl v1::Job {
     /// A think job: evaluate every legal move of `sfen` within `limits`.

@@ -43,7 +43,7 @@ pub const MAX_SFEN_BYTES: usize = 512;
 pub const MAX_NODES: u64 = 1_000_000_000_000;
 /// Largest time budget a job may ask for, in milliseconds (one hour).
 pub const MAX_TIME_MS: u32 = 3_600_000;
-/// Most moves of one game (a play job's opening, ply limit and reported game); the
+/// Most moves of one game (a search's history); the
 /// rules core reads no longer move lists (`stera_rules::MAX_PLY`).
 pub const MAX_GAME_MOVES: usize = 10_000;
 /// Largest gRPC message either side decodes (tonic's default), in bytes.
@@ -68,10 +68,6 @@ pub enum Field {
     JobNodes,
     JobDepth,
     JobTime,
-    ResultGameMoves,
-    ResultGameMoveText,
-    JobOpening,
-    JobPlyLimit,
     ResultSearchMove,
     JobSearchMoves,
     SearchSfen,
@@ -83,7 +79,7 @@ pub enum Field {
 
 impl Field {
     /// Every field, in label order.
-    pub const ALL: [Self; 25] = [
+    pub const ALL: [Self; 21] = [
         Self::HelloWorkerId,
         Self::HelloVersion,
         Self::HelloEngine,
@@ -99,10 +95,6 @@ impl Field {
         Self::JobNodes,
         Self::JobDepth,
         Self::JobTime,
-        Self::ResultGameMoves,
-        Self::ResultGameMoveText,
-        Self::JobOpening,
-        Self::JobPlyLimit,
         Self::ResultSearchMove,
         Self::JobSearchMoves,
         Self::SearchSfen,
@@ -130,10 +122,6 @@ impl Field {
             Self::JobNodes => "Job.limits.nodes",
             Self::JobDepth => "Job.limits.depth",
             Self::JobTime => "Job.limits.time_ms",
-            Self::ResultGameMoves => "JobResult.play.moves",
-            Self::ResultGameMoveText => "JobResult.play.moves.usi",
-            Self::JobOpening => "Job.play.opening",
-            Self::JobPlyLimit => "Job.play.ply_limit",
             Self::ResultSearchMove => "JobResult.search.usi",
             Self::JobSearchMoves => "Job.search.moves",
             Self::SearchSfen => "SearchRequest.start_sfen",
@@ -238,12 +226,6 @@ pub fn check_result(result: &JobResult) -> Result<(), Violation> {
                 too_large(Field::ResultMoveDepth, m.depth, MAX_DEPTH)?;
             }
         }
-        Some(job_result::Kind::Play(play)) => {
-            too_large(Field::ResultGameMoves, play.moves.len(), MAX_GAME_MOVES)?;
-            for m in &play.moves {
-                too_long(Field::ResultGameMoveText, m.usi.len(), MAX_MOVE_BYTES)?;
-            }
-        }
         Some(job_result::Kind::Search(search)) => {
             too_long(Field::ResultSearchMove, search.usi.len(), MAX_MOVE_BYTES)?;
         }
@@ -291,15 +273,6 @@ pub fn check_job(job: &Job) -> Result<(), Violation> {
         Some(job::Kind::Think(think)) => {
             too_long(Field::JobSfen, think.sfen.len(), MAX_SFEN_BYTES)?;
             check_limits(think.limits.as_ref())
-        }
-        Some(job::Kind::Play(play)) => {
-            too_long(Field::JobSfen, play.start_sfen.len(), MAX_SFEN_BYTES)?;
-            too_large(Field::JobOpening, play.opening.len(), MAX_GAME_MOVES)?;
-            for m in &play.opening {
-                too_long(Field::JobOpening, m.len(), MAX_MOVE_BYTES)?;
-            }
-            too_large(Field::JobPlyLimit, play.ply_limit as usize, MAX_GAME_MOVES)?;
-            check_limits(play.limits.as_ref())
         }
         Some(job::Kind::Search(search)) => {
             too_long(Field::JobSfen, search.start_sfen.len(), MAX_SFEN_BYTES)?;
@@ -352,7 +325,7 @@ pub fn check_job_limits(limits: &Limits) -> Result<(), Violation> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::v1::{Credit, GiveBack, Limits, MoveValue, PlayResult, PlayedMove};
+    use crate::v1::{Credit, GiveBack, Limits, MoveValue, SearchResult};
 
     fn hello() -> Hello {
         Hello {
@@ -438,30 +411,18 @@ mod tests {
             check_result(&think(moves)).unwrap_err().field,
             Field::ResultMoveDepth
         );
-        let game = |n: usize, usi: &str| JobResult {
+        let search = |usi: &str| JobResult {
             lease_id: 1,
-            kind: Some(job_result::Kind::Play(PlayResult {
-                moves: vec![
-                    PlayedMove {
-                        usi: usi.into(),
-                        ..PlayedMove::default()
-                    };
-                    n
-                ],
-                ..PlayResult::default()
+            kind: Some(job_result::Kind::Search(SearchResult {
+                usi: usi.into(),
+                ..SearchResult::default()
             })),
             ..JobResult::default()
         };
-        assert_eq!(check_result(&game(MAX_GAME_MOVES, "7g7f")), Ok(()));
+        assert_eq!(check_result(&search("P*5e")), Ok(()));
         assert_eq!(
-            check_result(&game(MAX_GAME_MOVES + 1, "7g7f"))
-                .unwrap_err()
-                .field,
-            Field::ResultGameMoves
-        );
-        assert_eq!(
-            check_result(&game(3, "7g7f7g7f7g")).unwrap_err().field,
-            Field::ResultGameMoveText
+            check_result(&search("7g7f7g7f7g")).unwrap_err().field,
+            Field::ResultSearchMove
         );
         let gb = WorkerMessage {
             msg: Some(Msg::GiveBack(GiveBack {
@@ -506,39 +467,31 @@ mod tests {
         );
         let j = Job::think(1, 0, "x".repeat(MAX_SFEN_BYTES + 1), Limits::default());
         assert_eq!(check_job(&j).unwrap_err().field, Field::JobSfen);
-        let play = |opening: Vec<String>, ply_limit, nodes| Job {
+        let search = |moves: Vec<String>, nodes| Job {
             lease_id: 1,
             deadline_unix_ms: 0,
-            kind: Some(job::Kind::Play(crate::v1::PlayJob {
+            kind: Some(job::Kind::Search(crate::v1::SearchJob {
                 start_sfen: "lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL b - 1"
                     .into(),
-                opening,
+                moves,
                 limits: Some(l(nodes, 0, 0)),
-                ply_limit,
-                ..crate::v1::PlayJob::default()
             })),
         };
-        assert_eq!(check_job(&play(vec!["7g7f".into()], 320, 1000)), Ok(()));
+        assert_eq!(check_job(&search(vec!["7g7f".into()], 1000)), Ok(()));
         assert_eq!(
-            check_job(&play(vec!["7g7f".into(); MAX_GAME_MOVES + 1], 320, 1000))
+            check_job(&search(vec!["7g7f".into(); MAX_GAME_MOVES + 1], 1000))
                 .unwrap_err()
                 .field,
-            Field::JobOpening
+            Field::JobSearchMoves
         );
         assert_eq!(
-            check_job(&play(vec!["x".repeat(20)], 320, 1000))
+            check_job(&search(vec!["x".repeat(20)], 1000))
                 .unwrap_err()
                 .field,
-            Field::JobOpening
+            Field::JobSearchMoves
         );
         assert_eq!(
-            check_job(&play(Vec::new(), u32::MAX, 1000))
-                .unwrap_err()
-                .field,
-            Field::JobPlyLimit
-        );
-        assert_eq!(
-            check_job(&play(Vec::new(), 320, MAX_NODES + 1))
+            check_job(&search(Vec::new(), MAX_NODES + 1))
                 .unwrap_err()
                 .field,
             Field::JobNodes

@@ -1,6 +1,7 @@
 //! What the worker does with a job, by kind: a think job evaluates every legal move
-//! of a position on a pooled engine ([`EvaluatorPool`]); a play job plays a game
-//! and a search job finds one move of a client's game ([`PlayerPool`]). Either runs on a blocking thread and always answers its lease:
+//! of a position on a pooled engine ([`EvaluatorPool`]); a search job finds one
+//! move of a game the coordinator plays ([`PlayerPool`]). Either runs on a
+//! blocking thread and always answers its lease:
 //! a result, or a reason to give the job back as failed (a panic included).
 
 use std::sync::Arc;
@@ -13,7 +14,7 @@ use stera_rules::Position;
 use stera_service::convert::{limits_from_proto, think_result_to_proto};
 use tokio::sync::mpsc;
 
-use crate::play::PlayerPool;
+use crate::search::PlayerPool;
 use crate::{EvaluatorPool, Stats};
 
 /// A job that finished (or failed) on a blocking thread.
@@ -59,15 +60,6 @@ pub fn spawn(job: Job, ctx: &JobContext, done: mpsc::UnboundedSender<Finished>) 
 fn run(job: &Job, ctx: &JobContext) -> Result<JobResult, String> {
     match &job.kind {
         Some(job::Kind::Think(think)) => evaluate(job.lease_id, think, ctx),
-        Some(job::Kind::Play(play)) => {
-            let limits = limits_from_proto(play.limits.as_ref(), ctx.default_limits);
-            // A game keeps the slot's engine thinking from its first move to its
-            // last: its time is engine time, as an evaluation's is.
-            let result =
-                engine_timed(&ctx.stats, || ctx.players.play(job.lease_id, play, &limits))?;
-            ctx.stats.games.fetch_add(1, Ordering::Relaxed);
-            Ok(result)
-        }
         Some(job::Kind::Search(search)) => {
             let limits = limits_from_proto(search.limits.as_ref(), ctx.default_limits);
             let result = engine_timed(&ctx.stats, || {
@@ -80,8 +72,8 @@ fn run(job: &Job, ctx: &JobContext) -> Result<JobResult, String> {
     }
 }
 
-/// Runs `work` (a game or a search on the slot's engine), counting its time as
-/// engine time.
+/// Runs `work` (a search on the slot's engine), counting its time as engine
+/// time, as an evaluation's is.
 fn engine_timed<T>(stats: &Stats, work: impl FnOnce() -> T) -> T {
     let start = Instant::now();
     let result = work();
@@ -137,7 +129,7 @@ mod tests {
     use stera_proto::v1;
 
     #[tokio::test]
-    async fn a_game_counts_as_engine_time() {
+    async fn a_search_counts_as_engine_time_and_a_game_move() {
         let choice = crate::pool::engine_choice(&[]);
         let ctx = JobContext {
             default_limits: Limits {
@@ -149,23 +141,6 @@ mod tests {
             stats: Arc::new(Stats::default()),
             told_override: Arc::default(),
         };
-        let job = Job {
-            lease_id: 7,
-            deadline_unix_ms: 0,
-            kind: Some(job::Kind::Play(v1::PlayJob {
-                start_sfen: stera_rules::STARTPOS_SFEN.into(),
-                ply_limit: 30,
-                ..v1::PlayJob::default()
-            })),
-        };
-        let (tx, mut rx) = mpsc::unbounded_channel();
-        spawn(job, &ctx, tx);
-        let finished = rx.recv().await.unwrap();
-        assert!(finished.outcome.is_ok(), "{:?}", finished.outcome);
-        assert_eq!(ctx.stats.games.load(Ordering::Relaxed), 1);
-        // 30 plies of 20,000-node searches take well over a millisecond.
-        assert!(ctx.stats.engine_ms.load(Ordering::Relaxed) > 0);
-        assert!(ctx.stats.engine_share() > 0.0);
         // A search job (a move of the coordinator's learning games) counts
         // where the summary line shows it (issue 43: `games 0` after learning).
         let search = Job {
@@ -182,6 +157,9 @@ mod tests {
         let finished = rx.recv().await.unwrap();
         assert!(finished.outcome.is_ok(), "{:?}", finished.outcome);
         assert_eq!(ctx.stats.game_moves.load(Ordering::Relaxed), 1);
+        // A 20,000-node search takes well over a millisecond.
+        assert!(ctx.stats.engine_ms.load(Ordering::Relaxed) > 0);
+        assert!(ctx.stats.engine_share() > 0.0);
         assert!(
             ctx.stats.line().contains("| game moves 1 |"),
             "{}",

@@ -9,8 +9,8 @@
 //! and leave" and the second into "give back and leave now".
 
 mod jobs;
-pub mod play;
 mod pool;
+pub mod search;
 mod session;
 mod status;
 pub mod worker_metrics;
@@ -222,7 +222,7 @@ pub async fn run(args: WorkerArgs) -> Result<()> {
             default_limits: args.limits.limits(),
             told_override: Arc::default(),
             pool,
-            players: Arc::new(play::PlayerPool::new(args.engine.choice())),
+            players: Arc::new(search::PlayerPool::new(args.engine.choice())),
             stats: stats.clone(),
         },
         stats: stats.clone(),

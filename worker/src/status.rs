@@ -16,11 +16,9 @@ pub struct Stats {
     pub connected: AtomicBool,
     pub busy: AtomicU64,
     pub evaluated: AtomicU64,
-    /// Games played (play jobs).
-    pub games: AtomicU64,
-    /// Moves searched for games the coordinator plays itself (search jobs:
-    /// its learning games, `book-tools match --coordinator`), whose games this
-    /// worker never sees whole.
+    /// Moves searched for games the coordinator plays (search jobs: its
+    /// self-play and learning games, `book-tools match --coordinator`), whose
+    /// games this worker never sees whole.
     pub game_moves: AtomicU64,
     pub acked: AtomicU64,
     pub rejected: AtomicU64,
@@ -28,7 +26,7 @@ pub struct Stats {
     pub reconnects: AtomicU64,
     /// Engine processes restarted after a crash or a time-out.
     pub restarts: AtomicU64,
-    /// Time the engines worked, in milliseconds: evaluations, games and searches.
+    /// Time the engines worked, in milliseconds: evaluations and searches.
     pub engine_ms: AtomicU64,
     /// Evaluation slots (engines).
     pub slots: AtomicU64,
@@ -44,7 +42,6 @@ impl Default for Stats {
             connected: AtomicBool::new(false),
             busy: AtomicU64::new(0),
             evaluated: AtomicU64::new(0),
-            games: AtomicU64::new(0),
             game_moves: AtomicU64::new(0),
             acked: AtomicU64::new(0),
             rejected: AtomicU64::new(0),
@@ -88,7 +85,7 @@ impl Stats {
         let secs = self.started.elapsed().as_secs_f64().max(1e-9);
         let evaluated = self.evaluated.load(Ordering::Relaxed);
         format!(
-            "{} | jobs {} | evaluated {} ({:.2}/s) | games {} | game moves {} | engine {:.1}% | acked {} | rejected {} | errors {} | reconnects {}",
+            "{} | jobs {} | evaluated {} ({:.2}/s) | game moves {} | engine {:.1}% | acked {} | rejected {} | errors {} | reconnects {}",
             if self.connected.load(Ordering::Relaxed) {
                 "connected"
             } else {
@@ -97,7 +94,6 @@ impl Stats {
             self.busy.load(Ordering::Relaxed),
             evaluated,
             evaluated as f64 / secs,
-            self.games.load(Ordering::Relaxed),
             self.game_moves.load(Ordering::Relaxed),
             self.engine_share() * 100.0,
             self.acked.load(Ordering::Relaxed),

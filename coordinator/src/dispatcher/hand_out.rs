@@ -21,7 +21,6 @@ impl<S: NodeStore> Dispatcher<S> {
         }
         // Read even without free slots, so that a full disk is told at once.
         let writable = self.space.as_mut().is_none_or(StoreSpace::writable);
-        self.kinds.refresh();
         // Start after the stream served last: a job put back (failed) then goes
         // to another stream with a free slot rather than to the same one again,
         // so a position that fails gets a second worker's opinion (blame.rs).
@@ -36,6 +35,10 @@ impl<S: NodeStore> Dispatcher<S> {
         if self.leases.any_heard() {
             wanting.retain(|(stream, _)| !self.leases.is_silent(*stream));
         }
+        // Self-play games hold a slot each while a move is searched: their
+        // number follows the slots there are.
+        let capacity = self.leases.len() + wanting.iter().map(|(_, n)| n).sum::<usize>();
+        self.kinds.set_games_wanted(capacity);
         let now = Instant::now();
         let deadline_ms = unix_ms(SystemTime::now() + self.leases.lease_time());
         // Searches first (a game waits on each), each to a worker that may
@@ -88,7 +91,7 @@ impl<S: NodeStore> Dispatcher<S> {
     fn grant(&mut self, stream: StreamId, ticket: Ticket, now: Instant, deadline_ms: u64) {
         let binding = match &ticket {
             Ticket::Think(leaf) => Binding::Think(leaf.key),
-            Ticket::Play(_) | Ticket::Search(_) => Binding::ThisRun,
+            Ticket::Search(_) => Binding::ThisRun,
         };
         let mut id = self.lease_ids.next(binding);
         while self.leases.knows(id) {

@@ -10,31 +10,29 @@ use stera_book::GameCounts;
 use stera_engine::Limits;
 use stera_games::learning_run::book_grew_enough;
 use stera_games::results_book::SettledCount;
-use stera_games::search_player::{MoveSearch, SearchAnswer, SearchQuery};
 use stera_games::{
     AnalysedBook, Budget, GameRules, LearningPolicy, LearningRun, LearningSettings, OpponentSpec,
-    ResultsBook, Route, SearchPlayer,
+    ResultsBook, Route,
 };
 use stera_rules::{Key, Position};
 use tokio::sync::oneshot;
 
 use super::LearnArgs;
+use crate::game_search::GameSearches;
 use crate::handle::{DispatcherHandle, Event};
 use crate::registry::Registry;
 
 /// Everything the learning threads share.
 struct Shared {
-    handle: DispatcherHandle,
+    /// The moves' searches, the dispatcher's handle, and the stop flag.
+    searches: GameSearches,
     /// Where the run's target, pace and key positions are published for the
     /// status line, the status document, the dashboard and the metrics.
     registry: Arc<Registry>,
-    runtime: tokio::runtime::Handle,
     /// What the run decides: openings, colours, seeds, opponents, settling.
     run: LearningRun,
     /// Who plays each opponent of the pool (by pool index).
     routes: Vec<Route>,
-    /// Routes whose searches were said to wait for a worker (once each).
-    told_waiting: std::sync::Mutex<Vec<Route>>,
     /// The learner over the book as of its last snapshot: replaced while
     /// the run grows the book ([`refresh`]), so that positions thought where
     /// games went are played and learned in the same run. A game keeps the
@@ -49,7 +47,6 @@ struct Shared {
     grow_plies: u32,
     target: u64,
     started: AtomicU64,
-    stop: AtomicBool,
     /// When the first game started, for the rate and the time left.
     began: std::time::Instant,
     /// `--learn-window`.
@@ -104,7 +101,7 @@ impl LearnDriver {
         let budgets: Vec<String> = pool.members().iter().map(OpponentSpec::budget).collect();
         let (reply, rx) = oneshot::channel();
         handle
-            .send(Event::LearnSnapshot {
+            .send(Event::BookSnapshot {
                 budgets: budgets.clone(),
                 reply,
             })
@@ -165,12 +162,14 @@ impl LearnDriver {
             stera_games::BookPolicy::describe(&policy)
         );
         let shared = Arc::new(Shared {
-            handle,
+            searches: GameSearches::new(
+                handle,
+                tokio::runtime::Handle::current(),
+                "learning games",
+            ),
             registry,
-            runtime: tokio::runtime::Handle::current(),
             run,
             routes,
-            told_waiting: std::sync::Mutex::new(Vec::new()),
             policy: std::sync::RwLock::new(Arc::new(policy)),
             budgets,
             snapshot_len: AtomicU64::new(snapshot_len),
@@ -178,7 +177,6 @@ impl LearnDriver {
             grow_plies: args.learn_grow_plies,
             target: args.learn_games,
             started: AtomicU64::new(0),
-            stop: AtomicBool::new(false),
             began: std::time::Instant::now(),
             window: args.learn_window,
             prior_games,
@@ -205,7 +203,7 @@ impl LearnDriver {
     /// waits for them.
     pub async fn stop(self) {
         if let Some(shared) = &self.shared {
-            shared.stop.store(true, Ordering::Relaxed);
+            shared.searches.stop();
         }
         let threads = self.threads;
         let _ = tokio::task::spawn_blocking(move || {
@@ -225,13 +223,13 @@ fn play_games(shared: &Shared) {
     {
         // Every thread has counted its last game: what is counted now is all
         // this run's learning.
-        let _ = shared.handle.send(Event::LearnEnded);
+        let _ = shared.searches.handle().send(Event::LearnEnded);
     }
 }
 
 fn play_until_done(shared: &Shared) {
     let mut failures_in_a_row = 0u32;
-    while !shared.stop.load(Ordering::Relaxed) && !shared.settled.load(Ordering::Acquire) {
+    while !shared.searches.stopped() && !shared.settled.load(Ordering::Acquire) {
         let index = shared.started.fetch_add(1, Ordering::Relaxed);
         if index >= shared.target {
             return;
@@ -240,7 +238,7 @@ fn play_until_done(shared: &Shared) {
             Ok(()) => failures_in_a_row = 0,
             Err(e) => {
                 // Settled meanwhile: a failed game is not played again.
-                if shared.stop.load(Ordering::Relaxed) || shared.settled.load(Ordering::Acquire) {
+                if shared.searches.stopped() || shared.settled.load(Ordering::Acquire) {
                     return;
                 }
                 // The game is played again under another index: the target
@@ -262,9 +260,8 @@ fn play_one(shared: &Shared, index: u64) -> Result<(), String> {
     let plan = shared.run.plan(index);
     let spec = &shared.run.pool().members()[plan.opponent];
     let policy = shared.policy();
-    let mut book_engine = SearchPlayer::routed(DispatchSearch { shared }, Route::Thinkers);
-    let route = shared.routes[plan.opponent].clone();
-    let mut opponent_engine = SearchPlayer::routed(DispatchSearch { shared }, route);
+    let mut book_engine = shared.searches.player(Route::Thinkers);
+    let mut opponent_engine = shared.searches.player(shared.routes[plan.opponent].clone());
     let game = shared
         .run
         .play(
@@ -323,13 +320,14 @@ fn refresh(shared: &Shared, book_len: u64) {
     let rebuilt = (|| -> Result<LearningPolicy, String> {
         let (reply, rx) = oneshot::channel();
         shared
-            .handle
-            .send(Event::LearnSnapshot {
+            .searches
+            .handle()
+            .send(Event::BookSnapshot {
                 budgets: shared.budgets.clone(),
                 reply,
             })
             .map_err(|e| e.to_string())?;
-        let (book, counts) = shared.runtime.block_on(rx).map_err(|e| e.to_string())??;
+        let (book, counts) = shared.searches.block_on(rx).map_err(|e| e.to_string())??;
         let len = book.len() as u64;
         let analysed =
             AnalysedBook::new(book).map_err(|e| format!("cannot analyse the book: {e}"))?;
@@ -396,7 +394,8 @@ fn count(
 ) -> Result<u64, String> {
     let (reply, rx) = oneshot::channel();
     shared
-        .handle
+        .searches
+        .handle()
         .send(Event::LearnGame {
             identity: identity.unwrap_or("").to_owned(),
             counts: if identity.is_some() {
@@ -408,7 +407,7 @@ fn count(
             reply,
         })
         .map_err(|e| e.to_string())?;
-    let (counted, positions) = shared.runtime.block_on(rx).map_err(|e| e.to_string())??;
+    let (counted, positions) = shared.searches.block_on(rx).map_err(|e| e.to_string())??;
     refresh(shared, positions);
     Ok(counted)
 }
@@ -482,60 +481,5 @@ fn check_and_log(
             left_secs = left,
             "learning games counted"
         );
-    }
-}
-
-/// The dispatcher's search jobs as a [`MoveSearch`]: each search waits for a
-/// worker of its route and its answer.
-struct DispatchSearch<'a> {
-    shared: &'a Shared,
-}
-
-/// A search unanswered this long is told about: a route without a worker
-/// (an opponent's engine none of whose workers is connected) waits silently.
-const WAIT_NOTE_AFTER: Duration = Duration::from_secs(10);
-
-impl MoveSearch for DispatchSearch<'_> {
-    fn search(&mut self, query: &SearchQuery<'_>) -> Result<SearchAnswer, String> {
-        let shared = self.shared;
-        if shared.stop.load(Ordering::Relaxed) {
-            return Err("the coordinator is stopping".into());
-        }
-        let request = stera_service::convert::search_request(query);
-        let reply = shared
-            .runtime
-            .block_on(async {
-                let search = shared.handle.search(request);
-                tokio::pin!(search);
-                tokio::select! {
-                    answer = &mut search => return answer,
-                    () = tokio::time::sleep(WAIT_NOTE_AFTER) => shared.waiting(query.route),
-                }
-                search.await
-            })
-            .map_err(|s| format!("search: {}", s.message()))?;
-        Ok(stera_service::convert::search_answer(reply))
-    }
-
-    fn describe(&self) -> String {
-        "the workers".to_owned()
-    }
-}
-
-impl Shared {
-    /// Says once per route that its searches wait for a worker.
-    fn waiting(&self, route: &Route) {
-        let mut told = self
-            .told_waiting
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if !told.contains(route) {
-            told.push(route.clone());
-            tracing::warn!(
-                route = %route.describe(),
-                secs = WAIT_NOTE_AFTER.as_secs(),
-                "learning games wait: no connected worker of this route answered a search; start one (a worker of that engine), or give the opponent another --engine-id"
-            );
-        }
     }
 }

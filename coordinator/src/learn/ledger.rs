@@ -14,8 +14,6 @@ pub(crate) struct LearnLedger {
     target: u64,
     /// Games counted in this run (recorded or without a book move to teach).
     counted: u64,
-    /// The next game id: above every id of the store (read at the first game).
-    next_id: Option<u64>,
     /// Where games left the book early, to be thought: the position before the
     /// opponent's reply and the reply (claimed when handed out).
     exits: std::collections::VecDeque<(Position, stera_rules::Move)>,
@@ -37,7 +35,6 @@ impl LearnLedger {
         Self {
             target,
             counted: 0,
-            next_id: None,
             exits: std::collections::VecDeque::new(),
             grow_share,
             opponents: Vec::new(),
@@ -143,17 +140,12 @@ impl LearnLedger {
     pub(crate) fn count<S: NodeStore>(
         &mut self,
         store: &mut S,
+        ids: &mut crate::kinds::GameIds,
         identity: &str,
         counts: &[(Key, GameCounts)],
     ) -> Result<u64, String> {
         if !counts.is_empty() {
-            let id = match self.next_id {
-                Some(id) => id,
-                None => {
-                    let stored = store.max_game_id().map_err(|e| e.to_string())?;
-                    stera_games::learning_run::first_game_id(stored)
-                }
-            };
+            let id = ids.next(store)?;
             let opponent = store.intern_opponent(identity).map_err(|e| e.to_string())?;
             let recorded = store
                 .record_learning_game(opponent, id, counts)
@@ -162,7 +154,6 @@ impl LearnLedger {
             if recorded {
                 self.tally(store, opponent, identity)?;
             }
-            self.next_id = Some(id.saturating_add(1));
         }
         self.counted += 1;
         Ok(self.counted)
@@ -218,12 +209,19 @@ mod tests {
             .record_learning_game(earlier, 1, &[(key, GameCounts::WIN)])
             .unwrap();
         let mut ledger = LearnLedger::new(10, 0.0);
+        let mut ids = crate::kinds::GameIds::default();
         let win = [(key, GameCounts::WIN)];
-        ledger.count(&mut store, "e at 60 nodes", &win).unwrap();
-        ledger.count(&mut store, "e at 500 nodes", &win).unwrap();
-        ledger.count(&mut store, "e at 60 nodes", &win).unwrap();
+        ledger
+            .count(&mut store, &mut ids, "e at 60 nodes", &win)
+            .unwrap();
+        ledger
+            .count(&mut store, &mut ids, "e at 500 nodes", &win)
+            .unwrap();
+        ledger
+            .count(&mut store, &mut ids, "e at 60 nodes", &win)
+            .unwrap();
         // Nothing to teach: counted, against no one.
-        assert_eq!(ledger.count(&mut store, "", &[]).unwrap(), 4);
+        assert_eq!(ledger.count(&mut store, &mut ids, "", &[]).unwrap(), 4);
         let stored: Vec<_> = store
             .opponents()
             .unwrap()

@@ -364,7 +364,7 @@ fn a_reserve_below_the_write_margin_is_raised_and_the_full_state_does_not_flap()
 /// counted on /metrics, even once space is back.
 #[test]
 fn a_full_disk_stops_the_games_file_once_and_the_run_goes_on() {
-    use crate::games::{Answer as Reply, Maker, exchange, resigning_game};
+    use crate::games::{Answer as Reply, Maker, exchange, resigning_game, wait_games_counted};
     let Some(disk) = SmallDisk::mount("4m") else {
         return;
     };
@@ -387,6 +387,8 @@ fn a_full_disk_stops_the_games_file_once_and_the_run_goes_on() {
             .collect()
     };
     assert_eq!(exchange(&c.url(), games(1)), [Reply::Ack]);
+    // The answer ends the game; the coordinator counts it, then writes it.
+    wait_games_counted(&c.url(), 1);
     let game = std::fs::read_to_string(&out).unwrap();
     assert_eq!(game.lines().count(), 1, "{game}");
     // A tmpfs gives space by pages: the file is padded to a page's end (64 KiB,
@@ -411,6 +413,7 @@ fn a_full_disk_stops_the_games_file_once_and_the_run_goes_on() {
     // Space back: the file stays as it was for the rest of the run.
     std::fs::remove_file(filler).unwrap();
     assert_eq!(exchange(&c.url(), games(1)), [Reply::Ack]);
+    wait_games_counted(&c.url(), 4);
     assert_eq!(
         gauge(&metrics, "stera_coordinator_games_unwritten_total"),
         Some(3.0)

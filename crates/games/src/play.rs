@@ -178,8 +178,9 @@ pub fn play_game_with_budgets<'a>(
     play_loop(start, opening, &mut players, books, options, budgets)
 }
 
-/// One engine on both sides, no book: a self-play game (the worker's play
-/// jobs), the same loop as every other game.
+/// One engine on both sides, no book: a self-play game (the coordinator's
+/// self-play games, both sides searched by the book's workers), the same loop
+/// as every other game.
 ///
 /// # Errors
 /// As [`play_game`].

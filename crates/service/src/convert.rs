@@ -1,17 +1,14 @@
 //! The protocol's messages to and from the domain types. Both ends of the wire
-//! convert through here, so a worker reports a game in exactly the terms the
-//! coordinator checks it in, and a limit means the same on both sides.
+//! convert through here, so a search means the same to the coordinator that asks
+//! it and the worker that answers it, and a limit means the same on both sides.
 
 use std::time::Duration;
 
 use stera_engine::{Evaluation, Limits};
 use stera_games::Route;
 use stera_games::search_player::{SearchAnswer, SearchQuery};
-use stera_games::{
-    Adjudication, Game, GameMove, GameResult, GameRules, MoveSource, Outcome, Termination,
-};
-use stera_proto::v1::{self, JobResult, MoveValue, PlayJob, PlayResult, PlayedMove};
-use stera_rules::Move;
+use stera_games::{Adjudication, GameRules};
+use stera_proto::v1::{self, JobResult, MoveValue};
 
 /// Game rules from the protocol's (and the coordinator's flags') terms: a ply
 /// limit, and adjudication beyond `adjudicate_cp` centipawns (0: none) for
@@ -25,122 +22,6 @@ pub fn game_rules(ply_limit: u32, adjudicate_cp: u32, adjudicate_plies: u32) -> 
             plies: adjudicate_plies,
         }),
     }
-}
-
-/// The game rules a play job states.
-#[must_use]
-pub fn rules_of(job: &PlayJob) -> GameRules {
-    game_rules(job.ply_limit, job.adjudicate_cp, job.adjudicate_plies)
-}
-
-/// The protocol's name for a termination.
-#[must_use]
-pub fn termination_to_proto(t: Termination) -> v1::Termination {
-    match t {
-        Termination::Mate => v1::Termination::Mate,
-        Termination::Repetition => v1::Termination::Repetition,
-        Termination::PerpetualCheck => v1::Termination::PerpetualCheck,
-        Termination::Declaration => v1::Termination::Declaration,
-        Termination::InvalidDeclaration => v1::Termination::InvalidDeclaration,
-        Termination::Resignation => v1::Termination::Resignation,
-        Termination::PlyLimit => v1::Termination::PlyLimit,
-        Termination::Adjudication => v1::Termination::Adjudication,
-    }
-}
-
-/// The rules' termination for a protocol one (`None` for unspecified).
-#[must_use]
-pub fn termination_from_proto(t: v1::Termination) -> Option<Termination> {
-    Some(match t {
-        v1::Termination::Unspecified => return None,
-        v1::Termination::Mate => Termination::Mate,
-        v1::Termination::Repetition => Termination::Repetition,
-        v1::Termination::PerpetualCheck => Termination::PerpetualCheck,
-        v1::Termination::Declaration => Termination::Declaration,
-        v1::Termination::InvalidDeclaration => Termination::InvalidDeclaration,
-        v1::Termination::Resignation => Termination::Resignation,
-        v1::Termination::PlyLimit => Termination::PlyLimit,
-        v1::Termination::Adjudication => Termination::Adjudication,
-    })
-}
-
-/// The protocol's outcome for a result.
-#[must_use]
-pub fn outcome_to_proto(o: Outcome) -> v1::Outcome {
-    match o {
-        Outcome::BlackWins => v1::Outcome::BlackWins,
-        Outcome::WhiteWins => v1::Outcome::WhiteWins,
-        Outcome::Draw => v1::Outcome::Draw,
-    }
-}
-
-/// The claimed result of a reported game.
-///
-/// # Errors
-/// An unspecified or unknown outcome or termination.
-pub fn result_from_proto(result: &PlayResult) -> Result<GameResult, String> {
-    let outcome = match v1::Outcome::try_from(result.outcome) {
-        Ok(v1::Outcome::BlackWins) => Outcome::BlackWins,
-        Ok(v1::Outcome::WhiteWins) => Outcome::WhiteWins,
-        Ok(v1::Outcome::Draw) => Outcome::Draw,
-        _ => return Err(format!("outcome {} is not a result", result.outcome)),
-    };
-    let termination = v1::Termination::try_from(result.termination)
-        .ok()
-        .and_then(termination_from_proto)
-        .ok_or_else(|| format!("termination {} is not a reason", result.termination))?;
-    Ok(GameResult {
-        outcome,
-        termination,
-    })
-}
-
-/// A finished game as a play job's result: every move (opening included) with its
-/// score, the outcome and why the game ended.
-#[must_use]
-pub fn play_result_to_proto(game: &Game) -> PlayResult {
-    PlayResult {
-        moves: game
-            .moves
-            .iter()
-            .map(|m| PlayedMove {
-                usi: m.mv.to_string(),
-                score: m.score.unwrap_or(0),
-                has_score: m.score.is_some(),
-            })
-            .collect(),
-        outcome: outcome_to_proto(game.result.outcome).into(),
-        termination: termination_to_proto(game.result.termination).into(),
-    }
-}
-
-/// The moves of a reported game; the first `opening_len` were given with the job,
-/// the rest the worker's engine chose.
-///
-/// # Errors
-/// A move that is not USI text (its number from 1 and its text).
-pub fn game_moves_from_proto(
-    moves: &[PlayedMove],
-    opening_len: usize,
-) -> Result<Vec<GameMove>, String> {
-    moves
-        .iter()
-        .enumerate()
-        .map(|(i, m)| {
-            let mv = Move::from_usi(&m.usi)
-                .map_err(|_| format!("move #{} `{}` is not a USI move", i + 1, m.usi))?;
-            let source = if i < opening_len {
-                MoveSource::Opening
-            } else {
-                MoveSource::Engine
-            };
-            Ok(GameMove {
-                mv,
-                score: m.has_score.then_some(m.score),
-                source,
-            })
-        })
-        .collect()
 }
 
 /// The engine limits of a job: its own when it carries any (a 0 field is
@@ -225,32 +106,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn results_go_there_and_back() {
-        for outcome in [Outcome::BlackWins, Outcome::WhiteWins, Outcome::Draw] {
-            for termination in [
-                Termination::Mate,
-                Termination::Repetition,
-                Termination::PerpetualCheck,
-                Termination::Declaration,
-                Termination::InvalidDeclaration,
-                Termination::Resignation,
-                Termination::PlyLimit,
-                Termination::Adjudication,
-            ] {
-                let proto = PlayResult {
-                    outcome: outcome_to_proto(outcome).into(),
-                    termination: termination_to_proto(termination).into(),
-                    ..PlayResult::default()
-                };
-                let back = result_from_proto(&proto).unwrap();
-                assert_eq!((back.outcome, back.termination), (outcome, termination));
-            }
-        }
-        let unspecified = PlayResult::default();
-        assert!(result_from_proto(&unspecified).is_err());
-    }
-
-    #[test]
     fn limits_go_there_and_back_and_none_means_the_default() {
         let limits = Limits {
             nodes: Some(1000),
@@ -268,32 +123,5 @@ mod tests {
             limits_from_proto(Some(&v1::Limits::default()), default),
             default
         );
-    }
-
-    #[test]
-    fn game_moves_keep_their_source_and_score() {
-        let moves = [
-            PlayedMove {
-                usi: "7g7f".into(),
-                score: 0,
-                has_score: false,
-            },
-            PlayedMove {
-                usi: "3c3d".into(),
-                score: -12,
-                has_score: true,
-            },
-        ];
-        let game = game_moves_from_proto(&moves, 1).unwrap();
-        assert_eq!(game[0].source, MoveSource::Opening);
-        assert_eq!(game[0].score, None);
-        assert_eq!(game[1].source, MoveSource::Engine);
-        assert_eq!(game[1].score, Some(-12));
-        let bad = [PlayedMove {
-            usi: "nonsense".into(),
-            ..PlayedMove::default()
-        }];
-        let err = game_moves_from_proto(&bad, 0).unwrap_err();
-        assert_eq!(err, "move #1 `nonsense` is not a USI move");
     }
 }

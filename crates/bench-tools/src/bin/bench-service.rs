@@ -14,10 +14,11 @@
 //! evaluation take that long (a cluster whose workers think, not one that only
 //! measures the coordinator's ceiling).
 //!
-//! With `play`, the coordinator hands out play jobs only (`--think-limit 0
-//! --play-share 1`) and the fake workers play each game instantly with random
-//! legal moves through the worker's own play code (`stera_worker::play::play`,
-//! 320-ply limit): the figure is games checked, counted and stored per second.
+//! With `play`, the coordinator plays self-play games only (`--think-limit 0
+//! --play-share 1`, 320-ply limit), one search job a move, and the fake
+//! workers answer each search at once with a random legal move: the figures
+//! are searches answered per second and games refereed, counted and stored
+//! per second.
 //!
 //! Starts the coordinator in this process on loopback over the store DB (e.g. a
 //! 1M-node book from `book-tools synth`), connects WORKERS fake workers with SLOTS
@@ -37,26 +38,7 @@ use stera_proto::v1::{JobResult, coordinator_message, worker_message};
 use stera_rules::Position;
 use stera_testkit::fake_worker::{WorkStream, client, hello_of, message, open_work};
 use stera_testkit::proc::self_rss_mb as rss_mb;
-use stera_testkit::random_mover::{RandomMover, move_values};
-
-/// Plies of the games the fake workers played (for plies per game).
-static PLIES: AtomicU64 = AtomicU64::new(0);
-static GAMES: AtomicU64 = AtomicU64::new(0);
-
-/// A whole game for a play job, played by [`RandomMover`].
-fn game(lease_id: u64, job: &stera_proto::v1::PlayJob, seed: u64) -> anyhow::Result<JobResult> {
-    let mut player = RandomMover(seed | 1);
-    let result = stera_worker::play::play(job, &mut player, &stera_engine::Limits::default())
-        .map_err(|e| anyhow::anyhow!("a random game failed: {e}"))?;
-    PLIES.fetch_add(result.moves.len() as u64, Ordering::Relaxed);
-    GAMES.fetch_add(1, Ordering::Relaxed);
-    Ok(JobResult {
-        lease_id,
-        engine: "random-mover".into(),
-        kind: Some(stera_proto::v1::job_result::Kind::Play(result)),
-        ..JobResult::default()
-    })
-}
+use stera_testkit::random_mover::move_values;
 
 fn answer(lease_id: u64, sfen: &str) -> anyhow::Result<JobResult> {
     let pos = Position::from_sfen(sfen).context("invalid SFEN from the coordinator")?;
@@ -90,8 +72,13 @@ async fn fake(
                     continue;
                 }
                 let r = match &job.kind {
-                    Some(stera_proto::v1::job::Kind::Play(play)) => {
-                        game(job.lease_id, play, job.lease_id)?
+                    Some(stera_proto::v1::job::Kind::Search(search)) => {
+                        stera_testkit::random_mover::search_answer(
+                            job.lease_id,
+                            search,
+                            job.lease_id,
+                        )
+                        .map_err(|e| anyhow::anyhow!("a bad search job: {e}"))?
                     }
                     _ => answer(job.lease_id, job.think_sfen())?,
                 };
@@ -204,6 +191,8 @@ fn main() -> anyhow::Result<()> {
         // Warm up, then measure.
         tokio::time::sleep(Duration::from_secs(2)).await;
         let a0 = acked.load(Ordering::Relaxed);
+        let games_counted = |s: stera_proto::v1::StatusReply| s.games_black + s.games_white + s.games_draw;
+        let g0 = games_counted(stera_testkit::fake_worker::status(&url, None).await);
         lat.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clear();
         let t0 = Instant::now();
         if compact_every.is_some() {
@@ -212,6 +201,7 @@ fn main() -> anyhow::Result<()> {
             tokio::time::sleep(Duration::from_secs(seconds)).await;
         }
         let n = acked.load(Ordering::Relaxed) - a0;
+        let games = games_counted(stera_testkit::fake_worker::status(&url, None).await) - g0;
         let secs = t0.elapsed().as_secs_f64();
         if let Some(dir) = &export_dir {
             export_while_running(&url, dir, &acked, n as f64 / secs).await?;
@@ -222,15 +212,18 @@ fn main() -> anyhow::Result<()> {
         let pct = |p: f64| l.get(((l.len() as f64 - 1.0) * p) as usize).copied().unwrap_or(0) as f64 / 1000.0;
         println!(
             "service mode={} results_per_s={:.0} ack_p50_ms={:.2} ack_p99_ms={:.2} workers={workers} slots={slots} in_flight_max={}",
-            if play { "play (games)" } else { "think" },
+            if play { "play (searches)" } else { "think" },
             n as f64 / secs,
             pct(0.5),
             pct(0.99),
             workers * slots
         );
         if play {
-            let games = GAMES.load(Ordering::Relaxed).max(1);
-            println!("plies_per_game={:.1}", PLIES.load(Ordering::Relaxed) as f64 / games as f64);
+            println!(
+                "games_per_s={:.1} moves_per_game={:.1}",
+                games as f64 / secs,
+                n as f64 / games.max(1) as f64
+            );
         }
         server.abort();
         Ok::<(), anyhow::Error>(())

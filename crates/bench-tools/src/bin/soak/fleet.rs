@@ -13,11 +13,11 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use stera_proto::v1::{
     Credit, GiveBack, Heartbeat, Job, JobResult, WorkerMessage, coordinator_message, job,
-    job_result, worker_message,
+    worker_message,
 };
 use stera_rules::Position;
 use stera_testkit::fake_worker::{WorkStream, client_within, hello_of, message as msg, open_work};
-use stera_testkit::random_mover::{RandomMover, move_values};
+use stera_testkit::random_mover::move_values;
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinSet;
 
@@ -153,23 +153,16 @@ pub(crate) fn answer(job: &Job) -> Result<(JobResult, Sent), String> {
             };
             Ok((result, sent))
         }
-        Some(job::Kind::Play(play)) => {
-            let mut player = RandomMover(job.lease_id | 1);
-            let game =
-                stera_worker::play::play(play, &mut player, &stera_engine::Limits::default())?;
-            let result = JobResult {
-                lease_id: job.lease_id,
-                engine: "fake".into(),
-                kind: Some(job_result::Kind::Play(game)),
-                ..JobResult::default()
-            };
+        Some(job::Kind::Search(search)) => {
+            let result =
+                stera_testkit::random_mover::search_answer(job.lease_id, search, job.lease_id)?;
             let sent = Sent {
                 play: true,
-                sfen: play.start_sfen.clone(),
+                sfen: search.start_sfen.clone(),
             };
             Ok((result, sent))
         }
-        _ => Err("the soak's fake worker answers think and play jobs only".into()),
+        _ => Err("the soak's fake worker answers think and search jobs only".into()),
     }
 }
 

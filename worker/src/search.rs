@@ -1,16 +1,14 @@
-//! Play jobs on the worker: one whole game from the coordinator's start position
-//! and opening, the worker's engine on both sides, played by the one game loop
-//! ([`stera_games::play`]) under the rules the coordinator checks the game with.
+//! Search jobs on the worker: one move of a game the coordinator plays (its
+//! learning games, its self-play games, a client's match), on a pooled engine.
+//! The game itself, its referee and its record stay with the coordinator.
 
 use std::sync::Mutex;
 use std::time::Instant;
 
 use stera_engine::choice::EngineChoice;
 use stera_engine::{Limits, Player, PlayerMove};
-use stera_games::PlayOptions;
-use stera_proto::v1::{JobResult, PlayJob, PlayResult, SearchJob, SearchResult, job_result};
+use stera_proto::v1::{JobResult, SearchJob, SearchResult, job_result};
 use stera_rules::Position;
-use stera_service::convert::{play_result_to_proto, rules_of};
 
 /// Players kept between games (an engine process is not started per game).
 pub struct PlayerPool {
@@ -26,17 +24,6 @@ impl PlayerPool {
             choice,
             idle: Mutex::new(Vec::new()),
         }
-    }
-
-    /// Plays the job's game; blocks (run it on a blocking thread). A player whose
-    /// game failed is not reused.
-    ///
-    /// # Errors
-    /// A bad job, an engine failure, a move the rules refuse.
-    pub fn play(&self, lease_id: u64, job: &PlayJob, limits: &Limits) -> Result<JobResult, String> {
-        self.with_player(lease_id, |player| {
-            play(job, player, limits).map(job_result::Kind::Play)
-        })
     }
 
     /// Searches the job's position for one move; blocks.
@@ -120,51 +107,9 @@ pub fn search(
     })
 }
 
-/// `error` and each of its causes, `: `-separated (the job's failure reason).
-fn with_causes(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut cause = error.source();
-    while let Some(c) = cause {
-        text.push_str(": ");
-        text.push_str(&c.to_string());
-        cause = c.source();
-    }
-    text
-}
-
-/// Plays one game of a play job with `player` on both sides: the one game
-/// loop of [`stera_games::play`].
-///
-/// # Errors
-/// A bad start position or opening, bad rules, an engine failure.
-pub fn play(job: &PlayJob, player: &mut dyn Player, limits: &Limits) -> Result<PlayResult, String> {
-    let start = Position::from_sfen(&job.start_sfen)
-        .map_err(|e| format!("bad start position from the coordinator: {e}"))?;
-    let mut position = start.clone();
-    let mut opening = Vec::with_capacity(job.opening.len());
-    for (i, usi) in job.opening.iter().enumerate() {
-        let mv = position
-            .parse_move(usi)
-            .map_err(|e| format!("opening move #{} `{usi}`: {e}", i + 1))?;
-        position.do_move(mv);
-        opening.push(mv);
-    }
-    let options = PlayOptions {
-        rules: rules_of(job),
-        limits: *limits,
-        ..PlayOptions::default()
-    };
-    let game = stera_games::play::play_self_game(&start, &opening, player, &options)
-        .map_err(|e| with_causes(&e))?;
-    Ok(play_result_to_proto(&game))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use stera_engine::PlayerMove;
-    use stera_games::{GameMove, MoveSource, Outcome, Termination};
-    use stera_service::convert::result_from_proto;
 
     /// Plays the first legal move until the ply limit, then resigns never.
     struct FirstMove;
@@ -189,32 +134,6 @@ mod tests {
     }
 
     #[test]
-    fn a_game_follows_the_opening_and_ends_by_the_rules() {
-        let job = PlayJob {
-            start_sfen: stera_rules::STARTPOS_SFEN.into(),
-            opening: vec!["7g7f".into(), "3c3d".into()],
-            ply_limit: 12,
-            ..PlayJob::default()
-        };
-        let result = play(&job, &mut FirstMove, &Limits::default()).unwrap();
-        assert_eq!(result.moves.len(), 12);
-        assert_eq!(result.moves[0].usi, "7g7f");
-        assert_eq!(result.moves[1].usi, "3c3d");
-        let claimed = result_from_proto(&result).unwrap();
-        assert_eq!(claimed.termination, Termination::PlyLimit);
-        assert_eq!(claimed.outcome, Outcome::Draw);
-        // The coordinator's check agrees.
-        let moves: Vec<GameMove> = result
-            .moves
-            .iter()
-            .map(|m| GameMove::new(m.usi.parse().unwrap(), MoveSource::Engine))
-            .collect();
-        let verified =
-            stera_games::verify(&job.start_sfen, &moves, &claimed, &rules_of(&job)).unwrap();
-        assert_eq!(verified.plies, 12);
-    }
-
-    #[test]
     fn a_search_answers_for_the_side_to_move_after_the_moves() {
         let job = SearchJob {
             start_sfen: stera_rules::STARTPOS_SFEN.into(),
@@ -233,17 +152,5 @@ mod tests {
         };
         let err = search(&bad, &mut FirstMove, &Limits::default()).unwrap_err();
         assert!(err.contains("move #2 `7g7f`"), "{err}");
-    }
-
-    #[test]
-    fn an_illegal_opening_is_an_error() {
-        let job = PlayJob {
-            start_sfen: stera_rules::STARTPOS_SFEN.into(),
-            opening: vec!["7g7f".into(), "7g7f".into()],
-            ply_limit: 12,
-            ..PlayJob::default()
-        };
-        let err = play(&job, &mut FirstMove, &Limits::default()).unwrap_err();
-        assert!(err.contains("opening move #2 `7g7f`"), "{err}");
     }
 }
