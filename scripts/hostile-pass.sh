@@ -544,7 +544,7 @@ swap_case swap-export "export --out D/db of a 60,000-position store, D swapped o
 swap_case swap-next "next --think-file D/db (10,000 positions), D swapped 0.5 s after start" \
     "$T/swap4" 'sleep:0.5' "$BT" next --db "$T/s/big" 10000 --think-file "$T/swap4/db"
 cp -a "$T/s/coord" "$T/swap-coord-1"
-swap_case swap-coord-games "coordinator --out-games D/db (play jobs), D swapped once a worker is connected" \
+swap_case swap-coord-games "coordinator --out-games D/db (self-play games), D swapped once a worker is connected" \
     "$T/swap5" 'worker connected' "$CO" --db "$T/swap-coord-1" --create --listen 127.0.0.1:0 --local-workers 1 \
     --play-share 1 --games 60 --play-nodes 300 --think-limit 1 --nodes 500 --status-every-secs 0 --out-games "$T/swap5/db"
 cp -a "$T/s/coord" "$T/swap-coord-2"

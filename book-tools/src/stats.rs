@@ -36,7 +36,7 @@ struct Games {
     bans: usize,
     /// Quarantine notes: SFEN, a tab, the reason.
     quarantined: Vec<String>,
-    /// Self-play games (the coordinator's play jobs); the learning games are
+    /// Self-play games (the coordinator's self-play games); the learning games are
     /// the opponents'.
     recorded: u64,
     /// Per root (in the order of the roots), from its side to move's view.
@@ -327,7 +327,7 @@ fn print_games(out: &mut dyn Write, roots: &[Root], games: &Games) -> io::Result
 }
 
 /// `games recorded   525 (0 self-play, 525 learning)`: every game the store
-/// counts, self-play games (play jobs) beside learning games (`book-tools
+/// counts, self-play games (self-play games) beside learning games (`book-tools
 /// learn`, the coordinator's `--learn-games`), whose counters are kept apart.
 fn games_recorded_line(games: &Games) -> String {
     let learning: u64 = games.opponents.iter().map(|o| o.games).sum();

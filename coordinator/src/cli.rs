@@ -90,7 +90,7 @@ pub struct CoordinatorArgs {
     #[arg(long, default_value_t = 0, value_name = "POSITIONS")]
     pub compact_every: u32,
     /// Free space (MiB) the store's file system must keep: below it the coordinator
-    /// hands out no think or play jobs (results already out are still stored in
+    /// hands out no think jobs (results already out are still stored in
     /// it), logs why, shows `stera_coordinator_store_writable 0`, and resumes
     /// when 8 MiB more than the reserve are free. sled cannot write on a full
     /// disk. At least 8, the store's own write margin: a smaller value is raised

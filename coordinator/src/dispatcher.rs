@@ -121,7 +121,7 @@ impl<S: NodeStore> Dispatcher<S> {
         self
     }
 
-    /// Holds back think and play jobs while `space` says the store's disk is full.
+    /// Holds back think jobs while `space` says the store's disk is full.
     #[must_use]
     pub fn with_store_space(mut self, space: StoreSpace) -> Self {
         self.space = Some(space);

@@ -36,18 +36,15 @@ pub enum RejectReason {
     Invalid,
     /// The store write failed; the positions were requeued.
     StoreFailed,
-    /// A reported game breaks the rules, its opening or its claimed result.
-    InvalidGame,
 }
 
 impl RejectReason {
     /// Every reason, in label order.
-    pub const ALL: [Self; 5] = [
+    pub const ALL: [Self; 4] = [
         Self::UnknownLease,
         Self::ForeignLease,
         Self::Invalid,
         Self::StoreFailed,
-        Self::InvalidGame,
     ];
 
     /// The metric label value.
@@ -58,7 +55,6 @@ impl RejectReason {
             Self::ForeignLease => "foreign_lease",
             Self::Invalid => "invalid",
             Self::StoreFailed => "store_failed",
-            Self::InvalidGame => "invalid_game",
         }
     }
 }
@@ -164,7 +160,7 @@ pub struct Counters {
     /// Games counted by this process but not in `--out-games` (its writes
     /// stopped at the first that failed).
     pub games_unwritten: AtomicU64,
-    /// Play leases outstanding.
+    /// Self-play games being played.
     pub play_in_flight: AtomicU64,
     /// Games recorded in the store (all runs).
     pub games_stored: AtomicU64,

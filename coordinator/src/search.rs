@@ -5,7 +5,7 @@
 //! position, hands it to a worker under a lease like any job, checks that the
 //! answer is a legal move (or `resign`/`win`) and passes it back. Nothing is
 //! stored: a search lost with its worker is simply searched again, and a client
-//! that gave up is forgotten. Searches go before think and play jobs because a
+//! that gave up is forgotten. Searches go before think jobs because a
 //! client's game waits on each one.
 
 use std::collections::{HashMap, VecDeque};

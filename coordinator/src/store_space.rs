@@ -4,7 +4,7 @@
 //! result (10,884 rejections in 110 s, issue 26): sled cannot store on a full
 //! disk, and once it has met one it fails until the store is reopened. So the
 //! dispatcher asks [`StoreSpace::writable`] before it hands out work: below the
-//! reserve (`--store-reserve-mb`) it hands out no think or play jobs (clients'
+//! reserve (`--store-reserve-mb`) it hands out no think jobs (clients'
 //! searches store nothing and go on), says so once in the log and the
 //! dashboard's problems, shows `stera_coordinator_store_writable 0`, and
 //! resumes by itself when space is back. Results of jobs already out are

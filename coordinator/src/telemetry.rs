@@ -110,7 +110,7 @@ pub const LEARNING_LEFT: &str = "stera_coordinator_learning_time_left_seconds";
 pub const LEARNING_KEY_POSITIONS: &str = "stera_coordinator_learning_key_positions";
 /// Plies of one counted game.
 pub const GAME_PLIES: &str = "stera_coordinator_game_plies";
-/// Play leases handed out and not yet answered.
+/// Self-play games being played (each holds at most one search job).
 pub const GAMES_IN_FLIGHT: &str = "stera_coordinator_games_in_flight";
 /// Games recorded in the book's store (every run).
 pub const BOOK_GAMES: &str = "stera_book_games";
@@ -206,7 +206,7 @@ pub fn describe() {
     );
     describe_counter!(
         RESULTS_REJECTED,
-        "Results rejected, by reason (unknown_lease, foreign_lease, invalid, store_failed, invalid_game)."
+        "Results rejected, by reason (unknown_lease, foreign_lease, invalid, store_failed)."
     );
     describe_counter!(
         RESULTS_DUPLICATE,
@@ -311,7 +311,7 @@ pub fn describe() {
     );
     describe_gauge!(
         GAMES_IN_FLIGHT,
-        "Play leases handed out to workers and not yet answered."
+        "Self-play games being played (each holds at most one search job)."
     );
     describe_gauge!(BOOK_GAMES, "Games recorded in the book's store (all runs).");
     describe_counter!(

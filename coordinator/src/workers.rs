@@ -72,7 +72,7 @@ impl Workers {
 
     /// The engine of `stream` and whether it thinks for the store: which
     /// searches it may answer ([`stera_games::Route::admits`]) and whether
-    /// think and play jobs go to it.
+    /// think jobs go to it.
     pub(crate) fn engine_of(&self, stream: StreamId) -> (&str, bool) {
         self.engines
             .get(&stream)

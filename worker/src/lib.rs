@@ -1,6 +1,7 @@
 //! The worker: connects to a coordinator, does the jobs it leases (think: evaluate
-//! every legal move of a position with an [`stera_engine::Evaluator`]; play: play a
-//! game with a [`stera_engine::Player`] on both sides), and streams the results back.
+//! every legal move of a position with an [`stera_engine::Evaluator`]; search: one
+//! move of a game the coordinator plays, with a [`stera_engine::Player`]), and
+//! streams the results back.
 //!
 //! Tasks talk over channels (as in lichess fishnet): the session task owns the gRPC
 //! stream; evaluations run on blocking threads, one per slot, each with its own

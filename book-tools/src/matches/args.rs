@@ -90,7 +90,7 @@ pub struct Args {
     /// `results`: whose learning games choose the moves: `all` (every learning
     /// opponent of the store, their games added) or a comma-separated list of
     /// opponent numbers or identities as `book-tools stats` lists them. Self-play
-    /// games (the coordinator's play jobs) never count here.
+    /// games (the coordinator's self-play games) never count here.
     #[arg(long, value_name = "LIST", default_value = "all",
           value_parser = crate::common::parse_opponents)]
     pub(super) opponents: stera_book::OpponentSelection,

@@ -15,7 +15,7 @@ pub struct LearnArgs {
     pub learn_games: u64,
     /// Learning games played at once, 1 to 256 (as `book-tools learn
     /// --learn-concurrency`). Each holds one search job at a time, and
-    /// searches go before think and play jobs: this is the number of the
+    /// searches go before think jobs: this is the number of the
     /// workers' job slots learning takes.
     #[arg(long, value_name = "N", default_value_t = stera_games::DEFAULT_LEARN_CONCURRENCY,
           value_parser = parse_learn_concurrency)]

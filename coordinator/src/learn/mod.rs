@@ -11,7 +11,7 @@
 //! coordinator's own [`stera_games::Referee`]: the game counted is the one the
 //! coordinator saw, not a worker's claim. `--learn-concurrency` games run at
 //! once, each holding at most one search: that is the share of the workers'
-//! slots learning takes (searches go before think and play jobs).
+//! slots learning takes (searches go before think jobs).
 //!
 //! Two halves, as everywhere in the coordinator: [`LearnLedger`] lives with the
 //! dispatcher (the one owner of the store) and counts a finished game durably

@@ -140,6 +140,49 @@ fn counted_learning_games_survive_a_sigkill_and_a_restart_exactly_once() {
     assert_eq!(store.games_recorded().unwrap(), 0);
 }
 
+/// Self-play is one kind of game among the others: a run that plays
+/// self-play and learning games at once counts each game once, self-play in
+/// the self-play counters and learning against its opponents, under one id
+/// space (two ledgers each taking ids after the store's largest would
+/// collide, and a learning game whose id a self-play game took is dropped).
+#[test]
+fn self_play_and_learning_games_of_one_run_are_each_counted_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("book.db");
+    common::synthetic_store(&db, 400, 100);
+    let mut args = learning_args("8");
+    args.extend([
+        "--play-share",
+        "0.5",
+        "--play-games",
+        "8",
+        "--play-nodes",
+        "60",
+    ]);
+    let mut c = Coord::start(&db, "127.0.0.1:0", &args, &[LEARN_LOG]);
+    let log = finished_log(&mut c);
+    drop(c);
+    assert!(
+        log.iter()
+            .any(|l| l.contains("learning games counted games=8")),
+        "{log:?}"
+    );
+    let learning = recorded_ids(&log);
+    assert!(!learning.is_empty(), "{log:?}");
+    assert_eq!(
+        total(&db),
+        learning.len() as u64,
+        "every learning game recorded"
+    );
+    let store = SledStore::open(&db).unwrap();
+    assert_eq!(store.games_recorded().unwrap(), 8, "every self-play game");
+    let highest = store.max_game_id().unwrap().unwrap();
+    assert!(
+        highest + 1 >= 8 + learning.len() as u64,
+        "ids {learning:?}, highest {highest}"
+    );
+}
+
 /// Fairy-Stockfish, or `None` where it is not installed (a failure under
 /// STERA_REQUIRE_ENGINES=1).
 fn fairy_stockfish() -> Option<std::path::PathBuf> {

@@ -2,7 +2,7 @@
 //!
 //! A learned move wins against someone: an engine at a budget. The counters of
 //! learning games are kept per opponent ([`NodeStore::record_learning_game`]),
-//! apart from the self-play counters of the coordinator's play jobs
+//! apart from the self-play counters of the coordinator's self-play games
 //! ([`NodeStore::record_game`]), so that a run against another opponent (another
 //! engine, or the same engine at another budget) never mixes silently into an
 //! earlier one, and a reader chooses which opponents' games it trusts

@@ -12,7 +12,7 @@
 //! only, YaneuraOu's own rule (moves within an eval margin of the best and above
 //! its side's limit, uniformly or by count), a softmax of the values, or the
 //! `count` field. [`RuledBook`] plays a source by a rule. [`SoftmaxPolicy`] is the
-//! softmax rule over a store's analysis, which the coordinator's play jobs sample
+//! softmax rule over a store's analysis, which the coordinator's self-play games sample
 //! their openings with. BENCHMARKS.md "Book strength" measures the rules.
 
 use std::sync::Arc;
@@ -501,7 +501,7 @@ impl BookPolicy for SoftmaxPolicy {
 
 /// The moves a book plays from `start` on both sides (one `uniform` number per
 /// book ply, from `draw`) until it leaves the book or `max_plies` moves: the
-/// opening a play job starts from when the same book plays both sides.
+/// opening a self-play game starts from when the same book plays both sides.
 pub fn follow(
     policy: &dyn BookPolicy,
     start: &Position,

@@ -238,8 +238,8 @@ pub fn first_game_id(max_stored: Option<u64>) -> u64 {
 }
 
 /// True when a book of `book_len` positions has grown enough since a snapshot
-/// of `snapshot_len` to be read again (learning's policy and the play jobs'
-/// openings): at least [`REFRESH_MIN_GROWTH`] positions and a
+/// of `snapshot_len` to be read again (learning's policy and the self-play
+/// games' openings): at least [`REFRESH_MIN_GROWTH`] positions and a
 /// [`REFRESH_SHARE`]th of the book, so that a 15M-position book is not cloned
 /// and analysed again for every few hundred positions.
 ///

@@ -83,7 +83,7 @@ impl ResultsBook {
 
     /// The key a position's counters are stored under ([`stera_book::Book::count_key`]):
     /// the key the book holds it by, its own or its colour-flipped twin's (as the
-    /// coordinator's play jobs count them).
+    /// coordinator's self-play games count them).
     #[must_use]
     pub fn count_key(&self, position: &Position) -> Key {
         self.analysed

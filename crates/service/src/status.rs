@@ -72,7 +72,7 @@ pub struct StatusDocument {
     pub games_draw: u64,
     /// Games of this run refused.
     pub games_rejected: u64,
-    /// Play leases handed out and not yet answered.
+    /// Self-play games being played (each holds at most one search job).
     pub games_in_flight: u64,
     /// Exports of this run written.
     pub exports_ok: u64,

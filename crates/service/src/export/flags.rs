@@ -238,7 +238,7 @@ fn results_args(names: FlagNames) -> [Arg; 3] {
             "With {by_results_flag}: whose learning games value the moves: `all` (every \
                  learning opponent of the store, their games added: the pooled estimate) or a \
                  comma-separated list of opponent numbers or identities as `book-tools stats` \
-                 lists them. Self-play games (the coordinator's play jobs) never count here"
+                 lists them. Self-play games (the coordinator's self-play games) never count here"
         ));
     [by_results, prior_games, opponents]
 }

@@ -28,8 +28,8 @@
 //! **The fleet**: `--workers` members in this process, each a tokio task with its
 //! own connection (one Work stream), 1-4 slots (`--slots`) and the protocol of the
 //! real worker: Hello, heartbeats every 10 s, every job answered after a random
-//! delay (`--think-ms`) with a value for every legal move (play jobs with a game
-//! of random legal moves through the worker's own play code), results sent once.
+//! delay (`--think-ms`) with a value for every legal move (search jobs with a
+//! random legal move), results sent once.
 //! A member stays connected for an exponentially distributed time (mean
 //! `--session-secs`), then departs in one of four ways:
 //! * **leave** (the rest): Credit 0, a GiveBack for every job in hand, up to 10 s
