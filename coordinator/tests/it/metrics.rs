@@ -598,7 +598,10 @@ fn backups_are_logged_once_and_counted_by_result() {
         let invalid = client.backup(request(&too_long)).await.unwrap_err();
         assert_eq!(invalid.code(), tonic::Code::InvalidArgument, "{invalid:?}");
     });
+    // Log records reach stderr through a queue: the three requests' lines are
+    // waited for, not assumed there once the calls returned.
     c.wait_log("backup request refused", LONG);
+    c.wait_log("b-xxx", LONG);
     let text = metrics();
     let count = |result: &str| {
         value(
