@@ -172,17 +172,25 @@ impl SearchJobs {
         if n == 0 || self.queue.is_empty() {
             return out;
         }
-        let mut kept = VecDeque::with_capacity(self.queue.len());
-        while let Some(ticket) = self.queue.pop_front() {
+        // Searches skipped (another route's) keep their order before the rest.
+        // The scan stops once `n` are found: with many games and many workers
+        // this runs for every stream with a free slot.
+        let mut skipped = VecDeque::new();
+        while out.len() < n {
+            let Some(ticket) = self.queue.pop_front() else {
+                break;
+            };
             if !self.wanted(ticket.id) {
                 self.waiting.remove(&ticket.id);
-            } else if out.len() < n && ticket.route.admits(engine, thinks) {
+            } else if ticket.route.admits(engine, thinks) {
                 out.push(ticket);
             } else {
-                kept.push_back(ticket);
+                skipped.push_back(ticket);
             }
         }
-        self.queue = kept;
+        while let Some(ticket) = skipped.pop_back() {
+            self.queue.push_front(ticket);
+        }
         self.in_flight += out.len();
         out
     }
