@@ -12,7 +12,7 @@ use crate::live_book::{Reach, RootStart};
 use crate::{BookError, LiveBook, NodeId, NodeStore};
 
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Bound {
+pub(super) enum Bound {
     Upper = 1,
     Lower = 2,
     Exact = 3,
@@ -22,20 +22,20 @@ enum Bound {
 /// scores), bound, best move index, generation. 8 bytes.
 #[derive(Clone, Copy, Default)]
 pub(super) struct CacheEntry {
-    generation: u32,
-    value: i16,
+    pub(super) generation: u32,
+    pub(super) value: i16,
     /// Bits 0..14: best move index (`NO_BEST` if none); bits 14..16: bound.
-    best_and_bound: u16,
+    pub(super) best_and_bound: u16,
 }
 
-const NO_BEST: u16 = 0x3fff;
+pub(super) const NO_BEST: u16 = 0x3fff;
 
 impl CacheEntry {
-    fn best(self) -> Option<usize> {
+    pub(super) fn best(self) -> Option<usize> {
         let b = self.best_and_bound & 0x3fff;
         (b != NO_BEST).then_some(usize::from(b))
     }
-    fn bound(self) -> Option<Bound> {
+    pub(super) fn bound(self) -> Option<Bound> {
         match self.best_and_bound >> 14 {
             1 => Some(Bound::Upper),
             2 => Some(Bound::Lower),
@@ -60,7 +60,7 @@ pub(super) fn from_node_relative(v: i32, ply: usize) -> i32 {
 
 /// Inverse of [`from_node_relative`] (what the cache stores).
 #[inline]
-fn to_node_relative(v: i32, ply: usize) -> i32 {
+pub(super) fn to_node_relative(v: i32, ply: usize) -> i32 {
     let ply = i32::try_from(ply).unwrap_or(i32::MAX / 2);
     if v >= MATE_IN_MAX_PLY {
         v + ply
@@ -72,7 +72,7 @@ fn to_node_relative(v: i32, ply: usize) -> i32 {
 }
 
 #[inline]
-fn ply_i32(ply: usize) -> i32 {
+pub(super) fn ply_i32(ply: usize) -> i32 {
     i32::try_from(ply).unwrap_or(i32::MAX / 2)
 }
 
@@ -175,6 +175,10 @@ impl Selector {
         ply: usize,
         pv_node: bool,
     ) -> Option<i32> {
+        #[cfg(test)]
+        if self.reference {
+            return self.reference_search(live, pos, node, alpha, beta, ply, pv_node);
+        }
         self.stats.nodes_visited += 1;
         let alpha_orig = alpha;
         // Any generation's best move orders the moves (it stays a good guess as the
@@ -202,8 +206,8 @@ impl Selector {
                 }
             }
         }
-        while self.move_buffers.len() <= ply {
-            self.move_buffers.push(Vec::new());
+        while self.edge_buffers.len() <= ply {
+            self.edge_buffers.push(Vec::new());
         }
         while self.pv.len() <= ply + 1 {
             self.pv.push(Vec::new());
@@ -211,18 +215,23 @@ impl Selector {
         if pv_node {
             self.pv[ply].clear();
         }
-        let mut moves = std::mem::take(&mut self.move_buffers[ply]);
-        pos.legal_moves_into(&mut moves);
+        let mut edges = std::mem::take(&mut self.edge_buffers[ply]);
+        if self
+            .edge_tables
+            .edges_into(live.book(), node, pos, &mut edges)
+        {
+            self.stats.tables_built += 1;
+        }
         let values = live.book().values(node);
-        if values.len() != moves.len() {
+        if values.len() != edges.len() {
             // Cannot happen for nodes that passed `complete`; skip rather than misread.
-            self.move_buffers[ply] = moves;
+            self.edge_buffers[ply] = edges;
             return None;
         }
         // Best move first: the cached best, else the best stored value.
         let first = entry
             .and_then(CacheEntry::best)
-            .filter(|&i| i < moves.len())
+            .filter(|&i| i < edges.len())
             .or_else(|| {
                 values
                     .iter()
@@ -234,7 +243,7 @@ impl Selector {
         let mut best = -INFINITE;
         let mut best_index: Option<usize> = None;
         let mut searched = 0usize;
-        for k in 0..=moves.len() {
+        for k in 0..=edges.len() {
             let i = if k == 0 {
                 first
             } else if k - 1 == first {
@@ -242,19 +251,25 @@ impl Selector {
             } else {
                 k - 1
             };
-            let Some(&mv) = moves.get(i) else { continue };
+            let Some(&edge) = edges.get(i) else { continue };
+            let mv = edge.mv;
             if live.skipped_by_ban(node, mv) {
                 continue;
             }
-            let child_key = pos.key_after(mv);
-            let (thought, twin) = match live.reach(pos, mv, child_key) {
+            let (thought, twin) = match edge.reach(live) {
                 Reach::InFlight if !self.count_in_flight => continue,
                 Reach::InFlight | Reach::Leaf => (None, false),
                 Reach::Thought(child, twin) => (Some(child), twin),
             };
             let (value, kind) = match thought {
                 None => (
-                    live.leaf_value(pos, node, i, mv, child_key, |v| from_node_relative(v, ply)),
+                    live.leaf_value(
+                        node,
+                        i,
+                        edge.child_key,
+                        || edge.twin_key,
+                        |v| from_node_relative(v, ply),
+                    ),
                     EdgeKind::Leaf,
                 ),
                 Some(child) => {
@@ -293,7 +308,7 @@ impl Selector {
                 }
             }
         }
-        self.move_buffers[ply] = moves;
+        self.edge_buffers[ply] = edges;
         let best_index = best_index?;
         if self.use_cache
             && let Some(slot) = self.cache.get_mut(node.index())
@@ -334,6 +349,12 @@ impl Selector {
         pv_node: bool,
         searched: usize,
     ) -> Option<(i32, EdgeKind)> {
+        #[cfg(test)]
+        if self.reference {
+            return self.reference_score_thought_child(
+                live, pos, mv, child, twin, alpha, beta, ply, pv_node, searched,
+            );
+        }
         if twin && self.twin_stack.contains(&child) {
             return Some((0, EdgeKind::Ends));
         }

@@ -28,7 +28,12 @@ use crate::live_book::{Reach, RootStart};
 use crate::{BookError, LiveBook, NodeId, NodeStore};
 
 mod alpha_beta;
+mod edges;
+#[cfg(test)]
+mod reference;
 mod softmax;
+#[cfg(test)]
+mod tests;
 use alpha_beta::CacheEntry;
 pub use softmax::{DEFAULT_SELECT_SEED, SelectMode, SoftmaxSelect};
 
@@ -45,6 +50,10 @@ pub struct SelectStats {
     pub leaves: u64,
     /// Edges banned by selection.
     pub bans: u64,
+    /// Nodes whose moves were looked up in the book (move generation, keys,
+    /// probes) because the selector kept no table of them: expanded for the
+    /// first time, or again after the tables were dropped.
+    pub tables_built: u64,
 }
 
 /// How an edge of the PV ends.
@@ -114,7 +123,10 @@ pub struct Selector {
     pv: Vec<Vec<PvEdge>>,
     /// Per root: the principal variation and value of its last search.
     root_lines: Vec<Option<(Vec<Move>, i32)>>,
-    move_buffers: Vec<Vec<Move>>,
+    /// What the moves of the nodes expanded lead to, kept between selections.
+    edge_tables: edges::EdgeTables,
+    /// Per ply, the edges of the node being searched there.
+    edge_buffers: Vec<Vec<edges::Edge>>,
     /// Twin nodes the current search entered through a twin edge and has not left:
     /// a line that enters one of them again goes round a loop through twins,
     /// which the position history (reset by the flip) cannot see.
@@ -125,6 +137,11 @@ pub struct Selector {
     /// counts as the leaf it still is, at its stored value, instead of being
     /// skipped (which selection must do so as not to hand it out twice).
     count_in_flight: bool,
+    /// Run today's search before edge tables (`reference`), to compare with.
+    #[cfg(test)]
+    reference: bool,
+    #[cfg(test)]
+    reference_moves: Vec<Vec<Move>>,
 }
 
 impl std::fmt::Debug for Selector {
@@ -157,10 +174,15 @@ impl Selector {
             stats: SelectStats::default(),
             pv: Vec::new(),
             root_lines: Vec::new(),
-            move_buffers: Vec::new(),
+            edge_tables: edges::EdgeTables::default(),
+            edge_buffers: Vec::new(),
             twin_stack: Vec::new(),
             softmax: None,
             count_in_flight: false,
+            #[cfg(test)]
+            reference: false,
+            #[cfg(test)]
+            reference_moves: Vec::new(),
         }
     }
 
@@ -179,6 +201,7 @@ impl Selector {
     /// Gives every node of `live` a cache slot (nodes added since the last call
     /// start without an entry).
     fn fit_cache<S: NodeStore>(&mut self, live: &LiveBook<S>) {
+        self.edge_tables.fit(live.book());
         if self.cache.len() < live.book().len() {
             self.cache.resize(live.book().len(), CacheEntry::default());
         }

@@ -250,19 +250,32 @@ impl Selector {
         out: &mut Vec<Candidate>,
     ) -> Option<(Vec<Move>, i32)> {
         out.clear();
-        let moves = pos.legal_moves();
-        if live.book().values(node).len() != moves.len() {
+        let mut edges = Vec::new();
+        #[cfg(test)]
+        if self.reference {
+            // Every move probed anew, as before edge tables.
+            super::edges::computed_into(live.book(), pos, &mut edges);
+        }
+        if edges.is_empty() {
+            if self
+                .edge_tables
+                .edges_into(live.book(), node, pos, &mut edges)
+            {
+                self.stats.tables_built += 1;
+            }
+        }
+        if live.book().values(node).len() != edges.len() {
             // Cannot happen for nodes that passed `complete`; skip rather than misread.
             return None;
         }
         let mut best_line: Option<(Vec<Move>, i32)> = None;
-        for (i, &mv) in moves.iter().enumerate() {
+        for (i, edge) in edges.iter().enumerate() {
+            let mv = edge.mv;
             if live.skipped_by_ban(node, mv) {
                 continue;
             }
-            let child_key = pos.key_after(mv);
             // As in the alpha-beta search (see `LiveBook::reach`).
-            let (thought, twin) = match live.reach(pos, mv, child_key) {
+            let (thought, twin) = match edge.reach(live) {
                 Reach::InFlight => continue,
                 Reach::Leaf => (None, false),
                 Reach::Thought(child, twin) => (Some(child), twin),
@@ -270,8 +283,13 @@ impl Selector {
             let candidate = match thought {
                 None => {
                     // The alpha-beta search's leaf value, kifu bonus included.
-                    let v = live
-                        .leaf_value(pos, node, i, mv, child_key, |v| from_node_relative(v, ply));
+                    let v = live.leaf_value(
+                        node,
+                        i,
+                        edge.child_key,
+                        || edge.twin_key,
+                        |v| from_node_relative(v, ply),
+                    );
                     Candidate {
                         mv,
                         q: v,

@@ -1,0 +1,192 @@
+//! What the moves of a thought node lead to, kept between selections.
+//!
+//! Every selection walks the principal variation again, and at each node of it
+//! the search needs, per legal move, the child's key, its colour-flipped twin's
+//! key and whether the book holds either. Finding that out (move generation,
+//! two key updates and up to two probes of a hash index of millions of nodes
+//! per move) was most of a selection's cost. It changes only when the book
+//! grows, so a node's table is built once and, before each use, brought up to
+//! date with the nodes added since: a move whose child (or twin) is among them
+//! is probed again. The in-flight set and the bans change with every leaf and
+//! are asked anew at every use, as before.
+
+use hashbrown::HashMap;
+use stera_rules::{Key, Move, Position};
+
+use crate::live_book::Reach;
+use crate::{Book, LiveBook, NodeId, NodeStore};
+
+/// No thought node behind a move (a leaf, unless in flight).
+const NO_NODE: u32 = u32::MAX;
+
+/// Edges kept at most (about 48 bytes each): past it every table is dropped and
+/// rebuilt as the search needs it, so memory stays bounded on any book.
+const MAX_EDGES: usize = 1 << 21;
+
+/// Past this many nodes added since a table was last brought up to date, its
+/// unresolved moves are probed again instead of compared with each new key.
+const REPROBE_AFTER: usize = 64;
+
+/// One legal move of a thought node and what it leads to in the book.
+#[derive(Clone, Copy)]
+pub(super) struct Edge {
+    pub(super) mv: Move,
+    /// The thought node the move leads to, [`NO_NODE`] if neither the child nor
+    /// its twin is thought.
+    target: u32,
+    /// `target` is the child's colour-flipped twin.
+    twin: bool,
+    pub(super) child_key: Key,
+    pub(super) twin_key: Key,
+}
+
+impl Edge {
+    fn new(book: &Book, pos: &Position, mv: Move) -> Self {
+        let mut edge = Self {
+            mv,
+            target: NO_NODE,
+            twin: false,
+            child_key: pos.key_after(mv),
+            twin_key: pos.flipped_key_after(mv),
+        };
+        edge.probe(book);
+        edge
+    }
+
+    /// Looks the child up, then its twin (the child itself wins, as in
+    /// [`LiveBook::reach`]).
+    fn probe(&mut self, book: &Book) {
+        (self.target, self.twin) = match book.get_or_twin(self.child_key, self.twin_key) {
+            Some((id, twin)) => (id.0, twin),
+            None => (NO_NODE, false),
+        };
+    }
+
+    /// Whether a node added to the book can change what this move leads to: its
+    /// child is not thought itself (a twin or a leaf may become the child).
+    fn unresolved(&self) -> bool {
+        self.target == NO_NODE || self.twin
+    }
+
+    /// What the move leads to now: [`LiveBook::reach`] with the book's part
+    /// known (same order of questions, so the same answer).
+    #[inline]
+    pub(super) fn reach<S: NodeStore>(&self, live: &LiveBook<S>) -> Reach {
+        if live.in_flight_contains(self.child_key) {
+            return Reach::InFlight;
+        }
+        if self.target != NO_NODE && !self.twin {
+            return Reach::Thought(NodeId(self.target), false);
+        }
+        if live.in_flight_contains(self.twin_key) {
+            return Reach::InFlight;
+        }
+        if self.target == NO_NODE {
+            Reach::Leaf
+        } else {
+            Reach::Thought(NodeId(self.target), true)
+        }
+    }
+}
+
+/// Where a node's table lies in [`EdgeTables::edges`].
+#[derive(Clone, Copy)]
+struct Table {
+    start: u32,
+    len: u16,
+    /// The book's length when the table was last brought up to date.
+    checked_at: u32,
+}
+
+/// The tables of the nodes the search expanded, bounded by [`MAX_EDGES`].
+#[derive(Default)]
+pub(super) struct EdgeTables {
+    tables: HashMap<u32, Table>,
+    edges: Vec<Edge>,
+    moves: Vec<Move>,
+    /// The book's length last seen: a shorter book is another book.
+    book_len: usize,
+}
+
+impl EdgeTables {
+    /// Drops every table when `book` is not the book they were built on.
+    pub(super) fn fit(&mut self, book: &Book) {
+        if book.len() < self.book_len {
+            self.clear();
+        }
+        self.book_len = book.len();
+    }
+
+    fn clear(&mut self) {
+        self.tables.clear();
+        self.edges.clear();
+    }
+
+    /// The edges of thought node `node`, whose position is `pos`, in canonical
+    /// move order, into `out`: from its table (brought up to date), else
+    /// computed and kept (then true).
+    pub(super) fn edges_into(
+        &mut self,
+        book: &Book,
+        node: NodeId,
+        pos: &Position,
+        out: &mut Vec<Edge>,
+    ) -> bool {
+        out.clear();
+        let now = book.len();
+        if let Some(table) = self.tables.get_mut(&node.0) {
+            let start = table.start as usize;
+            let edges = &mut self.edges[start..start + usize::from(table.len)];
+            let checked_at = table.checked_at as usize;
+            if checked_at < now {
+                if now - checked_at > REPROBE_AFTER {
+                    edges
+                        .iter_mut()
+                        .filter(|e| e.unresolved())
+                        .for_each(|e| e.probe(book));
+                } else {
+                    for id in checked_at..now {
+                        let key = book.key(NodeId(id as u32));
+                        for e in edges.iter_mut() {
+                            if e.unresolved() && (e.child_key == key || e.twin_key == key) {
+                                e.probe(book);
+                            }
+                        }
+                    }
+                }
+                table.checked_at = u32::try_from(now).unwrap_or(u32::MAX);
+            }
+            out.extend_from_slice(edges);
+            return false;
+        }
+        pos.legal_moves_into(&mut self.moves);
+        out.extend(self.moves.iter().map(|&mv| Edge::new(book, pos, mv)));
+        if self.edges.len() + out.len() > MAX_EDGES {
+            self.clear();
+        }
+        if let (Ok(start), Ok(len), Ok(checked_at)) = (
+            u32::try_from(self.edges.len()),
+            u16::try_from(out.len()),
+            u32::try_from(now),
+        ) {
+            self.edges.extend_from_slice(out);
+            self.tables.insert(
+                node.0,
+                Table {
+                    start,
+                    len,
+                    checked_at,
+                },
+            );
+        }
+        true
+    }
+}
+
+/// The edges of the node at `pos`, every move probed anew (what the tables
+/// save): the reference the tables are checked against.
+#[cfg(test)]
+pub(super) fn computed_into(book: &Book, pos: &Position, out: &mut Vec<Edge>) {
+    out.clear();
+    out.extend(pos.legal_moves().iter().map(|&mv| Edge::new(book, pos, mv)));
+}
