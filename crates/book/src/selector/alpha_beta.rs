@@ -7,6 +7,8 @@
 use stera_rules::value::{INFINITE, MATE_IN_MAX_PLY, mate_in, mated_in};
 use stera_rules::{Position, Repetition};
 
+use super::edges::Edge;
+use super::line::Line;
 use super::{EdgeKind, Leaf, PvEdge, Selector, moves_on_real_board};
 use crate::live_book::{Reach, RootStart};
 use crate::{BookError, LiveBook, NodeId, NodeStore};
@@ -86,7 +88,7 @@ impl Selector {
             return Ok(None);
         }
         loop {
-            let (id, mut pos, root_twin) = match live.root_start(root) {
+            let (id, pos, root_twin) = match live.root_start(root) {
                 RootStart::Node { id, pos, twin } => (id, pos, twin),
                 RootStart::Leaf(leaf) => return Ok(Some(leaf)),
                 RootStart::InFlight => return Ok(None),
@@ -95,9 +97,7 @@ impl Selector {
             if self.pv.is_empty() {
                 self.pv.push(Vec::new());
             }
-            self.pv[0].clear();
-            self.twin_stack.clear();
-            let Some(value) = self.search(live, &mut pos, id, -INFINITE, INFINITE, 0, true) else {
+            let Some(value) = self.search_from(live, pos, id) else {
                 return Ok(None);
             };
             let line = moves_on_real_board(root_twin, self.pv[0].iter().map(|e| (e.mv, e.twin)));
@@ -138,22 +138,44 @@ impl Selector {
         }
     }
 
+    /// The full-window search of thought node `node` at `pos`, the start of a
+    /// line (a root), into `self.pv[0]`.
+    pub(super) fn search_from<S: NodeStore>(
+        &mut self,
+        live: &LiveBook<S>,
+        pos: Position,
+        node: NodeId,
+    ) -> Option<i32> {
+        if self.pv.is_empty() {
+            self.pv.push(Vec::new());
+        }
+        self.pv[0].clear();
+        self.twin_stack.clear();
+        #[cfg(test)]
+        if self.reference {
+            let mut pos = pos;
+            return self.reference_search(live, &mut pos, node, -INFINITE, INFINITE, 0, true);
+        }
+        self.line.restart(pos);
+        self.search(live, node, -INFINITE, INFINITE, 0, true)
+    }
+
     /// Scores a thought child that needs no search (repetition, ply limit, no legal
-    /// move), from the child's side, root-relative; `pos` is at the child.
+    /// move), from the child's side, root-relative; the child ends `line`.
     fn score_without_search<S: NodeStore>(
         live: &LiveBook<S>,
-        pos: &Position,
+        line: &mut Line,
         child: NodeId,
         ply: usize,
     ) -> Option<i32> {
-        if let Some(rep) = pos.search_repetition(usize::MAX) {
+        if let Some(rep) = line.repetition() {
             return Some(match rep {
                 Repetition::Draw => 0,
                 Repetition::OpponentPerpetualCheck => mate_in(ply_i32(ply)),
                 Repetition::OwnPerpetualCheck => mated_in(ply_i32(ply)),
             });
         }
-        if pos.ply() > live.config().ply_limit {
+        if line.ply() > live.config().ply_limit {
             return Some(0);
         }
         if live.book().values(child).is_empty() {
@@ -162,23 +184,18 @@ impl Selector {
         None
     }
 
-    /// Alpha-beta (fail-soft PVS) at thought node `node`; `pos` is its position,
-    /// `ply` the distance from the root. `None` when every move is skipped.
+    /// Alpha-beta (fail-soft PVS) at thought node `node`, the end of `self.line`;
+    /// `ply` is the distance from the root. `None` when every move is skipped.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn search<S: NodeStore>(
         &mut self,
         live: &LiveBook<S>,
-        pos: &mut Position,
         node: NodeId,
         mut alpha: i32,
         mut beta: i32,
         ply: usize,
         pv_node: bool,
     ) -> Option<i32> {
-        #[cfg(test)]
-        if self.reference {
-            return self.reference_search(live, pos, node, alpha, beta, ply, pv_node);
-        }
         self.stats.nodes_visited += 1;
         let alpha_orig = alpha;
         // Any generation's best move orders the moves (it stays a good guess as the
@@ -216,10 +233,10 @@ impl Selector {
             self.pv[ply].clear();
         }
         let mut edges = std::mem::take(&mut self.edge_buffers[ply]);
-        if self
-            .edge_tables
-            .edges_into(live.book(), node, pos, &mut edges)
-        {
+        if !self.edge_tables.kept_into(live.book(), node, &mut edges) {
+            let pos = self.line.position();
+            self.edge_tables
+                .build_into(live.book(), node, pos, &mut edges);
             self.stats.tables_built += 1;
         }
         let values = live.book().values(node);
@@ -274,7 +291,7 @@ impl Selector {
                 ),
                 Some(child) => {
                     let scored = self.score_thought_child(
-                        live, pos, mv, child, twin, alpha, beta, ply, pv_node, searched,
+                        live, &edge, child, twin, alpha, beta, ply, pv_node, searched,
                     );
                     match scored {
                         Some(r) => r,
@@ -330,17 +347,16 @@ impl Selector {
         Some(best)
     }
 
-    /// Scores the thought node `child` that `mv` from `pos` leads to (its twin
-    /// when `twin`), for the search at `ply` of `pos`'s node: without search when
-    /// the line ends there, else by a (PVS) search; the value is `pos`'s view.
-    /// A twin is searched on its own board; entering a twin the line already
-    /// went through is a repetition.
+    /// Scores the thought node `child` that `edge` from the end of `self.line`
+    /// leads to (its twin when `twin`), for the search at `ply` of that node:
+    /// without search when the line ends there, else by a (PVS) search; the
+    /// value is the node's view. A twin is searched on its own board; entering
+    /// a twin the line already went through is a repetition.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn score_thought_child<S: NodeStore>(
         &mut self,
         live: &LiveBook<S>,
-        pos: &mut Position,
-        mv: stera_rules::Move,
+        edge: &Edge,
         child: NodeId,
         twin: bool,
         alpha: i32,
@@ -349,41 +365,32 @@ impl Selector {
         pv_node: bool,
         searched: usize,
     ) -> Option<(i32, EdgeKind)> {
-        #[cfg(test)]
-        if self.reference {
-            return self.reference_score_thought_child(
-                live, pos, mv, child, twin, alpha, beta, ply, pv_node, searched,
-            );
-        }
         if twin && self.twin_stack.contains(&child) {
             return Some((0, EdgeKind::Ends));
         }
-        pos.do_move(mv);
-        let mut twin_pos = None;
+        let key = if twin { edge.twin_key } else { edge.child_key };
+        self.line.push(edge.mv, twin, key);
         if twin {
-            twin_pos = Some(pos.flipped());
-            let _ = pos.undo_move();
             self.twin_stack.push(child);
         }
-        let at = twin_pos.as_mut().unwrap_or(pos);
-        let scored = if let Some(v) = Self::score_without_search(live, at, child, ply + 1) {
-            Some((-v, EdgeKind::Ends))
-        } else if !pv_node || searched == 0 {
-            self.search(live, at, child, -beta, -alpha, ply + 1, pv_node)
-                .map(|v| (-v, EdgeKind::Node))
-        } else {
-            match self.search(live, at, child, -alpha - 1, -alpha, ply + 1, false) {
-                Some(v) if -v > alpha => self
-                    .search(live, at, child, -beta, -alpha, ply + 1, true)
-                    .map(|v| (-v, EdgeKind::Node)),
-                other => other.map(|v| (-v, EdgeKind::Node)),
-            }
-        };
+        let scored =
+            if let Some(v) = Self::score_without_search(live, &mut self.line, child, ply + 1) {
+                Some((-v, EdgeKind::Ends))
+            } else if !pv_node || searched == 0 {
+                self.search(live, child, -beta, -alpha, ply + 1, pv_node)
+                    .map(|v| (-v, EdgeKind::Node))
+            } else {
+                match self.search(live, child, -alpha - 1, -alpha, ply + 1, false) {
+                    Some(v) if -v > alpha => self
+                        .search(live, child, -beta, -alpha, ply + 1, true)
+                        .map(|v| (-v, EdgeKind::Node)),
+                    other => other.map(|v| (-v, EdgeKind::Node)),
+                }
+            };
         if twin {
             self.twin_stack.pop();
-        } else {
-            let _ = pos.undo_move();
         }
+        self.line.pop();
         scored
     }
 }

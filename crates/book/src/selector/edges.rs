@@ -19,9 +19,10 @@ use crate::{Book, LiveBook, NodeId, NodeStore};
 /// No thought node behind a move (a leaf, unless in flight).
 const NO_NODE: u32 = u32::MAX;
 
-/// Edges kept at most (about 48 bytes each): past it every table is dropped and
-/// rebuilt as the search needs it, so memory stays bounded on any book.
-const MAX_EDGES: usize = 1 << 21;
+/// Edges kept at most (48 bytes each, 200 MB): tables not used for a while
+/// are dropped and rebuilt when the search needs them again, so memory stays
+/// bounded on any book.
+const MAX_EDGES: usize = 1 << 22;
 
 /// Past this many nodes added since a table was last brought up to date, its
 /// unresolved moves are probed again instead of compared with each new key.
@@ -89,7 +90,7 @@ impl Edge {
     }
 }
 
-/// Where a node's table lies in [`EdgeTables::edges`].
+/// Where a node's table lies in [`Arena::edges`].
 #[derive(Clone, Copy)]
 struct Table {
     start: u32,
@@ -98,11 +99,75 @@ struct Table {
     checked_at: u32,
 }
 
-/// The tables of the nodes the search expanded, bounded by [`MAX_EDGES`].
+/// Tables of nodes, their edges end to end.
 #[derive(Default)]
-pub(super) struct EdgeTables {
+struct Arena {
     tables: HashMap<u32, Table>,
     edges: Vec<Edge>,
+}
+
+impl Arena {
+    /// The table of `node` brought up to date with `book`, if kept here.
+    fn get(&mut self, book: &Book, node: NodeId) -> Option<&[Edge]> {
+        let table = self.tables.get_mut(&node.0)?;
+        let start = table.start as usize;
+        let edges = &mut self.edges[start..start + usize::from(table.len)];
+        let (checked_at, now) = (table.checked_at as usize, book.len());
+        if checked_at < now {
+            if now - checked_at > REPROBE_AFTER {
+                edges
+                    .iter_mut()
+                    .filter(|e| e.unresolved())
+                    .for_each(|e| e.probe(book));
+            } else {
+                for id in checked_at..now {
+                    let key = book.key(NodeId(u32::try_from(id).unwrap_or(u32::MAX)));
+                    for e in edges.iter_mut() {
+                        if e.unresolved() && (e.child_key == key || e.twin_key == key) {
+                            e.probe(book);
+                        }
+                    }
+                }
+            }
+            table.checked_at = u32::try_from(now).unwrap_or(u32::MAX);
+        }
+        Some(edges)
+    }
+
+    /// Keeps `edges` as `node`'s table, up to date at `book_len`; false when
+    /// the arena has no room for them.
+    fn put(&mut self, node: NodeId, edges: &[Edge], book_len: usize) -> bool {
+        if self.edges.len() + edges.len() > MAX_EDGES / 2 {
+            return false;
+        }
+        let (Ok(start), Ok(len), Ok(checked_at)) = (
+            u32::try_from(self.edges.len()),
+            u16::try_from(edges.len()),
+            u32::try_from(book_len),
+        ) else {
+            return true;
+        };
+        self.edges.extend_from_slice(edges);
+        self.tables.insert(
+            node.0,
+            Table {
+                start,
+                len,
+                checked_at,
+            },
+        );
+        true
+    }
+}
+
+/// The tables of the nodes the search expanded, bounded by [`MAX_EDGES`] in
+/// two generations: when the newer is full, the older is dropped and the newer
+/// takes its place, and a table found in the older is copied into the newer,
+/// so the tables in use stay and the others go.
+#[derive(Default)]
+pub(super) struct EdgeTables {
+    newer: Arena,
+    older: Arena,
     moves: Vec<Move>,
     /// The book's length last seen: a shorter book is another book.
     book_len: usize,
@@ -112,19 +177,45 @@ impl EdgeTables {
     /// Drops every table when `book` is not the book they were built on.
     pub(super) fn fit(&mut self, book: &Book) {
         if book.len() < self.book_len {
-            self.clear();
+            self.newer = Arena::default();
+            self.older = Arena::default();
         }
         self.book_len = book.len();
     }
 
-    fn clear(&mut self) {
-        self.tables.clear();
-        self.edges.clear();
+    /// The edges of thought node `node` in canonical move order, into `out`,
+    /// from its table brought up to date; false (and `out` empty) when no table
+    /// of it is kept.
+    pub(super) fn kept_into(&mut self, book: &Book, node: NodeId, out: &mut Vec<Edge>) -> bool {
+        out.clear();
+        if let Some(edges) = self.newer.get(book, node) {
+            out.extend_from_slice(edges);
+            return true;
+        }
+        let Some(edges) = self.older.get(book, node) else {
+            return false;
+        };
+        out.extend_from_slice(edges);
+        self.keep(book, node, out);
+        true
     }
 
-    /// The edges of thought node `node`, whose position is `pos`, in canonical
-    /// move order, into `out`: from its table (brought up to date), else
-    /// computed and kept (then true).
+    /// The edges of thought node `node`, whose position is `pos`, computed
+    /// into `out` and kept as its table.
+    pub(super) fn build_into(
+        &mut self,
+        book: &Book,
+        node: NodeId,
+        pos: &Position,
+        out: &mut Vec<Edge>,
+    ) {
+        pos.legal_moves_into(&mut self.moves);
+        out.clear();
+        out.extend(self.moves.iter().map(|&mv| Edge::new(book, pos, mv)));
+        self.keep(book, node, out);
+    }
+
+    /// [`EdgeTables::kept_into`], else [`EdgeTables::build_into`] (then true).
     pub(super) fn edges_into(
         &mut self,
         book: &Book,
@@ -132,54 +223,18 @@ impl EdgeTables {
         pos: &Position,
         out: &mut Vec<Edge>,
     ) -> bool {
-        out.clear();
-        let now = book.len();
-        if let Some(table) = self.tables.get_mut(&node.0) {
-            let start = table.start as usize;
-            let edges = &mut self.edges[start..start + usize::from(table.len)];
-            let checked_at = table.checked_at as usize;
-            if checked_at < now {
-                if now - checked_at > REPROBE_AFTER {
-                    edges
-                        .iter_mut()
-                        .filter(|e| e.unresolved())
-                        .for_each(|e| e.probe(book));
-                } else {
-                    for id in checked_at..now {
-                        let key = book.key(NodeId(id as u32));
-                        for e in edges.iter_mut() {
-                            if e.unresolved() && (e.child_key == key || e.twin_key == key) {
-                                e.probe(book);
-                            }
-                        }
-                    }
-                }
-                table.checked_at = u32::try_from(now).unwrap_or(u32::MAX);
-            }
-            out.extend_from_slice(edges);
+        if self.kept_into(book, node, out) {
             return false;
         }
-        pos.legal_moves_into(&mut self.moves);
-        out.extend(self.moves.iter().map(|&mv| Edge::new(book, pos, mv)));
-        if self.edges.len() + out.len() > MAX_EDGES {
-            self.clear();
-        }
-        if let (Ok(start), Ok(len), Ok(checked_at)) = (
-            u32::try_from(self.edges.len()),
-            u16::try_from(out.len()),
-            u32::try_from(now),
-        ) {
-            self.edges.extend_from_slice(out);
-            self.tables.insert(
-                node.0,
-                Table {
-                    start,
-                    len,
-                    checked_at,
-                },
-            );
-        }
+        self.build_into(book, node, pos, out);
         true
+    }
+
+    fn keep(&mut self, book: &Book, node: NodeId, edges: &[Edge]) {
+        if !self.newer.put(node, edges, book.len()) {
+            self.older = std::mem::take(&mut self.newer);
+            self.newer.put(node, edges, book.len());
+        }
     }
 }
 

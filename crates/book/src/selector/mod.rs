@@ -22,13 +22,13 @@
 //! ```
 
 use stera_rules::Move;
-use stera_rules::value::INFINITE;
 
 use crate::live_book::{Reach, RootStart};
 use crate::{BookError, LiveBook, NodeId, NodeStore};
 
 mod alpha_beta;
 mod edges;
+mod line;
 #[cfg(test)]
 mod reference;
 mod softmax;
@@ -127,6 +127,8 @@ pub struct Selector {
     edge_tables: edges::EdgeTables,
     /// Per ply, the edges of the node being searched there.
     edge_buffers: Vec<Vec<edges::Edge>>,
+    /// The line being searched.
+    line: line::Line,
     /// Twin nodes the current search entered through a twin edge and has not left:
     /// a line that enters one of them again goes round a loop through twins,
     /// which the position history (reset by the flip) cannot see.
@@ -176,6 +178,7 @@ impl Selector {
             root_lines: Vec::new(),
             edge_tables: edges::EdgeTables::default(),
             edge_buffers: Vec::new(),
+            line: line::Line::default(),
             twin_stack: Vec::new(),
             softmax: None,
             count_in_flight: false,
@@ -320,18 +323,13 @@ impl Selector {
         for (root, text) in live.config().roots.iter().enumerate() {
             let RootStart::Node {
                 id,
-                mut pos,
+                pos,
                 twin: root_twin,
             } = live.root_start(root)
             else {
                 continue;
             };
-            if self.pv.is_empty() {
-                self.pv.push(Vec::new());
-            }
-            self.pv[0].clear();
-            self.twin_stack.clear();
-            if let Some(value) = self.search(live, &mut pos, id, -INFINITE, INFINITE, 0, true) {
+            if let Some(value) = self.search_from(live, pos, id) {
                 let line =
                     moves_on_real_board(root_twin, self.pv[0].iter().map(|e| (e.mv, e.twin)));
                 lines.push((text.clone(), line, value));

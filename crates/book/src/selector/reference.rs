@@ -236,7 +236,7 @@ impl Selector {
         } else {
             match self.reference_search(live, at, child, -alpha - 1, -alpha, ply + 1, false) {
                 Some(v) if -v > alpha => self
-                    .search(live, at, child, -beta, -alpha, ply + 1, true)
+                    .reference_search(live, at, child, -beta, -alpha, ply + 1, true)
                     .map(|v| (-v, EdgeKind::Node)),
                 other => other.map(|v| (-v, EdgeKind::Node)),
             }

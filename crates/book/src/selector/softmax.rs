@@ -47,6 +47,7 @@ use stera_rules::value::INFINITE;
 use stera_rules::{Move, Position};
 
 use super::alpha_beta::from_node_relative;
+use super::edges::Edge;
 use super::{EdgeKind, Leaf, Selector, moves_on_real_board};
 use crate::live_book::{Reach, RootStart};
 use crate::{BookError, LiveBook, NodeId, NodeStore};
@@ -237,6 +238,27 @@ impl Selector {
         }
     }
 
+    /// The value of thought child `child` of the descent's node at `pos` (the
+    /// start of `self.line`) by `edge`: a full-window search.
+    fn score_child<S: NodeStore>(
+        &mut self,
+        live: &LiveBook<S>,
+        pos: &mut Position,
+        edge: &Edge,
+        child: NodeId,
+        twin: bool,
+        ply: usize,
+    ) -> Option<(i32, EdgeKind)> {
+        #[cfg(test)]
+        if self.reference {
+            return self.reference_score_thought_child(
+                live, pos, edge.mv, child, twin, -INFINITE, INFINITE, ply, true, 0,
+            );
+        }
+        let _ = pos;
+        self.score_thought_child(live, edge, child, twin, -INFINITE, INFINITE, ply, true, 0)
+    }
+
     /// The selectable moves of thought node `node` (`pos` is its position with the
     /// line's history, `ply` its distance from the root) with their values q, into
     /// `out`. At the root (`ply` 0) also returns the root's minimax line and value
@@ -264,6 +286,7 @@ impl Selector {
                 self.stats.tables_built += 1;
             }
         }
+        self.line.restart(pos.clone());
         if live.book().values(node).len() != edges.len() {
             // Cannot happen for nodes that passed `complete`; skip rather than misread.
             return None;
@@ -299,9 +322,7 @@ impl Selector {
                     }
                 }
                 Some(child) => {
-                    let scored = self.score_thought_child(
-                        live, pos, mv, child, twin, -INFINITE, INFINITE, ply, true, 0,
-                    );
+                    let scored = self.score_child(live, pos, edge, child, twin, ply);
                     let Some((q, kind)) = scored else { continue };
                     Candidate {
                         mv,
