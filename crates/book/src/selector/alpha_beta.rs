@@ -260,6 +260,7 @@ impl Selector {
         let mut best = -INFINITE;
         let mut best_index: Option<usize> = None;
         let mut searched = 0usize;
+        let mut probed = false;
         for k in 0..=edges.len() {
             let i = if k == 0 {
                 first
@@ -268,12 +269,16 @@ impl Selector {
             } else {
                 k - 1
             };
-            let Some(&edge) = edges.get(i) else { continue };
+            let Some(edge) = edges.get_mut(i) else {
+                continue;
+            };
             let mv = edge.mv;
             if live.skipped_by_ban(node, mv) {
                 continue;
             }
-            let (thought, twin) = match edge.reach(live) {
+            let reach = edge.reach(live, &mut probed);
+            let edge = *edge;
+            let (thought, twin) = match reach {
                 Reach::InFlight if !self.count_in_flight => continue,
                 Reach::InFlight | Reach::Leaf => (None, false),
                 Reach::Thought(child, twin) => (Some(child), twin),
@@ -324,6 +329,9 @@ impl Selector {
                     alpha = value;
                 }
             }
+        }
+        if probed {
+            self.edge_tables.write_back(node, &edges);
         }
         self.edge_buffers[ply] = edges;
         let best_index = best_index?;

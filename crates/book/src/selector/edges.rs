@@ -7,8 +7,10 @@
 //! per move) was most of a selection's cost. It changes only when the book
 //! grows, so a node's table is built once and, before each use, brought up to
 //! date with the nodes added since: a move whose child (or twin) is among them
-//! is probed again. The in-flight set and the bans change with every leaf and
-//! are asked anew at every use, as before.
+//! is probed again. A move is probed the first time the search looks at it,
+//! not when the table is built: a search cut off after the first move of a node
+//! asks the book about that move only, as before. The in-flight set and the
+//! bans change with every leaf and are asked anew at every use, as before.
 
 use hashbrown::HashMap;
 use stera_rules::{Key, Move, Position};
@@ -18,6 +20,9 @@ use crate::{Book, LiveBook, NodeId, NodeStore};
 
 /// No thought node behind a move (a leaf, unless in flight).
 const NO_NODE: u32 = u32::MAX;
+
+/// The book was not asked about the move yet.
+const UNPROBED: u32 = u32::MAX - 1;
 
 /// Edges kept at most (48 bytes each, 200 MB): tables not used for a while
 /// are dropped and rebuilt when the search needs them again, so memory stays
@@ -33,7 +38,7 @@ const REPROBE_AFTER: usize = 64;
 pub(super) struct Edge {
     pub(super) mv: Move,
     /// The thought node the move leads to, [`NO_NODE`] if neither the child nor
-    /// its twin is thought.
+    /// its twin is thought, [`UNPROBED`] if not known yet.
     target: u32,
     /// `target` is the child's colour-flipped twin.
     twin: bool,
@@ -42,16 +47,14 @@ pub(super) struct Edge {
 }
 
 impl Edge {
-    fn new(book: &Book, pos: &Position, mv: Move) -> Self {
-        let mut edge = Self {
+    fn new(pos: &Position, mv: Move) -> Self {
+        Self {
             mv,
-            target: NO_NODE,
+            target: UNPROBED,
             twin: false,
             child_key: pos.key_after(mv),
             twin_key: pos.flipped_key_after(mv),
-        };
-        edge.probe(book);
-        edge
+        }
     }
 
     /// Looks the child up, then its twin (the child itself wins, as in
@@ -70,11 +73,16 @@ impl Edge {
     }
 
     /// What the move leads to now: [`LiveBook::reach`] with the book's part
-    /// known (same order of questions, so the same answer).
+    /// known once asked (same order of questions, so the same answer); sets
+    /// `probed` when it asked the book.
     #[inline]
-    pub(super) fn reach<S: NodeStore>(&self, live: &LiveBook<S>) -> Reach {
+    pub(super) fn reach<S: NodeStore>(&mut self, live: &LiveBook<S>, probed: &mut bool) -> Reach {
         if live.in_flight_contains(self.child_key) {
             return Reach::InFlight;
+        }
+        if self.target == UNPROBED {
+            self.probe(live.book());
+            *probed = true;
         }
         if self.target != NO_NODE && !self.twin {
             return Reach::Thought(NodeId(self.target), false);
@@ -107,6 +115,12 @@ struct Arena {
 }
 
 impl Arena {
+    /// Empties the arena, keeping its memory.
+    fn clear(&mut self) {
+        self.tables.clear();
+        self.edges.clear();
+    }
+
     /// The table of `node` brought up to date with `book`, if kept here.
     fn get(&mut self, book: &Book, node: NodeId) -> Option<&[Edge]> {
         let table = self.tables.get_mut(&node.0)?;
@@ -211,7 +225,7 @@ impl EdgeTables {
     ) {
         pos.legal_moves_into(&mut self.moves);
         out.clear();
-        out.extend(self.moves.iter().map(|&mv| Edge::new(book, pos, mv)));
+        out.extend(self.moves.iter().map(|&mv| Edge::new(pos, mv)));
         self.keep(book, node, out);
     }
 
@@ -230,9 +244,20 @@ impl EdgeTables {
         true
     }
 
+    /// Writes back the edges of `node`'s table after a search probed some.
+    pub(super) fn write_back(&mut self, node: NodeId, edges: &[Edge]) {
+        if let Some(table) = self.newer.tables.get(&node.0)
+            && usize::from(table.len) == edges.len()
+        {
+            let start = table.start as usize;
+            self.newer.edges[start..start + edges.len()].copy_from_slice(edges);
+        }
+    }
+
     fn keep(&mut self, book: &Book, node: NodeId, edges: &[Edge]) {
         if !self.newer.put(node, edges, book.len()) {
-            self.older = std::mem::take(&mut self.newer);
+            std::mem::swap(&mut self.older, &mut self.newer);
+            self.newer.clear();
             self.newer.put(node, edges, book.len());
         }
     }
@@ -243,5 +268,9 @@ impl EdgeTables {
 #[cfg(test)]
 pub(super) fn computed_into(book: &Book, pos: &Position, out: &mut Vec<Edge>) {
     out.clear();
-    out.extend(pos.legal_moves().iter().map(|&mv| Edge::new(book, pos, mv)));
+    out.extend(pos.legal_moves().iter().map(|&mv| {
+        let mut edge = Edge::new(pos, mv);
+        edge.probe(book);
+        edge
+    }));
 }

@@ -292,13 +292,16 @@ impl Selector {
             return None;
         }
         let mut best_line: Option<(Vec<Move>, i32)> = None;
-        for (i, edge) in edges.iter().enumerate() {
-            let mv = edge.mv;
+        let mut probed = false;
+        for i in 0..edges.len() {
+            let mv = edges[i].mv;
             if live.skipped_by_ban(node, mv) {
                 continue;
             }
             // As in the alpha-beta search (see `LiveBook::reach`).
-            let (thought, twin) = match edge.reach(live) {
+            let reach = edges[i].reach(live, &mut probed);
+            let edge = &edges[i];
+            let (thought, twin) = match reach {
                 Reach::InFlight => continue,
                 Reach::Leaf => (None, false),
                 Reach::Thought(child, twin) => (Some(child), twin),
@@ -346,6 +349,9 @@ impl Selector {
                 best_line = Some((line, candidate.q));
             }
             out.push(candidate);
+        }
+        if probed {
+            self.edge_tables.write_back(node, &edges);
         }
         best_line
     }
