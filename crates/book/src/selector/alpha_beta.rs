@@ -165,7 +165,7 @@ impl Selector {
     fn score_without_search<S: NodeStore>(
         live: &LiveBook<S>,
         line: &mut Line,
-        child: NodeId,
+        child_mated: bool,
         ply: usize,
     ) -> Option<i32> {
         if let Some(rep) = line.repetition() {
@@ -178,7 +178,7 @@ impl Selector {
         if line.ply() > live.config().ply_limit {
             return Some(0);
         }
-        if live.book().values(child).is_empty() {
+        if child_mated {
             return Some(mated_in(ply_i32(ply)));
         }
         None
@@ -381,20 +381,21 @@ impl Selector {
         if twin {
             self.twin_stack.push(child);
         }
-        let scored =
-            if let Some(v) = Self::score_without_search(live, &mut self.line, child, ply + 1) {
-                Some((-v, EdgeKind::Ends))
-            } else if !pv_node || searched == 0 {
-                self.search(live, child, -beta, -alpha, ply + 1, pv_node)
-                    .map(|v| (-v, EdgeKind::Node))
-            } else {
-                match self.search(live, child, -alpha - 1, -alpha, ply + 1, false) {
-                    Some(v) if -v > alpha => self
-                        .search(live, child, -beta, -alpha, ply + 1, true)
-                        .map(|v| (-v, EdgeKind::Node)),
-                    other => other.map(|v| (-v, EdgeKind::Node)),
-                }
-            };
+        let scored = if let Some(v) =
+            Self::score_without_search(live, &mut self.line, edge.target_mated(), ply + 1)
+        {
+            Some((-v, EdgeKind::Ends))
+        } else if !pv_node || searched == 0 {
+            self.search(live, child, -beta, -alpha, ply + 1, pv_node)
+                .map(|v| (-v, EdgeKind::Node))
+        } else {
+            match self.search(live, child, -alpha - 1, -alpha, ply + 1, false) {
+                Some(v) if -v > alpha => self
+                    .search(live, child, -beta, -alpha, ply + 1, true)
+                    .map(|v| (-v, EdgeKind::Node)),
+                other => other.map(|v| (-v, EdgeKind::Node)),
+            }
+        };
         if twin {
             self.twin_stack.pop();
         }

@@ -42,6 +42,9 @@ pub(super) struct Edge {
     target: u32,
     /// `target` is the child's colour-flipped twin.
     twin: bool,
+    /// `target` has no legal move (kept so that scoring the child does not
+    /// read the book's tables for it at every visit).
+    target_mated: bool,
     pub(super) child_key: Key,
     pub(super) twin_key: Key,
 }
@@ -52,6 +55,7 @@ impl Edge {
             mv,
             target: UNPROBED,
             twin: false,
+            target_mated: false,
             child_key: pos.key_after(mv),
             twin_key: pos.flipped_key_after(mv),
         }
@@ -64,6 +68,13 @@ impl Edge {
             Some((id, twin)) => (id.0, twin),
             None => (NO_NODE, false),
         };
+        self.target_mated = self.target != NO_NODE && book.values(NodeId(self.target)).is_empty();
+    }
+
+    /// The thought node the move leads to has no legal move (asked after
+    /// [`Edge::reach`] found it).
+    pub(super) fn target_mated(&self) -> bool {
+        self.target_mated
     }
 
     /// Whether a node added to the book can change what this move leads to: its

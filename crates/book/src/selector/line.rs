@@ -142,17 +142,19 @@ impl Line {
         let depth = self.edges.len();
         let key = self.keys[depth];
         let since = self.since[depth];
-        let on_line = self.keys[since..depth].iter().rev();
-        let before = if since == 0 {
-            &self.history[..]
-        } else {
-            &[][..]
+        let before: &[Key] = if since == 0 { &self.history } else { &[] };
+        let on_line = depth - since;
+        // The key `distance` plies before the last position.
+        let earlier = |distance: usize| {
+            if distance <= on_line {
+                self.keys[depth - distance]
+            } else {
+                before[before.len() + on_line - distance]
+            }
         };
-        let earlier = on_line.chain(before.iter().rev());
-        let suspect = earlier.enumerate().any(|(i, k)| {
-            let distance = i + 1;
-            distance >= 4 && distance % 2 == 0 && *k == key
-        });
+        let suspect = (4..=on_line + before.len())
+            .step_by(2)
+            .any(|distance| earlier(distance) == key);
         if !suspect {
             return None;
         }
