@@ -288,8 +288,8 @@ impl Selector {
                     live.leaf_value(
                         node,
                         i,
-                        edge.child_key,
-                        || edge.twin_key,
+                        edge.child_key(),
+                        || edge.twin_key(),
                         |v| from_node_relative(v, ply),
                     ),
                     EdgeKind::Leaf,
@@ -376,7 +376,11 @@ impl Selector {
         if twin && self.twin_stack.contains(&child) {
             return Some((0, EdgeKind::Ends));
         }
-        let key = if twin { edge.twin_key } else { edge.child_key };
+        let key = if twin {
+            edge.twin_key()
+        } else {
+            edge.child_key()
+        };
         self.line.push(edge.mv, twin, key);
         if twin {
             self.twin_stack.push(child);

@@ -24,10 +24,10 @@ const NO_NODE: u32 = u32::MAX;
 /// The book was not asked about the move yet.
 const UNPROBED: u32 = u32::MAX - 1;
 
-/// Edges kept at most (48 bytes each, 200 MB): tables not used for a while
+/// Edges kept at most (40 bytes each, 320 MB): tables not used for a while
 /// are dropped and rebuilt when the search needs them again, so memory stays
 /// bounded on any book.
-const MAX_EDGES: usize = 1 << 22;
+const MAX_EDGES: usize = 1 << 23;
 
 /// Past this many nodes added since a table was last brought up to date, its
 /// unresolved moves are probed again instead of compared with each new key.
@@ -45,8 +45,18 @@ pub(super) struct Edge {
     /// `target` has no legal move (kept so that scoring the child does not
     /// read the book's tables for it at every visit).
     target_mated: bool,
-    pub(super) child_key: Key,
-    pub(super) twin_key: Key,
+    /// The child's key and its twin's, in halves: 8-byte alignment keeps an
+    /// edge at 40 bytes.
+    child_key: [u64; 2],
+    twin_key: [u64; 2],
+}
+
+fn halves(key: Key) -> [u64; 2] {
+    [key.0 as u64, (key.0 >> 64) as u64]
+}
+
+fn whole(halves: [u64; 2]) -> Key {
+    Key(u128::from(halves[0]) | (u128::from(halves[1]) << 64))
 }
 
 impl Edge {
@@ -56,19 +66,29 @@ impl Edge {
             target: UNPROBED,
             twin: false,
             target_mated: false,
-            child_key: pos.key_after(mv),
-            twin_key: pos.flipped_key_after(mv),
+            child_key: halves(pos.key_after(mv)),
+            twin_key: halves(pos.flipped_key_after(mv)),
         }
     }
 
     /// Looks the child up, then its twin (the child itself wins, as in
     /// [`LiveBook::reach`]).
     fn probe(&mut self, book: &Book) {
-        (self.target, self.twin) = match book.get_or_twin(self.child_key, self.twin_key) {
+        (self.target, self.twin) = match book.get_or_twin(self.child_key(), self.twin_key()) {
             Some((id, twin)) => (id.0, twin),
             None => (NO_NODE, false),
         };
         self.target_mated = self.target != NO_NODE && book.values(NodeId(self.target)).is_empty();
+    }
+
+    /// The child's key.
+    pub(super) fn child_key(&self) -> Key {
+        whole(self.child_key)
+    }
+
+    /// The key of the child's colour-flipped twin.
+    pub(super) fn twin_key(&self) -> Key {
+        whole(self.twin_key)
     }
 
     /// The thought node the move leads to has no legal move (asked after
@@ -88,7 +108,7 @@ impl Edge {
     /// `probed` when it asked the book.
     #[inline]
     pub(super) fn reach<S: NodeStore>(&mut self, live: &LiveBook<S>, probed: &mut bool) -> Reach {
-        if live.in_flight_contains(self.child_key) {
+        if live.in_flight_contains(self.child_key()) {
             return Reach::InFlight;
         }
         if self.target == UNPROBED {
@@ -98,7 +118,7 @@ impl Edge {
         if self.target != NO_NODE && !self.twin {
             return Reach::Thought(NodeId(self.target), false);
         }
-        if live.in_flight_contains(self.twin_key) {
+        if live.in_flight_contains(self.twin_key()) {
             return Reach::InFlight;
         }
         if self.target == NO_NODE {
@@ -146,7 +166,7 @@ impl Arena {
                     .for_each(|e| e.probe(book));
             } else {
                 for id in checked_at..now {
-                    let key = book.key(NodeId(u32::try_from(id).unwrap_or(u32::MAX)));
+                    let key = halves(book.key(NodeId(u32::try_from(id).unwrap_or(u32::MAX))));
                     for e in edges.iter_mut() {
                         if e.unresolved() && (e.child_key == key || e.twin_key == key) {
                             e.probe(book);
@@ -284,4 +304,16 @@ pub(super) fn computed_into(book: &Book, pos: &Position, out: &mut Vec<Edge>) {
         edge.probe(book);
         edge
     }));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_edge_is_40_bytes_and_keeps_its_keys() {
+        assert_eq!(std::mem::size_of::<Edge>(), 40);
+        let key = Key(0x0123_4567_89ab_cdef_fedc_ba98_7654_3210);
+        assert_eq!(whole(halves(key)), key);
+    }
 }

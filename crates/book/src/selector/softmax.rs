@@ -312,8 +312,8 @@ impl Selector {
                     let v = live.leaf_value(
                         node,
                         i,
-                        edge.child_key,
-                        || edge.twin_key,
+                        edge.child_key(),
+                        || edge.twin_key(),
                         |v| from_node_relative(v, ply),
                     );
                     Candidate {
