@@ -3,6 +3,11 @@
 //! principal variation is handed out. Results are cached per node (value, bound,
 //! best move) within a generation (a turn of a root), the reference's speed
 //! shortcut.
+//!
+//! The search is the reference's node for node (`reference` keeps today's code
+//! to compare with); what it no longer redoes at every selection is finding
+//! out what each move leads to (`edges`) and playing moves on a position to
+//! ask about repetitions and depth (`line`).
 
 use stera_rules::value::{INFINITE, MATE_IN_MAX_PLY, mate_in, mated_in};
 use stera_rules::{Position, Repetition};
@@ -275,6 +280,10 @@ impl Selector {
             let mv = edge.mv;
             if live.skipped_by_ban(node, mv) {
                 continue;
+            }
+            if !edge.keyed() {
+                edge.set_keys(self.line.position());
+                probed = true;
             }
             let reach = edge.reach(live, &mut probed);
             let edge = *edge;

@@ -7,9 +7,10 @@
 //! per move) was most of a selection's cost. It changes only when the book
 //! grows, so a node's table is built once and, before each use, brought up to
 //! date with the nodes added since: a move whose child (or twin) is among them
-//! is probed again. A move is probed the first time the search looks at it,
-//! not when the table is built: a search cut off after the first move of a node
-//! asks the book about that move only, as before. The in-flight set and the
+//! is probed again. A move's keys are computed and the book asked about it
+//! the first time the search looks at it, not when the table is built: a
+//! search cut off after the first move of a node does that for one move only,
+//! as before. The in-flight set and the
 //! bans change with every leaf and are asked anew at every use, as before.
 
 use hashbrown::HashMap;
@@ -23,6 +24,9 @@ const NO_NODE: u32 = u32::MAX;
 
 /// The book was not asked about the move yet.
 const UNPROBED: u32 = u32::MAX - 1;
+
+/// Not even the keys of the move's child are known yet.
+const UNKEYED: u32 = u32::MAX - 2;
 
 /// Edges kept at most (40 bytes each, 320 MB): tables not used for a while
 /// are dropped and rebuilt when the search needs them again, so memory stays
@@ -38,7 +42,8 @@ const REPROBE_AFTER: usize = 64;
 pub(super) struct Edge {
     pub(super) mv: Move,
     /// The thought node the move leads to, [`NO_NODE`] if neither the child nor
-    /// its twin is thought, [`UNPROBED`] if not known yet.
+    /// its twin is thought, [`UNPROBED`] if not known yet, [`UNKEYED`] if the
+    /// keys are not known either.
     target: u32,
     /// `target` is the child's colour-flipped twin.
     twin: bool,
@@ -60,15 +65,27 @@ fn whole(halves: [u64; 2]) -> Key {
 }
 
 impl Edge {
-    fn new(pos: &Position, mv: Move) -> Self {
+    fn new(mv: Move) -> Self {
         Self {
             mv,
-            target: UNPROBED,
+            target: UNKEYED,
             twin: false,
             target_mated: false,
-            child_key: halves(pos.key_after(mv)),
-            twin_key: halves(pos.flipped_key_after(mv)),
+            child_key: [0; 2],
+            twin_key: [0; 2],
         }
+    }
+
+    /// Whether the child's keys are known ([`Edge::set_keys`]).
+    pub(super) fn keyed(&self) -> bool {
+        self.target != UNKEYED
+    }
+
+    /// Computes the child's keys from `pos`, the position of the edge's node.
+    pub(super) fn set_keys(&mut self, pos: &Position) {
+        self.child_key = halves(pos.key_after(self.mv));
+        self.twin_key = halves(pos.flipped_key_after(self.mv));
+        self.target = UNPROBED;
     }
 
     /// Looks the child up, then its twin (the child itself wins, as in
@@ -256,7 +273,7 @@ impl EdgeTables {
     ) {
         pos.legal_moves_into(&mut self.moves);
         out.clear();
-        out.extend(self.moves.iter().map(|&mv| Edge::new(pos, mv)));
+        out.extend(self.moves.iter().map(|&mv| Edge::new(mv)));
         self.keep(book, node, out);
     }
 
@@ -300,7 +317,8 @@ impl EdgeTables {
 pub(super) fn computed_into(book: &Book, pos: &Position, out: &mut Vec<Edge>) {
     out.clear();
     out.extend(pos.legal_moves().iter().map(|&mv| {
-        let mut edge = Edge::new(pos, mv);
+        let mut edge = Edge::new(mv);
+        edge.set_keys(pos);
         edge.probe(book);
         edge
     }));

@@ -278,13 +278,12 @@ impl Selector {
             // Every move probed anew, as before edge tables.
             super::edges::computed_into(live.book(), pos, &mut edges);
         }
-        if edges.is_empty() {
-            if self
+        if edges.is_empty()
+            && self
                 .edge_tables
                 .edges_into(live.book(), node, pos, &mut edges)
-            {
-                self.stats.tables_built += 1;
-            }
+        {
+            self.stats.tables_built += 1;
         }
         self.line.restart(pos.clone());
         if live.book().values(node).len() != edges.len() {
@@ -293,14 +292,18 @@ impl Selector {
         }
         let mut best_line: Option<(Vec<Move>, i32)> = None;
         let mut probed = false;
-        for i in 0..edges.len() {
-            let mv = edges[i].mv;
+        for (i, edge) in edges.iter_mut().enumerate() {
+            let mv = edge.mv;
             if live.skipped_by_ban(node, mv) {
                 continue;
             }
             // As in the alpha-beta search (see `LiveBook::reach`).
-            let reach = edges[i].reach(live, &mut probed);
-            let edge = &edges[i];
+            if !edge.keyed() {
+                edge.set_keys(pos);
+                probed = true;
+            }
+            let reach = edge.reach(live, &mut probed);
+            let edge = *edge;
             let (thought, twin) = match reach {
                 Reach::InFlight => continue,
                 Reach::Leaf => (None, false),
@@ -325,7 +328,7 @@ impl Selector {
                     }
                 }
                 Some(child) => {
-                    let scored = self.score_child(live, pos, edge, child, twin, ply);
+                    let scored = self.score_child(live, pos, &edge, child, twin, ply);
                     let Some((q, kind)) = scored else { continue };
                     Candidate {
                         mv,
