@@ -28,10 +28,12 @@ const UNPROBED: u32 = u32::MAX - 1;
 /// Not even the keys of the move's child are known yet.
 const UNKEYED: u32 = u32::MAX - 2;
 
-/// Edges kept at most (40 bytes each, 320 MB): tables not used for a while
+/// Edges kept at most (40 bytes each, 40 MB): tables not used for a while
 /// are dropped and rebuilt when the search needs them again, so memory stays
-/// bounded on any book.
-const MAX_EDGES: usize = 1 << 23;
+/// bounded on any book. What a selection reuses is mostly what the last few
+/// selections built; more tables (8M edges were tried) did not make selection
+/// at 15M nodes faster and cost the first touches of their memory.
+const MAX_EDGES: usize = 1 << 20;
 
 /// Past this many nodes added since a table was last brought up to date, its
 /// unresolved moves are probed again instead of compared with each new key.

@@ -113,7 +113,7 @@ type FromRoot<S> = fn(&mut Selector, &mut LiveBook<S>, usize) -> Result<Option<L
 ///
 /// One selector serves one live book: its cache is indexed by the book's node
 /// ids, which only grow. Besides its cache (8 bytes per node) it keeps what the
-/// moves of the nodes it expanded lead to, at most 8M moves (320 MB): the
+/// moves of the nodes it expanded lead to, at most 1M moves (40 MB): the
 /// tables least recently used go first.
 pub struct Selector {
     cache: Vec<CacheEntry>,
