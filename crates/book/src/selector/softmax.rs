@@ -36,10 +36,15 @@
 //! With [`Selector::set_cache_enabled`]`(false)` every value is exact.
 //!
 //! Cost: every node on the sampled path searches each of its thought children
-//! with a full window, so one sample costs about (path length × branching) child
-//! searches instead of one principal-variation search: on a 20,000-node synthetic
-//! book about 0.6 ms and 1,700 visited nodes per leaf, against 0.13 ms and 400
-//! for alpha-beta (release build, leaves put back between calls).
+//! with a full window, and a full-window search walks the child's whole
+//! principal variation (a PV node is never cut by the cache), so one sample
+//! costs about (path length × thought children) principal-variation searches
+//! instead of one: on the 15M-node synthetic book 13,500 nodes visited per leaf
+//! against 573, about 20 times alpha-beta's time per leaf (BENCHMARKS.md, issue
+//! 46). Coming within a few times alpha-beta's cost would take the children's
+//! values from the turn's cached exact bounds instead of searching them: values
+//! that lag the leaves handed out since the turn began, and other leaves than
+//! these.
 
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
