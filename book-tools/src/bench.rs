@@ -206,7 +206,7 @@ fn select(args: &SelectArgs) -> Result<()> {
     let per_selection = |n: u64| n as f64 / args.count.max(1) as f64;
     crate::tell!(
         "select-only rate {:.0}/s, {:.0} book nodes visited per selection ({:.1} with their \
-         moves looked up), max {:.1} ms, slowest 1% {:.0}% of the time, in flight at end {}, \
+         moves generated), max {:.1} ms, slowest 1% {:.0}% of the time, in flight at end {}, \
          disk {} MB",
         args.count as f64 / select_s.max(1e-9),
         per_selection(after.nodes_visited - before.nodes_visited),

@@ -50,9 +50,9 @@ pub struct SelectStats {
     pub leaves: u64,
     /// Edges banned by selection.
     pub bans: u64,
-    /// Nodes whose moves were looked up in the book (move generation, keys,
-    /// probes) because the selector kept no table of them: expanded for the
-    /// first time, or again after the tables were dropped.
+    /// Nodes whose legal moves the selector generated because it kept no
+    /// table of them: expanded for the first time, or again after their table
+    /// was dropped.
     pub tables_built: u64,
 }
 
