@@ -10,8 +10,8 @@
 //! is probed again. A move's keys are computed and the book asked about it
 //! the first time the search looks at it, not when the table is built: a
 //! search cut off after the first move of a node does that for one move only,
-//! as before. The in-flight set and the
-//! bans change with every leaf and are asked anew at every use, as before.
+//! as before. The in-flight set and the bans change with every leaf and are
+//! asked anew at every use, as before.
 
 use hashbrown::HashMap;
 use stera_rules::{Key, Move, Position};
