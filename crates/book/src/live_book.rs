@@ -202,17 +202,15 @@ impl<S: NodeStore> LiveBook<S> {
     /// converts the stored value to the search's root-relative scale.
     pub(crate) fn leaf_value(
         &self,
-        pos: &Position,
         node: NodeId,
         index: usize,
-        mv: Move,
         child_key: Key,
+        twin_key: impl FnOnce() -> Key,
         stored_to_search: impl Fn(i32) -> i32,
     ) -> i32 {
         let v = stored_to_search(i32::from(self.book.values(node)[index]));
         let to_kifu = !self.kifu.is_empty()
-            && (self.kifu.contains(&child_key.0)
-                || self.kifu.contains(&pos.flipped_key_after(mv).0));
+            && (self.kifu.contains(&child_key.0) || self.kifu.contains(&twin_key().0));
         let bonus = if to_kifu { self.config.kifu_bonus } else { 0 };
         stera_rules::value::shift_non_mate(v, bonus - self.leaf_discount)
     }
@@ -226,12 +224,18 @@ impl<S: NodeStore> LiveBook<S> {
         self.leaf_discount = i32::from(cp);
     }
 
+    /// True if the position with `key` is being thought.
+    #[inline]
+    pub(crate) fn in_flight_contains(&self, key: Key) -> bool {
+        !self.in_flight.is_empty() && self.in_flight.contains(&key.0)
+    }
+
     /// What `mv` from `pos` (`child_key` its child's key) leads to. A child that
     /// is not thought but whose colour-flipped twin is (the same situation)
     /// leads to the twin, as in the export; a child that is in flight, or whose
     /// twin is, is skipped.
     pub(crate) fn reach(&self, pos: &Position, mv: Move, child_key: Key) -> Reach {
-        let in_flight = |key: Key| !self.in_flight.is_empty() && self.in_flight.contains(&key.0);
+        let in_flight = |key: Key| self.in_flight_contains(key);
         if in_flight(child_key) {
             return Reach::InFlight;
         }

@@ -3,16 +3,23 @@
 //! principal variation is handed out. Results are cached per node (value, bound,
 //! best move) within a generation (a turn of a root), the reference's speed
 //! shortcut.
+//!
+//! The search is the reference's node for node (`reference` keeps today's code
+//! to compare with); what it no longer redoes at every selection is finding
+//! out what each move leads to (`edges`) and playing moves on a position to
+//! ask about repetitions and depth (`line`).
 
 use stera_rules::value::{INFINITE, MATE_IN_MAX_PLY, mate_in, mated_in};
 use stera_rules::{Position, Repetition};
 
+use super::edges::Edge;
+use super::line::Line;
 use super::{EdgeKind, Leaf, PvEdge, Selector, moves_on_real_board};
 use crate::live_book::{Reach, RootStart};
 use crate::{BookError, LiveBook, NodeId, NodeStore};
 
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Bound {
+pub(super) enum Bound {
     Upper = 1,
     Lower = 2,
     Exact = 3,
@@ -22,20 +29,20 @@ enum Bound {
 /// scores), bound, best move index, generation. 8 bytes.
 #[derive(Clone, Copy, Default)]
 pub(super) struct CacheEntry {
-    generation: u32,
-    value: i16,
+    pub(super) generation: u32,
+    pub(super) value: i16,
     /// Bits 0..14: best move index (`NO_BEST` if none); bits 14..16: bound.
-    best_and_bound: u16,
+    pub(super) best_and_bound: u16,
 }
 
-const NO_BEST: u16 = 0x3fff;
+pub(super) const NO_BEST: u16 = 0x3fff;
 
 impl CacheEntry {
-    fn best(self) -> Option<usize> {
+    pub(super) fn best(self) -> Option<usize> {
         let b = self.best_and_bound & 0x3fff;
         (b != NO_BEST).then_some(usize::from(b))
     }
-    fn bound(self) -> Option<Bound> {
+    pub(super) fn bound(self) -> Option<Bound> {
         match self.best_and_bound >> 14 {
             1 => Some(Bound::Upper),
             2 => Some(Bound::Lower),
@@ -60,7 +67,7 @@ pub(super) fn from_node_relative(v: i32, ply: usize) -> i32 {
 
 /// Inverse of [`from_node_relative`] (what the cache stores).
 #[inline]
-fn to_node_relative(v: i32, ply: usize) -> i32 {
+pub(super) fn to_node_relative(v: i32, ply: usize) -> i32 {
     let ply = i32::try_from(ply).unwrap_or(i32::MAX / 2);
     if v >= MATE_IN_MAX_PLY {
         v + ply
@@ -72,7 +79,7 @@ fn to_node_relative(v: i32, ply: usize) -> i32 {
 }
 
 #[inline]
-fn ply_i32(ply: usize) -> i32 {
+pub(super) fn ply_i32(ply: usize) -> i32 {
     i32::try_from(ply).unwrap_or(i32::MAX / 2)
 }
 
@@ -86,7 +93,7 @@ impl Selector {
             return Ok(None);
         }
         loop {
-            let (id, mut pos, root_twin) = match live.root_start(root) {
+            let (id, pos, root_twin) = match live.root_start(root) {
                 RootStart::Node { id, pos, twin } => (id, pos, twin),
                 RootStart::Leaf(leaf) => return Ok(Some(leaf)),
                 RootStart::InFlight => return Ok(None),
@@ -95,9 +102,7 @@ impl Selector {
             if self.pv.is_empty() {
                 self.pv.push(Vec::new());
             }
-            self.pv[0].clear();
-            self.twin_stack.clear();
-            let Some(value) = self.search(live, &mut pos, id, -INFINITE, INFINITE, 0, true) else {
+            let Some(value) = self.search_from(live, pos, id) else {
                 return Ok(None);
             };
             let line = moves_on_real_board(root_twin, self.pv[0].iter().map(|e| (e.mv, e.twin)));
@@ -138,37 +143,58 @@ impl Selector {
         }
     }
 
+    /// The full-window search of thought node `node` at `pos`, the start of a
+    /// line (a root), into `self.pv[0]`.
+    pub(super) fn search_from<S: NodeStore>(
+        &mut self,
+        live: &LiveBook<S>,
+        pos: Position,
+        node: NodeId,
+    ) -> Option<i32> {
+        if self.pv.is_empty() {
+            self.pv.push(Vec::new());
+        }
+        self.pv[0].clear();
+        self.twin_stack.clear();
+        #[cfg(test)]
+        if self.reference {
+            let mut pos = pos;
+            return self.reference_search(live, &mut pos, node, -INFINITE, INFINITE, 0, true);
+        }
+        self.line.restart(pos);
+        self.search(live, node, -INFINITE, INFINITE, 0, true)
+    }
+
     /// Scores a thought child that needs no search (repetition, ply limit, no legal
-    /// move), from the child's side, root-relative; `pos` is at the child.
+    /// move), from the child's side, root-relative; the child ends `line`.
     fn score_without_search<S: NodeStore>(
         live: &LiveBook<S>,
-        pos: &Position,
-        child: NodeId,
+        line: &mut Line,
+        child_mated: bool,
         ply: usize,
     ) -> Option<i32> {
-        if let Some(rep) = pos.search_repetition(usize::MAX) {
+        if let Some(rep) = line.repetition() {
             return Some(match rep {
                 Repetition::Draw => 0,
                 Repetition::OpponentPerpetualCheck => mate_in(ply_i32(ply)),
                 Repetition::OwnPerpetualCheck => mated_in(ply_i32(ply)),
             });
         }
-        if pos.ply() > live.config().ply_limit {
+        if line.ply() > live.config().ply_limit {
             return Some(0);
         }
-        if live.book().values(child).is_empty() {
+        if child_mated {
             return Some(mated_in(ply_i32(ply)));
         }
         None
     }
 
-    /// Alpha-beta (fail-soft PVS) at thought node `node`; `pos` is its position,
-    /// `ply` the distance from the root. `None` when every move is skipped.
+    /// Alpha-beta (fail-soft PVS) at thought node `node`, the end of `self.line`;
+    /// `ply` is the distance from the root. `None` when every move is skipped.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn search<S: NodeStore>(
         &mut self,
         live: &LiveBook<S>,
-        pos: &mut Position,
         node: NodeId,
         mut alpha: i32,
         mut beta: i32,
@@ -202,8 +228,8 @@ impl Selector {
                 }
             }
         }
-        while self.move_buffers.len() <= ply {
-            self.move_buffers.push(Vec::new());
+        while self.edge_buffers.len() <= ply {
+            self.edge_buffers.push(Vec::new());
         }
         while self.pv.len() <= ply + 1 {
             self.pv.push(Vec::new());
@@ -211,18 +237,23 @@ impl Selector {
         if pv_node {
             self.pv[ply].clear();
         }
-        let mut moves = std::mem::take(&mut self.move_buffers[ply]);
-        pos.legal_moves_into(&mut moves);
+        let mut edges = std::mem::take(&mut self.edge_buffers[ply]);
+        if !self.edge_tables.kept_into(live.book(), node, &mut edges) {
+            let pos = self.line.position();
+            self.edge_tables
+                .build_into(live.book(), node, pos, &mut edges);
+            self.stats.tables_built += 1;
+        }
         let values = live.book().values(node);
-        if values.len() != moves.len() {
+        if values.len() != edges.len() {
             // Cannot happen for nodes that passed `complete`; skip rather than misread.
-            self.move_buffers[ply] = moves;
+            self.edge_buffers[ply] = edges;
             return None;
         }
         // Best move first: the cached best, else the best stored value.
         let first = entry
             .and_then(CacheEntry::best)
-            .filter(|&i| i < moves.len())
+            .filter(|&i| i < edges.len())
             .or_else(|| {
                 values
                     .iter()
@@ -234,7 +265,8 @@ impl Selector {
         let mut best = -INFINITE;
         let mut best_index: Option<usize> = None;
         let mut searched = 0usize;
-        for k in 0..=moves.len() {
+        let mut probed = false;
+        for k in 0..=edges.len() {
             let i = if k == 0 {
                 first
             } else if k - 1 == first {
@@ -242,24 +274,38 @@ impl Selector {
             } else {
                 k - 1
             };
-            let Some(&mv) = moves.get(i) else { continue };
+            let Some(edge) = edges.get_mut(i) else {
+                continue;
+            };
+            let mv = edge.mv;
             if live.skipped_by_ban(node, mv) {
                 continue;
             }
-            let child_key = pos.key_after(mv);
-            let (thought, twin) = match live.reach(pos, mv, child_key) {
+            if !edge.keyed() {
+                edge.set_keys(self.line.position());
+                probed = true;
+            }
+            let reach = edge.reach(live, &mut probed);
+            let edge = *edge;
+            let (thought, twin) = match reach {
                 Reach::InFlight if !self.count_in_flight => continue,
                 Reach::InFlight | Reach::Leaf => (None, false),
                 Reach::Thought(child, twin) => (Some(child), twin),
             };
             let (value, kind) = match thought {
                 None => (
-                    live.leaf_value(pos, node, i, mv, child_key, |v| from_node_relative(v, ply)),
+                    live.leaf_value(
+                        node,
+                        i,
+                        edge.child_key(),
+                        || edge.twin_key(),
+                        |v| from_node_relative(v, ply),
+                    ),
                     EdgeKind::Leaf,
                 ),
                 Some(child) => {
                     let scored = self.score_thought_child(
-                        live, pos, mv, child, twin, alpha, beta, ply, pv_node, searched,
+                        live, &edge, child, twin, alpha, beta, ply, pv_node, searched,
                     );
                     match scored {
                         Some(r) => r,
@@ -293,7 +339,10 @@ impl Selector {
                 }
             }
         }
-        self.move_buffers[ply] = moves;
+        if probed {
+            self.edge_tables.write_back(node, &edges);
+        }
+        self.edge_buffers[ply] = edges;
         let best_index = best_index?;
         if self.use_cache
             && let Some(slot) = self.cache.get_mut(node.index())
@@ -315,17 +364,16 @@ impl Selector {
         Some(best)
     }
 
-    /// Scores the thought node `child` that `mv` from `pos` leads to (its twin
-    /// when `twin`), for the search at `ply` of `pos`'s node: without search when
-    /// the line ends there, else by a (PVS) search; the value is `pos`'s view.
-    /// A twin is searched on its own board; entering a twin the line already
-    /// went through is a repetition.
+    /// Scores the thought node `child` that `edge` from the end of `self.line`
+    /// leads to (its twin when `twin`), for the search at `ply` of that node:
+    /// without search when the line ends there, else by a (PVS) search; the
+    /// value is the node's view. A twin is searched on its own board; entering
+    /// a twin the line already went through is a repetition.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn score_thought_child<S: NodeStore>(
         &mut self,
         live: &LiveBook<S>,
-        pos: &mut Position,
-        mv: stera_rules::Move,
+        edge: &Edge,
         child: NodeId,
         twin: bool,
         alpha: i32,
@@ -337,32 +385,34 @@ impl Selector {
         if twin && self.twin_stack.contains(&child) {
             return Some((0, EdgeKind::Ends));
         }
-        pos.do_move(mv);
-        let mut twin_pos = None;
+        let key = if twin {
+            edge.twin_key()
+        } else {
+            edge.child_key()
+        };
+        self.line.push(edge.mv, twin, key);
         if twin {
-            twin_pos = Some(pos.flipped());
-            let _ = pos.undo_move();
             self.twin_stack.push(child);
         }
-        let at = twin_pos.as_mut().unwrap_or(pos);
-        let scored = if let Some(v) = Self::score_without_search(live, at, child, ply + 1) {
+        let scored = if let Some(v) =
+            Self::score_without_search(live, &mut self.line, edge.target_mated(), ply + 1)
+        {
             Some((-v, EdgeKind::Ends))
         } else if !pv_node || searched == 0 {
-            self.search(live, at, child, -beta, -alpha, ply + 1, pv_node)
+            self.search(live, child, -beta, -alpha, ply + 1, pv_node)
                 .map(|v| (-v, EdgeKind::Node))
         } else {
-            match self.search(live, at, child, -alpha - 1, -alpha, ply + 1, false) {
+            match self.search(live, child, -alpha - 1, -alpha, ply + 1, false) {
                 Some(v) if -v > alpha => self
-                    .search(live, at, child, -beta, -alpha, ply + 1, true)
+                    .search(live, child, -beta, -alpha, ply + 1, true)
                     .map(|v| (-v, EdgeKind::Node)),
                 other => other.map(|v| (-v, EdgeKind::Node)),
             }
         };
         if twin {
             self.twin_stack.pop();
-        } else {
-            let _ = pos.undo_move();
         }
+        self.line.pop();
         scored
     }
 }

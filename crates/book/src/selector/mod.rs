@@ -22,13 +22,18 @@
 //! ```
 
 use stera_rules::Move;
-use stera_rules::value::INFINITE;
 
 use crate::live_book::{Reach, RootStart};
 use crate::{BookError, LiveBook, NodeId, NodeStore};
 
 mod alpha_beta;
+mod edges;
+mod line;
+#[cfg(test)]
+mod reference;
 mod softmax;
+#[cfg(test)]
+mod tests;
 use alpha_beta::CacheEntry;
 pub use softmax::{DEFAULT_SELECT_SEED, SelectMode, SoftmaxSelect};
 
@@ -45,6 +50,10 @@ pub struct SelectStats {
     pub leaves: u64,
     /// Edges banned by selection.
     pub bans: u64,
+    /// Nodes whose legal moves the selector generated because it kept no
+    /// table of them: expanded for the first time, or again after their table
+    /// was dropped.
+    pub tables_built: u64,
 }
 
 /// How an edge of the PV ends.
@@ -103,7 +112,9 @@ type FromRoot<S> = fn(&mut Selector, &mut LiveBook<S>, usize) -> Result<Option<L
 /// (persistently) and the search runs again.
 ///
 /// One selector serves one live book: its cache is indexed by the book's node
-/// ids, which only grow.
+/// ids, which only grow. Besides its cache (8 bytes per node) it keeps what the
+/// moves of the nodes it expanded lead to, at most 1M moves (40 MB): the
+/// tables least recently used go first.
 pub struct Selector {
     cache: Vec<CacheEntry>,
     use_cache: bool,
@@ -114,7 +125,12 @@ pub struct Selector {
     pv: Vec<Vec<PvEdge>>,
     /// Per root: the principal variation and value of its last search.
     root_lines: Vec<Option<(Vec<Move>, i32)>>,
-    move_buffers: Vec<Vec<Move>>,
+    /// What the moves of the nodes expanded lead to, kept between selections.
+    edge_tables: edges::EdgeTables,
+    /// Per ply, the edges of the node being searched there.
+    edge_buffers: Vec<Vec<edges::Edge>>,
+    /// The line being searched.
+    line: line::Line,
     /// Twin nodes the current search entered through a twin edge and has not left:
     /// a line that enters one of them again goes round a loop through twins,
     /// which the position history (reset by the flip) cannot see.
@@ -125,6 +141,11 @@ pub struct Selector {
     /// counts as the leaf it still is, at its stored value, instead of being
     /// skipped (which selection must do so as not to hand it out twice).
     count_in_flight: bool,
+    /// Run today's search before edge tables (`reference`), to compare with.
+    #[cfg(test)]
+    reference: bool,
+    #[cfg(test)]
+    reference_moves: Vec<Vec<Move>>,
 }
 
 impl std::fmt::Debug for Selector {
@@ -157,10 +178,16 @@ impl Selector {
             stats: SelectStats::default(),
             pv: Vec::new(),
             root_lines: Vec::new(),
-            move_buffers: Vec::new(),
+            edge_tables: edges::EdgeTables::default(),
+            edge_buffers: Vec::new(),
+            line: line::Line::default(),
             twin_stack: Vec::new(),
             softmax: None,
             count_in_flight: false,
+            #[cfg(test)]
+            reference: false,
+            #[cfg(test)]
+            reference_moves: Vec::new(),
         }
     }
 
@@ -179,6 +206,7 @@ impl Selector {
     /// Gives every node of `live` a cache slot (nodes added since the last call
     /// start without an entry).
     fn fit_cache<S: NodeStore>(&mut self, live: &LiveBook<S>) {
+        self.edge_tables.fit(live.book());
         if self.cache.len() < live.book().len() {
             self.cache.resize(live.book().len(), CacheEntry::default());
         }
@@ -297,18 +325,13 @@ impl Selector {
         for (root, text) in live.config().roots.iter().enumerate() {
             let RootStart::Node {
                 id,
-                mut pos,
+                pos,
                 twin: root_twin,
             } = live.root_start(root)
             else {
                 continue;
             };
-            if self.pv.is_empty() {
-                self.pv.push(Vec::new());
-            }
-            self.pv[0].clear();
-            self.twin_stack.clear();
-            if let Some(value) = self.search(live, &mut pos, id, -INFINITE, INFINITE, 0, true) {
+            if let Some(value) = self.search_from(live, pos, id) {
                 let line =
                     moves_on_real_board(root_twin, self.pv[0].iter().map(|e| (e.mv, e.twin)));
                 lines.push((text.clone(), line, value));

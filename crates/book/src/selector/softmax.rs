@@ -36,10 +36,15 @@
 //! With [`Selector::set_cache_enabled`]`(false)` every value is exact.
 //!
 //! Cost: every node on the sampled path searches each of its thought children
-//! with a full window, so one sample costs about (path length × branching) child
-//! searches instead of one principal-variation search: on a 20,000-node synthetic
-//! book about 0.6 ms and 1,700 visited nodes per leaf, against 0.13 ms and 400
-//! for alpha-beta (release build, leaves put back between calls).
+//! with a full window, and a full-window search walks the child's whole
+//! principal variation (a PV node is never cut by the cache), so one sample
+//! costs about (path length × thought children) principal-variation searches
+//! instead of one: on the 15M-node synthetic book 13,500 nodes visited per leaf
+//! against 573, about 20 times alpha-beta's time per leaf (BENCHMARKS.md, issue
+//! 46). Coming within a few times alpha-beta's cost would take the children's
+//! values from the turn's cached exact bounds instead of searching them: values
+//! that lag the leaves handed out since the turn began, and other leaves than
+//! these.
 
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -47,6 +52,7 @@ use stera_rules::value::INFINITE;
 use stera_rules::{Move, Position};
 
 use super::alpha_beta::from_node_relative;
+use super::edges::Edge;
 use super::{EdgeKind, Leaf, Selector, moves_on_real_board};
 use crate::live_book::{Reach, RootStart};
 use crate::{BookError, LiveBook, NodeId, NodeStore};
@@ -237,6 +243,27 @@ impl Selector {
         }
     }
 
+    /// The value of thought child `child` of the descent's node at `pos` (the
+    /// start of `self.line`) by `edge`: a full-window search.
+    fn score_child<S: NodeStore>(
+        &mut self,
+        live: &LiveBook<S>,
+        pos: &mut Position,
+        edge: &Edge,
+        child: NodeId,
+        twin: bool,
+        ply: usize,
+    ) -> Option<(i32, EdgeKind)> {
+        #[cfg(test)]
+        if self.reference {
+            return self.reference_score_thought_child(
+                live, pos, edge.mv, child, twin, -INFINITE, INFINITE, ply, true, 0,
+            );
+        }
+        let _ = pos;
+        self.score_thought_child(live, edge, child, twin, -INFINITE, INFINITE, ply, true, 0)
+    }
+
     /// The selectable moves of thought node `node` (`pos` is its position with the
     /// line's history, `ply` its distance from the root) with their values q, into
     /// `out`. At the root (`ply` 0) also returns the root's minimax line and value
@@ -250,19 +277,39 @@ impl Selector {
         out: &mut Vec<Candidate>,
     ) -> Option<(Vec<Move>, i32)> {
         out.clear();
-        let moves = pos.legal_moves();
-        if live.book().values(node).len() != moves.len() {
+        let mut edges = Vec::new();
+        #[cfg(test)]
+        if self.reference {
+            // Every move probed anew, as before edge tables.
+            super::edges::computed_into(live.book(), pos, &mut edges);
+        }
+        if edges.is_empty()
+            && self
+                .edge_tables
+                .edges_into(live.book(), node, pos, &mut edges)
+        {
+            self.stats.tables_built += 1;
+        }
+        self.line.restart(pos.clone());
+        if live.book().values(node).len() != edges.len() {
             // Cannot happen for nodes that passed `complete`; skip rather than misread.
             return None;
         }
         let mut best_line: Option<(Vec<Move>, i32)> = None;
-        for (i, &mv) in moves.iter().enumerate() {
+        let mut probed = false;
+        for (i, edge) in edges.iter_mut().enumerate() {
+            let mv = edge.mv;
             if live.skipped_by_ban(node, mv) {
                 continue;
             }
-            let child_key = pos.key_after(mv);
             // As in the alpha-beta search (see `LiveBook::reach`).
-            let (thought, twin) = match live.reach(pos, mv, child_key) {
+            if !edge.keyed() {
+                edge.set_keys(pos);
+                probed = true;
+            }
+            let reach = edge.reach(live, &mut probed);
+            let edge = *edge;
+            let (thought, twin) = match reach {
                 Reach::InFlight => continue,
                 Reach::Leaf => (None, false),
                 Reach::Thought(child, twin) => (Some(child), twin),
@@ -270,8 +317,13 @@ impl Selector {
             let candidate = match thought {
                 None => {
                     // The alpha-beta search's leaf value, kifu bonus included.
-                    let v = live
-                        .leaf_value(pos, node, i, mv, child_key, |v| from_node_relative(v, ply));
+                    let v = live.leaf_value(
+                        node,
+                        i,
+                        edge.child_key(),
+                        || edge.twin_key(),
+                        |v| from_node_relative(v, ply),
+                    );
                     Candidate {
                         mv,
                         q: v,
@@ -281,9 +333,7 @@ impl Selector {
                     }
                 }
                 Some(child) => {
-                    let scored = self.score_thought_child(
-                        live, pos, mv, child, twin, -INFINITE, INFINITE, ply, true, 0,
-                    );
+                    let scored = self.score_child(live, pos, &edge, child, twin, ply);
                     let Some((q, kind)) = scored else { continue };
                     Candidate {
                         mv,
@@ -307,6 +357,9 @@ impl Selector {
                 best_line = Some((line, candidate.q));
             }
             out.push(candidate);
+        }
+        if probed {
+            self.edge_tables.write_back(node, &edges);
         }
         best_line
     }
