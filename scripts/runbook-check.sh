@@ -168,7 +168,7 @@ after="$(grep -o 'nodes=[0-9]*' "$err" | tail -1 | cut -d= -f2)"
 want "the book grew ($before -> $after)" test "$after" -ge $((before + 50))
 end
 begin "README: local workers with the worker's engine flags (Fairy-Stockfish for YaneuraOu, --depth 4, think-limit 5)"
-run "$COORD" --db fs-local.db --local-workers 1 --think-limit 5 --depth 4 \
+run "$COORD" --db fs-local.db --create --local-workers 1 --think-limit 5 --depth 4 \
     --engine-cmd /usr/games/fairy-stockfish --engine-option UCI_Variant=shogi --export fs-local.db2016
 want_ok
 want_file fs-local.db2016
@@ -421,7 +421,7 @@ want_ok
 want_text '<html'
 end
 
-begin "curl http://COORDINATOR:9100/api/status (the status document, version 1, the README's keys)"
+begin "curl http://COORDINATOR:9100/api/status (the status document, version 2, the README's keys)"
 run curl -sf "http://127.0.0.1:$mport/api/status"
 want_ok
 cp "$out" api-status.json
@@ -444,7 +444,7 @@ def keys(value, prefix=""):
 found = keys(doc)
 top_documented = {k for k in documented if "." not in k}
 top_found = {k for k in found if "." not in k}
-assert doc["version"] == 1, doc["version"]
+assert doc["version"] == 2, doc["version"]
 problems = []
 if top_documented - top_found:
     problems.append(f"documented, not served: {sorted(top_documented - top_found)}")
@@ -686,7 +686,7 @@ want_text '^bestmove '
 end
 
 begin "deploy: --store-reserve-mb below 8 is raised to 8, and the start log says so"
-run timeout 60 "$COORD" --db reserve.db --store-reserve-mb 1 --think-limit 0 --listen 127.0.0.1:0
+run timeout 60 "$COORD" --db reserve.db --create --store-reserve-mb 1 --think-limit 0 --listen 127.0.0.1:0
 want_text 'store-reserve-mb is below .*raised to 8 MiB'
 end
 
@@ -702,7 +702,7 @@ openssl req -x509 -newkey rsa:2048 -nodes -keyout key.pem -out cert.pem -days 36
     -subj /CN=localhost -addext subjectAltName=DNS:localhost \
     -addext basicConstraints=critical,CA:FALSE >/dev/null 2>&1 || miss "openssl could not make a certificate"
 tport="$(free_port)"
-start logs/tls-coordinator.log "$COORD" --db tls.db --listen "127.0.0.1:$tport" --tls-cert cert.pem --tls-key key.pem \
+start logs/tls-coordinator.log "$COORD" --db tls.db --create --listen "127.0.0.1:$tport" --tls-cert cert.pem --tls-key key.pem \
     --token-file token "${SMALL[@]}" --think-limit 5
 tls_coord=$bg
 wait_for 60 'listening' logs/tls-coordinator.log || miss "the TLS coordinator did not listen"
@@ -735,7 +735,7 @@ for engine in gps fairy; do
     eport="$(free_port)"
     # A store of its own: a store thought by the built-in engine refuses another
     # engine's workers (deploy/README.md "A worker refused for its engine or budget").
-    start "logs/usi-$engine-coordinator.log" "$COORD" --db "usi-$engine.db" --listen "127.0.0.1:$eport" \
+    start "logs/usi-$engine-coordinator.log" "$COORD" --db "usi-$engine.db" --create --listen "127.0.0.1:$eport" \
         --token-file token --think-limit 2
     ucoord=$bg
     wait_for 60 'listening' "logs/usi-$engine-coordinator.log" || miss "the coordinator did not listen"
