@@ -111,7 +111,15 @@ impl MoveSearch for DispatchSearch<'_> {
                 }
                 search.await
             })
-            .map_err(|s| format!("search: {}", s.message()))?;
+            .map_err(|s| {
+                // Unavailable: the coordinator drains or is gone. No search
+                // can be answered any more; the games end instead of being
+                // tried again until the driver is stopped.
+                if s.code() == tonic::Code::Unavailable {
+                    searches.stop();
+                }
+                format!("search: {}", s.message())
+            })?;
         Ok(stera_service::convert::search_answer(reply))
     }
 
