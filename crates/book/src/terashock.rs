@@ -53,6 +53,7 @@ mod error;
 mod export;
 mod extras;
 mod graph;
+mod key_filter;
 mod ndf;
 mod sfen_code;
 mod softmax;
@@ -67,7 +68,7 @@ pub use export::{
     export_db2016, node_lines, policy_counts,
 };
 pub use extras::NodeExtras;
-pub use graph::{BookGraph, Edge, ExpansionDrop, NodeVisitor};
+pub use graph::{BookGraph, Edge, ExpansionDrop};
 pub use ndf::{NdfWeights, WinRate, best_probabilities, cap_to_prior};
 pub use softmax::{SoftmaxValues, softmax_mean};
 pub use solve::{

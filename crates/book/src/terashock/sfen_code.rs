@@ -36,6 +36,8 @@
 //! Decoding gives the text back byte for byte: the SFEN written is the one the
 //! rules core printed during the walk.
 
+use std::sync::Arc;
+
 use hashbrown::HashMap;
 use rayon::prelude::*;
 
@@ -513,24 +515,60 @@ impl SfenCoder {
 /// Every node's SFEN code: one slot a node, sorted into SFEN order by
 /// [`SfenTable::sort`], plus the bits of the codes longer than a slot.
 pub(crate) struct SfenTable {
-    coder: SfenCoder,
+    /// Shared with the threads that code the walk's SFENs.
+    coder: Arc<SfenCoder>,
     slots: Vec<u128>,
     /// (node id, start in `rest`) of flagged slots; sorted by id by `sort`.
     rest_index: Vec<(u32, u64)>,
     /// A length (u16, big-endian), then the bytes, per flagged slot.
     rest: Vec<u8>,
+}
+
+/// Codes recorded by one thread, for [`SfenTable::merge`].
+#[derive(Default)]
+pub(crate) struct SfenPart {
+    slots: Vec<u128>,
+    rest_index: Vec<(u32, u64)>,
+    rest: Vec<u8>,
     code: Code,
+}
+
+impl SfenPart {
+    /// Records the SFEN of node `id` (for [`SfenTable::merge`]): threads code
+    /// the SFENs of their parts of the book at once.
+    ///
+    /// # Errors
+    /// Text that is not an SFEN as the rules core prints it.
+    pub(crate) fn add(
+        &mut self,
+        coder: &SfenCoder,
+        id: NodeId,
+        sfen: &str,
+    ) -> Result<(), TeraShockError> {
+        let code = &mut self.code;
+        coder.encode(sfen, code)?;
+        let slot = code.slot(id.0);
+        if flagged(slot) {
+            self.rest_index.push((id.0, self.rest.len() as u64));
+            let at = self.rest.len();
+            self.rest.extend_from_slice(&[0, 0]);
+            code.overflow_bytes(&mut self.rest);
+            let len = u16::try_from(self.rest.len() - at - 2).map_err(|_| damaged())?;
+            self.rest[at..at + 2].copy_from_slice(&len.to_be_bytes());
+        }
+        self.slots.push(slot);
+        Ok(())
+    }
 }
 
 impl SfenTable {
     /// A table for `nodes` nodes (every one must be added).
     pub(crate) fn new(coder: SfenCoder, nodes: usize) -> Self {
         Self {
-            coder,
+            coder: Arc::new(coder),
             slots: vec![0; nodes],
             rest_index: Vec::new(),
             rest: Vec::new(),
-            code: Code::default(),
         }
     }
 
@@ -538,19 +576,23 @@ impl SfenTable {
     ///
     /// # Errors
     /// Text that is not an SFEN as the rules core prints it.
+    #[cfg(test)]
     pub(crate) fn add(&mut self, id: NodeId, sfen: &str) -> Result<(), TeraShockError> {
-        self.coder.encode(sfen, &mut self.code)?;
-        let slot = self.code.slot(id.0);
-        if flagged(slot) {
-            self.rest_index.push((id.0, self.rest.len() as u64));
-            let at = self.rest.len();
-            self.rest.extend_from_slice(&[0, 0]);
-            self.code.overflow_bytes(&mut self.rest);
-            let len = u16::try_from(self.rest.len() - at - 2).map_err(|_| damaged())?;
-            self.rest[at..at + 2].copy_from_slice(&len.to_be_bytes());
-        }
-        self.slots[id.index()] = slot;
+        let mut part = SfenPart::default();
+        part.add(&self.coder, id, sfen)?;
+        self.merge(part);
         Ok(())
+    }
+
+    /// Takes in the codes recorded in `part`.
+    pub(crate) fn merge(&mut self, part: SfenPart) {
+        for slot in part.slots {
+            self.slots[slot_id(slot) as usize] = slot;
+        }
+        let base = self.rest.len() as u64;
+        self.rest_index
+            .extend(part.rest_index.iter().map(|&(id, at)| (id, base + at)));
+        self.rest.extend_from_slice(&part.rest);
     }
 
     /// The remaining code bytes of node `id` (empty when it has none).
@@ -604,6 +646,12 @@ impl SfenTable {
     /// The coder of the table's codes.
     pub(crate) fn coder(&self) -> &SfenCoder {
         &self.coder
+    }
+
+    /// The coder, for threads that code SFENs into [`SfenPart`]s while the
+    /// table takes in finished ones.
+    pub(crate) fn shared_coder(&self) -> Arc<SfenCoder> {
+        Arc::clone(&self.coder)
     }
 
     /// Appends the SFEN without ply of `slot` to `out`, its fields' dictionary

@@ -8,7 +8,7 @@ use rayon::prelude::*;
 use stera_formats::db2016::{MoveOrder, OrderedWriter, WriteOptions};
 use stera_formats::ybb::{PreparedEntry, YbbOptions, YbbWriter};
 
-use super::sfen_code::{SfenCoder, SfenTable};
+use super::sfen_code::{SfenCoder, SfenPart, SfenTable};
 use super::{BookGraph, NdfWeights, NodeExtras, Progress, SoftmaxValues, TeraShockError, solve};
 use crate::Book;
 
@@ -119,20 +119,27 @@ pub(crate) fn export_in_chunks(
     // The walk's plies of nodes stored without one (none in a store the
     // coordinator wrote).
     let mut walk_plies: HashMap<u32, u32> = HashMap::new();
-    let mut sfen = String::with_capacity(160);
+    let coder = table.shared_coder();
     let mut graph = BookGraph::build_visiting(
         book,
         Some(&extras.plies),
         &mut |_, done, total| progress("graph", done, total),
-        &mut |id, pos, _| {
-            if extras.plies[id.index()] == 0 {
-                walk_plies.insert(id.0, pos.ply());
+        &|| (SfenPart::default(), Vec::new(), String::with_capacity(160)),
+        &|(part, plies, sfen), node| {
+            if extras.plies[node.id.index()] == 0 {
+                plies.push((node.id.0, node.pos.ply()));
             }
             sfen.clear();
-            pos.write_sfen(&mut sfen);
-            table.add(id, &sfen)
+            node.pos.write_sfen(sfen);
+            part.add(&coder, node.id, sfen)
+        },
+        &mut |(part, plies, _)| {
+            walk_plies.extend(plies);
+            table.merge(part);
+            Ok(())
         },
     )?;
+    drop(coder);
     summary.edges = graph.edge_count();
     summary.leaf_edges = graph.leaf_edge_count();
     summary.graph_time = t.elapsed();
