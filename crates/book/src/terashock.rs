@@ -4,10 +4,11 @@
 //! Steps (the method's section 4):
 //!
 //! 1. [`BookGraph::build`] rebuilds every node's position by walking the origin
-//!    tree from its SFEN roots with one reused [`stera_rules::Position`] per root,
-//!    and makes an edge for every legal move whose child is thought (whether or
-//!    not the stored moves "know" it); the other moves are leaf edges with their
-//!    stored values.
+//!    tree from its SFEN roots, subtrees of similar sizes on every core, with one
+//!    reused [`stera_rules::Position`] per subtree, and makes an edge for every
+//!    legal move whose child is thought (whether or not the stored moves "know"
+//!    it; a filter of the book's keys spares most look-ups); the other moves are
+//!    leaf edges with their stored values.
 //! 2. [`solve`] propagates values backwards: the acyclic part exactly in reverse
 //!    topological order (move value = -(child value), depth = child depth + 1, leaf
 //!    edges depth 0); positions on cycles start as draw (0) with infinite depth and

@@ -60,7 +60,7 @@ impl KeyFilter {
 #[inline]
 fn probe(key: Key, words: usize) -> (usize, u64) {
     let high = (key.0 >> 64) as u64;
-    let word = (u128::from(high) * words as u128 >> 64) as usize;
+    let word = ((u128::from(high) * words as u128) >> 64) as usize;
     let bits = 1u64 << (high & 63)
         | 1u64 << (high >> 6 & 63)
         | 1u64 << (high >> 12 & 63)
