@@ -12,6 +12,7 @@
 use std::sync::Arc;
 
 use hashbrown::HashTable;
+use rayon::prelude::*;
 use stera_rules::{Key, Move, Position};
 
 use crate::columns::{CHUNK, Column};
@@ -26,6 +27,33 @@ struct Slot {
 }
 
 const NO_PARENT: u32 = u32::MAX;
+
+/// The id a new node gets (the book holds `nodes` ids and `values` value
+/// slots) and its value count, or why it cannot be added.
+fn checked_id_and_count(
+    nodes: usize,
+    values: usize,
+    node: &ThoughtNode,
+) -> Result<(u32, u16), BookError> {
+    let id = u32::try_from(nodes)
+        .ok()
+        .filter(|&i| i != NO_PARENT)
+        .ok_or_else(|| BookError::Full("more than 2^32 - 1 nodes".into()))?;
+    let count = u16::try_from(node.values.len())
+        .ok()
+        .filter(|&n| usize::from(n) <= CHUNK)
+        .ok_or_else(|| {
+            BookError::Corrupt(format!(
+                "node {} has {} move values",
+                node.key,
+                node.values.len()
+            ))
+        })?;
+    // A run may start a new chunk: the start must fit after that gap too.
+    u32::try_from(values + CHUNK + node.values.len())
+        .map_err(|_| BookError::Full("more than 2^32 move values".into()))?;
+    Ok((id, count))
+}
 
 #[inline]
 fn hash_of(key: u128) -> u64 {
@@ -92,6 +120,101 @@ impl std::fmt::Debug for Book {
     }
 }
 
+/// A book loaded from a store, whose nodes come in id order: their tables are
+/// filled as they come and the key index is built once at the end, slot by
+/// slot in the index's order, instead of one random probe per node (most of
+/// the time of loading a large store).
+pub struct BookLoader {
+    book: Book,
+}
+
+impl BookLoader {
+    /// A loader for about `nodes` nodes.
+    #[must_use]
+    pub fn new(nodes: usize) -> Self {
+        Self {
+            book: Book::with_capacity(nodes),
+        }
+    }
+
+    /// Adds the node with id `id` in the store (the next id).
+    ///
+    /// # Errors
+    /// [`BookError::Corrupt`] for a node out of order or a book too large
+    /// ([`Book::insert`]).
+    pub fn push_as(&mut self, id: NodeId, node: &ThoughtNode) -> Result<(), BookError> {
+        let book = &mut self.book;
+        let (next, count) = checked_id_and_count(book.keys.end(), book.values.end(), node)?;
+        if next != id.0 {
+            return Err(BookError::Corrupt(format!(
+                "node {id} loaded as {} (duplicate key {})",
+                NodeId(next),
+                node.key
+            )));
+        }
+        book.keys.push(node.key.0);
+        book.push_node(next, count, node)?;
+        Ok(())
+    }
+
+    /// The book, its key index built.
+    ///
+    /// # Errors
+    /// [`BookError::Corrupt`] when two nodes have one key (the first such
+    /// node in id order is named, as [`Book::insert`] would have).
+    pub fn finish(mut self) -> Result<Book, BookError> {
+        let book = &mut self.book;
+        let n = book.keys.end();
+        // The index's slots are chosen by the low bits of the hash: keys
+        // inserted in that order touch the table from one end to the other.
+        let buckets = (n.saturating_mul(8) / 7).next_power_of_two().max(1);
+        let mask = (buckets - 1) as u64;
+        let keys = &book.keys;
+        // Truncating the slot only blurs the order (8 bytes a node for the sort).
+        let mut order: Vec<(u32, u32)> = (0..n)
+            .into_par_iter()
+            .map(|i| {
+                let slot = hash_of(*keys.get(i)) & mask;
+                (slot as u32, u32::try_from(i).unwrap_or(u32::MAX))
+            })
+            .collect();
+        order.par_sort_unstable();
+        let index = Arc::get_mut(&mut book.index)
+            .ok_or_else(|| BookError::Corrupt("a loading book's index is shared".into()))?;
+        index.reserve(n, |s| hash_of(*keys.get(s.id as usize)));
+        // (later node, earlier node) of the first repeated key in id order.
+        let mut repeated: Option<(u32, u32)> = None;
+        for (_, id) in order {
+            let k = *keys.get(id as usize);
+            let fragment = fragment_of(k);
+            match index.entry(
+                hash_of(k),
+                |s| s.fragment == fragment && *keys.get(s.id as usize) == k,
+                |s| hash_of(*keys.get(s.id as usize)),
+            ) {
+                hashbrown::hash_table::Entry::Occupied(e) => {
+                    let pair = (id.max(e.get().id), id.min(e.get().id));
+                    if repeated.is_none_or(|r| pair.0 < r.0) {
+                        repeated = Some(pair);
+                    }
+                }
+                hashbrown::hash_table::Entry::Vacant(v) => {
+                    v.insert(Slot { id, fragment });
+                }
+            }
+        }
+        if let Some((later, earlier)) = repeated {
+            return Err(BookError::Corrupt(format!(
+                "node {} loaded as {} (duplicate key {})",
+                NodeId(later),
+                NodeId(earlier),
+                Key(*keys.get(later as usize))
+            )));
+        }
+        Ok(self.book)
+    }
+}
+
 impl Book {
     /// An empty book.
     #[must_use]
@@ -114,19 +237,9 @@ impl Book {
     /// # Errors
     /// Storage errors, or a store that repeats a key.
     pub fn load(store: &dyn crate::NodeStore) -> Result<Self, BookError> {
-        let n = store.len() as usize;
-        let mut book = Self::with_capacity(n);
-        store.for_each_node(&mut |id, node| {
-            let got = book.insert(&node)?;
-            if got != id {
-                return Err(BookError::Corrupt(format!(
-                    "node {id} loaded as {got} (duplicate key {})",
-                    node.key
-                )));
-            }
-            Ok(())
-        })?;
-        Ok(book)
+        let mut loader = BookLoader::new(store.len() as usize);
+        store.for_each_node(&mut |id, node| loader.push_as(id, &node))?;
+        loader.finish()
     }
 
     /// Number of nodes.
@@ -284,32 +397,44 @@ impl Book {
     /// # Errors
     /// [`BookError::Full`] past 2^32 values or nodes.
     pub fn insert(&mut self, node: &ThoughtNode) -> Result<NodeId, BookError> {
+        let k = node.key.0;
+        if self.recent.is_empty()
+            && let Some(index) = Arc::get_mut(&mut self.index)
+        {
+            // No snapshot shares the index (loading a store, most inserts): one
+            // probe finds the key or the place for it; two random reads of a
+            // large index were a third of loading a store.
+            let keys = &self.keys;
+            let fragment = fragment_of(k);
+            let entry = index.entry(
+                hash_of(k),
+                |s| s.fragment == fragment && *keys.get(s.id as usize) == k,
+                |s| hash_of(*keys.get(s.id as usize)),
+            );
+            let vacant = match entry {
+                hashbrown::hash_table::Entry::Occupied(e) => return Ok(NodeId(e.get().id)),
+                hashbrown::hash_table::Entry::Vacant(v) => v,
+            };
+            let (id, count) = checked_id_and_count(self.keys.end(), self.values.end(), node)?;
+            vacant.insert(Slot { id, fragment });
+            self.keys.push(k);
+            return self.push_node(id, count, node);
+        }
         if let Some(id) = self.get(node.key) {
             return Ok(id);
         }
-        let id = u32::try_from(self.keys.end())
-            .ok()
-            .filter(|&i| i != NO_PARENT)
-            .ok_or_else(|| BookError::Full("more than 2^32 - 1 nodes".into()))?;
-        let count = u16::try_from(node.values.len())
-            .ok()
-            .filter(|&n| usize::from(n) <= CHUNK)
-            .ok_or_else(|| {
-                BookError::Corrupt(format!(
-                    "node {} has {} move values",
-                    node.key,
-                    node.values.len()
-                ))
-            })?;
-        let full = || BookError::Full("more than 2^32 move values".into());
-        // A run may start a new chunk: the start must fit after that gap too.
-        u32::try_from(self.values.end() + CHUNK + node.values.len()).map_err(|_| full())?;
-        let k = node.key.0;
+        let (id, count) = checked_id_and_count(self.keys.end(), self.values.end(), node)?;
         self.keys.push(k);
         self.index_insert(Slot {
             id,
             fragment: fragment_of(k),
         });
+        self.push_node(id, count, node)
+    }
+
+    /// Stores the values and origin of node `id` (key and index done).
+    fn push_node(&mut self, id: u32, count: u16, node: &ThoughtNode) -> Result<NodeId, BookError> {
+        let full = || BookError::Full("more than 2^32 move values".into());
         let start = u32::try_from(self.values.push_run(&node.values)).map_err(|_| full())?;
         self.value_start.push(start);
         self.value_len.push(count);

@@ -36,7 +36,7 @@ pub mod synthetic;
 pub mod terashock;
 pub mod twins;
 
-pub use book::Book;
+pub use book::{Book, BookLoader};
 pub use error::BookError;
 pub use live_book::LiveBook;
 pub use node::{NodeId, Origin, Thought, ThoughtNode};

@@ -4,10 +4,11 @@
 //! Steps (the method's section 4):
 //!
 //! 1. [`BookGraph::build`] rebuilds every node's position by walking the origin
-//!    tree from its SFEN roots with one reused [`stera_rules::Position`] per root,
-//!    and makes an edge for every legal move whose child is thought (whether or
-//!    not the stored moves "know" it); the other moves are leaf edges with their
-//!    stored values.
+//!    tree from its SFEN roots, subtrees of similar sizes on every core, with one
+//!    reused [`stera_rules::Position`] per subtree, and makes an edge for every
+//!    legal move whose child is thought (whether or not the stored moves "know"
+//!    it; a filter of the book's keys spares most look-ups); the other moves are
+//!    leaf edges with their stored values.
 //! 2. [`solve`] propagates values backwards: the acyclic part exactly in reverse
 //!    topological order (move value = -(child value), depth = child depth + 1, leaf
 //!    edges depth 0); positions on cycles start as draw (0) with infinite depth and
@@ -53,6 +54,7 @@ mod error;
 mod export;
 mod extras;
 mod graph;
+mod key_filter;
 mod ndf;
 mod sfen_code;
 mod softmax;
@@ -67,7 +69,7 @@ pub use export::{
     export_db2016, node_lines, policy_counts,
 };
 pub use extras::NodeExtras;
-pub use graph::{BookGraph, Edge, ExpansionDrop, NodeVisitor};
+pub use graph::{BookGraph, Edge, ExpansionDrop};
 pub use ndf::{NdfWeights, WinRate, best_probabilities, cap_to_prior};
 pub use softmax::{SoftmaxValues, softmax_mean};
 pub use solve::{

@@ -131,6 +131,14 @@ impl Move {
     /// Writes the USI text into `buf` and returns it (no allocation; book exports
     /// print tens of millions of moves).
     pub fn write_usi(self, buf: &mut [u8; 5]) -> &str {
+        let n = self.usi_bytes(buf);
+        std::str::from_utf8(&buf[..n]).unwrap_or("?")
+    }
+
+    /// [`Move::write_usi`] as bytes: writes the USI text at the start of `buf`
+    /// and returns its length (4, or 5 with a promotion). For writers of
+    /// millions of lines, which copy the 5 bytes and keep the length.
+    pub fn usi_bytes(self, buf: &mut [u8; 5]) -> usize {
         const PIECES: &[u8; 8] = b"?PLNSBRG";
         let b = self.backend();
         let square = |index: usize, out: &mut [u8]| {
@@ -138,21 +146,19 @@ impl Move {
             out[0] = b'1' + (index / 9) as u8;
             out[1] = b'a' + (index % 9) as u8;
         };
-        let mut n = 0;
         if let Some(pt) = b.dropped_piece() {
             buf[0] = PIECES[usize::try_from(pt.raw()).unwrap_or(0).min(7)];
             buf[1] = b'*';
         } else {
             square(b.from_sq().to_index().min(80), &mut buf[0..2]);
         }
-        n += 2;
-        square(b.to_sq().to_index().min(80), &mut buf[n..n + 2]);
-        n += 2;
+        square(b.to_sq().to_index().min(80), &mut buf[2..4]);
         if b.is_promotion() {
-            buf[n] = b'+';
-            n += 1;
+            buf[4] = b'+';
+            5
+        } else {
+            4
         }
-        std::str::from_utf8(&buf[..n]).unwrap_or("?")
     }
 }
 

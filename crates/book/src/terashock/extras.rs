@@ -6,7 +6,7 @@
 use super::TeraShockError;
 use stera_rules::Key;
 
-use crate::{Book, BookError, NodeId, NodeStore};
+use crate::{Book, BookError, BookLoader, NodeId, NodeStore};
 
 /// Per-node data from the store that [`Book`] does not keep.
 #[derive(Debug, Clone, Default)]
@@ -42,6 +42,11 @@ struct Depths {
     start: Vec<u64>,
     depths: Vec<u8>,
 }
+
+/// Nodes per batch handed to the thread that builds the book while loading.
+const LOAD_BATCH: usize = 1024;
+/// Batches on their way at most.
+const LOAD_BATCHES: usize = 8;
 
 impl NodeExtras {
     /// Reads the extras of every node of `store` (one scan), with per-move depths
@@ -165,23 +170,52 @@ impl NodeExtras {
     }
 
     /// Loads the first `n` nodes of `store` into a new book and these extras.
+    ///
+    /// Reading and decoding the store's records and putting them into the
+    /// book's tables take about as long each: a thread of its own does the
+    /// second, fed with batches of nodes.
     fn load_into(&mut self, store: &dyn NodeStore, n: usize) -> Result<Book, BookError> {
-        let mut book = Book::with_capacity(n);
-        store.for_each_node(&mut |id, node| {
-            if id.index() >= n {
-                return Ok(());
+        std::thread::scope(|scope| {
+            let (to_book, batches) =
+                std::sync::mpsc::sync_channel::<Vec<(NodeId, crate::ThoughtNode)>>(LOAD_BATCHES);
+            let builder = scope.spawn(move || -> Result<Book, BookError> {
+                let mut loader = BookLoader::new(n);
+                for batch in batches {
+                    for (id, node) in batch {
+                        loader.push_as(id, &node)?;
+                        self.push(&node);
+                    }
+                }
+                loader.finish()
+            });
+            let mut batch = Vec::with_capacity(LOAD_BATCH);
+            // An error of the builder stops the scan (it has gone); it is the
+            // one reported.
+            let stopped = || BookError::Corrupt("the book stopped taking nodes".into());
+            let scanned = store.for_each_node(&mut |id, node| {
+                if id.index() >= n {
+                    return Ok(());
+                }
+                batch.push((id, node));
+                if batch.len() == LOAD_BATCH {
+                    let full = std::mem::replace(&mut batch, Vec::with_capacity(LOAD_BATCH));
+                    to_book.send(full).map_err(|_| stopped())?;
+                }
+                Ok(())
+            });
+            if scanned.is_ok() && !batch.is_empty() {
+                // A send that fails leaves the builder's error to report.
+                let _ = to_book.send(batch);
             }
-            let got = book.insert(&node)?;
-            if got != id {
-                return Err(BookError::Corrupt(format!(
-                    "node {id} loaded as {got} (duplicate key {})",
-                    node.key
-                )));
+            drop(to_book);
+            let built = builder
+                .join()
+                .map_err(|_| BookError::Corrupt("the thread loading the book panicked".into()))?;
+            match (scanned, built) {
+                (_, Err(e)) | (Err(e), Ok(_)) => Err(e),
+                (Ok(()), Ok(book)) => Ok(book),
             }
-            self.push(&node);
-            Ok(())
-        })?;
-        Ok(book)
+        })
     }
 
     fn with_capacity(n: usize, with_depths: bool) -> Self {

@@ -2,15 +2,12 @@
 //! best of its leaf moves.
 
 use crate::bitset::BitSet;
-use stera_rules::{Move, Position};
+use stera_rules::{Key, Move, Position};
 
-use super::{Progress, TeraShockError, walk_positions};
+use super::key_filter::KeyFilter;
+use super::walk::{ParallelVisitor, WalkNode, walk_in_parallel};
+use super::{Progress, TeraShockError};
 use crate::{Book, BookError, NodeId};
-
-/// What [`BookGraph::build_visiting`] calls for every node: its id, position
-/// and legal moves in canonical order.
-pub type NodeVisitor<'a> =
-    &'a mut dyn FnMut(NodeId, &Position, &[Move]) -> Result<(), TeraShockError>;
 
 /// "No such move" in per-node move index tables.
 pub(crate) const NO_MOVE: u16 = u16::MAX;
@@ -85,21 +82,27 @@ impl BookGraph {
     /// [`BookError::Corrupt`] for a broken origin chain or a node whose value
     /// count differs from its legal move count.
     pub fn build(book: &Book, progress: Progress<'_>) -> Result<Self, TeraShockError> {
-        Self::build_visiting(book, None, progress, &mut |_, _, _| Ok(()))
+        Self::build_visiting(book, None, progress, &|| (), &|(), _| Ok(()), &mut |()| {
+            Ok(())
+        })
     }
 
     /// [`BookGraph::build`] that also hands every node's position (plies
-    /// counted from `root_plies`, see [`walk_positions`]) and its legal moves in
+    /// counted from `root_plies`, see [`super::walk_positions`]) and its legal moves in
     /// canonical order to `visit`: what else the caller needs from the walk,
-    /// so it is done once.
+    /// so it is done once. The walk runs on every core ([`walk_in_parallel`]):
+    /// `visit` fills states made by `new_state`, which go to `merge` in an
+    /// order that does not depend on the threads.
     ///
     /// # Errors
-    /// As [`BookGraph::build`], and any error `visit` returns.
-    pub fn build_visiting(
+    /// As [`BookGraph::build`], and any error `visit` or `merge` returns.
+    pub(crate) fn build_visiting<S: Send>(
         book: &Book,
         root_plies: Option<&[u16]>,
         progress: Progress<'_>,
-        visit: NodeVisitor<'_>,
+        new_state: &(dyn Fn() -> S + Sync),
+        visit: ParallelVisitor<'_, S>,
+        merge: &mut dyn FnMut(S) -> Result<(), TeraShockError>,
     ) -> Result<Self, TeraShockError> {
         let n = book.len();
         let mut g = Self {
@@ -117,65 +120,55 @@ impl BookGraph {
             leaf_edges: 0,
             leaf_discount: 0,
         };
-        let mut moves: Vec<Move> = Vec::with_capacity(600);
-        walk_positions(book, root_plies, progress, &mut |id, pos: &Position| {
-            g.add_node(book, id, pos, &mut moves)?;
-            visit(id, pos, &moves)
-        })?;
+        let filter = KeyFilter::of_book(book);
+        walk_in_parallel(
+            book,
+            root_plies,
+            progress,
+            &|| (GraphPart::default(), new_state()),
+            &|(part, state), node| {
+                part.add_node(book, &filter, node)?;
+                visit(state, node)
+            },
+            &mut |(part, state)| {
+                g.merge(part)?;
+                merge(state)
+            },
+        )?;
         g.edge_child.shrink_to_fit();
         g.edge_move.shrink_to_fit();
         g.edge_index.shrink_to_fit();
         Ok(g)
     }
 
-    fn add_node(
-        &mut self,
-        book: &Book,
-        id: NodeId,
-        pos: &Position,
-        moves: &mut Vec<Move>,
-    ) -> Result<(), TeraShockError> {
-        let values = node_moves(book, id, pos, moves)?;
-        let i = id.index();
-        let first = u32::try_from(self.edge_child.len())
-            .map_err(|_| TeraShockError::Invalid("more than 2^32 book edges".into()))?;
-        self.edge_start[i] = first;
-        self.move_count[i] = u16::try_from(moves.len()).unwrap_or(u16::MAX);
-        if pos.in_check() {
-            self.in_check.insert(i);
-        }
-        let mut best: Option<(i16, u16, u16)> = None;
-        let mut edges = 0u16;
-        for (index, (&mv, &stored)) in moves.iter().zip(values).enumerate() {
-            let index = u16::try_from(index).unwrap_or(NO_MOVE);
-            // A child that is not thought but whose colour-flipped twin is, is the
-            // twin: the same situation for the side to move, with the same values
-            // (peta_shock's flip-normalised nodes; YaneuraOu's FlippedBook probe
-            // finds the twin in play).
-            let child = match book.get(pos.key_after(mv)) {
-                Some(child) => Some((child, 0)),
-                None => book.get(pos.flipped_key_after(mv)).map(|c| (c, TWIN_EDGE)),
-            };
-            if let Some((child, twin)) = child {
-                self.edge_child.push(child.0);
-                self.edge_move.push(mv.raw());
-                self.edge_index.push(index | twin);
-                edges += 1;
-            } else {
-                self.leaf_edges += 1;
-                let v = clamp_stored(stored);
-                // Strictly better only: ties keep the earlier move (canonical order).
-                if best.is_none_or(|(b, _, _)| v > b) {
-                    best = Some((v, index, mv.raw()));
-                }
+    /// Takes in the nodes of one part of the walk.
+    fn merge(&mut self, part: GraphPart) -> Result<(), TeraShockError> {
+        let mut next = u32::try_from(self.edge_child.len())
+            .ok()
+            .filter(|base| base.checked_add(part.edges.len() as u32).is_some())
+            .ok_or_else(|| TeraShockError::Invalid("more than 2^32 book edges".into()))?;
+        for (k, &id) in part.ids.iter().enumerate() {
+            let i = id as usize;
+            let node = &part.nodes[k];
+            self.edge_start[i] = next;
+            next += u32::from(node.edge_len);
+            self.edge_len[i] = node.edge_len;
+            self.move_count[i] = node.move_count;
+            if node.in_check {
+                self.in_check.insert(i);
+            }
+            if let Some((v, index, raw)) = node.leaf_best {
+                self.leaf_best_value[i] = v;
+                self.leaf_best_index[i] = index;
+                self.leaf_best_move[i] = raw;
             }
         }
-        self.edge_len[i] = edges;
-        if let Some((v, index, raw)) = best {
-            self.leaf_best_value[i] = v;
-            self.leaf_best_index[i] = index;
-            self.leaf_best_move[i] = raw;
+        for &(child, mv, index) in &part.edges {
+            self.edge_child.push(child);
+            self.edge_move.push(mv);
+            self.edge_index.push(index);
         }
+        self.leaf_edges += part.leaf_edges;
         Ok(())
     }
 
@@ -327,6 +320,109 @@ impl BookGraph {
     }
 }
 
+/// What one part of the walk found about its nodes, merged into the graph in
+/// the walk's order.
+#[derive(Default)]
+struct GraphPart {
+    ids: Vec<u32>,
+    nodes: Vec<PartNode>,
+    /// (child, move, index) of each edge.
+    edges: Vec<(u32, u16, u16)>,
+    leaf_edges: u64,
+    /// The children's keys and their twins' (scratch).
+    keys: Vec<Key>,
+    /// The filter's answer for each of `keys` (scratch).
+    passed: Vec<bool>,
+}
+
+/// One node of a [`GraphPart`].
+struct PartNode {
+    edge_len: u16,
+    move_count: u16,
+    in_check: bool,
+    /// (value, canonical index, raw move) of the best leaf move.
+    leaf_best: Option<(i16, u16, u16)>,
+}
+
+impl GraphPart {
+    fn add_node(
+        &mut self,
+        book: &Book,
+        filter: &KeyFilter,
+        node: &WalkNode<'_>,
+    ) -> Result<(), TeraShockError> {
+        let WalkNode { id, pos, moves, .. } = *node;
+        let values = book.values(id);
+        check_value_count(id, pos, moves.len(), values.len())?;
+        let mut best: Option<(i16, u16, u16)> = None;
+        let mut edges = 0u16;
+        // Every child's key and its twin's first, then the filter's answers for
+        // all of them: probes that do not wait for each other (see
+        // `key_filter.rs`); the book's index only for keys the filter passes.
+        self.keys.clear();
+        for &mv in moves {
+            self.keys.push(pos.key_after(mv));
+            self.keys.push(pos.flipped_key_after(mv));
+        }
+        filter.may_hold_each(&self.keys, &mut self.passed);
+        let held = |k: usize| self.passed[k].then(|| book.get(self.keys[k])).flatten();
+        for (index, (&mv, &stored)) in moves.iter().zip(values).enumerate() {
+            // A child that is not thought but whose colour-flipped twin is, is the
+            // twin: the same situation for the side to move, with the same values
+            // (peta_shock's flip-normalised nodes; YaneuraOu's FlippedBook probe
+            // finds the twin in play). A child the walk reaches from here is
+            // the child (the walk checks its key), without a look-up.
+            let origin_child = node
+                .child_moves
+                .iter()
+                .position(|&raw| raw == mv.raw())
+                .map(|k| NodeId(node.children[k]));
+            let child = match origin_child.or_else(|| held(2 * index)) {
+                Some(child) => Some((child, 0)),
+                None => held(2 * index + 1).map(|c| (c, TWIN_EDGE)),
+            };
+            let index = u16::try_from(index).unwrap_or(NO_MOVE);
+            if let Some((child, twin)) = child {
+                self.edges.push((child.0, mv.raw(), index | twin));
+                edges += 1;
+            } else {
+                self.leaf_edges += 1;
+                let v = clamp_stored(stored);
+                // Strictly better only: ties keep the earlier move (canonical order).
+                if best.is_none_or(|(b, _, _)| v > b) {
+                    best = Some((v, index, mv.raw()));
+                }
+            }
+        }
+        self.ids.push(id.0);
+        self.nodes.push(PartNode {
+            edge_len: edges,
+            move_count: u16::try_from(moves.len()).unwrap_or(u16::MAX),
+            in_check: pos.in_check(),
+            leaf_best: best,
+        });
+        Ok(())
+    }
+}
+
+/// [`BookError::Corrupt`] unless node `id` (position `pos`) has one stored
+/// value per legal move.
+fn check_value_count(
+    id: NodeId,
+    pos: &Position,
+    moves: usize,
+    values: usize,
+) -> Result<(), TeraShockError> {
+    if values == moves {
+        return Ok(());
+    }
+    Err(BookError::Corrupt(format!(
+        "node {id} has {values} values but `{}` has {moves} legal moves",
+        pos.to_sfen()
+    ))
+    .into())
+}
+
 /// Fills `moves` with the legal moves of node `id` (position `pos`) and returns its
 /// stored values, checking that there is one value per legal move.
 ///
@@ -340,14 +436,6 @@ pub(super) fn node_moves<'b>(
 ) -> Result<&'b [i16], TeraShockError> {
     pos.legal_moves_into(moves);
     let values = book.values(id);
-    if values.len() != moves.len() {
-        return Err(BookError::Corrupt(format!(
-            "node {id} has {} values but `{}` has {} legal moves",
-            values.len(),
-            pos.to_sfen(),
-            moves.len()
-        ))
-        .into());
-    }
+    check_value_count(id, pos, moves.len(), values.len())?;
     Ok(values)
 }

@@ -8,7 +8,6 @@ use stera_rules::{Move, Position};
 use crate::terashock::graph::{clamp_stored, node_moves};
 use crate::terashock::{
     BookGraph, DEPTH_PERPETUAL_CHECK, NodeExtras, SoftmaxValues, Solution, TeraShockError,
-    compare_lines,
 };
 use crate::{Book, NodeId};
 
@@ -101,9 +100,7 @@ pub(super) fn lines_into(
         lines.push(line);
     }
     if let Some(s) = solution {
-        lines.sort_by(|a, b| {
-            compare_lines((b.value, b.depth), (a.value, a.depth)).then(a.index.cmp(&b.index))
-        });
+        lines.sort_unstable_by_key(|l| best_first_key(l.value, l.depth, l.index));
         // The analysis' best move leads (they differ only where a loop makes a
         // losing line look longer than the one the analysis settled on).
         // With softmax values the minimax best may no longer tie for the top.
@@ -115,8 +112,21 @@ pub(super) fn lines_into(
             lines[..=at].rotate_right(1);
         }
     } else {
-        lines.sort_by(|a, b| b.value.cmp(&a.value).then(a.index.cmp(&b.index)));
+        lines.sort_unstable_by_key(|l| (std::cmp::Reverse(l.value), l.index));
     }
+}
+
+/// A key that sorts lines as [`crate::terashock::compare_lines`] does, best first, then by
+/// canonical index: a total order (indices differ), so an unstable sort of
+/// integers gives what the stable sort by `compare_lines` gave, at a fraction
+/// of its cost (it was a tenth of the writing's CPU).
+#[inline]
+fn best_first_key(value: i16, depth: u16, index: usize) -> u64 {
+    let worse_value = u64::from((i32::from(i16::MAX) - i32::from(value)).unsigned_abs());
+    let perpetual = u64::from(depth == DEPTH_PERPETUAL_CHECK);
+    // At or above 0 the shorter line is better, below 0 the longer.
+    let worse_depth = u64::from(if value >= 0 { depth } else { u16::MAX - depth });
+    worse_value << 34 | perpetual << 33 | worse_depth << 17 | index.min(0x1_ffff) as u64
 }
 
 /// Depth written for lines that never end (cycles): YaneuraOu's
@@ -179,4 +189,51 @@ pub fn book_moves(lines: &[MoveLine], propagated: bool) -> impl Iterator<Item = 
             count: 1,
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::terashock::{DEPTH_INFINITE, compare_lines};
+
+    #[test]
+    fn the_sort_key_orders_lines_as_compare_lines_then_the_index() {
+        let values = [
+            i16::MIN,
+            -32000,
+            -31990,
+            -1,
+            0,
+            1,
+            5,
+            31990,
+            32000,
+            i16::MAX,
+        ];
+        let depths = [
+            0,
+            1,
+            2,
+            255,
+            9999,
+            DEPTH_PERPETUAL_CHECK - 1,
+            DEPTH_PERPETUAL_CHECK,
+            DEPTH_INFINITE,
+        ];
+        let mut lines = Vec::new();
+        for &v in &values {
+            for &d in &depths {
+                for index in [0usize, 1, 599] {
+                    lines.push((v, d, index));
+                }
+            }
+        }
+        for &a in &lines {
+            for &b in &lines {
+                let want = compare_lines((b.0, b.1), (a.0, a.1)).then(a.2.cmp(&b.2));
+                let got = best_first_key(a.0, a.1, a.2).cmp(&best_first_key(b.0, b.1, b.2));
+                assert_eq!(got, want, "{a:?} against {b:?}");
+            }
+        }
+    }
 }
