@@ -277,7 +277,7 @@ fn play_one(shared: &Shared, index: u64) -> Result<(), String> {
         node_jitter: 0.0,
     };
     let game = stera_games::play::play_self_game(root, &opening, &mut player, &options)
-        .map_err(|e| with_causes(&e))?;
+        .map_err(|e| stera_service::error_text(&e))?;
     let (reply, rx) = oneshot::channel();
     shared
         .searches
@@ -321,16 +321,4 @@ fn refresh(shared: &Shared, book_len: u64) {
         Err(e) => tracing::warn!(error = %e, "self-play openings keep their earlier snapshot"),
     }
     shared.refreshing.store(false, Ordering::Release);
-}
-
-/// An error with its causes (`the Black engine failed: ...: search: ...`).
-fn with_causes(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut cause = error.source();
-    while let Some(c) = cause {
-        text.push_str(": ");
-        text.push_str(&c.to_string());
-        cause = c.source();
-    }
-    text
 }
