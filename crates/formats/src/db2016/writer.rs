@@ -312,24 +312,10 @@ fn write_decimal(line: &mut [u8], mut at: usize, negative: bool, magnitude: u64)
         line[at] = b'-';
         at += 1;
     }
-    let mut digits = 1;
-    let mut shorter = magnitude / 10;
-    while shorter > 0 {
-        digits += 1;
-        shorter /= 10;
-    }
-    let mut rest = magnitude;
-    let end = at + digits;
-    let mut p = end;
-    loop {
-        p -= 1;
-        line[p] = b'0' + (rest % 10) as u8;
-        rest /= 10;
-        if rest == 0 {
-            break;
-        }
-    }
-    end
+    let mut digits = itoa::Buffer::new();
+    let digits = digits.format(magnitude).as_bytes();
+    line[at..at + digits.len()].copy_from_slice(digits);
+    at + digits.len()
 }
 
 #[cfg(test)]

@@ -196,18 +196,7 @@ impl FormatContext<'_> {
 
 /// Appends `n` in decimal.
 fn push_decimal(out: &mut Vec<u8>, n: u32) {
-    let mut digits = [0u8; 10];
-    let mut at = digits.len();
-    let mut n = n;
-    loop {
-        at -= 1;
-        digits[at] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    out.extend_from_slice(&digits[at..]);
+    out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
 }
 
 /// The backend's reading of every dictionary entry of the SFEN code, so that a
