@@ -154,14 +154,22 @@ fn select(args: &SelectArgs) -> Result<()> {
         indicatif::ProgressBar::hidden()
     };
     let mut latencies = Vec::with_capacity(args.count);
+    // Per selection: book nodes visited, tables built.
+    let mut work: Vec<(u64, u64)> = Vec::with_capacity(args.count);
     let before = selector.stats();
     let mut last_log = Instant::now();
     let started = Instant::now();
     let mut moves = Vec::new();
     for i in 0..args.count {
         let t = Instant::now();
+        let stats_before = selector.stats();
         let leaves = selector.select(&mut live, 1)?;
         latencies.push(t.elapsed());
+        let stats_after = selector.stats();
+        work.push((
+            stats_after.nodes_visited - stats_before.nodes_visited,
+            stats_after.tables_built - stats_before.tables_built,
+        ));
         if leaves.is_empty() {
             bail!("no selectable leaf after {i} selections");
         }
@@ -202,17 +210,24 @@ fn select(args: &SelectArgs) -> Result<()> {
         .iter()
         .map(Duration::as_secs_f64)
         .sum();
+    let mut by_latency: Vec<usize> = (0..latencies.len()).collect();
+    by_latency.sort_unstable_by_key(|&i| std::cmp::Reverse(latencies[i]));
+    let (slow_nodes, slow_tables) = by_latency[..slowest.min(by_latency.len())]
+        .iter()
+        .fold((0, 0), |(n, t), &i| (n + work[i].0, t + work[i].1));
     let after = selector.stats();
     let per_selection = |n: u64| n as f64 / args.count.max(1) as f64;
     crate::tell!(
         "select-only rate {:.0}/s, {:.0} book nodes visited per selection ({:.1} with their \
-         moves generated), max {:.1} ms, slowest 1% {:.0}% of the time, in flight at end {}, \
-         disk {} MB",
+         moves generated), max {:.1} ms, slowest 1% {:.0}% of the time ({:.0} nodes visited, \
+         {:.0} generated, each), in flight at end {}, disk {} MB",
         args.count as f64 / select_s.max(1e-9),
         per_selection(after.nodes_visited - before.nodes_visited),
         per_selection(after.tables_built - before.tables_built),
         percentile(&sorted, 1.0),
         100.0 * slowest_s / select_s.max(1e-9),
+        slow_nodes as f64 / slowest.max(1) as f64,
+        slow_tables as f64 / slowest.max(1) as f64,
         live.in_flight(),
         live.store().size_on_disk()? >> 20
     );
