@@ -8,6 +8,7 @@ use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 
 use stera_rules::packed_sfen::{self, PACKED_SFEN_BYTES};
+use stera_rules::{MAX_PLY, PositionRule, RulesError};
 use tempfile::NamedTempFile;
 
 use super::error::io_error;
@@ -126,26 +127,72 @@ impl PreparedEntry {
     /// # Errors
     /// [`YbbError::TooManyMoves`], [`YbbError::Sfen`].
     pub fn new(sfen: &str, moves: &[BookMove], options: YbbOptions) -> Result<Self, YbbError> {
-        let count = u16::try_from(moves.len()).map_err(|_| YbbError::TooManyMoves {
-            sfen: sfen.to_owned(),
-            count: moves.len(),
-        })?;
+        let count = move_count(moves, || sfen.to_owned())?;
         let (packed, ply) = packed_sfen::pack_sfen(sfen).map_err(YbbError::Sfen)?;
+        Ok(Self::encode(packed, ply, count, moves, options))
+    }
+
+    /// [`PreparedEntry::new`] of a position the caller packed (with
+    /// [`packed_sfen::pack`] or [`packed_sfen::pack_backend`]), at `ply`.
+    ///
+    /// # Errors
+    /// [`YbbError::TooManyMoves`], [`YbbError::Sfen`] for a ply outside
+    /// `1..=`[`MAX_PLY`] (as [`PreparedEntry::new`] refuses it in the text).
+    pub fn from_packed(
+        packed: [u8; PACKED_SFEN_BYTES],
+        ply: u32,
+        moves: &[BookMove],
+        options: YbbOptions,
+    ) -> Result<Self, YbbError> {
+        let sfen = || packed_sfen::unpack_sfen(&packed, ply.clamp(1, MAX_PLY)).unwrap_or_default();
+        let count = move_count(moves, sfen)?;
+        if ply == 0 {
+            return Err(YbbError::Sfen(RulesError::Sfen {
+                sfen: sfen(),
+                reason: "ply `0` is not a positive integer".into(),
+            }));
+        }
+        if ply > MAX_PLY {
+            return Err(YbbError::Sfen(RulesError::IllegalPosition {
+                sfen: sfen(),
+                rule: PositionRule::Ply {
+                    ply: u64::from(ply),
+                },
+            }));
+        }
+        Ok(Self::encode(packed, ply, count, moves, options))
+    }
+
+    fn encode(
+        packed: [u8; PACKED_SFEN_BYTES],
+        ply: u32,
+        count: u16,
+        moves: &[BookMove],
+        options: YbbOptions,
+    ) -> Self {
         let mut encoded = Vec::with_capacity(moves.len() * options.stride() as usize);
         for m in moves {
             let value = i16::try_from(clamp_value(i64::from(m.value))).unwrap_or(0);
             let depth = u16::try_from(m.depth.clamp(0, i32::from(u16::MAX))).unwrap_or(0);
             encode_move(&mut encoded, m.mv.to_move16(), value, depth, options);
         }
-        Ok(Self {
+        Self {
             packed,
             // The rules core bounds plies by MAX_PLY (10,000).
             ply: u16::try_from(ply).unwrap_or(u16::MAX),
             count,
             moves: encoded,
             options,
-        })
+        }
     }
+}
+
+/// The number of `moves` as a record counts them (`sfen` for the error).
+fn move_count(moves: &[BookMove], sfen: impl FnOnce() -> String) -> Result<u16, YbbError> {
+    u16::try_from(moves.len()).map_err(|_| YbbError::TooManyMoves {
+        sfen: sfen(),
+        count: moves.len(),
+    })
 }
 
 /// A temporary file beside `final_path` (see [`crate::book_file::temp_beside`]).
@@ -414,6 +461,7 @@ fn assemble(
     // Records are in PackedSfen order, the spool in input order: each chunk
     // gathers its moves from wherever they are in the map.
     write_in_order(out, index, chunks, |_, chunk, buf| {
+        buf.reserve(chunk.iter().map(|r| usize::from(r.count)).sum::<usize>() * stride as usize);
         for r in chunk {
             let start = usize::try_from(r.offset).map_err(|_| spool_too_short())?;
             let end = start + usize::from(r.count) * stride as usize;
@@ -433,8 +481,12 @@ fn spool_too_short() -> io::Error {
     )
 }
 
-/// Writes the bytes `produce` makes of each chunk of `index`, in order. Chunks are made by every core a window at a time while a thread of
-/// its own writes the window before: the memory held is three windows of bytes.
+/// Writes the bytes `produce` makes of each chunk of `index`, in order (into an
+/// empty buffer). Chunks are made by every core a window at a time while a
+/// thread of its own writes the window before; the writer hands the buffers back
+/// to be filled again (fresh ones cost page faults and the kernel's zeroing of
+/// each page, a few percent of the export), so about four windows of bytes are
+/// held at most.
 fn write_in_order(
     out: &mut (impl Write + Send),
     index: &[Record],
@@ -443,11 +495,14 @@ fn write_in_order(
 ) -> io::Result<()> {
     std::thread::scope(|scope| {
         let (to_writer, windows) = std::sync::mpsc::sync_channel::<Vec<Vec<u8>>>(1);
+        let (to_producer, written_windows) = std::sync::mpsc::channel::<Vec<Vec<u8>>>();
         let writer = scope.spawn(move || -> io::Result<()> {
             for window in windows {
                 for bytes in &window {
                     out.write_all(bytes)?;
                 }
+                // Done producing: the buffers are freed.
+                let _ = to_producer.send(window);
             }
             Ok(())
         });
@@ -455,26 +510,23 @@ fn write_in_order(
         let records = chunks.records.max(1);
         let per_window = chunks.per_window.max(1);
         for (w, window) in index.chunks(records * per_window).enumerate() {
-            let bytes = window
-                .par_chunks(records)
+            let mut buffers = written_windows.try_recv().unwrap_or_default();
+            buffers.resize_with(window.len().div_ceil(records), Vec::new);
+            let made = buffers
+                .par_iter_mut()
+                .zip(window.par_chunks(records))
                 .enumerate()
-                .map(|(i, chunk)| {
-                    let mut buf = Vec::new();
-                    produce(w * per_window + i, chunk, &mut buf)?;
-                    Ok(buf)
-                })
-                .collect::<io::Result<Vec<_>>>();
-            match bytes {
-                Ok(bytes) => {
-                    // A writer that stopped has its error to tell (below).
-                    if to_writer.send(bytes).is_err() {
-                        break;
-                    }
-                }
-                Err(e) => {
-                    produced = Err(e);
-                    break;
-                }
+                .try_for_each(|(i, (buf, chunk))| {
+                    buf.clear();
+                    produce(w * per_window + i, chunk, buf)
+                });
+            if let Err(e) = made {
+                produced = Err(e);
+                break;
+            }
+            // A writer that stopped has its error to tell (below).
+            if to_writer.send(buffers).is_err() {
+                break;
             }
         }
         drop(to_writer);
