@@ -277,9 +277,10 @@ impl YbbWriter {
             .spool
             .into_inner()
             .map_err(|e| failed("cannot write the move spool of")(e.into_error()))?;
-        // Smallest ply first among equal positions, then input order. The order is
-        // total (offsets differ, or both entries have no moves and merge to the
-        // same bytes), so the file does not depend on how the sort splits its work.
+        // Smallest ply first among equal positions, then input order. Records equal
+        // in this order are entries of one position and ply at one offset, so all but
+        // one have no moves and merging them in either order gives the same bytes:
+        // the file does not depend on how the sort splits its work.
         self.index.par_sort_unstable_by(|a, b| {
             (a.packed, a.ply, a.offset).cmp(&(b.packed, b.ply, b.offset))
         });
