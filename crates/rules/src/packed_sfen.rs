@@ -307,7 +307,15 @@ fn pack_into(p: &Placement, w: &mut BitWriter) {
 /// The PackedSfen of a position (see the module documentation).
 #[must_use]
 pub fn pack(position: &Position) -> [u8; PACKED_SFEN_BYTES] {
-    let inner = position.backend();
+    pack_backend(position.backend())
+}
+
+/// [`pack`] of the rules backend's position, for a caller that set one up
+/// without a [`Position`] (the export generates each entry's moves on one, and
+/// packs it for a `.ybb` book rather than parse its SFEN text again with
+/// [`pack_sfen`], whose parsing and legality checks were most of its time).
+#[must_use]
+pub fn pack_backend(inner: &rsshogi::board::Position) -> [u8; PACKED_SFEN_BYTES] {
     let mut p = Placement::empty();
     for (index, cell) in p.cells.iter_mut().enumerate() {
         let piece = inner.piece_on(Square::from_index(index));
@@ -579,6 +587,35 @@ mod tests {
             let bytes = pos.to_packed_sfen();
             assert_eq!(unpack(&bytes, 1).unwrap().to_sfen(), pos.to_sfen());
         }
+    }
+
+    /// The backend's packing (the export's) and the text's (any other writer's)
+    /// agree on positions of random games: promotions, hands, white to move.
+    #[test]
+    fn packing_the_backend_position_is_packing_its_sfen() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand::rngs::StdRng::seed_from_u64(23);
+        let (mut promoted, mut in_hand, mut white) = (0, 0, 0);
+        for _ in 0..300 {
+            let mut pos = Position::startpos();
+            for _ in 0..rng.random_range(0..=160) {
+                let moves = pos.legal_moves();
+                if moves.is_empty() {
+                    break;
+                }
+                pos.do_move(moves[rng.random_range(0..moves.len())]);
+                let sfen = pos.to_sfen();
+                promoted += usize::from(sfen.contains('+'));
+                in_hand += usize::from(!sfen.contains(" - "));
+                white += usize::from(sfen.contains(" w "));
+                assert_eq!(
+                    pack_backend(pos.backend()),
+                    pack_sfen(&sfen).unwrap().0,
+                    "{sfen}"
+                );
+            }
+        }
+        assert!(promoted > 1000 && in_hand > 1000 && white > 1000);
     }
 
     /// The bits a placement's packing uses (the writer keeps counting past 256).

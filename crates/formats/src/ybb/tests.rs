@@ -9,6 +9,7 @@ use stera_rules::move16::Move16Error;
 use stera_rules::packed_sfen::{self, PackedSfenError};
 use stera_rules::{Move, Position};
 
+use super::writer::Chunks;
 use super::*;
 use crate::db2016::{BookEntry, BookMove, clamp_value};
 
@@ -262,6 +263,102 @@ fn duplicates_merge_and_the_smallest_ply_wins() {
         moves,
         [("7g7f".into(), 30), ("2g2f".into(), 20), ("5g5f".into(), 0)]
     );
+}
+
+/// Entries with repeats of the same ply (merged) and of later plies (dropped),
+/// some without moves.
+fn entries_with_duplicates(rng: &mut StdRng) -> Vec<BookEntry> {
+    let positions = random_positions(13, 300);
+    let mut entries: Vec<BookEntry> = positions.iter().map(|p| random_entry(p, rng)).collect();
+    for p in positions.iter().step_by(4) {
+        entries.push(random_entry(p, rng));
+    }
+    for p in positions.iter().step_by(7) {
+        let later = random_entry(p, rng);
+        let sfen = later.sfen().rsplit_once(' ').unwrap().0.to_owned();
+        let mut e = BookEntry::from_sfen(&format!("{sfen} 999")).unwrap();
+        e.moves = later.moves;
+        entries.push(e);
+    }
+    entries.push(BookEntry::new(&positions[0]));
+    entries.shuffle(rng);
+    entries
+}
+
+#[test]
+fn the_bytes_do_not_depend_on_how_finish_splits_its_work() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut rng = StdRng::seed_from_u64(17);
+    let entries = entries_with_duplicates(&mut rng);
+    let book = |name: &str, chunks: Option<Chunks>| {
+        let path = dir.path().join(name);
+        let mut writer = YbbWriter::create(&path, YbbOptions::default()).unwrap();
+        if let Some(chunks) = chunks {
+            writer = writer.with_chunks(chunks);
+        }
+        for e in &entries {
+            writer.write_entry(e).unwrap();
+        }
+        let summary = writer.finish().unwrap();
+        (std::fs::read(&path).unwrap(), summary, path)
+    };
+    let (bytes, summary, path) = book("default.ybb", None);
+    // Many windows of many tasks, tasks of one record, one task a window.
+    for (i, (records, per_window)) in [(7, 5), (1, 3), (3, 1), (1, 1)].into_iter().enumerate() {
+        let (split, split_summary, _) = book(
+            &format!("split-{i}.ybb"),
+            Some(Chunks {
+                records,
+                per_window,
+            }),
+        );
+        assert!(split == bytes, "chunks of {records}, {per_window} a window");
+        assert_eq!(split_summary, summary);
+    }
+
+    // What the duplicate rule makes of them: per position the smallest ply's
+    // entries, merged in the order given.
+    let mut want: Vec<BookEntry> = Vec::new();
+    for e in &entries {
+        let packed = packed_sfen::pack_sfen(e.sfen()).unwrap();
+        match want
+            .iter_mut()
+            .find(|w| packed_sfen::pack_sfen(w.sfen()).unwrap().0 == packed.0)
+        {
+            Some(w) if packed_sfen::pack_sfen(w.sfen()).unwrap().1 > packed.1 => *w = e.clone(),
+            Some(w) if packed_sfen::pack_sfen(w.sfen()).unwrap().1 == packed.1 => {
+                for m in &e.moves {
+                    w.push_move(*m);
+                }
+            }
+            Some(_) => {}
+            None => want.push(e.clone()),
+        }
+    }
+    let mut want: Vec<BookEntry> = want.iter().map(|e| expected(e, true)).collect();
+    want.sort_by_key(|e| packed_sfen::pack_sfen(e.sfen()).unwrap().0);
+    assert!(summary.duplicates_merged > 50 && summary.ply_duplicates_dropped > 30);
+    assert_eq!(summary.entries_written, want.len() as u64);
+    assert_eq!(read_all(&path), want);
+}
+
+#[test]
+fn books_without_moves() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("empty.ybb");
+    assert_eq!(write(&path, &[], YbbOptions::default()).entries_written, 0);
+    assert_eq!(std::fs::metadata(&path).unwrap().len(), 32);
+    assert!(read_all(&path).is_empty());
+    let no_moves: Vec<BookEntry> = random_positions(19, 20)
+        .iter()
+        .map(BookEntry::new)
+        .collect();
+    let summary = write(&path, &no_moves, YbbOptions::default());
+    assert_eq!(
+        (summary.entries_written, summary.moves_written),
+        (no_moves.len() as u64, 0)
+    );
+    assert_eq!(read_all(&path).len(), no_moves.len());
 }
 
 #[test]

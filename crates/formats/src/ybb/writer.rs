@@ -3,9 +3,12 @@
 
 use std::fs::File;
 use std::io::{self, BufWriter, Read, Seek, SeekFrom, Write};
+
+use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 
 use stera_rules::packed_sfen::{self, PACKED_SFEN_BYTES};
+use stera_rules::{MAX_PLY, PositionRule, RulesError};
 use tempfile::NamedTempFile;
 
 use super::error::io_error;
@@ -50,7 +53,10 @@ struct Record {
 /// sorts the index by PackedSfen (memcmp order), writes header, index and moves
 /// (in index order) to a second temporary file, syncs it and renames it over the
 /// target, so a partial book is never visible under the final name; dropping an
-/// unfinished writer deletes both temporary files.
+/// unfinished writer deletes both temporary files. `finish` sorts on every core
+/// (rayon's pool) and reads the moves through a memory map of the spool, so the
+/// spool's pages count in the process's resident set while it copies (they are
+/// the page cache's, not the heap's).
 ///
 /// As the DB2016 writers: entries of one SFEN are merged (a repeated move takes
 /// the later value and depth), and of entries that differ only in ply the one with
@@ -80,6 +86,27 @@ pub struct YbbWriter {
     spool_len: u64,
     index: Vec<Record>,
     summary: WriteSummary,
+    chunks: Chunks,
+}
+
+/// How [`YbbWriter::finish`] splits the index into tasks (tests make them small:
+/// the bytes must not depend on them).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Chunks {
+    /// Records a task turns into bytes.
+    pub(super) records: usize,
+    /// Tasks run (on every core) while the previous window is written.
+    pub(super) per_window: usize,
+}
+
+impl Default for Chunks {
+    /// About 0.7 MB of index and 2.6 MB of moves a task on a typical book.
+    fn default() -> Self {
+        Self {
+            records: 16 * 1024,
+            per_window: 8,
+        }
+    }
 }
 
 /// One entry packed and encoded for [`YbbWriter::write_prepared`], so that
@@ -100,26 +127,72 @@ impl PreparedEntry {
     /// # Errors
     /// [`YbbError::TooManyMoves`], [`YbbError::Sfen`].
     pub fn new(sfen: &str, moves: &[BookMove], options: YbbOptions) -> Result<Self, YbbError> {
-        let count = u16::try_from(moves.len()).map_err(|_| YbbError::TooManyMoves {
-            sfen: sfen.to_owned(),
-            count: moves.len(),
-        })?;
+        let count = move_count(moves, || sfen.to_owned())?;
         let (packed, ply) = packed_sfen::pack_sfen(sfen).map_err(YbbError::Sfen)?;
+        Ok(Self::encode(packed, ply, count, moves, options))
+    }
+
+    /// [`PreparedEntry::new`] of a position the caller packed (with
+    /// [`packed_sfen::pack`] or [`packed_sfen::pack_backend`]), at `ply`.
+    ///
+    /// # Errors
+    /// [`YbbError::TooManyMoves`], [`YbbError::Sfen`] for a ply outside
+    /// `1..=`[`MAX_PLY`] (as [`PreparedEntry::new`] refuses it in the text).
+    pub fn from_packed(
+        packed: [u8; PACKED_SFEN_BYTES],
+        ply: u32,
+        moves: &[BookMove],
+        options: YbbOptions,
+    ) -> Result<Self, YbbError> {
+        let sfen = || packed_sfen::unpack_sfen(&packed, ply.clamp(1, MAX_PLY)).unwrap_or_default();
+        let count = move_count(moves, sfen)?;
+        if ply == 0 {
+            return Err(YbbError::Sfen(RulesError::Sfen {
+                sfen: sfen(),
+                reason: "ply `0` is not a positive integer".into(),
+            }));
+        }
+        if ply > MAX_PLY {
+            return Err(YbbError::Sfen(RulesError::IllegalPosition {
+                sfen: sfen(),
+                rule: PositionRule::Ply {
+                    ply: u64::from(ply),
+                },
+            }));
+        }
+        Ok(Self::encode(packed, ply, count, moves, options))
+    }
+
+    fn encode(
+        packed: [u8; PACKED_SFEN_BYTES],
+        ply: u32,
+        count: u16,
+        moves: &[BookMove],
+        options: YbbOptions,
+    ) -> Self {
         let mut encoded = Vec::with_capacity(moves.len() * options.stride() as usize);
         for m in moves {
             let value = i16::try_from(clamp_value(i64::from(m.value))).unwrap_or(0);
             let depth = u16::try_from(m.depth.clamp(0, i32::from(u16::MAX))).unwrap_or(0);
             encode_move(&mut encoded, m.mv.to_move16(), value, depth, options);
         }
-        Ok(Self {
+        Self {
             packed,
             // The rules core bounds plies by MAX_PLY (10,000).
             ply: u16::try_from(ply).unwrap_or(u16::MAX),
             count,
             moves: encoded,
             options,
-        })
+        }
     }
+}
+
+/// The number of `moves` as a record counts them (`sfen` for the error).
+fn move_count(moves: &[BookMove], sfen: impl FnOnce() -> String) -> Result<u16, YbbError> {
+    u16::try_from(moves.len()).map_err(|_| YbbError::TooManyMoves {
+        sfen: sfen(),
+        count: moves.len(),
+    })
 }
 
 /// A temporary file beside `final_path` (see [`crate::book_file::temp_beside`]).
@@ -145,7 +218,14 @@ impl YbbWriter {
             spool_len: 0,
             index: Vec::new(),
             summary: WriteSummary::default(),
+            chunks: Chunks::default(),
         })
+    }
+
+    /// This writer with `finish` split into the given tasks.
+    #[cfg(test)]
+    pub(super) fn with_chunks(self, chunks: Chunks) -> Self {
+        Self { chunks, ..self }
     }
 
     /// Adds an entry.
@@ -197,9 +277,13 @@ impl YbbWriter {
             .spool
             .into_inner()
             .map_err(|e| failed("cannot write the move spool of")(e.into_error()))?;
-        // Smallest ply first among equal positions, then input order.
-        self.index
-            .sort_unstable_by_key(|r| (r.packed, r.ply, r.offset));
+        // Smallest ply first among equal positions, then input order. Records equal
+        // in this order are entries of one position and ply at one offset, so all but
+        // one have no moves and merging them in either order gives the same bytes:
+        // the file does not depend on how the sort splits its work.
+        self.index.par_sort_unstable_by(|a, b| {
+            (a.packed, a.ply, a.offset).cmp(&(b.packed, b.ply, b.offset))
+        });
         let mut index = std::mem::take(&mut self.index);
         dedupe(
             &mut index,
@@ -215,15 +299,20 @@ impl YbbWriter {
                 count,
             },
         })?;
-        let out = temp_beside(&self.final_path, ".tmp")?;
-        let mut out = BufWriter::with_capacity(1 << 20, out);
-        assemble(&index, spool.as_file_mut(), &mut out, self.options)
-            .map_err(failed("cannot write the temporary file for"))?;
+        let moves = SpoolMap::new(spool.as_file(), self.spool_len)
+            .map_err(failed("cannot map the move spool of"))?;
+        let mut out = temp_beside(&self.final_path, ".tmp")?;
+        assemble(
+            &index,
+            moves.bytes(),
+            out.as_file_mut(),
+            self.options,
+            self.chunks,
+        )
+        .map_err(failed("cannot write the temporary file for"))?;
+        drop(moves);
         self.summary.entries_written = index.len() as u64;
         self.summary.moves_written = index.iter().map(|r| u64::from(r.count)).sum();
-        let out = out
-            .into_inner()
-            .map_err(|e| failed("cannot write the temporary file for")(e.into_error()))?;
         crate::book_file::persist(out, &self.final_path)
             .map_err(|(action, e)| failed(action)(e))?;
         Ok(self.summary)
@@ -329,38 +418,163 @@ fn dedupe(
     Ok(())
 }
 
-/// Header, index (offsets from the end of the index, in index order) and moves.
+/// Header, index (offsets from the end of the index, in index order) and moves
+/// (`moves` is the spool).
 fn assemble(
     index: &[Record],
-    spool: &mut File,
-    out: &mut impl Write,
+    moves: &[u8],
+    out: &mut (impl Write + Send),
     options: YbbOptions,
+    chunks: Chunks,
 ) -> io::Result<()> {
     let stride = options.stride();
-    out.write_all(MAGIC)?;
-    out.write_all(&(index.len() as u64).to_le_bytes())?;
+    let mut header = Vec::with_capacity(MAGIC.len() + 12);
+    header.extend_from_slice(MAGIC);
+    header.extend_from_slice(&(index.len() as u64).to_le_bytes());
     let flags = if options.with_depth { FLAG_DEPTH } else { 0 };
-    out.write_all(&flags.to_le_bytes())?;
-    let mut offset = 0u64;
-    for r in index {
-        out.write_all(&r.packed)?;
-        out.write_all(&offset.to_le_bytes())?;
-        out.write_all(&r.ply.to_le_bytes())?;
-        out.write_all(&r.count.to_le_bytes())?;
-        offset += u64::from(r.count) * stride;
-    }
-    let mut buf = Vec::new();
-    // Records are in PackedSfen order, the spool in input order: read them where
-    // they are, skipping the seek when they follow one another.
-    let mut at = None;
-    for r in index {
-        if at != Some(r.offset) {
-            spool.seek(SeekFrom::Start(r.offset))?;
+    header.extend_from_slice(&flags.to_le_bytes());
+    out.write_all(&header)?;
+    // Where each chunk's moves begin in the moves section, so that chunks of the
+    // index can be written without the ones before them.
+    let starts: Vec<u64> = index
+        .chunks(chunks.records.max(1))
+        .scan(0u64, |offset, chunk| {
+            let start = *offset;
+            *offset += chunk
+                .iter()
+                .map(|r| u64::from(r.count) * stride)
+                .sum::<u64>();
+            Some(start)
+        })
+        .collect();
+    write_in_order(out, index, chunks, |chunk_number, chunk, buf| {
+        let mut offset = starts.get(chunk_number).copied().unwrap_or(0);
+        buf.reserve(chunk.len() * INDEX_RECORD_BYTES);
+        for r in chunk {
+            buf.extend_from_slice(&r.packed);
+            buf.extend_from_slice(&offset.to_le_bytes());
+            buf.extend_from_slice(&r.ply.to_le_bytes());
+            buf.extend_from_slice(&r.count.to_le_bytes());
+            offset += u64::from(r.count) * stride;
         }
-        buf.resize(usize::from(r.count) * stride as usize, 0);
-        spool.read_exact(&mut buf)?;
-        out.write_all(&buf)?;
-        at = Some(r.offset + buf.len() as u64);
+        Ok(())
+    })?;
+    // Records are in PackedSfen order, the spool in input order: each chunk
+    // gathers its moves from wherever they are in the map.
+    write_in_order(out, index, chunks, |_, chunk, buf| {
+        buf.reserve(chunk.iter().map(|r| usize::from(r.count)).sum::<usize>() * stride as usize);
+        for r in chunk {
+            let start = usize::try_from(r.offset).map_err(|_| spool_too_short())?;
+            let end = start + usize::from(r.count) * stride as usize;
+            buf.extend_from_slice(moves.get(start..end).ok_or_else(spool_too_short)?);
+        }
+        Ok(())
+    })
+}
+
+/// Bytes on disk of an index record.
+const INDEX_RECORD_BYTES: usize = PACKED_SFEN_BYTES + 12;
+
+fn spool_too_short() -> io::Error {
+    io::Error::new(
+        io::ErrorKind::UnexpectedEof,
+        "the move spool ends before an entry's moves",
+    )
+}
+
+/// Writes the bytes `produce` makes of each chunk of `index`, in order (into an
+/// empty buffer). Chunks are made by every core a window at a time while a
+/// thread of its own writes the window before; the writer hands the buffers back
+/// to be filled again (fresh ones cost page faults and the kernel's zeroing of
+/// each page, a few percent of the export), so about four windows of bytes are
+/// held at most.
+fn write_in_order(
+    out: &mut (impl Write + Send),
+    index: &[Record],
+    chunks: Chunks,
+    produce: impl Fn(usize, &[Record], &mut Vec<u8>) -> io::Result<()> + Sync,
+) -> io::Result<()> {
+    std::thread::scope(|scope| {
+        let (to_writer, windows) = std::sync::mpsc::sync_channel::<Vec<Vec<u8>>>(1);
+        let (to_producer, written_windows) = std::sync::mpsc::channel::<Vec<Vec<u8>>>();
+        let writer = scope.spawn(move || -> io::Result<()> {
+            for window in windows {
+                for bytes in &window {
+                    out.write_all(bytes)?;
+                }
+                // Done producing: the buffers are freed.
+                let _ = to_producer.send(window);
+            }
+            Ok(())
+        });
+        let mut produced = Ok(());
+        let records = chunks.records.max(1);
+        let per_window = chunks.per_window.max(1);
+        for (w, window) in index.chunks(records * per_window).enumerate() {
+            let mut buffers = written_windows.try_recv().unwrap_or_default();
+            buffers.resize_with(window.len().div_ceil(records), Vec::new);
+            let made = buffers
+                .par_iter_mut()
+                .zip(window.par_chunks(records))
+                .enumerate()
+                .try_for_each(|(i, (buf, chunk))| {
+                    buf.clear();
+                    produce(w * per_window + i, chunk, buf)
+                });
+            if let Err(e) = made {
+                produced = Err(e);
+                break;
+            }
+            // A writer that stopped has its error to tell (below).
+            if to_writer.send(buffers).is_err() {
+                break;
+            }
+        }
+        drop(to_writer);
+        let written = writer
+            .join()
+            .unwrap_or_else(|_| Err(io::Error::other("the .ybb writing thread panicked")));
+        produced.and(written)
+    })
+}
+
+/// The spool file mapped into memory, read by [`assemble`] in index order.
+struct SpoolMap {
+    map: Option<memmap2::Mmap>,
+    len: usize,
+}
+
+impl SpoolMap {
+    /// Maps the first `len` bytes of `spool` (nothing for an empty spool, which
+    /// cannot be mapped).
+    fn new(spool: &File, len: u64) -> io::Result<Self> {
+        let len = usize::try_from(len).map_err(io::Error::other)?;
+        if len == 0 {
+            return Ok(Self { map: None, len });
+        }
+        let map = map_read_only(spool, len)?;
+        if map.len() < len {
+            return Err(spool_too_short());
+        }
+        Ok(Self {
+            map: Some(map),
+            len,
+        })
     }
-    Ok(())
+
+    fn bytes(&self) -> &[u8] {
+        self.map.as_deref().map_or(&[], |m| &m[..self.len])
+    }
+}
+
+/// Maps `len` bytes of the writer's own spool file read-only.
+#[allow(unsafe_code)]
+fn map_read_only(spool: &File, len: usize) -> io::Result<memmap2::Mmap> {
+    // SAFETY: the map is undefined behaviour if the file changes under it. The
+    // spool is a temporary file this writer created (a random name, mode of a
+    // temporary file) and no longer writes to; the map lives only while
+    // `finish` copies from it. Another process truncating it would be a
+    // deliberate act against a temporary file (the cost is a crash by SIGBUS,
+    // not a wrong book: the output is renamed into place only after the copy).
+    unsafe { memmap2::MmapOptions::new().len(len).map(spool) }
 }

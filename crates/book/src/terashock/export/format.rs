@@ -63,11 +63,12 @@ impl FormatContext<'_> {
     }
 
     /// Calls `emit` with each entry of `slots` (see [`SfenTable`]): its SFEN with
-    /// ply, and its moves as written.
+    /// ply, and its moves as written, and also its ply and its position as the
+    /// rules backend holds it.
     fn entries(
         &self,
         slots: &[u128],
-        mut emit: impl FnMut(&[u8], &[BookMove]) -> Result<(), TeraShockError>,
+        mut emit: impl FnMut(&[u8], &[BookMove], u32, &backend::Position) -> Result<(), TeraShockError>,
     ) -> Result<(), TeraShockError> {
         let mut sfen = Vec::with_capacity(200);
         let mut moves = Vec::with_capacity(600);
@@ -127,7 +128,7 @@ impl FormatContext<'_> {
                     m
                 },
             ));
-            emit(&sfen, &written)?;
+            emit(&sfen, &written, ply, &legal.pos)?;
         }
         Ok(())
     }
@@ -164,7 +165,7 @@ impl FormatContext<'_> {
     pub(super) fn format(&self, slots: &[u128]) -> Result<(Vec<u8>, u64, u64), TeraShockError> {
         let mut text = Vec::with_capacity(slots.len() * 600);
         let mut move_count = 0u64;
-        self.entries(slots, |sfen, moves| {
+        self.entries(slots, |sfen, moves, _, _| {
             text.extend_from_slice(b"sfen ");
             text.extend_from_slice(sfen);
             text.extend_from_slice(b"\r\n");
@@ -177,17 +178,18 @@ impl FormatContext<'_> {
         Ok((text, slots.len() as u64, move_count))
     }
 
-    /// The entries of `slots` packed for a `.ybb` writer.
+    /// The entries of `slots` packed for a `.ybb` writer: from the position the
+    /// moves were generated on (parsing the SFEN text again, legality checks and
+    /// all, was nearly a third of the packing's time).
     pub(super) fn prepare(
         &self,
         slots: &[u128],
         options: YbbOptions,
     ) -> Result<Vec<PreparedEntry>, TeraShockError> {
         let mut out = Vec::with_capacity(slots.len());
-        self.entries(slots, |sfen, moves| {
-            let sfen = std::str::from_utf8(sfen)
-                .map_err(|_| crate::BookError::Corrupt("a SFEN that is not UTF-8".into()))?;
-            out.push(PreparedEntry::new(sfen, moves, options)?);
+        self.entries(slots, |_, moves, ply, position| {
+            let packed = stera_rules::packed_sfen::pack_backend(position);
+            out.push(PreparedEntry::from_packed(packed, ply, moves, options)?);
             Ok(())
         })?;
         Ok(out)
