@@ -34,10 +34,15 @@ struct SelectArgs {
     /// Book store directory (e.g. made by `book-tools synth`).
     #[arg(long)]
     db: PathBuf,
-    /// Timed selections.
+    /// Timed selections. A root's first search in a process has no cached best
+    /// moves and costs many times a later one: to time a long-running
+    /// coordinator, time several rounds of turns (roots x leaves per turn each).
     #[arg(long, default_value_t = 2000)]
     count: usize,
-    /// Leaves kept in flight while measuring.
+    /// Leaves kept in flight while measuring; they are selected before the
+    /// timing starts, so at least roots x leaves per turn (3,100 for the 31
+    /// default roots at 100 leaves per turn) gives every root its first turn
+    /// untimed.
     #[arg(long, default_value_t = 1000)]
     in_flight: usize,
     /// In-flight leaves completed together (one durable write per batch).
