@@ -32,6 +32,19 @@ pub(super) struct Line {
     since: Vec<usize>,
     /// The starting position's game ply.
     start_ply: u32,
+    /// How many keys of `history` and `keys` fall in each bucket (by their low
+    /// bits): a key alone in its bucket repeats nothing, which spares the scan
+    /// of the whole line at nearly every thought child.
+    buckets: Box<[u32; BUCKETS]>,
+}
+
+/// Buckets of [`Line::buckets`]: a line and its history hold a few hundred keys
+/// at most, so a key that repeats nothing shares its bucket with another only
+/// now and then, and the table stays in the processor's first cache (8 KB).
+const BUCKETS: usize = 2048;
+
+fn bucket(key: Key) -> usize {
+    (key.0 as usize) & (BUCKETS - 1)
 }
 
 impl Default for Line {
@@ -52,6 +65,7 @@ impl Line {
             before_twin: Vec::new(),
             history: Vec::new(),
             since: Vec::new(),
+            buckets: Box::new([0; BUCKETS]),
         };
         line.restart(pos);
         line
@@ -67,6 +81,10 @@ impl Line {
         self.history.reverse();
         self.keys.clear();
         self.keys.push(pos.key());
+        self.buckets.fill(0);
+        for &key in self.history.iter().chain(&self.keys) {
+            self.buckets[bucket(key)] += 1;
+        }
         self.start_ply = pos.ply();
         self.pos = pos;
         self.built = 0;
@@ -74,6 +92,16 @@ impl Line {
         self.before_twin.clear();
         self.since.clear();
         self.since.push(0);
+    }
+
+    /// Counts `key` in its bucket (`add`), or no longer.
+    fn count(&mut self, key: Key, add: bool) {
+        let n = &mut self.buckets[bucket(key)];
+        *n = if add {
+            n.saturating_add(1)
+        } else {
+            n.saturating_sub(1)
+        };
     }
 
     /// The game ply of the line's last position (a twin's board keeps the ply).
@@ -87,6 +115,7 @@ impl Line {
     pub(super) fn push(&mut self, mv: Move, twin: bool, key: Key) {
         self.edges.push((mv, twin));
         self.keys.push(key);
+        self.count(key, true);
         let since = if twin {
             self.edges.len()
         } else {
@@ -114,7 +143,9 @@ impl Line {
             self.built -= 1;
         }
         self.edges.pop();
-        self.keys.pop();
+        if let Some(key) = self.keys.pop() {
+            self.count(key, false);
+        }
         self.since.pop();
     }
 
@@ -141,6 +172,10 @@ impl Line {
     pub(super) fn repetition(&mut self) -> Option<Repetition> {
         let depth = self.edges.len();
         let key = self.keys[depth];
+        if self.buckets[bucket(key)] <= 1 {
+            // No other key of the history or the line is this one.
+            return None;
+        }
         let since = self.since[depth];
         let before: &[Key] = if since == 0 { &self.history } else { &[] };
         let on_line = depth - since;
