@@ -181,3 +181,43 @@ fn a_match_on_a_full_disk_leaves_no_partial_outputs() {
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert!(result.is_object(), "{result}");
 }
+
+/// Issue 46: the `.ybb` writer's `finish` now assembles the book on threads of
+/// its own from a memory map of its move spool. A disk with room for the spool
+/// but not for the book assembled beside it makes the export fail there, after
+/// every entry was spooled: with ENOSPC named, no temporary file left and the
+/// earlier book as it was; with space back the same export writes it again.
+#[test]
+fn a_binary_export_out_of_space_while_assembling_keeps_the_earlier_book() {
+    let Some(disk) = SmallDisk::mount("16m") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("book");
+    ok(&["synth", "--db", s(&db), "--positions", "3000"]);
+    let book = disk.path.join("book.ybb");
+    ok(&["export", "--db", s(&db), "--export", s(&book)]);
+    let earlier = std::fs::read(&book).unwrap();
+    // Header 32 bytes (magic, count, flags), 44 bytes a record, then the moves:
+    // what the spool holds.
+    let entries = u64::from_le_bytes(earlier[16..24].try_into().unwrap());
+    let spool = earlier.len() as u64 - 32 - 44 * entries;
+    assert!(entries > 1_000 && spool > 44 * entries, "{entries} {spool}");
+
+    let filler = disk.fill_leaving(spool + 22 * entries);
+    let err = fails_for_space(&["export", "--db", s(&db), "--export", s(&book)]);
+    assert!(
+        err.contains("cannot write the temporary file for") && err.contains("book.ybb"),
+        "not in the assembly of the book: {err}"
+    );
+    assert_eq!(names_in(&disk.path), ["book.ybb", "filler"], "{err}");
+    assert!(
+        std::fs::read(&book).unwrap() == earlier,
+        "the earlier book was changed"
+    );
+
+    std::fs::remove_file(filler).unwrap();
+    ok(&["export", "--db", s(&db), "--export", s(&book)]);
+    assert!(std::fs::read(&book).unwrap() == earlier, "another book");
+    assert_eq!(names_in(&disk.path), ["book.ybb"]);
+}
