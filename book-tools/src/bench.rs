@@ -205,19 +205,19 @@ fn select(args: &SelectArgs) -> Result<()> {
     }
     let wall = started.elapsed().as_secs_f64();
     bar.finish_and_clear();
-    let mut sorted = latencies.clone();
-    sorted.sort_unstable();
-    let select_s: f64 = latencies.iter().map(Duration::as_secs_f64).sum();
-    // Where the time goes: the slowest selections are the first searches of a
-    // root's turn (a new cache generation), the rest follow the cache.
-    let slowest = sorted.len().div_ceil(100);
-    let slowest_s: f64 = sorted[sorted.len() - slowest..]
-        .iter()
-        .map(Duration::as_secs_f64)
-        .sum();
+    // Selections by latency, fastest first.
     let mut by_latency: Vec<usize> = (0..latencies.len()).collect();
-    by_latency.sort_unstable_by_key(|&i| std::cmp::Reverse(latencies[i]));
-    let (slow_nodes, slow_tables) = by_latency[..slowest.min(by_latency.len())]
+    by_latency.sort_unstable_by_key(|&i| latencies[i]);
+    let sorted: Vec<Duration> = by_latency.iter().map(|&i| latencies[i]).collect();
+    let select_s: f64 = latencies.iter().map(Duration::as_secs_f64).sum();
+    // Where the time goes: the slowest selections search far more of the book
+    // than the rest (a root's first search in the process, or a search that
+    // must prove another line best through nodes without a bound of its turn);
+    // the rest follow the cache.
+    let slowest = sorted.len().div_ceil(100);
+    let slow = &by_latency[by_latency.len() - slowest..];
+    let slowest_s: f64 = slow.iter().map(|&i| latencies[i].as_secs_f64()).sum();
+    let (slow_nodes, slow_tables) = slow
         .iter()
         .fold((0, 0), |(n, t), &i| (n + work[i].0, t + work[i].1));
     let after = selector.stats();
