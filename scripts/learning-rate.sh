@@ -20,15 +20,11 @@ FAIRY="--engine-cmd $FAIRY_CMD --engine-option UCI_Variant=shogi"
 mkdir -p "$DIR"
 cd "$DIR"
 
-if [ ! -d book.db ]; then
-  # A real book, grown by the built-in engine: the learner's book moves.
-  "$BIN/coordinator" --db book.db --create --listen 127.0.0.1:0 --local-workers 2 \
-    --think-limit 500 --nodes "$NODES" >grow.log 2>&1
-fi
+# shellcheck source=scripts/games-rate-common.sh
+. "$HERE/games-rate-common.sh"
+grow_book
 
 copy() { rm -rf "$1"; cp -r book.db "$1"; }
-rate() { python3 -c "import sys; print(f'{int(sys.argv[1]) / float(sys.argv[2]):.2f}')" "$@"; }
-elapsed() { python3 -c "import sys, time; print(f'{time.time() - float(sys.argv[1]):.1f}')" "$1"; }
 row() { printf '| %s | %s | %s s | %s games/s |\n' "$1" "$2" "$3" "$(rate "$GAMES" "$3")"; }
 
 echo "| front end | opponent, processes or threads | wall time | rate |"

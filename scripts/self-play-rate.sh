@@ -20,13 +20,9 @@ DIR="${1:-$(mktemp -d)}"
 mkdir -p "$DIR"
 cd "$DIR"
 
-if [ ! -d book.db ]; then
-  "$BIN/coordinator" --db book.db --create --listen 127.0.0.1:0 --local-workers 2 \
-    --think-limit 500 --nodes "$NODES" >grow.log 2>&1
-fi
-
-elapsed() { python3 -c "import sys, time; print(f'{time.time() - float(sys.argv[1]):.1f}')" "$1"; }
-rate() { python3 -c "import sys; print(f'{int(sys.argv[1]) / float(sys.argv[2]):.2f}')" "$@"; }
+# shellcheck source=scripts/games-rate-common.sh
+. "$HERE/games-rate-common.sh"
+grow_book
 
 run() { # binaries, workers, name -> seconds
   rm -rf "$3.db"
